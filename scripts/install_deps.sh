@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs and the PyPI packages the tests use
+# (test clients and model generators; the program itself never needs Python).
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+APT_PKGS="build-essential cmake ninja-build ccache clang-format pkg-config python3-pip \
+  nlohmann-json3-dev libpcre2-dev libcpp-httplib-dev libcli11-dev prometheus-cpp-dev \
+  libgtest-dev libbenchmark-dev time"
+missing=""
+for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+PY_PKGS="numpy safetensors openai pytest"
+python3 -c "import numpy, safetensors, openai, pytest" 2>/dev/null ||
+  python3 -m pip install -q $PY_PKGS

@@ -1,0 +1,6 @@
+// Version strings shared by the CLI, the server and the C API.
+#pragma once
+
+namespace vllm::api {
+inline constexpr const char* kVersion = "0.1.0";
+}

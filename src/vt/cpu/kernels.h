@@ -1,0 +1,114 @@
+// CPU kernels: the contract the model layers are written against.
+//
+// Every kernel is deterministic and batch-invariant: the value computed for one token
+// (one row of x) depends only on that row and the weights, never on how many tokens are
+// in the call, where the token sits in the batch, or how many threads run. The reduction
+// order of every dot product is fixed by the weight layout alone. The engine's
+// batch-invariance and graph gates rely on this.
+//
+// Implementations pick AVX-512 (VNNI / BF16), AVX2 or scalar code once per process
+// from CPU features. Kernels never throw and never allocate in steady state (scratch
+// buffers grow once and are reused).
+#pragma once
+
+#include <cstdint>
+
+#include "vt/dtype.h"
+#include "vt/thread_pool.h"
+
+namespace vt::cpu {
+
+// A weight matrix of `rows` output features by `cols` input features; each row is
+// stored contiguously in `dtype` (GGML block layout for quantized types).
+struct WeightView {
+  DType dtype = DType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* data = nullptr;
+  size_t row_stride = 0;  // bytes from one row to the next
+};
+
+// ---- reference conversions (scalar, exact GGML semantics) ----
+float fp16_to_fp32(uint16_t h);
+uint16_t fp32_to_fp16(float f);
+float bf16_to_fp32(uint16_t h);
+uint16_t fp32_to_bf16(float f);  // round to nearest even
+// Dequantizes n elements (a multiple of the block size) of one row.
+void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+// Quantizes n elements into `t` (reference quantizers, used by tests and tools).
+void quantize_row(DType t, const float* src, void* dst, int64_t n);
+
+// ---- products ----
+// y[t * ldy + r] = sum_c W[r, c] * x[t * ldx + c]   for t < n_tok, r < w.rows.
+void matmul(const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y, int64_t ldy,
+            ThreadPool& pool);
+
+// Several matrices applied to the same input in one parallel region (q/k/v, gate/up):
+// one activation quantization, one barrier.
+struct MatmulOut {
+  const WeightView* w;
+  float* y;
+  int64_t ldy;
+};
+void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tok,
+                  ThreadPool& pool);
+
+// out[i * ld_out + c] = W[ids[i], c] as f32 (embedding lookup).
+void get_rows(const WeightView& w, const int32_t* ids, int64_t n, float* out, int64_t ld_out);
+
+// ---- elementwise and normalization ----
+// y = x / sqrt(mean(x^2) + eps) * w, per row of `dim` elements. x and y may alias.
+void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+              float* y, int64_t ldy);
+// out[i] = silu(gate[i]) * up[i] for every token row.
+void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
+              int64_t dim, float* out, int64_t ld_out);
+// y[i] += x[i]
+void add_inplace(float* y, const float* x, int64_t n);
+// In-place softmax over n elements.
+void softmax(float* x, int64_t n);
+
+enum class RopeStyle {
+  kNeox,        // rotate halves: pairs (i, i + d/2)   (HF layout, Qwen GGUF)
+  kInterleaved  // adjacent pairs (2i, 2i + 1)        (GGUF Llama, rows permuted)
+};
+// Rotates n_heads heads of head_dim per token in place; token t's heads start at
+// x + t * ld. inv_freq has head_dim / 2 entries (rope scaling already applied).
+// Angle = float(positions[t]) * inv_freq[i], cos/sin evaluated in float like HF.
+void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
+          const float* inv_freq, RopeStyle style);
+
+// ---- paged KV cache and attention ----
+// One layer's cache: [num_blocks][block_size][n_kv_heads][head_dim] for K and for V.
+struct KvLayerView {
+  float* k = nullptr;
+  float* v = nullptr;
+  int block_size = 16;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+};
+// Writes token t's K and V rows (n_kv_heads * head_dim floats each) to slot_mapping[t]
+// (slot = block * block_size + offset). Negative slots are skipped (padding).
+void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
+                       const int64_t* slot_mapping, const KvLayerView& cache);
+
+// Token t (query heads at q + t * ldq) attends causally to positions [0, positions[t]] of
+// its sequence, whose pages are block_tables[seq_of_token[t] * bt_stride + j].
+// GQA: query head h reads kv head h / (n_heads / n_kv_heads). The result for a token
+// is independent of the other tokens in the call and of how its sequence was chunked.
+struct AttnBatch {
+  int64_t n_tok = 0;
+  const int32_t* positions = nullptr;
+  const int32_t* seq_of_token = nullptr;
+  const int32_t* block_tables = nullptr;
+  int64_t bt_stride = 0;
+};
+void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
+                     const AttnBatch& batch, float scale, float* out, int64_t ldo,
+                     ThreadPool& pool);
+
+// Which instruction set the dispatcher chose: "avx512", "avx2" or "scalar".
+// VT_ISA=avx2|scalar (read once) forces a lower one, for tests and benchmarks.
+const char* active_isa();
+
+}  // namespace vt::cpu
