@@ -1,0 +1,23 @@
+// What one forward pass receives: a flat list of tokens from any number of sequences
+// (prefill chunks and decodes mixed), with the paged-KV addressing for each.
+#pragma once
+
+#include <cstdint>
+
+namespace vllm::model {
+
+struct ForwardBatch {
+  int64_t n_tok = 0;
+  const int32_t* token_ids = nullptr;     // [n_tok]
+  const int32_t* positions = nullptr;     // [n_tok] absolute position in its sequence
+  const int32_t* seq_of_token = nullptr;  // [n_tok] row of block_tables
+  const int64_t* slot_mapping = nullptr;  // [n_tok] KV slot (block * block_size + offset), <0 = pad
+  const int32_t* block_tables = nullptr;  // [n_seqs][bt_stride] block ids
+  int64_t bt_stride = 0;
+  int64_t n_seqs = 0;
+  // Rows whose logits are wanted (usually each sequence's last scheduled token).
+  const int32_t* logits_indices = nullptr;  // [n_logits] indices into the n_tok tokens
+  int64_t n_logits = 0;
+};
+
+}  // namespace vllm::model

@@ -1,0 +1,82 @@
+// GGUF v2/v3 reader: memory-maps the file and parses the header as untrusted input.
+// Every failure throws vllm::model::LoadError naming the file and the problem.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/load_error.h"
+#include "model/mapped_file.h"
+#include "vt/dtype.h"
+
+namespace vllm::model {
+
+// One metadata value. Arrays of strings and of numbers are kept apart so that huge
+// vocabularies are stored compactly.
+struct GgufValue {
+  enum class Kind { kInt, kUint, kFloat, kBool, kString, kIntArray, kFloatArray, kStringArray };
+  Kind kind = Kind::kInt;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+};
+
+struct GgufTensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;  // GGUF order reversed to row-major: shape.back() is contiguous
+  uint32_t ggml_type = 0;
+  vt::DType dtype = vt::DType::F32;  // valid only when supported
+  bool supported = false;
+  uint64_t offset = 0;  // absolute file offset of the data
+  uint64_t n_bytes = 0;
+  const void* data = nullptr;
+};
+
+class GgufFile {
+ public:
+  static std::unique_ptr<GgufFile> open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  uint32_t version() const { return version_; }
+  bool has(const std::string& key) const { return kv_.count(key) != 0; }
+  const GgufValue* find(const std::string& key) const;
+
+  // Typed getters: throw LoadError when the key is missing or has another type.
+  std::string get_str(const std::string& key) const;
+  int64_t get_int(const std::string& key) const;  // any integer kind
+  double get_float(const std::string& key) const;  // float or integer kinds
+  bool get_bool(const std::string& key) const;
+  const std::vector<std::string>& get_str_array(const std::string& key) const;
+  const std::vector<int64_t>& get_int_array(const std::string& key) const;
+  const std::vector<double>& get_float_array(const std::string& key) const;
+  // With defaults when the key is absent (wrong type still throws).
+  std::string get_str_or(const std::string& key, const std::string& def) const;
+  int64_t get_int_or(const std::string& key, int64_t def) const;
+  double get_float_or(const std::string& key, double def) const;
+  bool get_bool_or(const std::string& key, bool def) const;
+
+  const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+  const GgufTensorInfo* find_tensor(const std::string& name) const;
+  const std::map<std::string, GgufValue>& metadata() const { return kv_; }
+  const MappedFile& file() const { return *file_; }
+
+ private:
+  std::string path_;
+  uint32_t version_ = 0;
+  std::unique_ptr<MappedFile> file_;
+  std::map<std::string, GgufValue> kv_;
+  std::vector<GgufTensorInfo> tensors_;
+  std::map<std::string, size_t> tensor_index_;
+};
+
+}  // namespace vllm::model

@@ -1,0 +1,29 @@
+// Read-only memory mapping of a whole file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace vllm::model {
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);  // throws LoadError
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Tells the kernel a range will not be read again (pages can be dropped).
+  void release(size_t offset, size_t length) const;
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace vllm::model
