@@ -53,7 +53,7 @@ class GgufFile {
 
   // Typed getters: throw LoadError when the key is missing or has another type.
   std::string get_str(const std::string& key) const;
-  int64_t get_int(const std::string& key) const;  // any integer kind
+  int64_t get_int(const std::string& key) const;   // any integer kind
   double get_float(const std::string& key) const;  // float or integer kinds
   bool get_bool(const std::string& key) const;
   const std::vector<std::string>& get_str_array(const std::string& key) const;

@@ -1,0 +1,148 @@
+// Loading (format detection, architecture lookup, weight binding) and the forward pass.
+#include "model/causal_lm.h"
+
+#include <filesystem>
+
+#include "model/gguf.h"
+#include "model/gguf_weights.h"
+#include "model/load_error.h"
+
+namespace vllm::model {
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Arch {
+  const char* name;
+  CausalLM::LayerLoader loader;
+};
+const std::vector<Arch>& registry() {
+  static const std::vector<Arch> r = {
+      {"LlamaForCausalLM", load_llama_layer},        {"MistralForCausalLM", load_llama_layer},
+      {"Qwen2ForCausalLM", load_llama_layer},        {"Qwen3ForCausalLM", load_qwen3_layer},
+      {"Qwen3MoeForCausalLM", load_qwen3_moe_layer},
+  };
+  return r;
+}
+std::string layer_prefix(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
+}  // namespace
+
+const CausalLM::LayerLoader* CausalLM::find_architecture(const std::string& name) {
+  for (const auto& a : registry())
+    if (name == a.name) return &a.loader;
+  return nullptr;
+}
+
+std::vector<std::string> CausalLM::supported_architectures() {
+  std::vector<std::string> v;
+  for (const auto& a : registry()) v.push_back(a.name);
+  return v;
+}
+
+CausalLM::~CausalLM() = default;
+
+std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool& pool) {
+  auto m = std::unique_ptr<CausalLM>(new CausalLM());
+  m->path_ = path;
+  m->pool_ = &pool;
+  if (fs::is_directory(path)) {
+    m->config_ = config_from_hf_dir(path);
+  } else if (fs::is_regular_file(path)) {
+    m->gguf_ = GgufFile::open(path);
+    m->config_ = config_from_gguf(*m->gguf_);
+  } else {
+    throw LoadError(path, "no such file or folder");
+  }
+  const LayerLoader* loader = find_architecture(m->config_.architecture);
+  if (!loader) {
+    std::string list;
+    for (const auto& a : supported_architectures()) list += (list.empty() ? "" : ", ") + a;
+    throw LoadError(m->config_.source, "unsupported architecture '" + m->config_.architecture +
+                                           "' (supported: " + list + ")");
+  }
+  if (m->gguf_)
+    load_gguf_weights(*m->gguf_, m->store_);
+  else
+    load_safetensors_dir(path, m->store_);
+  m->load_weights(*loader);
+  return m;
+}
+
+void CausalLM::load_weights(const LayerLoader& loader) {
+  const ModelConfig& c = config_;
+  embed_ = store_.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
+  if (c.tie_word_embeddings || !store_.has("lm_head.weight"))
+    lm_head_ = embed_;
+  else
+    lm_head_ = store_.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
+  final_norm_ = store_.vector_f32("model.norm.weight", c.hidden_size);
+  inv_freq_ = c.rope_inv_freq();
+  if (store_.has("rope_freqs.weight")) {  // GGUF llama3 scaling: per-frequency divisors
+    std::vector<float> f = store_.vector_f32("rope_freqs.weight", c.head_dim / 2);
+    for (size_t i = 0; i < inv_freq_.size(); ++i) inv_freq_[i] /= f[i];
+  }
+  layers_.reserve(c.num_layers);
+  for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(loader(store_, c, i));
+}
+
+int64_t CausalLM::kv_bytes_per_block(int block_size) const {
+  return KvCache::bytes_per_block(config_.num_layers, block_size,
+                                  static_cast<int>(config_.num_kv_heads),
+                                  static_cast<int>(config_.head_dim));
+}
+
+void CausalLM::init_kv_cache(int64_t num_blocks, int block_size) {
+  kv_.init(config_.num_layers, num_blocks, block_size, static_cast<int>(config_.num_kv_heads),
+           static_cast<int>(config_.head_dim));
+}
+
+void CausalLM::forward(const ForwardBatch& b, float* logits) {
+  const ModelConfig& c = config_;
+  const int64_t n = b.n_tok, E = c.hidden_size;
+  ws_.reserve(c, n);
+  vt::cpu::get_rows(embed_, b.token_ids, n, ws_.x.data(), E);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const LayerWeights& lw = layers_[l];
+    attention_block(c, lw.attn, inv_freq_.data(), b, kv_.layer(l), ws_, *pool_);
+    if (lw.moe)
+      moe_block(c, lw.experts, n, ws_, *pool_);
+    else
+      mlp_block(c, lw.mlp, n, ws_, *pool_);
+  }
+  if (b.n_logits == 0) return;
+  if (static_cast<int64_t>(logit_rows_.size()) < b.n_logits * E) logit_rows_.resize(b.n_logits * E);
+  for (int64_t i = 0; i < b.n_logits; ++i)
+    std::copy_n(ws_.x.data() + b.logits_indices[i] * E, E, logit_rows_.data() + i * E);
+  vt::cpu::rms_norm(logit_rows_.data(), E, final_norm_.data(), b.n_logits, E,
+                    static_cast<float>(c.rms_norm_eps), logit_rows_.data(), E);
+  vt::cpu::matmul(lm_head_, logit_rows_.data(), E, b.n_logits, logits, c.vocab_size, *pool_);
+}
+
+AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = layer_prefix(i);
+  const int64_t E = c.hidden_size, qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  AttentionWeights a;
+  a.norm = s.vector_f32(p + "input_layernorm.weight", E);
+  a.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
+  a.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
+  a.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
+  a.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  if (c.attention_bias) {
+    a.q_bias = s.vector_f32(p + "self_attn.q_proj.bias", qd);
+    a.k_bias = s.vector_f32(p + "self_attn.k_proj.bias", kvd);
+    a.v_bias = s.vector_f32(p + "self_attn.v_proj.bias", kvd);
+  }
+  return a;
+}
+
+MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = layer_prefix(i);
+  MlpWeights m;
+  m.norm = s.vector_f32(p + "post_attention_layernorm.weight", c.hidden_size);
+  m.gate = s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
+  m.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
+  m.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
+  return m;
+}
+
+}  // namespace vllm::model

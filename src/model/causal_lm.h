@@ -1,0 +1,72 @@
+// A loaded decoder-only language model: config, mapped weights, paged KV storage, and
+// one forward pass over a mixed prefill/decode token batch.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/forward_batch.h"
+#include "model/kv_cache.h"
+#include "model/layers.h"
+#include "model/weight_store.h"
+
+namespace vllm::model {
+
+class GgufFile;
+
+class CausalLM {
+ public:
+  // path: a Hugging Face folder (config.json + safetensors) or a .gguf file.
+  static std::unique_ptr<CausalLM> load(const std::string& path,
+                                        vt::ThreadPool& pool = vt::ThreadPool::global());
+  ~CausalLM();
+
+  const ModelConfig& config() const { return config_; }
+  const std::string& path() const { return path_; }
+  // Present only for GGUF models (tokenizer and chat template live in its metadata).
+  const GgufFile* gguf() const { return gguf_.get(); }
+
+  void init_kv_cache(int64_t num_blocks, int block_size);
+  int64_t kv_bytes_per_block(int block_size) const;
+  KvCache& kv_cache() { return kv_; }
+
+  // Runs all layers over b's tokens, writing K/V into the cache, and writes
+  // logits [b.n_logits][vocab] for the rows in b.logits_indices.
+  void forward(const ForwardBatch& b, float* logits);
+
+  // Architecture loaders fill layers_ from the store (one per family, see models/).
+  using LayerLoader = std::function<LayerWeights(const WeightStore&, const ModelConfig&, int64_t)>;
+  static const LayerLoader* find_architecture(const std::string& name);
+  static std::vector<std::string> supported_architectures();
+
+ private:
+  CausalLM() = default;
+  void load_weights(const LayerLoader& loader);
+
+  std::string path_;
+  ModelConfig config_;
+  std::unique_ptr<GgufFile> gguf_;
+  WeightStore store_;
+  vt::ThreadPool* pool_ = nullptr;
+  std::vector<float> final_norm_;
+  std::vector<float> inv_freq_;
+  vt::cpu::WeightView embed_, lm_head_;
+  std::vector<LayerWeights> layers_;
+  KvCache kv_;
+  Workspace ws_;
+  std::vector<float> logit_rows_;
+};
+
+// Layer loaders of the families (models/*.cpp).
+LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
+LayerWeights load_qwen3_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
+LayerWeights load_qwen3_layer_attention_only(const WeightStore& s, const ModelConfig& c, int64_t i);
+LayerWeights load_qwen3_moe_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
+// Pieces the families share.
+AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
+MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
+
+}  // namespace vllm::model

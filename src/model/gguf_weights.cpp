@@ -1,0 +1,77 @@
+// Presents a GGUF file's tensors under Hugging Face names, so one set of layers reads
+// both formats. Stacked expert tensors keep their 3-D shape under
+// "model.layers.N.mlp.experts.{gate,up,down}_proj.weight".
+#include <regex>
+
+#include "model/gguf.h"
+#include "model/gguf_weights.h"
+
+namespace vllm::model {
+
+namespace {
+
+struct NamePair {
+  const char* gguf;
+  const char* hf;
+};
+const NamePair kGlobal[] = {
+    {"token_embd.weight", "model.embed_tokens.weight"},
+    {"output_norm.weight", "model.norm.weight"},
+    {"output.weight", "lm_head.weight"},
+    {"rope_freqs.weight", "rope_freqs.weight"},
+};
+const NamePair kLayer[] = {
+    {"attn_norm.weight", "input_layernorm.weight"},
+    {"attn_q.weight", "self_attn.q_proj.weight"},
+    {"attn_k.weight", "self_attn.k_proj.weight"},
+    {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_output.weight", "self_attn.o_proj.weight"},
+    {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+    {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+    {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    {"ffn_up.weight", "mlp.up_proj.weight"},
+    {"ffn_down.weight", "mlp.down_proj.weight"},
+    {"ffn_gate_inp.weight", "mlp.gate.weight"},
+    {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+    {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+    {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
+};
+
+std::string hf_name(const std::string& gguf_name) {
+  for (const auto& p : kGlobal)
+    if (gguf_name == p.gguf) return p.hf;
+  static const std::regex blk(R"(blk\.(\d+)\.(.+))");
+  std::smatch m;
+  if (std::regex_match(gguf_name, m, blk)) {
+    for (const auto& p : kLayer)
+      if (m[2] == p.gguf) return "model.layers." + m[1].str() + "." + p.hf;
+  }
+  return "gguf:" + gguf_name;  // kept, but no layer asks for it
+}
+
+}  // namespace
+
+void load_gguf_weights(const GgufFile& g, WeightStore& store) {
+  store.set_source(g.path());
+  for (const auto& t : g.tensors()) {
+    TensorRef r;
+    r.name = hf_name(t.name);
+    r.file = g.path();
+    r.shape = t.shape;
+    if (t.supported) {
+      r.dtype = t.dtype;
+      r.data = t.data;
+      r.n_bytes = t.n_bytes;
+    } else {
+      r.unsupported_type = std::string(vt::ggml_type_name(t.ggml_type)) + " (GGML type " +
+                           std::to_string(t.ggml_type) + ")";
+    }
+    store.add(std::move(r));
+  }
+}
+
+}  // namespace vllm::model

@@ -1,0 +1,31 @@
+// Paged KV storage for all layers: [num_blocks][block_size][n_kv_heads][head_dim] per
+// layer for K and for V, in f32 (the activation dtype). Which block belongs to which
+// request is the engine's business; this only owns the memory.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+
+namespace vllm::model {
+
+class KvCache {
+ public:
+  void init(int64_t num_layers, int64_t num_blocks, int block_size, int n_kv_heads, int head_dim);
+  bool initialized() const { return num_blocks_ > 0; }
+  int64_t num_blocks() const { return num_blocks_; }
+  int block_size() const { return block_size_; }
+  vt::cpu::KvLayerView layer(int64_t l);
+  static int64_t bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim);
+
+ private:
+  int64_t num_blocks_ = 0;
+  int block_size_ = 16;
+  int n_kv_heads_ = 0;
+  int head_dim_ = 0;
+  int64_t layer_floats_ = 0;
+  std::vector<float> k_, v_;
+};
+
+}  // namespace vllm::model

@@ -1,0 +1,63 @@
+// The shared decoder layers every architecture is built from: attention over the paged
+// KV cache, the SwiGLU MLP and the sparse MoE block. Architectures differ only in which
+// weights they load (bias, q/k norm, experts), not in code paths here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/forward_batch.h"
+#include "vt/cpu/kernels.h"
+
+namespace vllm::model {
+
+struct AttentionWeights {
+  std::vector<float> norm;  // input_layernorm
+  vt::cpu::WeightView q, k, v, o;
+  std::vector<float> q_bias, k_bias, v_bias;  // empty: no bias
+  std::vector<float> q_norm, k_norm;          // empty: no per-head norm
+};
+
+struct MlpWeights {
+  std::vector<float> norm;  // post_attention_layernorm
+  vt::cpu::WeightView gate, up, down;
+};
+
+struct MoeWeights {
+  std::vector<float> norm;
+  vt::cpu::WeightView router;
+  std::vector<vt::cpu::WeightView> gate, up, down;  // one per expert
+};
+
+struct LayerWeights {
+  AttentionWeights attn;
+  bool moe = false;
+  MlpWeights mlp;
+  MoeWeights experts;
+};
+
+// Grow-only scratch for one forward pass; sized by the largest batch seen.
+struct Workspace {
+  std::vector<float> x, h, q, k, v, attn, gate, up, act, tmp, router;
+  std::vector<float> moe_in, moe_gate, moe_up, moe_out;
+  std::vector<int32_t> moe_tokens;
+  std::vector<float> moe_weights;
+  std::vector<int32_t> topk_ids;
+  std::vector<float> topk_w;
+  void reserve(const ModelConfig& c, int64_t n_tok);
+};
+
+// x += Attention(rms_norm(x)) for every token of the batch, writing K/V to the cache.
+void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
+                     const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
+                     vt::ThreadPool& pool);
+// x += MLP(rms_norm(x))
+void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n_tok, Workspace& ws,
+               vt::ThreadPool& pool);
+// x += MoE(rms_norm(x)): softmax router, top-k, optional renormalization, experts summed
+// in ascending expert order (a fixed order per token, whatever the batch).
+void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n_tok, Workspace& ws,
+               vt::ThreadPool& pool);
+
+}  // namespace vllm::model

@@ -1,0 +1,82 @@
+// WeightStore lookups and shape checks.
+#include "model/weight_store.h"
+
+#include <sstream>
+
+namespace vllm::model {
+
+int64_t TensorRef::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string TensorRef::shape_str() const {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+void WeightStore::add(TensorRef t) {
+  std::string name = t.name;
+  if (!tensors_.emplace(name, std::move(t)).second)
+    throw LoadError(tensors_.at(name).file, "tensor '" + name + "' appears twice");
+}
+
+const TensorRef* WeightStore::find(const std::string& name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+const TensorRef& WeightStore::get(const std::string& name,
+                                  const std::vector<int64_t>& shape) const {
+  const TensorRef* t = find(name);
+  if (!t) throw LoadError(source_, "missing tensor '" + name + "'");
+  if (!t->unsupported_type.empty())
+    throw LoadError(t->file, "tensor '" + name + "' has unsupported dtype " + t->unsupported_type);
+  bool ok = t->shape.size() == shape.size();
+  for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 || shape[i] == t->shape[i];
+  if (!ok) {
+    TensorRef want;
+    want.shape = shape;
+    throw LoadError(t->file, "tensor '" + name + "' has shape " + t->shape_str() +
+                                 " but the config implies " + want.shape_str());
+  }
+  return *t;
+}
+
+vt::cpu::WeightView WeightStore::matrix(const std::string& name, int64_t rows, int64_t cols) const {
+  const TensorRef& t = get(name, {rows, cols});
+  if (cols % vt::dtype_info(t.dtype).block_elems != 0)
+    throw LoadError(t.file, "tensor '" + name + "' rows are not whole quantization blocks");
+  vt::cpu::WeightView w;
+  w.dtype = t.dtype;
+  w.rows = rows;
+  w.cols = cols;
+  w.data = t.data;
+  w.row_stride = vt::row_bytes(t.dtype, cols);
+  return w;
+}
+
+vt::cpu::WeightView WeightStore::matrix_slice(const std::string& name, int64_t index, int64_t count,
+                                              int64_t rows, int64_t cols) const {
+  const TensorRef& t = get(name, {count, rows, cols});
+  vt::cpu::WeightView w;
+  w.dtype = t.dtype;
+  w.rows = rows;
+  w.cols = cols;
+  w.row_stride = vt::row_bytes(t.dtype, cols);
+  w.data = static_cast<const uint8_t*>(t.data) + index * rows * w.row_stride;
+  return w;
+}
+
+std::vector<float> WeightStore::vector_f32(const std::string& name, int64_t n) const {
+  const TensorRef& t = get(name, {n});
+  std::vector<float> out(n);
+  vt::cpu::dequantize_row(t.dtype, t.data, out.data(), n);
+  return out;
+}
+
+}  // namespace vllm::model

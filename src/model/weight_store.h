@@ -1,0 +1,61 @@
+// A name -> tensor map over mapped files, with the checks every loader needs.
+// GGUF files are presented under Hugging Face tensor names, so the layers read one
+// naming scheme whatever the file format.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/load_error.h"
+#include "model/mapped_file.h"
+#include "vt/cpu/kernels.h"
+#include "vt/dtype.h"
+
+namespace vllm::model {
+
+struct TensorRef {
+  std::string name;
+  vt::DType dtype = vt::DType::F32;
+  std::vector<int64_t> shape;  // row-major, shape.back() contiguous
+  const void* data = nullptr;
+  size_t n_bytes = 0;
+  std::string file;
+  std::string unsupported_type;  // non-empty: stored in a type we cannot run
+
+  int64_t numel() const;
+  std::string shape_str() const;
+};
+
+class WeightStore {
+ public:
+  void add(TensorRef t);
+  void keep_file(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
+  bool has(const std::string& name) const { return tensors_.count(name) != 0; }
+  const TensorRef* find(const std::string& name) const;
+  // Throws LoadError when the tensor is missing, has an unsupported type, or its shape
+  // differs from `shape` (-1 entries match anything).
+  const TensorRef& get(const std::string& name, const std::vector<int64_t>& shape) const;
+  // A 2-D weight as a kernel view; `slice` selects one matrix of a stacked 3-D tensor.
+  vt::cpu::WeightView matrix(const std::string& name, int64_t rows, int64_t cols) const;
+  vt::cpu::WeightView matrix_slice(const std::string& name, int64_t index, int64_t count,
+                                   int64_t rows, int64_t cols) const;
+  // A 1-D tensor converted to f32 (norm weights, biases).
+  std::vector<float> vector_f32(const std::string& name, int64_t n) const;
+  const std::map<std::string, TensorRef>& all() const { return tensors_; }
+  std::string describe_source() const { return source_; }
+  void set_source(std::string s) { source_ = std::move(s); }
+
+ private:
+  std::map<std::string, TensorRef> tensors_;
+  std::vector<std::shared_ptr<void>> owners_;
+  std::string source_;
+};
+
+// Hugging Face safetensors: a single model.safetensors or a sharded index.
+void load_safetensors_dir(const std::string& dir, WeightStore& store);
+void load_safetensors_file(const std::string& path, WeightStore& store);
+
+}  // namespace vllm::model
