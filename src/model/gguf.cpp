@@ -218,9 +218,10 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
   uint64_t n_kv = r.read<uint64_t>("metadata count");
   // Each key/value takes at least 8 (key length) + 4 (type) + 1 bytes; each tensor info 8+4+8+4+8.
   if (n_kv > r.remaining() / 13)
-    r.fail("metadata count " + std::to_string(n_kv) + " exceeds the file");
+    r.fail("metadata count " + std::to_string(n_kv) + " exceeds the file (truncated or corrupt)");
   if (n_tensors > r.remaining() / 32)
-    r.fail("tensor count " + std::to_string(n_tensors) + " exceeds the file");
+    r.fail("tensor count " + std::to_string(n_tensors) +
+           " exceeds the file (truncated or corrupt)");
 
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string key = r.read_string("metadata key");

@@ -61,6 +61,7 @@ void load_gguf_weights(const GgufFile& g, WeightStore& store) {
     TensorRef r;
     r.name = hf_name(t.name);
     r.file = g.path();
+    r.stored_name = t.name;
     r.shape = t.shape;
     if (t.supported) {
       r.dtype = t.dtype;

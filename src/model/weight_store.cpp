@@ -11,6 +11,12 @@ int64_t TensorRef::numel() const {
   return n;
 }
 
+std::string TensorRef::label() const {
+  std::string l = "'" + name + "'";
+  if (!stored_name.empty() && stored_name != name) l += " (stored as '" + stored_name + "')";
+  return l;
+}
+
 std::string TensorRef::shape_str() const {
   std::ostringstream os;
   os << "[";
@@ -35,13 +41,14 @@ const TensorRef& WeightStore::get(const std::string& name,
   const TensorRef* t = find(name);
   if (!t) throw LoadError(source_, "missing tensor '" + name + "'");
   if (!t->unsupported_type.empty())
-    throw LoadError(t->file, "tensor '" + name + "' has unsupported dtype " + t->unsupported_type);
+    throw LoadError(t->file,
+                    "tensor " + t->label() + " has unsupported dtype " + t->unsupported_type);
   bool ok = t->shape.size() == shape.size();
   for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 || shape[i] == t->shape[i];
   if (!ok) {
     TensorRef want;
     want.shape = shape;
-    throw LoadError(t->file, "tensor '" + name + "' has shape " + t->shape_str() +
+    throw LoadError(t->file, "tensor " + t->label() + " has shape " + t->shape_str() +
                                  " but the config implies " + want.shape_str());
   }
   return *t;

@@ -23,9 +23,11 @@ struct TensorRef {
   const void* data = nullptr;
   size_t n_bytes = 0;
   std::string file;
+  std::string stored_name;       // the name inside the file when it differs (GGUF)
   std::string unsupported_type;  // non-empty: stored in a type we cannot run
 
   int64_t numel() const;
+  std::string label() const;  // for messages: "'hf.name'" or "'hf.name' (stored as 'x')"
   std::string shape_str() const;
 };
 

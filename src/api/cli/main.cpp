@@ -1,14 +1,48 @@
 // `vllm` command-line entry point: dispatches to the subcommands.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <string>
 
+#include "api/cli/commands.h"
 #include "api/version.h"
 
+namespace {
+void usage() {
+  std::fprintf(stderr,
+               "usage: vllm <command> [options]\n"
+               "commands:\n"
+               "  generate   generate text from a prompt (or many)\n"
+               "  bench      latency | throughput benchmarks\n"
+               "  tokenize   encode text or decode ids with a model's tokenizer\n"
+               "  --version  print the version\n"
+               "run `vllm <command> --help` for its options\n");
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
+  if (argc < 2) {
+    usage();
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "version") {
     std::printf("vllm.cpp %s\n", vllm::api::kVersion);
     return 0;
   }
-  std::fprintf(stderr, "usage: vllm {generate|bench|tokenize|serve} ...\n");
+  if (cmd == "--help" || cmd == "-h") {
+    usage();
+    return 0;
+  }
+  try {
+    if (cmd == "generate") return vllm::cli::cmd_generate(argc - 1, argv + 1);
+    if (cmd == "bench") return vllm::cli::cmd_bench(argc - 1, argv + 1);
+    if (cmd == "tokenize") return vllm::cli::cmd_tokenize(argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "error: unknown command '%s'\n", cmd.c_str());
+  usage();
   return 2;
 }
