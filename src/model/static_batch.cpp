@@ -71,6 +71,13 @@ const std::vector<float>& StaticBatch::prefill(const std::vector<std::vector<int
   return logits_;
 }
 
+const std::vector<float>& StaticBatch::prefill_all(int64_t seq, const std::vector<int32_t>& ids) {
+  std::vector<int32_t> seqs(ids.size(), static_cast<int32_t>(seq)), rows(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) rows[i] = static_cast<int32_t>(i);
+  run(ids, seqs, rows);
+  return logits_;
+}
+
 const std::vector<float>& StaticBatch::decode(const std::vector<int32_t>& token) {
   std::vector<int32_t> seq(n_seqs_), rows(n_seqs_);
   for (int64_t s = 0; s < n_seqs_; ++s) seq[s] = rows[s] = static_cast<int32_t>(s);

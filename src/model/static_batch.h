@@ -19,6 +19,9 @@ class StaticBatch {
   // `chunk` tokens per forward; returns the logits of each sequence's last token.
   const std::vector<float>& prefill(const std::vector<std::vector<int32_t>>& tokens,
                                     int64_t chunk = 512);
+  // Feeds one sequence's tokens in a single forward and returns the logits of every
+  // position, [ids.size()][vocab] (reference tests compare all of them).
+  const std::vector<float>& prefill_all(int64_t seq, const std::vector<int32_t>& ids);
   // One decode step: token[s] appended to every sequence; returns [n_seqs][vocab] logits.
   const std::vector<float>& decode(const std::vector<int32_t>& token);
   int64_t length(int64_t s) const { return lens_[s]; }

@@ -1,0 +1,82 @@
+// Reference gate, Hugging Face: our fp32 logits at every prompt position and 32 greedy
+// tokens equal transformers' on the tiny random checkpoints of tools/make_tiny_models.py
+// (goldens: tools/make_hf_goldens.py, tests/golden/hf/).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "model/causal_lm.h"
+#include "model/static_batch.h"
+#include "test_paths.h"
+
+using namespace vllm::testing;
+using vllm::model::CausalLM;
+using vllm::model::StaticBatch;
+
+namespace {
+
+std::vector<float> read_f32(const std::string& path, size_t n) {
+  std::vector<float> v(n);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!in) throw std::runtime_error("short golden file " + path);
+  return v;
+}
+
+int32_t argmax(const float* x, int64_t n) {
+  return static_cast<int32_t>(std::max_element(x, x + n) - x);
+}
+
+class HfReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
+  const std::string name = GetParam();
+  const std::string gdir = golden_dir() + "/hf/" + name;
+  const auto index = read_json_file(gdir + "/index.json");
+  const std::string mdir = tiny_models_dir() + "/" + name;
+  ASSERT_TRUE(std::filesystem::exists(mdir + "/config.json"))
+      << mdir << " missing: run python3 tools/make_tiny_models.py --out " << tiny_models_dir();
+  auto m = CausalLM::load(mdir);
+  const int64_t V = m->config().vocab_size;
+  ASSERT_EQ(V, index["vocab_size"].get<int64_t>());
+  EXPECT_EQ(m->config().architecture, index["architecture"].get<std::string>());
+  for (const auto& p : index["prompts"]) {
+    const std::vector<int32_t> ids = p["prompt_ids"].get<std::vector<int32_t>>();
+    const int64_t n = static_cast<int64_t>(ids.size());
+    const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), n * V);
+    const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
+    StaticBatch sb(*m, 1, n + static_cast<int64_t>(greedy.size()) + 1);
+    const std::vector<float> logits = sb.prefill_all(0, ids);
+    double worst = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* a = logits.data() + t * V;
+      const float* b = gold.data() + t * V;
+      double max_abs_ref = 0, max_err = 0;
+      for (int64_t i = 0; i < V; ++i) {
+        max_abs_ref = std::max(max_abs_ref, std::fabs(double(b[i])));
+        max_err = std::max(max_err, std::fabs(double(a[i]) - double(b[i])));
+      }
+      worst = std::max(worst, max_err / max_abs_ref);
+    }
+    EXPECT_LE(worst, 1e-4) << name << " prompt '" << p.value("text", std::string("ids"))
+                           << "': relative max logit error";
+    // Greedy continuation, exact.
+    std::vector<int32_t> ours;
+    int32_t next = argmax(logits.data() + (n - 1) * V, V);
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      ours.push_back(next);
+      if (s + 1 < greedy.size()) next = argmax(sb.decode({next}).data(), V);
+    }
+    EXPECT_EQ(ours, greedy) << name << ": greedy ids differ";
+    std::printf("[%s] %lld positions, rel max err %.2e, %zu greedy tokens\n", name.c_str(),
+                static_cast<long long>(n), worst, greedy.size());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference,
+                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2"));
+
+}  // namespace
