@@ -7,5 +7,7 @@ namespace vllm::cli {
 int cmd_generate(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
 
 }  // namespace vllm::cli

@@ -15,6 +15,7 @@ void usage() {
                "  generate   generate text from a prompt (or many)\n"
                "  bench      latency | throughput benchmarks\n"
                "  tokenize   encode text or decode ids with a model's tokenizer\n"
+               "  serve      OpenAI-compatible HTTP server\n"
                "  --version  print the version\n"
                "run `vllm <command> --help` for its options\n");
 }
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     if (cmd == "generate") return vllm::cli::cmd_generate(argc - 1, argv + 1);
     if (cmd == "bench") return vllm::cli::cmd_bench(argc - 1, argv + 1);
     if (cmd == "tokenize") return vllm::cli::cmd_tokenize(argc - 1, argv + 1);
+    if (cmd == "serve") return vllm::cli::cmd_serve(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

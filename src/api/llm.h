@@ -1,0 +1,53 @@
+// LLM: a loaded model, its tokenizer and chat template, and an LLMEngine over them.
+// The one object the CLI, the server and the C API build from a model path.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/cpu_model_executor.h"
+#include "engine/llm_engine.h"
+#include "model/causal_lm.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::tok {
+class ChatTemplate;
+}
+
+namespace vllm::api {
+
+class LLM {
+ public:
+  // Loads the model and tokenizer (path: HF folder or .gguf) and builds the engine.
+  static std::unique_ptr<LLM> load(const std::string& path, const engine::EngineConfig& cfg);
+  ~LLM();
+
+  engine::LLMEngine& engine() { return *engine_; }
+  const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
+  model::CausalLM& model() { return *model_; }
+  const std::string& model_path() const { return path_; }
+
+  // Adds the model's end-of-sequence ids (config + generation_config) to the request's
+  // stop ids unless it ignores EOS, as vLLM does.
+  engine::SamplingParams with_model_stops(engine::SamplingParams p) const;
+
+  // Renders the chat template (the model's own, else ChatML) for an OpenAI message list.
+  // kwargs are extra template variables (e.g. enable_thinking).
+  std::string apply_chat_template(const nlohmann::ordered_json& messages,
+                                  const nlohmann::ordered_json& tools, bool add_generation_prompt,
+                                  const nlohmann::ordered_json& kwargs) const;
+
+ private:
+  LLM() = default;
+  std::string path_;
+  std::unique_ptr<model::CausalLM> model_;
+  std::unique_ptr<tok::Tokenizer> tokenizer_;
+  std::unique_ptr<tok::ChatTemplate> chat_template_;
+  std::unique_ptr<engine::CpuModelExecutor> executor_;
+  std::unique_ptr<engine::LLMEngine> engine_;
+  std::vector<int32_t> eos_ids_;
+};
+
+}  // namespace vllm::api

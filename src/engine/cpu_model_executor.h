@@ -1,0 +1,31 @@
+// The ModelExecutor over a CausalLM on the CPU backend: what the engine drives in
+// production (tests use fakes with the same interface).
+#pragma once
+
+#include "engine/model_executor.h"
+#include "model/causal_lm.h"
+
+namespace vllm::engine {
+
+class CpuModelExecutor : public ModelExecutor {
+ public:
+  explicit CpuModelExecutor(model::CausalLM& m) : m_(m) {}
+  int32_t vocab_size() const override { return static_cast<int32_t>(m_.config().vocab_size); }
+  int32_t max_model_len() const override {
+    return static_cast<int32_t>(m_.config().max_position_embeddings);
+  }
+  void init_kv_cache(int64_t num_blocks, int block_size) override {
+    m_.init_kv_cache(num_blocks, block_size);
+  }
+  int64_t kv_bytes_per_block(int block_size) const override {
+    return m_.kv_bytes_per_block(block_size);
+  }
+  void execute(const model::ForwardBatch& batch, float* logits) override {
+    m_.forward(batch, logits);
+  }
+
+ private:
+  model::CausalLM& m_;
+};
+
+}  // namespace vllm::engine

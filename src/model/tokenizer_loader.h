@@ -1,0 +1,19 @@
+// Finds and loads a model's tokenizer: a folder with tokenizer.json (+ tokenizer_config.json,
+// generation_config.json), or a .gguf file's tokenizer.ggml.* metadata.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::model {
+
+// Throws LoadError naming the path and the problem (missing file, unsupported tokenizer).
+std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path);
+
+// The GGUF metadata as tok::VocabData (exposed for tests and tools).
+class GgufFile;
+tok::VocabData vocab_from_gguf(const GgufFile& gguf);
+
+}  // namespace vllm::model

@@ -1,0 +1,134 @@
+// Pre-tokenizer chain. Each step refines every piece of the previous step, as Hugging Face's
+// Sequence pre-tokenizer does; the byte-level character mapping itself happens in BPE.
+#include "tokenizer/pre_tokenizer.h"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace vllm::tok {
+
+const char* const kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* const kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+void PreTokenizer::add_regex(const std::string& pattern, Kind kind, bool literal) {
+  steps_.push_back(Step{kind, std::make_unique<Regex>(pattern, literal)});
+}
+
+void PreTokenizer::add_json(const nlohmann::json& j, bool& has_byte_level) {
+  const std::string type = j.value("type", "");
+  if (type == "Sequence") {
+    for (const auto& sub : j.at("pretokenizers")) add_json(sub, has_byte_level);
+  } else if (type == "Split") {
+    if (j.value("invert", false))
+      throw std::invalid_argument("unsupported pre-tokenizer: Split with invert=true");
+    const std::string behavior = j.value("behavior", "Isolated");
+    Kind kind;
+    if (behavior == "Isolated") {
+      kind = Kind::kIsolate;
+    } else if (behavior == "Removed") {
+      kind = Kind::kRemove;
+    } else {
+      throw std::invalid_argument("unsupported pre-tokenizer: Split behavior '" + behavior + "'");
+    }
+    const auto& pat = j.at("pattern");
+    if (pat.contains("Regex")) {
+      add_regex(pat.at("Regex").get<std::string>(), kind);
+    } else {
+      add_regex(pat.at("String").get<std::string>(), kind, /*literal=*/true);
+    }
+  } else if (type == "Digits") {
+    add_regex(j.value("individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", Kind::kIsolate);
+  } else if (type == "ByteLevel") {
+    has_byte_level = true;
+    if (j.value("add_prefix_space", false))
+      steps_.push_back(Step{Kind::kByteLevelPrefixSpace, nullptr});
+    if (j.value("use_regex", true)) add_regex(kGpt2Pattern, Kind::kIsolate);
+  } else {
+    throw std::invalid_argument("unsupported pre-tokenizer type '" + type +
+                                "' (supported: Sequence, Split, Digits, ByteLevel)");
+  }
+}
+
+std::unique_ptr<PreTokenizer> PreTokenizer::from_json(const nlohmann::json& j) {
+  auto p = std::unique_ptr<PreTokenizer>(new PreTokenizer());
+  if (j.is_null())
+    throw std::invalid_argument("unsupported pre-tokenizer: none (byte-level BPE needs ByteLevel)");
+  bool has_byte_level = false;
+  p->add_json(j, has_byte_level);
+  if (!has_byte_level)
+    throw std::invalid_argument(
+        "unsupported pre-tokenizer: no ByteLevel step (only byte-level BPE is supported)");
+  return p;
+}
+
+std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre) {
+  auto p = std::unique_ptr<PreTokenizer>(new PreTokenizer());
+  if (pre == "qwen2" || pre == "deepseek-r1-qwen") {
+    p->add_regex(kQwen2Pattern, Kind::kIsolate);
+  } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
+    p->add_regex(kLlama3Pattern, Kind::kIsolate);
+    p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
+  } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell") {
+    // Hugging Face: Sequence[Digits(individual_digits), ByteLevel(use_regex)]; llama.cpp
+    // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
+    p->add_regex(R"(\p{N})", Kind::kIsolate);
+    p->add_regex(kGpt2Pattern, Kind::kIsolate);
+  } else if (pre == "gpt-2" || pre == "default" || pre.empty()) {
+    p->add_regex(kGpt2Pattern, Kind::kIsolate);
+  } else {
+    throw std::invalid_argument(
+        "unsupported tokenizer.ggml.pre '" + pre +
+        "' (supported: qwen2, llama-bpe, smollm, starcoder, gpt-2, default)");
+  }
+  return p;
+}
+
+void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out,
+                         std::deque<std::string>& scratch) const {
+  std::vector<std::string_view> cur{text}, next;
+  std::vector<std::pair<size_t, size_t>> m;
+  if (text.empty()) {
+    return;
+  }
+  for (const Step& st : steps_) {
+    next.clear();
+    for (std::string_view piece : cur) {
+      if (st.kind == Kind::kByteLevelPrefixSpace) {
+        if (piece.empty() || piece[0] == ' ') {
+          next.push_back(piece);
+        } else {
+          // A deque never moves its elements, so earlier views stay valid.
+          scratch.push_back(" " + std::string(piece));
+          next.emplace_back(scratch.back());
+        }
+        continue;
+      }
+      m.clear();
+      st.re->find_all(piece, m);
+      size_t pos = 0;
+      for (auto [b, e] : m) {
+        if (b > pos) next.push_back(piece.substr(pos, b - pos));
+        if (st.kind == Kind::kIsolate) next.push_back(piece.substr(b, e - b));
+        pos = e;
+      }
+      if (pos < piece.size()) next.push_back(piece.substr(pos));
+    }
+    cur.swap(next);
+  }
+  out.insert(out.end(), cur.begin(), cur.end());
+}
+
+std::string PreTokenizer::describe() const {
+  std::string s;
+  for (const Step& st : steps_) {
+    if (!s.empty()) s += " -> ";
+    s += st.re ? st.re->pattern() : "prefix-space";
+  }
+  return s;
+}
+
+}  // namespace vllm::tok

@@ -1,0 +1,198 @@
+// Tokenizer core: encode (added tokens -> NFC -> pre-tokenizer -> BPE -> BOS/EOS), decode,
+// id tables, and construction from GGUF vocabulary data. tokenizer_json.cpp holds the
+// tokenizer.json loader.
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/unicode.h"
+
+namespace vllm::tok {
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::~Tokenizer() = default;
+
+void Tokenizer::finalize() {
+  for (const auto& t : added_) {
+    if (t.id < 0) throw std::invalid_argument("added token '" + t.content + "' has no id");
+    if (static_cast<size_t>(t.id) >= id_to_token_.size()) id_to_token_.resize(t.id + 1);
+    id_to_token_[t.id] = t.content;
+  }
+  flags_.assign(id_to_token_.size(), 0);
+  for (const auto& t : added_) flags_[t.id] = static_cast<uint8_t>(1 | (t.special ? 2 : 0));
+  const ByteLevel& bl = ByteLevel::get();
+  id_bytes_.resize(id_to_token_.size());
+  for (size_t i = 0; i < id_to_token_.size(); ++i) id_bytes_[i] = bl.decode_token(id_to_token_[i]);
+  raw_matcher_.build(added_, /*normalized_set=*/false);
+  normalized_matcher_.build(added_, /*normalized_set=*/true);
+  auto name_of = [&](int32_t id) {
+    return id >= 0 && id < vocab_size() ? id_to_token_[id] : std::string();
+  };
+  if (bos_token_.empty()) bos_token_ = name_of(bos_id_);
+  if (eos_token_.empty()) eos_token_ = name_of(eos_id_);
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
+  if (v.model != "gpt2")
+    throw std::invalid_argument("unsupported tokenizer.ggml.model '" + v.model +
+                                "' (only 'gpt2', byte-level BPE, is supported)");
+  if (v.tokens.empty()) throw std::invalid_argument("GGUF vocabulary has no tokens");
+  auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
+  t->pre_ = PreTokenizer::from_gguf_pre(v.pre);
+  // Qwen2's tokenizer.json normalizes to NFC; the other supported families do not normalize.
+  t->nfc_ = v.pre == "qwen2" || v.pre == "deepseek-r1-qwen";
+  std::vector<std::pair<std::string, std::string>> merges;
+  merges.reserve(v.merges.size());
+  for (const auto& m : v.merges) {
+    const size_t sp = m.find(' ', 1);
+    if (sp == std::string::npos) throw std::invalid_argument("malformed GGUF merge '" + m + "'");
+    merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+  }
+  t->unk_id_ = v.unk_id;
+  t->bpe_ = std::make_unique<Bpe>(v.tokens, merges, t->pre_->ignore_merges_hint(), v.unk_id);
+  t->id_to_token_ = v.tokens;
+  for (size_t i = 0; i < v.tokens.size(); ++i) {
+    const int32_t type = i < v.token_types.size() ? v.token_types[i] : 1;
+    if (type == 3 || type == 4) {
+      AddedToken a;
+      a.id = static_cast<int32_t>(i);
+      a.content = v.tokens[i];
+      a.special = type == 3;
+      t->added_.push_back(std::move(a));
+    }
+  }
+  t->bos_id_ = v.bos_id;
+  t->eos_id_ = v.eos_id;
+  t->pad_id_ = v.pad_id;
+  auto check = [&](int32_t id, const char* what) {
+    if (id >= static_cast<int32_t>(v.tokens.size()))
+      throw std::invalid_argument(std::string("GGUF ") + what + " id " + std::to_string(id) +
+                                  " is outside the vocabulary");
+  };
+  check(v.bos_id, "bos");
+  check(v.eos_id, "eos");
+  check(v.pad_id, "pad");
+  check(v.unk_id, "unk");
+  if (v.add_bos && v.bos_id >= 0) t->prefix_ids_.push_back(v.bos_id);
+  if (v.add_eos && v.eos_id >= 0) t->suffix_ids_.push_back(v.eos_id);
+  t->chat_template_ = v.chat_template;
+  t->finalize();
+  return t;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  std::vector<int32_t> out;
+  out.reserve(text.size() / 3 + 4);
+  if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
+  std::vector<TextSegment> segs;
+  raw_matcher_.split(text, segs);
+  for (const auto& s : segs) {
+    if (s.id >= 0) {
+      out.push_back(s.id);
+    } else {
+      encode_text(s.text, out);
+    }
+  }
+  if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
+  return out;
+}
+
+void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
+  // Valid runs go through the normal pipeline; each invalid byte is its own piece so that no
+  // input byte is ever dropped (Hugging Face cannot receive invalid UTF-8 at all).
+  size_t run = 0, i = 0;
+  while (i < text.size()) {
+    if (static_cast<uint8_t>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_valid_len(text, i);
+    if (n) {
+      i += n;
+      continue;
+    }
+    if (i > run) encode_valid(text.substr(run, i - run), out);
+    bpe_->encode(text.substr(i, 1), out);
+    run = ++i;
+  }
+  if (i > run) encode_valid(text.substr(run, i - run), out);
+}
+
+void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out) const {
+  std::string normalized;
+  if (nfc_) {
+    normalized = nfc_normalize(text);
+    text = normalized;
+  }
+  std::vector<TextSegment> segs;
+  normalized_matcher_.split(text, segs);
+  std::vector<std::string_view> pieces;
+  std::deque<std::string> scratch;
+  for (const auto& s : segs) {
+    if (s.id >= 0) {
+      out.push_back(s.id);
+      continue;
+    }
+    pieces.clear();
+    pre_->split(s.text, pieces, scratch);
+    for (std::string_view p : pieces) bpe_->encode(p, out);
+  }
+}
+
+void Tokenizer::check_id(int32_t id) const {
+  if (id < 0 || id >= vocab_size())
+    throw std::out_of_range("token id " + std::to_string(id) + " is out of range [0, " +
+                            std::to_string(vocab_size()) + ")");
+}
+
+const std::string& Tokenizer::token_bytes(int32_t id) const {
+  check_id(id);
+  return id_bytes_[id];
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  std::string bytes;
+  for (int32_t id : ids) {
+    check_id(id);
+    if (skip_special_tokens && (flags_[id] & 2)) continue;
+    bytes += id_bytes_[id];
+  }
+  return utf8_lossy(bytes);
+}
+
+std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
+  for (const auto& a : added_) {
+    if (a.content == token) return a.id;
+  }
+  return bpe_->find(token);
+}
+
+std::string Tokenizer::id_to_token(int32_t id) const {
+  check_id(id);
+  return id_to_token_[id];
+}
+
+bool Tokenizer::is_special(int32_t id) const {
+  return id >= 0 && id < vocab_size() && (flags_[id] & 2);
+}
+bool Tokenizer::is_added(int32_t id) const {
+  return id >= 0 && id < vocab_size() && (flags_[id] & 1);
+}
+
+std::vector<int32_t> Tokenizer::stop_ids() const {
+  std::vector<int32_t> ids = generation_eos_ids_;
+  if (eos_id_ >= 0) ids.push_back(eos_id_);
+  for (const char* name : {"<|im_end|>", "<|endoftext|>"}) {
+    if (auto id = token_to_id(name); id && is_special(*id)) ids.push_back(*id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace vllm::tok

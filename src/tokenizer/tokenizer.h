@@ -1,0 +1,133 @@
+// The Tokenizer the engine and server use: byte-level BPE loaded from tokenizer.json
+// (+ tokenizer_config.json) or from GGUF metadata, with added tokens, BOS/EOS handling and
+// lossless decoding. Also declares the streaming pieces (IncrementalDetokenizer,
+// StopStringMatcher), implemented in detokenizer.cpp and stop_strings.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/added_tokens.h"
+
+namespace vllm::tok {
+
+class Bpe;
+class PreTokenizer;
+
+// What GGUF metadata gives (tokenizer.ggml.*).
+struct VocabData {
+  std::string model;  // "gpt2" (byte-level BPE); anything else is refused
+  std::string pre;    // tokenizer.ggml.pre: qwen2, llama-bpe, smollm, gpt-2, default, ...
+  std::vector<std::string> tokens;
+  std::vector<int32_t> token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5, 6
+  std::vector<std::string> merges;   // "left right"
+  int32_t bos_id = -1, eos_id = -1, pad_id = -1, unk_id = -1;
+  bool add_bos = false, add_eos = false;
+  std::string chat_template;
+};
+
+class Tokenizer {
+ public:
+  ~Tokenizer();
+  // Both throw std::invalid_argument (unsupported model / pre-tokenizer / normalizer, naming
+  // the type) or std::runtime_error (unreadable or malformed file).
+  static std::unique_ptr<Tokenizer> from_files(const std::string& tokenizer_json,
+                                               const std::string& tokenizer_config_json);
+  static std::unique_ptr<Tokenizer> from_json_text(const std::string& tokenizer_json,
+                                                   const std::string& tokenizer_config_json);
+  static std::unique_ptr<Tokenizer> from_vocab(const VocabData& v);
+
+  // Invalid UTF-8 in text is kept: each invalid byte becomes its own piece and is encoded as
+  // that byte's token.
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+  // Throws std::out_of_range on an id outside [0, vocab_size()).
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
+  // The raw bytes one id stands for (may be part of a UTF-8 character). Throws like decode.
+  const std::string& token_bytes(int32_t id) const;
+
+  int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
+  std::optional<int32_t> token_to_id(std::string_view token) const;
+  std::string id_to_token(int32_t id) const;  // vocabulary form (byte-level); throws like decode
+  bool is_special(int32_t id) const;
+  bool is_added(int32_t id) const;
+  const std::vector<AddedToken>& added_tokens() const { return added_; }
+
+  int32_t bos_id() const { return bos_id_; }
+  int32_t eos_id() const { return eos_id_; }
+  int32_t pad_id() const { return pad_id_; }
+  // eos, the ChatML end tokens (<|im_end|>, <|endoftext|>) when present, and any ids given
+  // with set_generation_eos_ids (generation_config.json's eos_token_id), sorted, unique.
+  std::vector<int32_t> stop_ids() const;
+  void set_generation_eos_ids(std::vector<int32_t> ids) { generation_eos_ids_ = std::move(ids); }
+
+  const std::string& chat_template() const { return chat_template_; }
+  const std::string& bos_token() const { return bos_token_; }
+  const std::string& eos_token() const { return eos_token_; }
+  bool add_bos() const { return !prefix_ids_.empty(); }
+
+ private:
+  Tokenizer();
+  void finalize();  // builds id tables and matchers once the fields are filled
+  void encode_text(std::string_view text, std::vector<int32_t>& out) const;
+  void encode_valid(std::string_view text, std::vector<int32_t>& out) const;
+  void check_id(int32_t id) const;
+
+  std::vector<std::string> id_to_token_;
+  std::vector<std::string> id_bytes_;
+  std::vector<uint8_t> flags_;  // bit 0: added, bit 1: special
+  std::vector<AddedToken> added_;
+  std::unique_ptr<Bpe> bpe_;
+  std::unique_ptr<PreTokenizer> pre_;
+  bool nfc_ = false;
+  AddedTokenMatcher raw_matcher_, normalized_matcher_;
+  std::vector<int32_t> prefix_ids_, suffix_ids_;
+  int32_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1, unk_id_ = -1;
+  std::string bos_token_, eos_token_, chat_template_;
+  std::vector<int32_t> generation_eos_ids_;
+};
+
+// Streaming detokenization: feed ids one at a time, get the newly completed text. A UTF-8
+// character split across tokens is held back until complete, so no U+FFFD is emitted for it;
+// the concatenation of all output plus finish() equals Tokenizer::decode of the same ids.
+class IncrementalDetokenizer {
+ public:
+  explicit IncrementalDetokenizer(const Tokenizer& tok, bool skip_special_tokens = false)
+      : tok_(tok), skip_special_(skip_special_tokens) {}
+  std::string step(int32_t id);
+  std::string finish();  // flushes held bytes (an unfinished character becomes U+FFFD)
+  const std::string& text() const { return text_; }  // everything emitted so far
+  size_t held_bytes() const { return pending_.size(); }
+
+ private:
+  const Tokenizer& tok_;
+  bool skip_special_;
+  std::string pending_;
+  std::string text_;
+};
+
+// Stop strings that can span tokens: text that could still be the start of a stop string is
+// held back until it either completes the stop (generation ends there) or cannot.
+class StopStringMatcher {
+ public:
+  explicit StopStringMatcher(std::vector<std::string> stops, bool include_stop = false);
+  struct Result {
+    std::string text;      // safe to emit now
+    bool stopped = false;  // a stop string completed; nothing after it is emitted
+    std::string stop;      // which one
+  };
+  Result feed(std::string_view text);
+  std::string flush();  // end of generation without a stop: releases held-back text
+  bool stopped() const { return stopped_; }
+
+ private:
+  std::vector<std::string> stops_;
+  bool include_stop_;
+  bool stopped_ = false;
+  std::string held_;
+};
+
+}  // namespace vllm::tok

@@ -1,0 +1,78 @@
+// Shared helpers for tokenizer tests: locating fixtures and reading the committed goldens.
+#pragma once
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/tokenizer_loader.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::tok::testing {
+
+inline std::string qwen3_dir() { return VLLM_SOURCE_DIR "/../shared/fixtures/qwen3-tokenizer"; }
+inline std::string golden_dir() { return VLLM_SOURCE_DIR "/tests/golden/tokenizer"; }
+inline std::string gguf_path() {
+  const char* e = std::getenv("VLLM_TEST_GGUF");
+  if (e && *e) return e;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
+// Loaded once per process: the Qwen3 vocabulary takes a while to parse.
+inline const Tokenizer& qwen3() {
+  static std::unique_ptr<Tokenizer> t = Tokenizer::from_files(
+      qwen3_dir() + "/tokenizer.json", qwen3_dir() + "/tokenizer_config.json");
+  return *t;
+}
+inline const Tokenizer& smollm2() {
+  static std::unique_ptr<Tokenizer> t = model::load_tokenizer(gguf_path());
+  return *t;
+}
+
+struct GoldenCase {
+  std::string text, decoded, decoded_skip;
+  std::vector<int32_t> ids;
+  bool nfc = true;
+};
+
+inline std::vector<GoldenCase> read_cases(const std::string& name) {
+  std::ifstream f(golden_dir() + "/" + name + ".jsonl");
+  std::vector<GoldenCase> out;
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line);
+    GoldenCase c;
+    c.text = j.at("text").get<std::string>();
+    c.decoded = j.at("decoded").get<std::string>();
+    c.decoded_skip = j.at("decoded_skip").get<std::string>();
+    c.ids = j.at("ids").get<std::vector<int32_t>>();
+    c.nfc = j.at("nfc").get<bool>();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+inline std::string read_binary(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Same construction as big_text() in tools/make_tokenizer_goldens.py.
+inline std::string big_text(const std::vector<GoldenCase>& cases, size_t target = 1u << 20) {
+  static const char* kSeps[] = {"\n", " ", "\n\n", ". "};
+  std::string s;
+  for (size_t i = 0; s.size() < target; ++i) {
+    s += cases[(i * 7919) % cases.size()].text;
+    s += kSeps[i % 4];
+  }
+  return s;
+}
+
+}  // namespace vllm::tok::testing
