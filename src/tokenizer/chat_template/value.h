@@ -1,0 +1,111 @@
+// The value model of the chat-template interpreter: Python objects as Jinja2 sees them
+// (None, bool, int, float, str, list, dict) plus Jinja2's Undefined, namespace() objects and
+// callables. Printing, truthiness, equality and ordering follow CPython so that output is
+// byte-identical to Python jinja2.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace vllm::tok::jinja {
+
+struct Value;
+using List = std::vector<Value>;
+// Python dicts keep insertion order; templates hold a handful of keys, so a flat vector
+// with linear lookup beats a hash map here.
+using Dict = std::vector<std::pair<Value, Value>>;
+
+struct CallArgs;
+using Function = std::function<Value(CallArgs&)>;
+
+enum class Kind { Undefined, None, Bool, Int, Float, String, List, Dict, Namespace, Callable };
+
+struct Value {
+  Kind kind = Kind::Undefined;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0.0;
+  std::string s;  // String payload; for Undefined the name that was missing (for errors)
+  std::shared_ptr<const List> list;
+  std::shared_ptr<const Dict> dict;
+  std::shared_ptr<Dict> ns;  // namespace(): the one mutable object a template can hold
+  std::shared_ptr<const Function> fn;
+  bool is_tuple = false;  // repr() only: Python tuples print with parentheses
+
+  Value() = default;
+  static Value undefined(std::string hint = {});
+  static Value none();
+  static Value boolean(bool v);
+  static Value integer(int64_t v);
+  static Value real(double v);
+  static Value string(std::string v);
+  static Value list_of(List v, bool tuple = false);
+  static Value dict_of(Dict v);
+  static Value namespace_of(Dict v);
+  static Value callable(Function f, std::string name = {});
+
+  bool is_undefined() const { return kind == Kind::Undefined; }
+  bool is_none() const { return kind == Kind::None; }
+  bool is_string() const { return kind == Kind::String; }
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool is_list() const { return kind == Kind::List; }
+  bool is_dict() const { return kind == Kind::Dict; }
+
+  // Python semantics.
+  bool truthy() const;
+  std::string str() const;        // str(x); Undefined renders as ""
+  std::string repr() const;       // repr(x)
+  const char* type_name() const;  // Python's type name, for error messages
+  double as_double() const;       // bool/int/float only
+  int64_t as_int() const;         // bool/int only
+
+  // Looks up a key in a dict or namespace; nullptr when absent.
+  const Value* find(const Value& key) const;
+  const Value* find(const std::string& key) const;
+};
+
+struct CallArgs {
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;
+  int line = 0;
+
+  // Positional argument idx, else keyword `name`, else nullptr.
+  const Value* get(size_t idx, const char* name) const;
+};
+
+bool equals(const Value& a, const Value& b);
+// Python's `<`; throws TypeError-style errors for unorderable types.
+bool less_than(const Value& a, const Value& b);
+
+Value from_json(const nlohmann::json& j);
+Value from_json(const nlohmann::ordered_json& j);
+
+struct JsonOptions {
+  bool ensure_ascii = false;
+  int indent = -1;         // < 0: no newlines
+  std::string indent_str;  // used when indent was given as a string
+  bool indent_is_string = false;
+  std::string item_sep;  // empty: Python's default for the indent mode
+  std::string key_sep;
+  bool custom_separators = false;
+  bool sort_keys = false;
+};
+// json.dumps(x, ...) as transformers' tojson filter calls it.
+std::string to_json(const Value& v, const JsonOptions& opts);
+
+// Python float repr (shortest round-trip, 1e+16 / 1e-05 switch-over points).
+std::string python_float_repr(double v);
+
+// UTF-8 helpers: Python indexes strings by code point.
+std::vector<uint32_t> utf8_decode(const std::string& s);
+std::string utf8_encode(const std::vector<uint32_t>& cps, size_t begin, size_t end);
+void utf8_append(std::string& out, uint32_t cp);
+bool is_py_space(uint32_t cp);
+
+}  // namespace vllm::tok::jinja
