@@ -96,26 +96,32 @@ void CausalLM::init_kv_cache(int64_t num_blocks, int block_size) {
            static_cast<int>(config_.head_dim));
 }
 
-void CausalLM::forward(const ForwardBatch& b, float* logits) {
+void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const ModelConfig& c = config_;
-  const int64_t n = b.n_tok, E = c.hidden_size;
+  const int64_t n = b.n_tok, E = c.hidden_size, V = c.vocab_size, n_logits = b.n_logits;
   ws_.reserve(c, n);
-  vt::cpu::get_rows(embed_, b.token_ids, n, ws_.x.data(), E);
+  float *x = ws_.x.data(), *rows = ws_.rows.data();
+  const vt::cpu::WeightView* embed = &embed_;
+  const vt::cpu::WeightView* head = &lm_head_;
+  const float* final_norm = final_norm_.data();
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const int32_t *ids = b.token_ids, *logit_idx = b.logits_indices;
+  vt::ThreadPool* pool = pool_;
+  ex.op([=] { vt::cpu::get_rows(*embed, ids, n, x, E); });
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& lw = layers_[l];
-    attention_block(c, lw.attn, inv_freq_.data(), b, kv_.layer(l), ws_, *pool_);
+    attention_block(c, lw.attn, inv_freq_.data(), b, kv_.layer(l), ws_, *pool_, ex);
     if (lw.moe)
-      moe_block(c, lw.experts, n, ws_, *pool_);
+      moe_block(c, lw.experts, n, ws_, *pool_, ex);
     else
-      mlp_block(c, lw.mlp, n, ws_, *pool_);
+      mlp_block(c, lw.mlp, n, ws_, *pool_, ex);
   }
-  if (b.n_logits == 0) return;
-  if (static_cast<int64_t>(logit_rows_.size()) < b.n_logits * E) logit_rows_.resize(b.n_logits * E);
-  for (int64_t i = 0; i < b.n_logits; ++i)
-    std::copy_n(ws_.x.data() + b.logits_indices[i] * E, E, logit_rows_.data() + i * E);
-  vt::cpu::rms_norm(logit_rows_.data(), E, final_norm_.data(), b.n_logits, E,
-                    static_cast<float>(c.rms_norm_eps), logit_rows_.data(), E);
-  vt::cpu::matmul(lm_head_, logit_rows_.data(), E, b.n_logits, logits, c.vocab_size, *pool_);
+  if (n_logits == 0) return;
+  ex.op([=] {
+    for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
+    vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
+    vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
+  });
 }
 
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i) {

@@ -35,7 +35,12 @@ class CausalLM {
 
   // Runs all layers over b's tokens, writing K/V into the cache, and writes
   // logits [b.n_logits][vocab] for the rows in b.logits_indices.
-  void forward(const ForwardBatch& b, float* logits);
+  // Under capture (ex.capturing()) the ops are recorded, not run: every pointer in b must
+  // then stay valid for the graph's lifetime.
+  void forward(const ForwardBatch& b, float* logits, vt::Exec& ex = vt::Exec::eager());
+  // Sizes the scratch for batches of up to n_tok tokens (done before any capture).
+  void reserve_workspace(int64_t n_tok) { ws_.reserve(config_, n_tok); }
+  void freeze_workspace(bool frozen) { ws_.frozen = frozen; }
 
   // Architecture loaders fill layers_ from the store (one per family, see models/).
   using LayerLoader = std::function<LayerWeights(const WeightStore&, const ModelConfig&, int64_t)>;
@@ -57,7 +62,6 @@ class CausalLM {
   std::vector<LayerWeights> layers_;
   KvCache kv_;
   Workspace ws_;
-  std::vector<float> logit_rows_;
 };
 
 // Layer loaders of the families (models/*.cpp).

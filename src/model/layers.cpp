@@ -1,16 +1,24 @@
-// Shared decoder layers.
+// Shared decoder layers. Every data-touching step goes through Exec::op so a decode step
+// can be captured as a graph: lambdas capture pointers and sizes by value, never the
+// ForwardBatch or other host objects, and host code between ops never reads data.
 #include "model/layers.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "vt/cpu/ops_extra.h"
+
 namespace vllm::model {
 
 using vt::cpu::MatmulOut;
+using vt::cpu::WeightView;
 
 void Workspace::reserve(const ModelConfig& c, int64_t n) {
-  auto grow = [](auto& v, int64_t size) {
-    if (static_cast<int64_t>(v.size()) < size) v.resize(size);
+  auto grow = [this](auto& v, int64_t size) {
+    if (static_cast<int64_t>(v.size()) < size) {
+      if (frozen) throw std::logic_error("workspace growth while graphs reference it");
+      v.resize(size);
+    }
   };
   const int64_t E = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
   const int64_t ff = std::max(c.intermediate_size, c.moe_intermediate_size);
@@ -24,6 +32,7 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   grow(gate, n * ff);
   grow(up, n * ff);
   grow(act, n * ff);
+  grow(rows, n * E);
   if (c.num_experts > 0) {
     grow(router, n * c.num_experts);
     grow(moe_in, n * E);
@@ -37,37 +46,20 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   }
 }
 
-namespace {
-void add_bias(float* y, int64_t ld, int64_t n_tok, const std::vector<float>& bias) {
-  if (bias.empty()) return;
-  const int64_t d = static_cast<int64_t>(bias.size());
-  for (int64_t t = 0; t < n_tok; ++t)
-    for (int64_t i = 0; i < d; ++i) y[t * ld + i] += bias[i];
-}
-}  // namespace
-
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                      const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
-                     vt::ThreadPool& pool) {
+                     vt::ThreadPool& pool, vt::Exec& ex) {
   const int64_t n = b.n_tok, E = c.hidden_size, D = c.head_dim;
   const int64_t qd = c.num_heads * D, kvd = c.num_kv_heads * D;
-  vt::cpu::rms_norm(ws.x.data(), E, w.norm.data(), n, E, static_cast<float>(c.rms_norm_eps),
-                    ws.h.data(), E);
-  MatmulOut outs[3] = {{&w.q, ws.q.data(), qd}, {&w.k, ws.k.data(), kvd}, {&w.v, ws.v.data(), kvd}};
-  vt::cpu::matmul_multi(outs, 3, ws.h.data(), E, n, pool);
-  add_bias(ws.q.data(), qd, n, w.q_bias);
-  add_bias(ws.k.data(), kvd, n, w.k_bias);
-  add_bias(ws.v.data(), kvd, n, w.v_bias);
-  if (!w.q_norm.empty()) {
-    const float eps = static_cast<float>(c.rms_norm_eps);
-    vt::cpu::rms_norm(ws.q.data(), D, w.q_norm.data(), n * c.num_heads, D, eps, ws.q.data(), D);
-    vt::cpu::rms_norm(ws.k.data(), D, w.k_norm.data(), n * c.num_kv_heads, D, eps, ws.k.data(), D);
-  }
-  vt::cpu::rope(ws.q.data(), qd, n, static_cast<int>(c.num_heads), static_cast<int>(D), b.positions,
-                inv_freq, c.rope_style);
-  vt::cpu::rope(ws.k.data(), kvd, n, static_cast<int>(c.num_kv_heads), static_cast<int>(D),
-                b.positions, inv_freq, c.rope_style);
-  vt::cpu::reshape_and_cache(ws.k.data(), kvd, ws.v.data(), kvd, n, b.slot_mapping, kv);
+  const int nh = static_cast<int>(c.num_heads), nkv = static_cast<int>(c.num_kv_heads);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const auto style = c.rope_style;
+  float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
+  float *attn = ws.attn.data(), *tmp = ws.tmp.data();
+  const AttentionWeights* wp = &w;
+  vt::ThreadPool* pp = &pool;
+  const int32_t* pos = b.positions;
+  const int64_t* slots = b.slot_mapping;
   vt::cpu::AttnBatch ab;
   ab.n_tok = n;
   ab.positions = b.positions;
@@ -75,46 +67,68 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.block_tables = b.block_tables;
   ab.bt_stride = b.bt_stride;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  vt::cpu::paged_attention(ws.q.data(), qd, static_cast<int>(c.num_heads), kv, ab, scale,
-                           ws.attn.data(), qd, pool);
-  vt::cpu::matmul(w.o, ws.attn.data(), qd, n, ws.tmp.data(), E, pool);
-  vt::cpu::add_inplace(ws.x.data(), ws.tmp.data(), n * E);
+
+  ex.op([=] { vt::cpu::rms_norm(x, E, wp->norm.data(), n, E, eps, h, E); });
+  ex.op([=] {
+    MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
+    vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
+  });
+  if (!w.q_bias.empty())
+    ex.op([=] {
+      vt::cpu::add_bias(q, qd, n, wp->q_bias.data(), qd);
+      vt::cpu::add_bias(k, kvd, n, wp->k_bias.data(), kvd);
+      vt::cpu::add_bias(v, kvd, n, wp->v_bias.data(), kvd);
+    });
+  if (!w.q_norm.empty())
+    ex.op([=] {
+      vt::cpu::rms_norm(q, D, wp->q_norm.data(), n * nh, D, eps, q, D);
+      vt::cpu::rms_norm(k, D, wp->k_norm.data(), n * nkv, D, eps, k, D);
+    });
+  ex.op([=] {
+    vt::cpu::rope(q, qd, n, nh, static_cast<int>(D), pos, inv_freq, style);
+    vt::cpu::rope(k, kvd, n, nkv, static_cast<int>(D), pos, inv_freq, style);
+    vt::cpu::reshape_and_cache(k, kvd, v, kvd, n, slots, kv);
+  });
+  ex.op([=] { vt::cpu::paged_attention(q, qd, nh, kv, ab, scale, attn, qd, *pp); });
+  ex.op([=] {
+    vt::cpu::matmul(wp->o, attn, qd, n, tmp, E, *pp);
+    vt::cpu::add_inplace(x, tmp, n * E);
+  });
 }
 
 void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& ws,
-               vt::ThreadPool& pool) {
+               vt::ThreadPool& pool, vt::Exec& ex) {
   const int64_t E = c.hidden_size, F = c.intermediate_size;
-  vt::cpu::rms_norm(ws.x.data(), E, w.norm.data(), n, E, static_cast<float>(c.rms_norm_eps),
-                    ws.h.data(), E);
-  MatmulOut outs[2] = {{&w.gate, ws.gate.data(), F}, {&w.up, ws.up.data(), F}};
-  vt::cpu::matmul_multi(outs, 2, ws.h.data(), E, n, pool);
-  vt::cpu::silu_mul(ws.gate.data(), F, ws.up.data(), F, n, F, ws.act.data(), F);
-  vt::cpu::matmul(w.down, ws.act.data(), F, n, ws.tmp.data(), E, pool);
-  vt::cpu::add_inplace(ws.x.data(), ws.tmp.data(), n * E);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  float *x = ws.x.data(), *h = ws.h.data(), *gate = ws.gate.data(), *up = ws.up.data();
+  float *act = ws.act.data(), *tmp = ws.tmp.data();
+  const MlpWeights* wp = &w;
+  vt::ThreadPool* pp = &pool;
+  ex.op([=] { vt::cpu::rms_norm(x, E, wp->norm.data(), n, E, eps, h, E); });
+  ex.op([=] {
+    MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
+    vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
+    vt::cpu::silu_mul(gate, F, up, F, n, F, act, F);
+  });
+  ex.op([=] {
+    vt::cpu::matmul(wp->down, act, F, n, tmp, E, *pp);
+    vt::cpu::add_inplace(x, tmp, n * E);
+  });
 }
 
-void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& ws,
-               vt::ThreadPool& pool) {
+namespace {
+// Routing and expert products as one op: which tokens reach which expert is data, so it is
+// decided inside the op, never by host code around it.
+void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* wsp,
+            vt::ThreadPool* pool) {
+  const ModelConfig& c = *cp;
+  Workspace& ws = *wsp;
   const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts,
                 K = c.num_experts_per_tok;
-  vt::cpu::rms_norm(ws.x.data(), E, w.norm.data(), n, E, static_cast<float>(c.rms_norm_eps),
-                    ws.h.data(), E);
-  vt::cpu::matmul(w.router, ws.h.data(), E, n, ws.router.data(), X, pool);
-  // Routing: softmax over experts, top-k (ties to the lower index), optional renorm.
-  std::vector<int32_t> order(X);
-  for (int64_t t = 0; t < n; ++t) {
-    float* r = ws.router.data() + t * X;
-    vt::cpu::softmax(r, X);
-    for (int64_t e = 0; e < X; ++e) order[e] = static_cast<int32_t>(e);
-    std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                      [&](int32_t a, int32_t b) { return r[a] > r[b] || (r[a] == r[b] && a < b); });
-    float sum = 0;
-    for (int64_t k = 0; k < K; ++k) sum += r[order[k]];
-    for (int64_t k = 0; k < K; ++k) {
-      ws.topk_ids[t * K + k] = order[k];
-      ws.topk_w[t * K + k] = c.norm_topk_prob ? r[order[k]] / sum : r[order[k]];
-    }
-  }
+  vt::cpu::matmul(w->router, ws.h.data(), E, n, ws.router.data(), X, *pool);
+  for (int64_t t = 0; t < n; ++t)
+    vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
+                          c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
   std::fill(ws.moe_out.begin(), ws.moe_out.begin() + n * E, 0.0f);
   for (int64_t e = 0; e < X; ++e) {
     int64_t m = 0;
@@ -127,10 +141,11 @@ void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& 
           ++m;
         }
     if (m == 0) continue;
-    MatmulOut outs[2] = {{&w.gate[e], ws.moe_gate.data(), F}, {&w.up[e], ws.moe_up.data(), F}};
-    vt::cpu::matmul_multi(outs, 2, ws.moe_in.data(), E, m, pool);
+    MatmulOut outs[2] = {{&w->gate[e], ws.moe_gate.data(), F}, {&w->up[e], ws.moe_up.data(), F}};
+    vt::cpu::matmul_multi(outs, 2, ws.moe_in.data(), E, m, *pool);
     vt::cpu::silu_mul(ws.moe_gate.data(), F, ws.moe_up.data(), F, m, F, ws.moe_gate.data(), F);
-    vt::cpu::matmul(w.down[e], ws.moe_gate.data(), F, m, ws.tmp.data(), E, pool);
+    vt::cpu::matmul(w->down[e], ws.moe_gate.data(), F, m, ws.tmp.data(), E, *pool);
+    // Expert outputs are summed in ascending expert order: a fixed order per token.
     for (int64_t i = 0; i < m; ++i) {
       float* dst = ws.moe_out.data() + ws.moe_tokens[i] * E;
       const float* src = ws.tmp.data() + i * E;
@@ -139,6 +154,20 @@ void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& 
     }
   }
   vt::cpu::add_inplace(ws.x.data(), ws.moe_out.data(), n * E);
+}
+}  // namespace
+
+void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& ws,
+               vt::ThreadPool& pool, vt::Exec& ex) {
+  const int64_t E = c.hidden_size;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  float *x = ws.x.data(), *h = ws.h.data();
+  const MoeWeights* wp = &w;
+  const ModelConfig* cp = &c;
+  Workspace* wsp = &ws;
+  vt::ThreadPool* pp = &pool;
+  ex.op([=] { vt::cpu::rms_norm(x, E, wp->norm.data(), n, E, eps, h, E); });
+  ex.op([=] { moe_op(cp, wp, n, wsp, pp); });
 }
 
 }  // namespace vllm::model

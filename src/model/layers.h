@@ -9,6 +9,7 @@
 #include "model/config.h"
 #include "model/forward_batch.h"
 #include "vt/cpu/kernels.h"
+#include "vt/graph.h"
 
 namespace vllm::model {
 
@@ -39,25 +40,27 @@ struct LayerWeights {
 
 // Grow-only scratch for one forward pass; sized by the largest batch seen.
 struct Workspace {
-  std::vector<float> x, h, q, k, v, attn, gate, up, act, tmp, router;
+  std::vector<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
   std::vector<float> moe_in, moe_gate, moe_up, moe_out;
   std::vector<int32_t> moe_tokens;
   std::vector<float> moe_weights;
   std::vector<int32_t> topk_ids;
   std::vector<float> topk_w;
+  // Set while captured graphs point into the buffers: growing them then is an error.
+  bool frozen = false;
   void reserve(const ModelConfig& c, int64_t n_tok);
 };
 
 // x += Attention(rms_norm(x)) for every token of the batch, writing K/V to the cache.
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                      const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
-                     vt::ThreadPool& pool);
+                     vt::ThreadPool& pool, vt::Exec& ex);
 // x += MLP(rms_norm(x))
 void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n_tok, Workspace& ws,
-               vt::ThreadPool& pool);
+               vt::ThreadPool& pool, vt::Exec& ex);
 // x += MoE(rms_norm(x)): softmax router, top-k, optional renormalization, experts summed
 // in ascending expert order (a fixed order per token, whatever the batch).
 void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n_tok, Workspace& ws,
-               vt::ThreadPool& pool);
+               vt::ThreadPool& pool, vt::Exec& ex);
 
 }  // namespace vllm::model

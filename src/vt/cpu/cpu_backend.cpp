@@ -1,0 +1,168 @@
+// CPU Backend: op-list graphs, page-aligned state buffers, mprotect in strict mode.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "vt/graph.h"
+
+namespace vt {
+
+Exec& Exec::eager() {
+  static thread_local Exec e;
+  return e;
+}
+
+namespace {
+
+class CpuBackend : public Backend {
+ public:
+  ~CpuBackend() override {
+    graphs_.clear();
+    for (auto& [id, b] : buffers_) unmap(*b);
+  }
+  const char* name() const override { return "cpu"; }
+
+  DeviceBuffer* alloc(size_t bytes) override {
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t size = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("graph state allocation failed");
+    auto b = std::make_unique<DeviceBuffer>();
+    b->data = p;
+    b->bytes = size;
+    b->id = ++next_id_;
+    if (strict_) ::mprotect(p, size, PROT_READ);
+    DeviceBuffer* raw = b.get();
+    buffers_[raw->id] = std::move(b);
+    return raw;
+  }
+
+  void free(DeviceBuffer* b) override {
+    // A graph still bound to b would read freed memory at its next replay; the buffer is
+    // marked dead so that replay refuses loudly (see check_bound) instead.
+    b->live = false;
+    unmap(*b);
+    retired_.erase(b->id);
+    dead_.push_back(b->id);
+  }
+
+  void retire(DeviceBuffer* b) override {
+    retired_[b->id] = b;
+    collect();
+  }
+
+  GraphId begin_capture(Exec& ex, const std::vector<DeviceBuffer*>& bound) override {
+    GraphId id = ++next_graph_;
+    Graph& g = graphs_[id];
+    g.bound = bound;
+    ex.begin_capture(&g.graph);
+    capturing_ = id;
+    return id;
+  }
+  void end_capture(Exec& ex, GraphId id) override {
+    if (capturing_ != id) throw std::logic_error("end_capture of a graph not being captured");
+    ex.end_capture();
+    capturing_ = 0;
+    ++stats_.captures;
+  }
+
+  void replay(GraphId id) override {
+    auto it = graphs_.find(id);
+    if (it == graphs_.end()) throw std::logic_error("replay of a destroyed graph");
+    check_bound(it->second, "replay");
+    set_writable(it->second.bound, true);
+    it->second.graph.replay();
+    set_writable(it->second.bound, false);
+    ++stats_.replays;
+  }
+
+  void destroy(GraphId id) override {
+    auto it = graphs_.find(id);
+    if (it == graphs_.end()) return;
+    check_bound(it->second, "destroy");
+    graphs_.erase(it);
+    ++stats_.destroys;
+    collect();
+  }
+
+  void set_strict(bool on) override {
+    strict_ = on;
+    for (auto& [id, b] : buffers_)
+      if (b->live) ::mprotect(b->data, b->bytes, on ? PROT_READ : PROT_READ | PROT_WRITE);
+  }
+
+  void host_write(DeviceBuffer* b, const std::function<void()>& write) override {
+    if (!b->live) throw std::logic_error("host write to a freed graph buffer");
+    if (strict_) ::mprotect(b->data, b->bytes, PROT_READ | PROT_WRITE);
+    write();
+    if (strict_) ::mprotect(b->data, b->bytes, PROT_READ);
+    ++stats_.host_writes;
+  }
+
+  Stats stats() const override {
+    Stats s = stats_;
+    for (auto& [id, b] : buffers_) s.live_buffers += b->live;
+    s.retired_buffers = static_cast<int64_t>(retired_.size());
+    return s;
+  }
+
+ private:
+  struct Graph {
+    StepGraph graph;
+    std::vector<DeviceBuffer*> bound;
+  };
+
+  void check_bound(const Graph& g, const char* what) {
+    for (DeviceBuffer* b : g.bound)
+      if (!b->live)
+        throw std::logic_error(std::string("graph ") + what +
+                               ": a buffer it is bound to was freed while the graph still "
+                               "referenced it (invariant: superseded buffers are retired, "
+                               "not freed)");
+  }
+
+  void set_writable(const std::vector<DeviceBuffer*>& bound, bool writable) {
+    if (!strict_) return;
+    for (DeviceBuffer* b : bound)
+      ::mprotect(b->data, b->bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ);
+  }
+
+  // Frees retired buffers that no graph is bound to any more.
+  void collect() {
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      bool used = false;
+      for (auto& [gid, g] : graphs_)
+        for (DeviceBuffer* b : g.bound) used |= (b == it->second);
+      if (used) {
+        ++it;
+      } else {
+        DeviceBuffer* b = it->second;
+        it = retired_.erase(it);
+        b->live = false;
+        unmap(*b);
+      }
+    }
+  }
+
+  void unmap(DeviceBuffer& b) {
+    if (b.data) ::munmap(b.data, b.bytes);
+    b.data = nullptr;
+  }
+
+  std::map<uint64_t, std::unique_ptr<DeviceBuffer>> buffers_;
+  std::map<uint64_t, DeviceBuffer*> retired_;
+  std::vector<uint64_t> dead_;
+  std::map<GraphId, Graph> graphs_;
+  uint64_t next_id_ = 0;
+  GraphId next_graph_ = 0, capturing_ = 0;
+  bool strict_ = false;
+  Stats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace vt
