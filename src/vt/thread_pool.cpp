@@ -36,7 +36,14 @@ void ThreadPool::run_impl(Call call, void* ctx) {
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
   call(ctx, 0, n_threads_);
-  while (pending_.load(std::memory_order_acquire) != 0) _mm_pause();
+  // Spin briefly (the common case: workers finish within microseconds), then yield so a
+  // descheduled worker gets the core when the machine is oversubscribed.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinIterations / 4)
+      _mm_pause();
+    else
+      std::this_thread::yield();
+  }
 }
 
 void ThreadPool::worker(int index) {
@@ -44,7 +51,10 @@ void ThreadPool::worker(int index) {
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
     for (int spin = 0; g == seen && spin < kSpinIterations; ++spin) {
-      _mm_pause();
+      if (spin < kSpinIterations / 2)
+        _mm_pause();
+      else
+        std::this_thread::yield();
       g = generation_.load(std::memory_order_acquire);
     }
     if (g == seen) {

@@ -1,0 +1,87 @@
+// Matmul micro-benchmarks: every weight type at the projection shapes of small Llama-style
+// models, batch-1 matvec (memory-bound) and 32/128 tokens (compute-bound). Counters:
+// weight bytes/s and GFLOP/s. The "cold" variants cycle through enough copies of the weight
+// (> L3) that every call streams it from DRAM, as a decode step over a whole model does.
+//   VT_ISA=avx2|scalar selects a lower ISA; VT_NUM_THREADS the thread count.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+
+namespace {
+
+using vt::DType;
+
+struct Setup {
+  std::vector<std::vector<uint8_t>> copies;
+  std::vector<vt::cpu::WeightView> views;
+  std::vector<float> x, y;
+};
+
+std::unique_ptr<Setup> make_setup(DType t, int64_t rows, int64_t cols, int64_t n_tok, bool cold) {
+  auto s = std::make_unique<Setup>();
+  const size_t rb = vt::row_bytes(t, cols);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 0.5f);
+  std::vector<float> f(cols);
+  std::vector<uint8_t> w(rb * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : f) v = nd(rng);
+    vt::cpu::quantize_row(t, f.data(), w.data() + r * rb, cols);
+  }
+  const size_t n_copies = cold ? std::max<size_t>(2, (256u << 20) / w.size()) : 1;
+  for (size_t i = 0; i < n_copies; ++i) s->copies.push_back(w);
+  for (auto& c : s->copies) s->views.push_back({t, rows, cols, c.data(), rb});
+  s->x.resize(n_tok * cols);
+  for (auto& v : s->x) v = nd(rng);
+  s->y.resize(n_tok * rows);
+  return s;
+}
+
+void bm_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int64_t n_tok,
+               bool cold) {
+  auto s = make_setup(t, rows, cols, n_tok, cold);
+  vt::ThreadPool& pool = vt::ThreadPool::global();
+  size_t i = 0;
+  for (auto _ : state) {
+    vt::cpu::matmul(s->views[i], s->x.data(), cols, n_tok, s->y.data(), rows, pool);
+    benchmark::ClobberMemory();
+    if (++i == s->views.size()) i = 0;
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["bytes/s"] = benchmark::Counter(
+      iters * static_cast<double>(vt::row_bytes(t, cols) * rows), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      iters * 2e-9 * static_cast<double>(rows * cols * n_tok), benchmark::Counter::kIsRate);
+  state.SetLabel(vt::cpu::active_isa());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const DType types[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                         DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K};
+  const int64_t shapes[][2] = {{576, 1536}, {1024, 3072}, {3072, 1024}};
+  for (DType t : types) {
+    for (const auto& sh : shapes) {
+      for (int64_t n_tok : {1, 32, 128}) {
+        for (bool cold : {false, true}) {
+          if (cold && n_tok != 1) continue;
+          const std::string name = "matmul/" + std::string(vt::dtype_name(t)) + "/" +
+                                   std::to_string(sh[0]) + "x" + std::to_string(sh[1]) +
+                                   "/tok:" + std::to_string(n_tok) + (cold ? "/cold" : "");
+          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, sh[0], sh[1], n_tok, cold)
+              ->UseRealTime();
+        }
+      }
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

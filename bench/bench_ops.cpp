@@ -1,0 +1,134 @@
+// Micro-benchmarks for the elementwise / RoPE / paged-attention kernels, per ISA path.
+// Attention reports bytes of K/V read, to compare against the DRAM (~30 GB/s) and L3
+// (~60 GB/s) roofs of DESIGN.md.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+#include "vt/cpu/ops.h"
+#include "vt/thread_pool.h"
+
+namespace {
+
+using vt::cpu::Isa;
+
+const char* isa_name(Isa i) {
+  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
+}
+
+std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void bm_rms_norm(benchmark::State& st, Isa is, int64_t rows, int64_t dim) {
+  auto x = rnd(rows * dim, 1), w = rnd(dim, 2), y = rnd(rows * dim, 3);
+  for (auto _ : st) {
+    vt::cpu::rms_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-5f, y.data(), dim);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetBytesProcessed(st.iterations() * rows * dim * 8);
+}
+
+void bm_silu_mul(benchmark::State& st, Isa is, int64_t rows, int64_t dim) {
+  auto g = rnd(rows * dim, 1, -8, 8), u = rnd(rows * dim, 2), o = rnd(rows * dim, 3);
+  for (auto _ : st) {
+    vt::cpu::silu_mul_isa(is, g.data(), dim, u.data(), dim, rows, dim, o.data(), dim);
+    benchmark::DoNotOptimize(o.data());
+  }
+  st.SetItemsProcessed(st.iterations() * rows * dim);
+}
+
+void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
+  auto x = rnd(n_tok * heads * hd, 1);
+  std::vector<float> inv(hd / 2);
+  for (int i = 0; i < hd / 2; ++i) inv[i] = std::pow(10000.f, -2.f * i / hd);
+  std::vector<int32_t> pos(n_tok);
+  for (int64_t t = 0; t < n_tok; ++t) pos[t] = static_cast<int32_t>(1000 + t);
+  for (auto _ : st) {
+    vt::cpu::rope_isa(is, x.data(), heads * hd, n_tok, heads, hd, pos.data(), inv.data(),
+                      vt::cpu::RopeStyle::kNeox);
+    benchmark::DoNotOptimize(x.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n_tok * heads * hd);
+}
+
+// n_tok queries of one sequence: decode (n_tok = 1 at position ctx - 1) or a prefill of
+// positions [ctx - n_tok, ctx).
+void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok) {
+  const int bs = 16, nb = (ctx + bs - 1) / bs;
+  const int64_t row = int64_t(n_kv) * hd;
+  auto kc = rnd(int64_t(nb) * bs * row, 1), vc = rnd(int64_t(nb) * bs * row, 2);
+  std::vector<int32_t> bt(nb);
+  for (int b = 0; b < nb; ++b) bt[b] = nb - 1 - b;  // pages in reverse order
+  std::vector<int32_t> pos(n_tok), seq(n_tok, 0);
+  for (int t = 0; t < n_tok; ++t) pos[t] = ctx - n_tok + t;
+  auto q = rnd(int64_t(n_tok) * n_heads * hd, 3);
+  std::vector<float> out(q.size());
+  vt::cpu::KvLayerView view{kc.data(), vc.data(), bs, n_kv, hd};
+  vt::cpu::AttnBatch b{n_tok, pos.data(), seq.data(), bt.data(), nb};
+  auto& pool = vt::ThreadPool::global();
+  for (auto _ : st) {
+    vt::cpu::paged_attention_isa(is, q.data(), int64_t(n_heads) * hd, n_heads, view, b,
+                                 1.f / std::sqrt(float(hd)), out.data(), int64_t(n_heads) * hd,
+                                 pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetBytesProcessed(st.iterations() * int64_t(ctx) * row * 8);
+  int64_t pairs = 0;  // (query, key) pairs per head
+  for (int t = 0; t < n_tok; ++t) pairs += pos[t] + 1;
+  st.counters["GFLOP/s"] =
+      benchmark::Counter(double(pairs) * n_heads * hd * 4 * st.iterations(),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Isa all[3];
+  const int n = vt::cpu::available_isas(all);
+  for (int i = n - 1; i >= 0; --i) {
+    const Isa is = all[i];
+    const std::string s = isa_name(is);
+    for (auto [rows, dim] : {std::pair<int64_t, int64_t>{1, 576}, {1, 4096}, {128, 576}})
+      benchmark::RegisterBenchmark(
+          ("rms_norm/" + s + "/rows:" + std::to_string(rows) + "/dim:" + std::to_string(dim))
+              .c_str(),
+          bm_rms_norm, is, rows, dim);
+    for (auto [rows, dim] : {std::pair<int64_t, int64_t>{1, 1536}, {128, 1536}})
+      benchmark::RegisterBenchmark(
+          ("silu_mul/" + s + "/rows:" + std::to_string(rows) + "/dim:" + std::to_string(dim))
+              .c_str(),
+          bm_silu_mul, is, rows, dim);
+    for (int64_t nt : {1, 128})
+      for (auto [heads, hd] : {std::pair<int, int>{12, 64}, {24, 128}})
+        benchmark::RegisterBenchmark(("rope/" + s + "/tok:" + std::to_string(nt) + "/heads:" +
+                                      std::to_string(heads) + "/hd:" + std::to_string(hd))
+                                         .c_str(),
+                                     bm_rope, is, nt, heads, hd);
+    struct AttnShape {
+      int h, kv, hd;
+    };
+    for (AttnShape a : {AttnShape{9, 3, 64}, AttnShape{16, 8, 128}}) {
+      const std::string shape =
+          std::to_string(a.h) + "x" + std::to_string(a.kv) + "x" + std::to_string(a.hd);
+      for (int ctx : {128, 1024, 4096})
+        benchmark::RegisterBenchmark(
+            ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
+            bm_attention, is, a.h, a.kv, a.hd, ctx, 1);
+      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,384 @@
+// Paged attention, written once against the vector traits of ops_simd.h and instantiated
+// per ISA (attention.cpp, attention_avx2.cpp, attention_avx512.cpp).
+//
+// Batch invariance is the design constraint. A token's keys 0..pos are cut into segments of
+// kAttnSeg positions aligned to absolute position 0. Each segment gets an exact softmax
+// partial (max m, sum l, unnormalized P.V o); partials are folded left to right with one
+// merge function; the result is divided by l at the end. Every per-head operation (dot
+// order, reductions, merges) depends only on the head's own data and pos, never on how
+// many heads are processed together, which thread runs it, or whether the segments of a
+// token were spread over threads (split mode) or walked by one thread (whole mode). So the
+// output for a token is bit-identical whatever else is in the batch.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+#include "vt/cpu/ops_simd.h"
+
+namespace vt::cpu {
+namespace {
+
+constexpr int kAttnSeg = 256;     // positions per segment (absolute-aligned)
+constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
+
+struct AttnCtx {
+  const float* q;
+  int64_t ldq;
+  float* out;
+  int64_t ldo;
+  int n_kv, hd, bs, group;
+  const float* kc;
+  const float* vc;
+  const int32_t* positions;
+  const int32_t* seq_of_token;
+  const int32_t* bt;
+  int64_t bt_stride;
+  float scale;
+};
+
+// One work unit: heads [h0, h0 + g) of token t, all sharing kv head h0 / group.
+struct AttnGroup {
+  int64_t t;
+  int h0, g, nseg;
+  int64_t first_item;  // split mode: index of its segment 0 in the item list
+};
+
+struct AttnThreadScratch {
+  std::vector<float> sc, o;
+  std::vector<const float*> krow, vrow;
+  void reserve(int hd) {
+    if (sc.size() < static_cast<size_t>(kAttnMaxGroup * kAttnSeg)) {
+      sc.resize(kAttnMaxGroup * kAttnSeg);
+      krow.resize(kAttnSeg);
+      vrow.resize(kAttnSeg);
+    }
+    if (o.size() < static_cast<size_t>(kAttnMaxGroup * (hd + 2)))
+      o.resize(kAttnMaxGroup * (hd + 2));
+  }
+};
+
+inline AttnThreadScratch& attn_thread_scratch(int hd) {
+  thread_local AttnThreadScratch s;
+  s.reserve(hd);
+  return s;
+}
+
+// Exact softmax partial of heads [h0, h0+G) over positions [p0, p1] (p1 - p0 < kAttnSeg):
+// m[g] = max score, l[g] = sum exp(score - m), o[g*hd + d] = sum exp(score - m) v[d].
+template <class V, int G>
+__attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0, int p0, int p1,
+                                            float* o, float* m, float* l, AttnThreadScratch& s) {
+  using R = typename V::R;
+  constexpr int W = V::kW;
+  const int hd = c.hd;
+  const int n = p1 - p0 + 1;
+  const int kvh = h0 / c.group;
+  const int32_t* bt = c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
+  const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
+  const float** krow = s.krow.data();
+  const float** vrow = s.vrow.data();
+  for (int j = 0; j < n; ++j) {
+    const int p = p0 + j;
+    const int64_t off = (static_cast<int64_t>(bt[p / c.bs]) * c.bs + p % c.bs) * row_stride +
+                        static_cast<int64_t>(kvh) * hd;
+    krow[j] = c.kc + off;
+    vrow[j] = c.vc + off;
+  }
+  const float* q = c.q + t * c.ldq + static_cast<int64_t>(h0) * hd;
+  float* sc = s.sc.data();
+
+  // Scores: one accumulator per (key, head), FMAs in d order; two keys at a time for ILP.
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    R a0[G], a1[G];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) a0[g] = a1[g] = V::zero();
+    const float* k0 = krow[j];
+    const float* k1 = krow[j + 1];
+    for (int d = 0; d < hd; d += W) {
+      R x0 = V::load(k0 + d), x1 = V::load(k1 + d);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) {
+        R qv = V::load(q + g * hd + d);
+        a0[g] = V::fma(qv, x0, a0[g]);
+        a1[g] = V::fma(qv, x1, a1[g]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) {
+      sc[g * kAttnSeg + j] = V::reduce_add(a0[g]) * c.scale;
+      sc[g * kAttnSeg + j + 1] = V::reduce_add(a1[g]) * c.scale;
+    }
+  }
+  if (j < n) {
+    R a0[G];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) a0[g] = V::zero();
+    const float* k0 = krow[j];
+    for (int d = 0; d < hd; d += W) {
+      R x0 = V::load(k0 + d);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) a0[g] = V::fma(V::load(q + g * hd + d), x0, a0[g]);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) sc[g * kAttnSeg + j] = V::reduce_add(a0[g]) * c.scale;
+  }
+
+  // Softmax numerators per head.
+  for (int g = 0; g < G; ++g) {
+    float* sg = sc + g * kAttnSeg;
+    R mv = V::set1(-INFINITY);
+    int i = 0;
+    for (; i + W <= n; i += W) mv = V::max(mv, V::load(sg + i));
+    if (i < n) mv = V::max(mv, V::load_partial(sg + i, n - i, -INFINITY));
+    const float mx = V::reduce_max(mv);
+    const R vmx = V::set1(mx);
+    R sum = V::zero();
+    for (i = 0; i + W <= n; i += W) {
+      R e = V::exp(V::sub(V::load(sg + i), vmx));
+      V::store(sg + i, e);
+      sum = V::add(sum, e);
+    }
+    if (i < n) {
+      V::store_partial(sg + i, V::exp(V::sub(V::load_partial(sg + i, n - i, 0.f), vmx)), n - i);
+      sum = V::add(sum, V::load_partial(sg + i, n - i, 0.f));
+    }
+    m[g] = mx;
+    l[g] = V::reduce_add(sum);
+  }
+
+  // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
+  // G * DT accumulators in registers.
+  constexpr int DT = G >= 5 ? 1 : (G >= 3 ? 2 : 4);
+  int d = 0;
+  for (; d + DT * W <= hd; d += DT * W) {
+    R acc[G][DT];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+      for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
+    for (int jj = 0; jj < n; ++jj) {
+      const float* vr = vrow[jj] + d;
+      R vv[DT];
+#pragma GCC unroll 8
+      for (int u = 0; u < DT; ++u) vv[u] = V::load(vr + u * W);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) {
+        R pv = V::set1(sc[g * kAttnSeg + jj]);
+#pragma GCC unroll 8
+        for (int u = 0; u < DT; ++u) acc[g][u] = V::fma(pv, vv[u], acc[g][u]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+      for (int u = 0; u < DT; ++u) V::store(o + g * hd + d + u * W, acc[g][u]);
+  }
+  for (; d < hd; d += W) {
+    R acc[G];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) acc[g] = V::zero();
+    for (int jj = 0; jj < n; ++jj) {
+      R vv = V::load(vrow[jj] + d);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) acc[g] = V::fma(V::set1(sc[g * kAttnSeg + jj]), vv, acc[g]);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) V::store(o + g * hd + d, acc[g]);
+  }
+}
+
+template <class V>
+void attn_segment_g(int G, const AttnCtx& c, int64_t t, int h0, int p0, int p1, float* o, float* m,
+                    float* l, AttnThreadScratch& s) {
+  switch (G) {
+    case 1:
+      return attn_segment<V, 1>(c, t, h0, p0, p1, o, m, l, s);
+    case 2:
+      return attn_segment<V, 2>(c, t, h0, p0, p1, o, m, l, s);
+    case 3:
+      return attn_segment<V, 3>(c, t, h0, p0, p1, o, m, l, s);
+    case 4:
+      return attn_segment<V, 4>(c, t, h0, p0, p1, o, m, l, s);
+    case 5:
+      return attn_segment<V, 5>(c, t, h0, p0, p1, o, m, l, s);
+    case 6:
+      return attn_segment<V, 6>(c, t, h0, p0, p1, o, m, l, s);
+    case 7:
+      return attn_segment<V, 7>(c, t, h0, p0, p1, o, m, l, s);
+    default:
+      return attn_segment<V, 8>(c, t, h0, p0, p1, o, m, l, s);
+  }
+}
+
+// Folds partial (o, m, l) into the running state (O, M, L). The one place partials meet,
+// so whole and split mode produce the same bits.
+template <class V>
+__attribute__((noinline)) void attn_merge(int G, int hd, float* O, float* M, float* L,
+                                          const float* o, const float* m, const float* l) {
+  constexpr int W = V::kW;
+  for (int g = 0; g < G; ++g) {
+    const float mn = std::max(M[g], m[g]);
+    const float a = std::exp(M[g] - mn);
+    const float b = std::exp(m[g] - mn);
+    const float la = L[g] * a;
+    const float lb = l[g] * b;
+    L[g] = la + lb;
+    M[g] = mn;
+    const typename V::R va = V::set1(a), vb = V::set1(b);
+    float* Og = O + static_cast<int64_t>(g) * hd;
+    const float* og = o + static_cast<int64_t>(g) * hd;
+    for (int d = 0; d < hd; d += W)
+      V::store(Og + d, V::add(V::mul(V::load(Og + d), va), V::mul(V::load(og + d), vb)));
+  }
+}
+
+template <class V>
+__attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float* L) {
+  constexpr int W = V::kW;
+  for (int g = 0; g < G; ++g) {
+    const typename V::R vl = V::set1(L[g]);
+    float* Og = O + static_cast<int64_t>(g) * hd;
+    for (int d = 0; d < hd; d += W) V::store(Og + d, V::div(V::load(Og + d), vl));
+  }
+}
+
+inline int attn_num_segments(int32_t pos) { return pos / kAttnSeg + 1; }
+
+// Whole mode: one thread walks every segment of the group's token.
+template <class V>
+void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
+  AttnThreadScratch& s = attn_thread_scratch(c.hd);
+  const int32_t pos = c.positions[gr.t];
+  float* O = c.out + gr.t * c.ldo + static_cast<int64_t>(gr.h0) * c.hd;
+  float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
+  float* o = s.o.data();
+  for (int sg = 0; sg < gr.nseg; ++sg) {
+    const int p0 = sg * kAttnSeg;
+    const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
+    if (sg == 0) {
+      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, O, M, L, s);
+    } else {
+      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, o, m, l, s);
+      attn_merge<V>(gr.g, c.hd, O, M, L, o, m, l);
+    }
+  }
+  attn_finish<V>(gr.g, c.hd, O, L);
+}
+
+struct AttnPlan {
+  std::vector<AttnGroup> groups;
+  std::vector<int64_t> item_group;  // split mode: item -> group index
+  std::vector<float> partials;      // split mode: per item [o (g*hd) | m (g) | l (g)]
+};
+
+template <class V>
+void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
+                          const AttnBatch& batch, float scale, float* out, int64_t ldo,
+                          ThreadPool& pool) {
+  const int64_t n_tok = batch.n_tok;
+  if (n_tok <= 0 || n_heads <= 0 || cache.n_kv_heads <= 0) return;
+  const int n_kv = cache.n_kv_heads;
+  const int hd = cache.head_dim;
+  const int group = n_heads / n_kv;
+  AttnCtx c{q,
+            ldq,
+            out,
+            ldo,
+            n_kv,
+            hd,
+            cache.block_size,
+            group,
+            cache.k,
+            cache.v,
+            batch.positions,
+            batch.seq_of_token,
+            batch.block_tables,
+            batch.bt_stride,
+            scale};
+
+  // Work decomposition: only changes who computes what, never the arithmetic per head.
+  const int64_t want = 4 * static_cast<int64_t>(pool.size());
+  int64_t total_segs = 0;
+  for (int64_t t = 0; t < n_tok; ++t) total_segs += attn_num_segments(batch.positions[t]);
+  int nsub = (group + kAttnMaxGroup - 1) / kAttnMaxGroup;
+  bool split = false;
+  if (n_tok * n_kv * nsub < want) {
+    split = total_segs > n_tok;
+    if (n_kv * nsub * (split ? total_segs : n_tok) < want) nsub = group;  // one head per unit
+  }
+
+  thread_local AttnPlan plan;
+  plan.groups.clear();
+  plan.item_group.clear();
+  int gmax = 1;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const int nseg = attn_num_segments(batch.positions[t]);
+    for (int kvh = 0; kvh < n_kv; ++kvh) {
+      for (int sub = 0; sub < nsub; ++sub) {
+        const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
+        AttnGroup gr{t, kvh * group + a, b - a, nseg, static_cast<int64_t>(plan.item_group.size())};
+        gmax = std::max(gmax, gr.g);
+        if (split)
+          for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
+        plan.groups.push_back(gr);
+      }
+    }
+  }
+  const int64_t n_groups = static_cast<int64_t>(plan.groups.size());
+  const AttnGroup* groups = plan.groups.data();
+
+  if (!split) {
+    // Later tokens of a prefill see more keys: hand out the biggest units first.
+    std::atomic<int64_t> next{0};
+    pool.run([&](int, int) {
+      for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_groups;)
+        attn_group_whole<V>(c, groups[n_groups - 1 - i]);
+    });
+    return;
+  }
+
+  const int64_t n_items = static_cast<int64_t>(plan.item_group.size());
+  const int64_t pstride = (static_cast<int64_t>(gmax) * (hd + 2) + 15) & ~int64_t{15};
+  if (plan.partials.size() < static_cast<size_t>(n_items * pstride))
+    plan.partials.resize(n_items * pstride);
+  float* partials = plan.partials.data();
+  const int64_t* item_group = plan.item_group.data();
+  std::atomic<int64_t> next{0};
+  pool.run([&](int, int) {
+    AttnThreadScratch& s = attn_thread_scratch(hd);
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
+      const AttnGroup& gr = groups[item_group[i]];
+      const int sg = static_cast<int>(i - gr.first_item);
+      const int p0 = sg * kAttnSeg;
+      const int p1 = std::min<int>(c.positions[gr.t], p0 + kAttnSeg - 1);
+      float* po = partials + i * pstride;
+      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, po, po + gr.g * hd, po + gr.g * hd + gr.g, s);
+    }
+  });
+  pool.parallel_for(n_groups, [&](int64_t b, int64_t e) {
+    for (int64_t gi = b; gi < e; ++gi) {
+      const AttnGroup& gr = groups[gi];
+      float* O = c.out + gr.t * c.ldo + static_cast<int64_t>(gr.h0) * hd;
+      const int64_t gh = static_cast<int64_t>(gr.g) * hd;
+      const float* p = partials + gr.first_item * pstride;
+      float M[kAttnMaxGroup], L[kAttnMaxGroup];
+      std::copy(p, p + gh, O);
+      std::copy(p + gh, p + gh + gr.g, M);
+      std::copy(p + gh + gr.g, p + gh + 2 * gr.g, L);
+      for (int sg = 1; sg < gr.nseg; ++sg) {
+        p += pstride;
+        attn_merge<V>(gr.g, hd, O, M, L, p, p + gh, p + gh + gr.g);
+      }
+      attn_finish<V>(gr.g, hd, O, L);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace vt::cpu

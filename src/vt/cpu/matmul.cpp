@@ -1,0 +1,181 @@
+// matmul / matmul_multi / get_rows: activation quantization into per-thread scratch,
+// splitting output rows over the thread pool, and dispatch to the per-ISA row kernels.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "vt/cpu/matmul_internal.h"
+
+namespace vt::cpu {
+
+namespace {
+
+using RowsFn = void (*)(const WeightView&, const ActView&, int64_t, int64_t, float*, int64_t);
+
+RowsFn rows_fn(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return matmul_rows_avx512;
+    case Isa::kAvx2:
+      return matmul_rows_avx2;
+    default:
+      return matmul_rows_scalar;
+  }
+}
+
+using QuantQ8_0Fn = void (*)(const float*, int64_t, int8_t*, float*, float*);
+using QuantQ8_KFn = void (*)(const float*, int64_t, int8_t*, float*, int16_t*);
+
+QuantQ8_0Fn quant_q8_0_fn(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return quantize_act_q8_0_avx512;
+    case Isa::kAvx2:
+      return quantize_act_q8_0_avx2;
+    default:
+      return quantize_act_q8_0;
+  }
+}
+
+QuantQ8_KFn quant_q8_k_fn(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return quantize_act_q8_k_avx512;
+    case Isa::kAvx2:
+      return quantize_act_q8_k_avx2;
+    default:
+      return quantize_act_q8_k;
+  }
+}
+
+// Grow-only scratch for one activation format, owned by the calling thread.
+struct ActScratch {
+  std::vector<int8_t> qs;
+  std::vector<float> d, s;
+  std::vector<int16_t> bsums;
+
+  template <class T>
+  static T* grow(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+  }
+};
+
+// Quantizes x into `fmt` (or views it as float). Tokens are spread over the pool when
+// there are enough of them to pay for the extra barrier.
+ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_tok, int64_t cols,
+                    ActScratch& sc, ThreadPool& pool) {
+  ActView a;
+  a.n_tok = n_tok;
+  a.cols = cols;
+  a.x = x;
+  a.ldx = ldx;
+  a.fmt = fmt;
+  if (fmt == DType::F32) return a;
+  const int64_t blk = fmt == DType::Q8_0 ? kQK : kQK_K;
+  const int64_t nb = cols / blk;
+  a.n_blocks = nb;
+  int8_t* qs = ActScratch::grow(sc.qs, static_cast<size_t>(n_tok * cols));
+  float* d = ActScratch::grow(sc.d, static_cast<size_t>(n_tok * nb));
+  float* s = nullptr;
+  int16_t* bsums = nullptr;
+  if (fmt == DType::Q8_0) {
+    s = ActScratch::grow(sc.s, static_cast<size_t>(n_tok * nb));
+  } else {
+    bsums = ActScratch::grow(sc.bsums, static_cast<size_t>(n_tok * nb * 16));
+  }
+  const QuantQ8_0Fn q8_0 = quant_q8_0_fn(isa);
+  const QuantQ8_KFn q8_k = quant_q8_k_fn(isa);
+  auto quant = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      if (fmt == DType::Q8_0)
+        q8_0(x + t * ldx, cols, qs + t * cols, d + t * nb, s + t * nb);
+      else
+        q8_k(x + t * ldx, cols, qs + t * cols, d + t * nb, bsums + t * nb * 16);
+    }
+  };
+  if (n_tok >= 4 && pool.size() > 1)
+    pool.parallel_for(n_tok, quant);
+  else
+    quant(0, n_tok);
+  a.qs = qs;
+  a.d = d;
+  a.s = s;
+  a.bsums = bsums;
+  return a;
+}
+
+thread_local ActScratch tl_q8_0;
+thread_local ActScratch tl_q8_k;
+
+// Output rows are handed out in units of this many, so each thread's range starts on a
+// row-tile boundary of every ISA's kernels.
+constexpr int64_t kRowUnit = 16;
+// Below this many multiply-adds the barrier costs more than a second thread saves.
+constexpr int64_t kMinParallelMacs = 1 << 16;
+
+}  // namespace
+
+void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x, int64_t ldx,
+                      int64_t n_tok, ThreadPool& pool) {
+  if (n_outs <= 0 || n_tok <= 0) return;
+  const int64_t cols = outs[0].w->cols;
+  // One quantization per activation format present among the outputs.
+  ActView acts[3];
+  bool need[3] = {false, false, false};
+  auto fmt_index = [](DType f) { return f == DType::F32 ? 0 : f == DType::Q8_0 ? 1 : 2; };
+  int64_t total_units = 0, macs = 0;
+  for (int i = 0; i < n_outs; ++i) {
+    need[fmt_index(act_format(outs[i].w->dtype))] = true;
+    total_units += (outs[i].w->rows + kRowUnit - 1) / kRowUnit;
+    macs += outs[i].w->rows * cols * n_tok;
+  }
+  if (need[0]) acts[0] = prepare_act(isa, DType::F32, x, ldx, n_tok, cols, tl_q8_0, pool);
+  if (need[1]) acts[1] = prepare_act(isa, DType::Q8_0, x, ldx, n_tok, cols, tl_q8_0, pool);
+  if (need[2]) acts[2] = prepare_act(isa, DType::Q8_K, x, ldx, n_tok, cols, tl_q8_k, pool);
+  const RowsFn fn = rows_fn(isa);
+
+  auto work = [&](int64_t u0, int64_t u1) {
+    int64_t base = 0;
+    for (int i = 0; i < n_outs && base < u1; ++i) {
+      const WeightView& w = *outs[i].w;
+      const int64_t units = (w.rows + kRowUnit - 1) / kRowUnit;
+      const int64_t a = std::max(u0, base), b = std::min(u1, base + units);
+      if (a < b) {
+        const int64_t r0 = (a - base) * kRowUnit, r1 = std::min(w.rows, (b - base) * kRowUnit);
+        fn(w, acts[fmt_index(act_format(w.dtype))], r0, r1, outs[i].y, outs[i].ldy);
+      }
+      base += units;
+    }
+  };
+  if (pool.size() == 1 || macs < kMinParallelMacs)
+    work(0, total_units);
+  else
+    pool.parallel_for(total_units, work);
+}
+
+void matmul_isa(Isa isa, const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y,
+                int64_t ldy, ThreadPool& pool) {
+  const MatmulOut out{&w, y, ldy};
+  matmul_multi_isa(isa, &out, 1, x, ldx, n_tok, pool);
+}
+
+void matmul(const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y, int64_t ldy,
+            ThreadPool& pool) {
+  matmul_isa(isa(), w, x, ldx, n_tok, y, ldy, pool);
+}
+
+void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tok,
+                  ThreadPool& pool) {
+  matmul_multi_isa(isa(), outs, n_outs, x, ldx, n_tok, pool);
+}
+
+void get_rows(const WeightView& w, const int32_t* ids, int64_t n, float* out, int64_t ld_out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const void* row =
+        static_cast<const uint8_t*>(w.data) + static_cast<size_t>(ids[i]) * w.row_stride;
+    dequantize_row(w.dtype, row, out + i * ld_out, w.cols);
+  }
+}
+
+}  // namespace vt::cpu

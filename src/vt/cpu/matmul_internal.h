@@ -1,0 +1,73 @@
+// Internals of the matrix-product kernels shared by matmul*.cpp, quant.cpp and the tests:
+// activation quantization formats, per-ISA entry points, and a way to force an ISA.
+//
+// Numerics contract (what makes results batch-invariant and identical across ISAs):
+// every (weight row, activation row) dot product is computed in a fixed set of lanes whose
+// assignment and reduction tree depend only on the row length:
+//   * float weights (F32/F16/BF16): 16 fp32 lanes; element i goes to lane i % 16, each lane
+//     accumulates with fma in index order, then lanes reduce as 16->8->4->2->1
+//     (v[l] + v[l + half]).
+//   * quantized weights: 8 int32 lanes per block (lane l = exact integer dot of bytes
+//     4l..4l+3), converted to fp32 and folded with fma(block_scale, lane, acc[l]) in block
+//     order; the same 8->4->2->1 tree at the end. Q8_0/Q4_0/Q4_1 keep two accumulator sets,
+//     even and odd blocks (so AVX-512 does two blocks per 512-bit op), added lane-wise before
+//     the tree. Q4_1's min term (sum of m_w * s_x over blocks) uses 16 lanes, block b in
+//     lane b % 16, reduced like the float weights; Q4_K's mins go to one scalar fma
+//     accumulator per super-block.
+// The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
+#pragma once
+
+#include <cstdint>
+
+#include "vt/cpu/isa.h"
+#include "vt/cpu/kernels.h"
+
+namespace vt::cpu {
+
+// Activations as the kernels read them. For float weights `x` is used as is; for quantized
+// weights the rows are quantized once per call into Q8_0 (32-element blocks, for
+// Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q6_K weights).
+struct ActView {
+  int64_t n_tok = 0;
+  int64_t cols = 0;
+  const float* x = nullptr;  // float activations, row t at x + t * ldx
+  int64_t ldx = 0;
+  DType fmt = DType::F32;          // F32, Q8_0 or Q8_K
+  const int8_t* qs = nullptr;      // token t: qs + t * cols
+  const float* d = nullptr;        // token t: d + t * n_blocks (block scales)
+  const float* s = nullptr;        // Q8_0 only: fp16-rounded d * sum(qs) per block (for Q4_1)
+  const int16_t* bsums = nullptr;  // Q8_K only: token t: bsums + t * n_blocks * 16
+  int64_t n_blocks = 0;
+};
+
+// Activation format a weight type is multiplied with.
+DType act_format(DType weight);
+
+// GGML's x86 activation quantizers: Q8_0 (d = amax / 127 stored as fp16, values
+// rint(x * 127 / amax)) with s = fp16(d * sum) as Q8_1 carries it, and Q8_K
+// (d = max / -127 in fp32, values rint(x * -127 / max) capped at 127, 16-element sums).
+void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+void quantize_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
+
+// The same quantizers vectorized (bit-identical results); the dispatcher picks by ISA.
+void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+void quantize_act_q8_k_avx2(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
+void quantize_act_q8_0_avx512(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+void quantize_act_q8_k_avx512(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
+
+// y rows [r0, r1) for every token of `a`. One per ISA; results are bit-identical.
+void matmul_rows_scalar(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                        int64_t ldy);
+void matmul_rows_avx2(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                      int64_t ldy);
+void matmul_rows_avx512(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                        int64_t ldy);
+
+// The public matmul / matmul_multi with the ISA given instead of detected (tests, benches).
+// `isa` must not exceed what the CPU supports.
+void matmul_isa(Isa isa, const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y,
+                int64_t ldy, ThreadPool& pool);
+void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x, int64_t ldx,
+                      int64_t n_tok, ThreadPool& pool);
+
+}  // namespace vt::cpu

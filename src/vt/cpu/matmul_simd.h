@@ -1,0 +1,552 @@
+// SIMD matmul kernels, written once with 256-bit intrinsics and compiled twice: by
+// matmul_avx512.cpp (VNNI dot products, more registers, bigger tiles) and by
+// matmul_avx2.cpp. Each includer defines VT_MM_NS (a namespace, so the two copies never
+// meet at link time), VT_MM_VNNI (0/1) and the tile sizes below.
+//
+// Every kernel computes a tile of R weight rows x TT tokens. Per (row, token) pair it runs
+// exactly the lane arithmetic of matmul_internal.h, whatever R and TT are, so tiles of any
+// shape, the scalar path and the other ISA give bit-identical results.
+//
+// No include guard on purpose: one inclusion per ISA translation unit.
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "vt/cpu/matmul_internal.h"
+
+#ifndef VT_MM_NS
+#error "define VT_MM_NS before including matmul_simd.h"
+#endif
+
+// GCC 12's AVX-512 headers build results on self-initialized "undefined" vectors, which
+// -Wuninitialized reports wherever the intrinsics are inlined; the values are never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Tile loops must be fully unrolled so accumulators live in registers, not on the stack.
+#ifndef VT_UNROLL
+#define VT_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+namespace vt::cpu::VT_MM_NS {
+namespace {
+
+// acc + per-lane sum of 4 unsigned x signed byte products (exact: operands are bounded so
+// the AVX2 16-bit intermediate never saturates).
+inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
+#if VT_MM_VNNI
+  return _mm256_dpbusd_epi32(acc, u, s);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+
+// acc + pairwise int16 products summed into int32 lanes.
+inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
+#if VT_MM_VNNI
+  return _mm256_dpwssd_epi32(acc, a, b);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
+inline float hsum8(__m256 v) {
+  const __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 b = _mm_add_ps(a, _mm_movehl_ps(a, a));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+
+inline int hsum_i32(__m256i v) {
+  __m128i a = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4e));
+  a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0xb1));
+  return _mm_cvtsi128_si32(a);
+}
+
+// Activation bytes one token chunk may occupy (half of a 1 MiB L2, the rest for weights).
+constexpr int64_t kL2Budget = 384 << 10;
+
+inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+inline const uint8_t* row_ptr(const WeightView& w, int64_t r) {
+  return static_cast<const uint8_t*>(w.data) + r * w.row_stride;
+}
+
+// ---- float weights: 16 lanes as two 8-lane halves ----
+
+template <DType T>
+inline void load16(const void* p, __m256& lo, __m256& hi) {
+  if constexpr (T == DType::F32) {
+    lo = _mm256_loadu_ps(static_cast<const float*>(p));
+    hi = _mm256_loadu_ps(static_cast<const float*>(p) + 8);
+  } else if constexpr (T == DType::F16) {
+    lo = _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+    hi = _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p) + 1));
+  } else {
+    const __m128i a = _mm_loadu_si128(static_cast<const __m128i*>(p));
+    const __m128i b = _mm_loadu_si128(static_cast<const __m128i*>(p) + 1);
+    lo = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(a), 16));
+    hi = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+  }
+}
+
+template <DType T>
+struct FloatKernel {
+  static constexpr int kElem = T == DType::F32 ? 4 : 2;
+
+  template <int R, int TT>
+  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
+                  int64_t ldy) {
+    const int64_t n = w.cols, nfull = n & ~int64_t{15};
+    const uint8_t* rows[R];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) rows[r] = row_ptr(w, r0 + r);
+    const float* xs[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
+    __m256 acc[R][TT][2];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
+    auto step = [&](const __m256* wl, const __m256* wh, const float* const* xp) {
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        const __m256 xl = _mm256_loadu_ps(xp[t]), xh = _mm256_loadu_ps(xp[t] + 8);
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          acc[r][t][0] = _mm256_fmadd_ps(wl[r], xl, acc[r][t][0]);
+          acc[r][t][1] = _mm256_fmadd_ps(wh[r], xh, acc[r][t][1]);
+        }
+      }
+    };
+    for (int64_t i = 0; i < nfull; i += 16) {
+      __m256 wl[R], wh[R];
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) load16<T>(rows[r] + i * kElem, wl[r], wh[r]);
+      const float* xp[TT];
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) xp[t] = xs[t] + i;
+      step(wl, wh, xp);
+    }
+    if (nfull < n) {
+      // Zero-padded copies: padded lanes compute fma(0, 0, acc), as the scalar path does.
+      const int64_t rem = n - nfull;
+      alignas(32) uint8_t wbuf[R][16 * 4];
+      alignas(32) float xbuf[TT][16];
+      __m256 wl[R], wh[R];
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        std::memset(wbuf[r], 0, sizeof(wbuf[r]));
+        std::memcpy(wbuf[r], rows[r] + nfull * kElem, static_cast<size_t>(rem * kElem));
+        load16<T>(wbuf[r], wl[r], wh[r]);
+      }
+      const float* xp[TT];
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        std::memset(xbuf[t], 0, sizeof(xbuf[t]));
+        std::memcpy(xbuf[t], xs[t] + nfull, static_cast<size_t>(rem) * sizeof(float));
+        xp[t] = xbuf[t];
+      }
+      step(wl, wh, xp);
+    }
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      y[(t0 + t) * ldy + r0 + r] = hsum8(_mm256_add_ps(acc[r][t][0], acc[r][t][1]));
+  }
+};
+
+// ---- Q8_0 / Q4_0 / Q4_1 weights x Q8_0 activations ----
+
+inline __m256i nibbles32(const uint8_t* qs) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i m = _mm_set1_epi8(0xF);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+}
+
+template <DType T>
+struct Q8Kernel {
+  using Block = std::conditional_t<T == DType::Q8_0, BlockQ8_0,
+                                   std::conditional_t<T == DType::Q4_0, BlockQ4_0, BlockQ4_1>>;
+
+  // Q4_1's sum over blocks of m_w * s_x: 16 lanes, block b in lane b % 16 (zero-padded
+  // tail), reduced by the 16-lane tree.
+  template <int R, int TT>
+  static void min_term(const Block* const* rows, const float* const* xs, int64_t nb,
+                       float (&macc)[R][TT]) {
+    __m256 lo[R][TT], hi[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < nb; c += 16) {
+      const int nc = static_cast<int>(std::min<int64_t>(16, nb - c));
+      __m256 mlo[R], mhi[R];
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        alignas(32) float m[16] = {};
+        for (int k = 0; k < nc; ++k) m[k] = h2f(rows[r][c + k].m);
+        mlo[r] = _mm256_load_ps(m);
+        mhi[r] = _mm256_load_ps(m + 8);
+      }
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        alignas(32) float sb[16] = {};
+        const float* sp = xs[t] + c;
+        if (nc < 16) {
+          std::memcpy(sb, sp, static_cast<size_t>(nc) * sizeof(float));
+          sp = sb;
+        }
+        const __m256 slo = _mm256_loadu_ps(sp), shi = _mm256_loadu_ps(sp + 8);
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          lo[r][t] = _mm256_fmadd_ps(mlo[r], slo, lo[r][t]);
+          hi[r][t] = _mm256_fmadd_ps(mhi[r], shi, hi[r][t]);
+        }
+      }
+    }
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) macc[r][t] = hsum8(_mm256_add_ps(lo[r][t], hi[r][t]));
+  }
+
+  template <int R, int TT>
+  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
+                  int64_t ldy) {
+    const int64_t nb = a.n_blocks;
+    const Block* rows[R];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const Block*>(row_ptr(w, r0 + r));
+    const int8_t* xq[TT];
+    const float* xd[TT];
+    const float* xs[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      xq[t] = a.qs + (t0 + t) * a.cols;
+      xd[t] = a.d + (t0 + t) * nb;
+      xs[t] = T == DType::Q4_1 ? a.s + (t0 + t) * nb : nullptr;
+    }
+    float macc[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) macc[r][t] = 0;
+    // One block into the 8-lane accumulators `acc` (the even or the odd set).
+    auto block_step = [&](int64_t b, __m256(&acc)[R][TT]) {
+      __m256i wu[R], wsg[R];
+      float dw[R];
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const Block& blk = rows[r][b];
+        dw[r] = h2f(blk.d);
+        if constexpr (T == DType::Q8_0) {
+          wsg[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
+          wu[r] = _mm256_abs_epi8(wsg[r]);
+        } else if constexpr (T == DType::Q4_0) {
+          wsg[r] = _mm256_sub_epi8(nibbles32(blk.qs), _mm256_set1_epi8(8));
+          wu[r] = _mm256_abs_epi8(wsg[r]);
+        } else {
+          wu[r] = nibbles32(blk.qs);
+        }
+      }
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kQK));
+        const float dx = xd[t][b];
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          const __m256i xsg = T == DType::Q4_1 ? x : _mm256_sign_epi8(x, wsg[r]);
+          const __m256i isum = dot_u8s8(_mm256_setzero_si256(), wu[r], xsg);
+          const float dd = dw[r] * dx;
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(isum), acc[r][t]);
+        }
+      }
+    };
+#if VT_MM_VNNI
+    // Two blocks per 512-bit step: lanes 0-7 are the even-block accumulators, 8-15 the odd.
+    __m512 acc[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) acc[r][t] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      __m512i wu[R];
+      __mmask64 neg[R];
+      __m512 dwv[R];
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const Block& b0 = rows[r][b];
+        const Block& b1 = rows[r][b + 1];
+        dwv[r] = _mm512_insertf32x8(_mm512_set1_ps(h2f(b0.d)), _mm256_set1_ps(h2f(b1.d)), 1);
+        if constexpr (T == DType::Q8_0) {
+          const __m512i v = _mm512_inserti64x4(
+              _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0.qs))),
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1.qs)), 1);
+          neg[r] = _mm512_movepi8_mask(v);
+          wu[r] = _mm512_abs_epi8(v);
+        } else {
+          const __m512i nib =
+              _mm512_inserti64x4(_mm512_castsi256_si512(nibbles32(b0.qs)), nibbles32(b1.qs), 1);
+          if constexpr (T == DType::Q4_0) {
+            const __m512i v = _mm512_sub_epi8(nib, _mm512_set1_epi8(8));
+            neg[r] = _mm512_movepi8_mask(v);
+            wu[r] = _mm512_abs_epi8(v);
+          } else {
+            wu[r] = nib;
+          }
+        }
+      }
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        const __m512i x = _mm512_loadu_si512(xq[t] + b * kQK);
+        const __m512 dxv =
+            _mm512_insertf32x8(_mm512_set1_ps(xd[t][b]), _mm256_set1_ps(xd[t][b + 1]), 1);
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          const __m512i xsg =
+              T == DType::Q4_1 ? x : _mm512_mask_sub_epi8(x, neg[r], _mm512_setzero_si512(), x);
+          const __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wu[r], xsg);
+          acc[r][t] =
+              _mm512_fmadd_ps(_mm512_mul_ps(dwv[r], dxv), _mm512_cvtepi32_ps(isum), acc[r][t]);
+        }
+      }
+    }
+    __m256 even[R][TT], odd[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      even[r][t] = _mm512_castps512_ps256(acc[r][t]);
+      odd[r][t] = _mm512_extractf32x8_ps(acc[r][t], 1);
+    }
+    if (b < nb) block_step(b, even);  // odd block count: the last block is even
+#else
+    __m256 even[R][TT], odd[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      block_step(b, even);
+      block_step(b + 1, odd);
+    }
+    if (b < nb) block_step(b, even);
+#endif
+    if constexpr (T == DType::Q4_1) min_term<R, TT>(rows, xs, nb, macc);
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      y[(t0 + t) * ldy + r0 + r] = hsum8(_mm256_add_ps(even[r][t], odd[r][t])) + macc[r][t];
+  }
+};
+
+// ---- Q4_K / Q6_K weights x Q8_K activations ----
+// Each row's super-block is unpacked once into bytes on the stack and reused by every
+// token of the tile.
+
+struct Q4KKernel {
+  template <int R, int TT>
+  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
+                  int64_t ldy) {
+    const int64_t nb = a.n_blocks;
+    const BlockQ4_K* rows[R];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const BlockQ4_K*>(row_ptr(w, r0 + r));
+    __m256 acc[R][TT];
+    float macc[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      acc[r][t] = _mm256_setzero_ps();
+      macc[r][t] = 0;
+    }
+    alignas(32) uint8_t wq[R][kQK_K];
+    int16_t sc[R][8];
+    __m256i mins16[R];
+    float dw[R], dmw[R];
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    for (int64_t b = 0; b < nb; ++b) {
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const BlockQ4_K& blk = rows[r][b];
+        dw[r] = h2f(blk.d);
+        dmw[r] = h2f(blk.dmin);
+        alignas(32) int16_t mm[16];
+        VT_UNROLL
+        for (int j = 0; j < 8; ++j) {
+          int s, m;
+          if (j < 4) {
+            s = blk.scales[j] & 63;
+            m = blk.scales[j + 4] & 63;
+          } else {
+            s = (blk.scales[j + 4] & 0xF) | ((blk.scales[j - 4] >> 6) << 4);
+            m = (blk.scales[j + 4] >> 4) | ((blk.scales[j] >> 6) << 4);
+          }
+          sc[r][j] = static_cast<int16_t>(s);
+          mm[2 * j] = mm[2 * j + 1] = static_cast<int16_t>(m);
+        }
+        mins16[r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(mm));
+        VT_UNROLL
+        for (int k = 0; k < 4; ++k) {
+          const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * k));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * k), _mm256_and_si256(q, m4));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * k + 32),
+                             _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+        }
+      }
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        const int8_t* x = a.qs + (t0 + t) * a.cols + b * kQK_K;
+        const float dx = a.d[(t0 + t) * nb + b];
+        const __m256i bs = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(a.bsums + ((t0 + t) * nb + b) * 16));
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          __m256i lanes = _mm256_setzero_si256();
+          VT_UNROLL
+          for (int j = 0; j < 8; ++j) {
+            const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[r] + 32 * j));
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j));
+            lanes = madd_acc(lanes, _mm256_maddubs_epi16(wv, xv), _mm256_set1_epi16(sc[r][j]));
+          }
+          const int summ = hsum_i32(_mm256_madd_epi16(bs, mins16[r]));
+          const float d = dw[r] * dx, dm = dmw[r] * dx;
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[r][t]);
+          macc[r][t] = std::fma(dm, static_cast<float>(summ), macc[r][t]);
+        }
+      }
+    }
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) y[(t0 + t) * ldy + r0 + r] = hsum8(acc[r][t]) - macc[r][t];
+  }
+};
+
+struct Q6KKernel {
+  template <int R, int TT>
+  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
+                  int64_t ldy) {
+    const int64_t nb = a.n_blocks;
+    const BlockQ6_K* rows[R];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const BlockQ6_K*>(row_ptr(w, r0 + r));
+    __m256 acc[R][TT];
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) acc[r][t] = _mm256_setzero_ps();
+    alignas(32) uint8_t wq[R][kQK_K];
+    __m256i scv[R][8];
+    __m256i sc16[R];
+    float dw[R];
+    const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
+    for (int64_t b = 0; b < nb; ++b) {
+      VT_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const BlockQ6_K& blk = rows[r][b];
+        dw[r] = h2f(blk.d);
+        VT_UNROLL
+        for (int c = 0; c < 8; ++c)
+          scv[r][c] = _mm256_set_m128i(_mm_set1_epi16(blk.scales[2 * c + 1]),
+                                       _mm_set1_epi16(blk.scales[2 * c]));
+        sc16[r] =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales)));
+        VT_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql + 64 * h));
+          const __m256i l1 =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql + 64 * h + 32));
+          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh + 32 * h));
+          const __m256i q0 = _mm256_or_si256(_mm256_and_si256(l0, m4),
+                                             _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+          const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                             _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+          const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                             _mm256_and_si256(qh, m30));
+          const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                             _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+          uint8_t* dst = wq[r] + 128 * h;
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst), q0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32), q1);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64), q2);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 96), q3);
+        }
+      }
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) {
+        const int8_t* x = a.qs + (t0 + t) * a.cols + b * kQK_K;
+        const float dx = a.d[(t0 + t) * nb + b];
+        const __m256i bs = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(a.bsums + ((t0 + t) * nb + b) * 16));
+        VT_UNROLL
+        for (int r = 0; r < R; ++r) {
+          __m256i lanes = _mm256_setzero_si256();
+          VT_UNROLL
+          for (int c = 0; c < 8; ++c) {
+            const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[r] + 32 * c));
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * c));
+            lanes = madd_acc(lanes, _mm256_maddubs_epi16(wv, xv), scv[r][c]);
+          }
+          const int off = 32 * hsum_i32(_mm256_madd_epi16(bs, sc16[r]));
+          lanes = _mm256_sub_epi32(lanes, _mm256_setr_epi32(off, 0, 0, 0, 0, 0, 0, 0));
+          const float d = dw[r] * dx;
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[r][t]);
+        }
+      }
+    }
+    VT_UNROLL
+    for (int r = 0; r < R; ++r) VT_UNROLL
+    for (int t = 0; t < TT; ++t) y[(t0 + t) * ldy + r0 + r] = hsum8(acc[r][t]);
+  }
+};
+
+// Token chunks sized to stay in L2; within a chunk, row tiles of RMAX (then single rows),
+// and for each, token tiles of TMAX (then single tokens): the weight tile stays in L1
+// while every token of the chunk streams past it.
+template <class K, int RMAX, int TMAX>
+void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+               int64_t ldy) {
+  const int64_t tok_bytes = a.fmt == DType::F32 ? a.cols * 4 : a.cols;
+  const int64_t chunk = std::max<int64_t>(TMAX, (kL2Budget / tok_bytes) / TMAX * TMAX);
+  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
+    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
+    auto tokens = [&]<int R>(int64_t r) {
+      int64_t t = c0;
+      for (; t + TMAX <= c1; t += TMAX) K::template run<R, TMAX>(w, a, r, t, y, ldy);
+      for (; t < c1; ++t) K::template run<R, 1>(w, a, r, t, y, ldy);
+    };
+    int64_t r = r0;
+    for (; r + RMAX <= r1; r += RMAX) tokens.template operator()<RMAX>(r);
+    for (; r < r1; ++r) tokens.template operator()<1>(r);
+  }
+}
+
+}  // namespace
+
+void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                 int64_t ldy) {
+  switch (w.dtype) {
+    case DType::F32:
+      return rows_loop<FloatKernel<DType::F32>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
+    case DType::F16:
+      return rows_loop<FloatKernel<DType::F16>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
+    case DType::BF16:
+      return rows_loop<FloatKernel<DType::BF16>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
+    case DType::Q8_0:
+      return rows_loop<Q8Kernel<DType::Q8_0>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+    case DType::Q4_0:
+      return rows_loop<Q8Kernel<DType::Q4_0>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+    case DType::Q4_1:
+      return rows_loop<Q8Kernel<DType::Q4_1>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+    case DType::Q4_K:
+      return rows_loop<Q4KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+    case DType::Q6_K:
+      return rows_loop<Q6KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+    default:
+      return;
+  }
+}
+
+}  // namespace vt::cpu::VT_MM_NS
+
+#pragma GCC diagnostic pop

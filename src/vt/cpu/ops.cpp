@@ -1,0 +1,90 @@
+// Elementwise / normalization / RoPE: the scalar instantiation and the public entry
+// points of kernels.h, which dispatch on isa() once per call.
+#include "vt/cpu/ops.h"
+
+#include "vt/cpu/ops_kernels.h"
+
+namespace vt::cpu {
+
+namespace scalar_impl {
+void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+              float* y, int64_t ldy) {
+  rms_norm_impl<VecScalar>(x, ldx, w, n_rows, dim, eps, y, ldy);
+}
+void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
+              int64_t dim, float* out, int64_t ld_out) {
+  silu_mul_impl<VecScalar>(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecScalar>(y, x, n); }
+void softmax(float* x, int64_t n) { softmax_impl<VecScalar>(x, n); }
+void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
+          const float* inv_freq, RopeStyle style) {
+  rope_impl<VecScalar>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
+}
+}  // namespace scalar_impl
+
+int available_isas(Isa* out) {
+  int n = 0;
+  out[n++] = Isa::kScalar;
+  if (isa() == Isa::kAvx2 || isa() == Isa::kAvx512) out[n++] = Isa::kAvx2;
+  if (isa() == Isa::kAvx512) out[n++] = Isa::kAvx512;
+  return n;
+}
+
+#define VT_DISPATCH(isa_value, call) \
+  switch (isa_value) {               \
+    case Isa::kAvx512:               \
+      avx512_impl::call;             \
+      break;                         \
+    case Isa::kAvx2:                 \
+      avx2_impl::call;               \
+      break;                         \
+    default:                         \
+      scalar_impl::call;             \
+      break;                         \
+  }
+
+void rms_norm_isa(Isa i, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
+                  float eps, float* y, int64_t ldy) {
+  VT_DISPATCH(i, rms_norm(x, ldx, w, n_rows, dim, eps, y, ldy));
+}
+void silu_mul_isa(Isa i, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                  int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  VT_DISPATCH(i, silu_mul(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out));
+}
+void add_inplace_isa(Isa i, float* y, const float* x, int64_t n) {
+  VT_DISPATCH(i, add_inplace(y, x, n));
+}
+void softmax_isa(Isa i, float* x, int64_t n) { VT_DISPATCH(i, softmax(x, n)); }
+void rope_isa(Isa i, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
+              const int32_t* positions, const float* inv_freq, RopeStyle style) {
+  VT_DISPATCH(i, rope(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style));
+}
+void paged_attention_isa(Isa i, const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
+                         const AttnBatch& batch, float scale, float* out, int64_t ldo,
+                         ThreadPool& pool) {
+  VT_DISPATCH(i, paged_attention(q, ldq, n_heads, cache, batch, scale, out, ldo, pool));
+}
+#undef VT_DISPATCH
+
+void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+              float* y, int64_t ldy) {
+  rms_norm_isa(isa(), x, ldx, w, n_rows, dim, eps, y, ldy);
+}
+void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
+              int64_t dim, float* out, int64_t ld_out) {
+  silu_mul_isa(isa(), gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void add_inplace(float* y, const float* x, int64_t n) { add_inplace_isa(isa(), y, x, n); }
+void softmax(float* x, int64_t n) { softmax_isa(isa(), x, n); }
+void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
+          const float* inv_freq, RopeStyle style) {
+  rope_isa(isa(), x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
+}
+void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
+                     const AttnBatch& batch, float scale, float* out, int64_t ldo,
+                     ThreadPool& pool) {
+  paged_attention_isa(isa(), q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
+}
+
+}  // namespace vt::cpu

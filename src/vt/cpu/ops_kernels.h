@@ -1,0 +1,210 @@
+// Elementwise, normalization, softmax and RoPE kernel bodies, written once against the
+// vector traits of ops_simd.h and instantiated per ISA (ops.cpp, ops_avx2.cpp,
+// ops_avx512.cpp). Tails go through masked loads so a row is computed by one code path.
+//
+// Every row is reduced in an order fixed by its length alone, so results never depend on
+// the batch a row arrives in.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+#include "vt/cpu/ops_simd.h"
+
+namespace vt::cpu {
+namespace {
+
+template <class V>
+void rms_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
+                   float eps, float* y, int64_t ldy) {
+  constexpr int W = V::kW;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* xr = x + r * ldx;
+    float* yr = y + r * ldy;
+    typename V::R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+    int64_t i = 0;
+    for (; i + 4 * W <= dim; i += 4 * W) {
+      typename V::R v0 = V::load(xr + i), v1 = V::load(xr + i + W);
+      typename V::R v2 = V::load(xr + i + 2 * W), v3 = V::load(xr + i + 3 * W);
+      a0 = V::fma(v0, v0, a0);
+      a1 = V::fma(v1, v1, a1);
+      a2 = V::fma(v2, v2, a2);
+      a3 = V::fma(v3, v3, a3);
+    }
+    for (; i + W <= dim; i += W) {
+      typename V::R v = V::load(xr + i);
+      a0 = V::fma(v, v, a0);
+    }
+    if (i < dim) {
+      typename V::R v = V::load_partial(xr + i, static_cast<int>(dim - i), 0.f);
+      a1 = V::fma(v, v, a1);
+    }
+    float ss = V::reduce_add(V::add(V::add(a0, a1), V::add(a2, a3)));
+    // HF: x * rsqrt(mean(x^2) + eps), then weight * that (two roundings, kept).
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
+    const typename V::R vinv = V::set1(inv);
+    for (i = 0; i + W <= dim; i += W)
+      V::store(yr + i, V::mul(V::load(w + i), V::mul(V::load(xr + i), vinv)));
+    if (i < dim) {
+      int n = static_cast<int>(dim - i);
+      V::store_partial(
+          yr + i,
+          V::mul(V::load_partial(w + i, n, 0.f), V::mul(V::load_partial(xr + i, n, 0.f), vinv)), n);
+    }
+  }
+}
+
+template <class V>
+inline typename V::R silu_mul_vec(typename V::R g, typename V::R u) {
+  typename V::R one = V::set1(1.f);
+  typename V::R e = V::exp(V::sub(V::zero(), g));
+  return V::mul(V::div(g, V::add(one, e)), u);
+}
+
+template <class V>
+void silu_mul_impl(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  constexpr int W = V::kW;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const float* g = gate + t * ld_gate;
+    const float* u = up + t * ld_up;
+    float* o = out + t * ld_out;
+    int64_t i = 0;
+    for (; i + W <= dim; i += W) V::store(o + i, silu_mul_vec<V>(V::load(g + i), V::load(u + i)));
+    if (i < dim) {
+      int n = static_cast<int>(dim - i);
+      V::store_partial(
+          o + i, silu_mul_vec<V>(V::load_partial(g + i, n, 0.f), V::load_partial(u + i, n, 0.f)),
+          n);
+    }
+  }
+}
+
+template <class V>
+void add_inplace_impl(float* y, const float* x, int64_t n) {
+  constexpr int W = V::kW;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(y + i, V::add(V::load(y + i), V::load(x + i)));
+  if (i < n) {
+    int r = static_cast<int>(n - i);
+    V::store_partial(y + i, V::add(V::load_partial(y + i, r, 0.f), V::load_partial(x + i, r, 0.f)),
+                     r);
+  }
+}
+
+template <class V>
+void softmax_impl(float* x, int64_t n) {
+  constexpr int W = V::kW;
+  if (n <= 0) return;
+  typename V::R m = V::set1(-INFINITY);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) m = V::max(m, V::load(x + i));
+  if (i < n) m = V::max(m, V::load_partial(x + i, static_cast<int>(n - i), -INFINITY));
+  const typename V::R vmax = V::set1(V::reduce_max(m));
+  typename V::R s = V::zero();
+  for (i = 0; i + W <= n; i += W) {
+    typename V::R e = V::exp(V::sub(V::load(x + i), vmax));
+    V::store(x + i, e);
+    s = V::add(s, e);
+  }
+  if (i < n) {
+    int r = static_cast<int>(n - i);
+    typename V::R e = V::exp(V::sub(V::load_partial(x + i, r, 0.f), vmax));
+    V::store_partial(x + i, e, r);
+    s = V::add(s, V::load_partial(x + i, r, 0.f));
+  }
+  const typename V::R vsum = V::set1(V::reduce_add(s));
+  for (i = 0; i + W <= n; i += W) V::store(x + i, V::div(V::load(x + i), vsum));
+  if (i < n) {
+    int r = static_cast<int>(n - i);
+    V::store_partial(x + i, V::div(V::load_partial(x + i, r, 1.f), vsum), r);
+  }
+}
+
+// cos/sin of float(pos) * inv_freq[i] in float, as HF builds its rotary tables. libm's
+// float cos/sin are within an ulp for the large angles long contexts produce, which a
+// short polynomial is not; the table is shared by every head of the token.
+inline void rope_tables(int32_t pos, const float* inv_freq, int half, float* c, float* s) {
+  const float p = static_cast<float>(pos);
+  for (int i = 0; i < half; ++i) {
+    const float a = p * inv_freq[i];
+    c[i] = std::cos(a);
+    s[i] = std::sin(a);
+  }
+}
+
+template <class V>
+void rope_impl(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
+               const int32_t* positions, const float* inv_freq, RopeStyle style) {
+  constexpr int W = V::kW;
+  const int half = head_dim / 2;
+  thread_local std::vector<float> tab;
+  if (tab.size() < static_cast<size_t>(6 * half)) tab.resize(6 * half);
+  float* c = tab.data();
+  float* s = c + half;
+  float* ci = s + half;       // interleaved layout: c0 c0 c1 c1 ...
+  float* si = ci + head_dim;  // -s0 s0 -s1 s1 ...
+  for (int64_t t = 0; t < n_tok; ++t) {
+    rope_tables(positions[t], inv_freq, half, c, s);
+    float* xt = x + t * ld;
+    if (style == RopeStyle::kNeox) {
+      for (int h = 0; h < n_heads; ++h) {
+        float* x1 = xt + static_cast<int64_t>(h) * head_dim;
+        float* x2 = x1 + half;
+        int i = 0;
+        // HF: q * cos + rotate_half(q) * sin, rotate_half = cat(-x2, x1).
+        for (; i + W <= half; i += W) {
+          typename V::R a = V::load(x1 + i), b = V::load(x2 + i);
+          typename V::R cv = V::load(c + i), sv = V::load(s + i);
+          V::store(x1 + i, V::sub(V::mul(a, cv), V::mul(b, sv)));
+          V::store(x2 + i, V::add(V::mul(b, cv), V::mul(a, sv)));
+        }
+        if (i < half) {
+          int n = half - i;
+          typename V::R a = V::load_partial(x1 + i, n, 0.f), b = V::load_partial(x2 + i, n, 0.f);
+          typename V::R cv = V::load_partial(c + i, n, 0.f), sv = V::load_partial(s + i, n, 0.f);
+          V::store_partial(x1 + i, V::sub(V::mul(a, cv), V::mul(b, sv)), n);
+          V::store_partial(x2 + i, V::add(V::mul(b, cv), V::mul(a, sv)), n);
+        }
+      }
+    } else if constexpr (W == 1) {
+      for (int h = 0; h < n_heads; ++h) {
+        float* xh = xt + static_cast<int64_t>(h) * head_dim;
+        for (int i = 0; i < half; ++i) {
+          const float a = xh[2 * i], b = xh[2 * i + 1];
+          xh[2 * i] = a * c[i] - b * s[i];
+          xh[2 * i + 1] = b * c[i] + a * s[i];
+        }
+      }
+    } else {
+      for (int i = 0; i < half; ++i) {
+        ci[2 * i] = ci[2 * i + 1] = c[i];
+        si[2 * i] = -s[i];
+        si[2 * i + 1] = s[i];
+      }
+      for (int h = 0; h < n_heads; ++h) {
+        float* xh = xt + static_cast<int64_t>(h) * head_dim;
+        int i = 0;
+        // Pair (a, b) -> (a c - b s, b c + a s): x * c + swap(x) * (-s, s).
+        for (; i + W <= head_dim; i += W) {
+          typename V::R v = V::load(xh + i);
+          V::store(xh + i,
+                   V::add(V::mul(v, V::load(ci + i)), V::mul(V::swap_pairs(v), V::load(si + i))));
+        }
+        if (i < head_dim) {
+          int n = head_dim - i;
+          typename V::R v = V::load_partial(xh + i, n, 0.f);
+          V::store_partial(xh + i,
+                           V::add(V::mul(v, V::load_partial(ci + i, n, 0.f)),
+                                  V::mul(V::swap_pairs(v), V::load_partial(si + i, n, 0.f))),
+                           n);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vt::cpu

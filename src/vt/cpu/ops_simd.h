@@ -1,0 +1,169 @@
+// SIMD vector traits the elementwise and attention kernel templates are written against:
+// one algorithm, instantiated for scalar, AVX2 and AVX-512 in the TU compiled for that ISA.
+//
+// Everything here has internal linkage on purpose: the same template instantiated in two
+// TUs compiled with different -m flags must never be merged by the linker (an AVX-512 copy
+// could otherwise end up behind the scalar entry point).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+
+// GCC 12 reports the self-initialized placeholder inside _mm512_undefined_*() as
+// uninitialized wherever an AVX-512 intrinsic using it is inlined (GCC PR 105593). The
+// pragma has to stay active at the inlining site, so it is not popped; only kernel TUs
+// include this header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace vt::cpu {
+namespace {
+
+// exp(x) for float lanes: range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6
+// polynomial for e^r (Cephes expf coefficients, ~1 ulp). Inputs are clamped so 2^n stays a
+// normal float; values below the clamp come out ~1e-38 instead of 0, which no consumer here
+// can tell apart.
+constexpr float kExpHi = 88.3762626647949f;
+constexpr float kExpLo = -87.3365478515625f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kExpP0 = 1.9875691500e-4f;
+constexpr float kExpP1 = 1.3981999507e-3f;
+constexpr float kExpP2 = 8.3334519073e-3f;
+constexpr float kExpP3 = 4.1665795894e-2f;
+constexpr float kExpP4 = 1.6666665459e-1f;
+constexpr float kExpP5 = 5.0000001201e-1f;
+
+struct VecScalar {
+  using R = float;
+  static constexpr int kW = 1;
+  static R load(const float* p) { return *p; }
+  static R load_partial(const float* p, int n, float fill) { return n > 0 ? *p : fill; }
+  static void store(float* p, R v) { *p = v; }
+  static void store_partial(float* p, R v, int n) {
+    if (n > 0) *p = v;
+  }
+  static R set1(float x) { return x; }
+  static R zero() { return 0.f; }
+  static R add(R a, R b) { return a + b; }
+  static R sub(R a, R b) { return a - b; }
+  static R mul(R a, R b) { return a * b; }
+  static R div(R a, R b) { return a / b; }
+  static R fma(R a, R b, R c) { return a * b + c; }
+  static R max(R a, R b) { return a > b ? a : b; }
+  static float reduce_add(R a) { return a; }
+  static float reduce_max(R a) { return a; }
+  static R exp(R x) { return std::exp(x); }
+};
+
+#if defined(__AVX2__) && defined(__FMA__)
+struct VecAvx2 {
+  using R = __m256;
+  static constexpr int kW = 8;
+  static __m256i mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static R load_partial(const float* p, int n, float fill) {
+    __m256i m = mask(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
+  static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  static void store_partial(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+  static R set1(float x) { return _mm256_set1_ps(x); }
+  static R zero() { return _mm256_setzero_ps(); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+  static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  static R div(R a, R b) { return _mm256_div_ps(a, b); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R max(R a, R b) { return _mm256_max_ps(a, b); }
+  static float reduce_add(R a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float reduce_max(R a) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static R exp(R x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, set1(kExpLo)), set1(kExpHi));
+    R n = _mm256_round_ps(_mm256_mul_ps(x, set1(kLog2e)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm256_fnmadd_ps(n, set1(kLn2Hi), x);
+    r = _mm256_fnmadd_ps(n, set1(kLn2Lo), r);
+    R p = set1(kExpP0);
+    p = fma(p, r, set1(kExpP1));
+    p = fma(p, r, set1(kExpP2));
+    p = fma(p, r, set1(kExpP3));
+    p = fma(p, r, set1(kExpP4));
+    p = fma(p, r, set1(kExpP5));
+    p = fma(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, set1(1.f)));
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  }
+  static R swap_pairs(R a) { return _mm256_permute_ps(a, 0xB1); }
+};
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+struct VecAvx512 {
+  using R = __m512;
+  static constexpr int kW = 16;
+  static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static R load(const float* p) { return _mm512_loadu_ps(p); }
+  static R load_partial(const float* p, int n, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), mask(n), p);
+  }
+  static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
+  static void store_partial(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
+  static R set1(float x) { return _mm512_set1_ps(x); }
+  static R zero() { return _mm512_setzero_ps(); }
+  static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
+  static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  static R div(R a, R b) { return _mm512_div_ps(a, b); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static R max(R a, R b) { return _mm512_max_ps(a, b); }
+  // Explicit halving tree so the order is ours, not the compiler's.
+  static float reduce_add(R a) {
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float reduce_max(R a) { return _mm512_reduce_max_ps(a); }
+  static R exp(R x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, set1(kExpLo)), set1(kExpHi));
+    R n = _mm512_roundscale_ps(_mm512_mul_ps(x, set1(kLog2e)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm512_fnmadd_ps(n, set1(kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, set1(kLn2Lo), r);
+    R p = set1(kExpP0);
+    p = fma(p, r, set1(kExpP1));
+    p = fma(p, r, set1(kExpP2));
+    p = fma(p, r, set1(kExpP3));
+    p = fma(p, r, set1(kExpP4));
+    p = fma(p, r, set1(kExpP5));
+    p = fma(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, set1(1.f)));
+    __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+  }
+  static R swap_pairs(R a) { return _mm512_permute_ps(a, 0xB1); }
+};
+#endif
+
+}  // namespace
+}  // namespace vt::cpu

@@ -1,0 +1,255 @@
+// matmul / matmul_multi / get_rows for every weight type and every ISA the CPU has,
+// against a scalar reference (dequantize, then a double-precision dot), plus the
+// batch-invariance contract: a row's result is bit-identical whatever the batch size,
+// its position in the batch, the thread count, the tile it fell in, or the ISA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+#include "vt/cpu/matmul_internal.h"
+
+namespace vt::cpu {
+namespace {
+
+// Every path the hardware can run, whatever VT_ISA selected for the process.
+std::vector<Isa> isas() {
+  std::vector<Isa> v{Isa::kScalar};
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) v.push_back(Isa::kAvx2);
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vnni"))
+    v.push_back(Isa::kAvx512);
+  return v;
+}
+
+const char* isa_name(Isa i) {
+  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
+}
+
+std::vector<float> randn(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+// A weight matrix quantized from Gaussian data, rows padded by `pad` bytes.
+struct Weight {
+  std::vector<uint8_t> bytes;
+  WeightView view;
+  Weight(DType t, int64_t rows, int64_t cols, uint32_t seed, size_t pad = 0) {
+    const size_t rb = row_bytes(t, cols) + pad;
+    bytes.assign(rb * rows, 0xEE);
+    const auto f = randn(rows * cols, seed, 0.5f);
+    for (int64_t r = 0; r < rows; ++r)
+      quantize_row(t, f.data() + r * cols, bytes.data() + r * rb, cols);
+    view = WeightView{t, rows, cols, bytes.data(), rb};
+  }
+  std::vector<float> row(int64_t r) const {
+    std::vector<float> out(view.cols);
+    dequantize_row(view.dtype, bytes.data() + r * view.row_stride, out.data(), view.cols);
+    return out;
+  }
+};
+
+int64_t block_of(DType t) { return dtype_info(t).block_elems; }
+
+// Reference for one token: double-precision dot of the dequantized weight row with the
+// activation as the kernel sees it (quantized to q8_0 / q8_K for quantized weights; for
+// Q4_1 the block-sum term uses the fp16-rounded s like GGML's q8_1).
+std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) {
+  const WeightView& v = w.view;
+  const DType fmt = act_format(v.dtype);
+  std::vector<float> xa(x, x + v.cols);
+  std::vector<int8_t> qs(v.cols);
+  std::vector<float> d(v.cols), s(v.cols);
+  std::vector<int16_t> bs(v.cols);
+  if (fmt == DType::Q8_0) {
+    quantize_act_q8_0(x, v.cols, qs.data(), d.data(), s.data());
+    for (int64_t i = 0; i < v.cols; ++i) xa[i] = d[i / 32] * qs[i];
+  } else if (fmt == DType::Q8_K) {
+    quantize_act_q8_k(x, v.cols, qs.data(), d.data(), bs.data());
+    for (int64_t i = 0; i < v.cols; ++i) xa[i] = d[i / 256] * qs[i];
+  }
+  std::vector<double> y(v.rows);
+  *abs_sum = 0;
+  for (int64_t r = 0; r < v.rows; ++r) {
+    double acc = 0, as = 0;
+    if (v.dtype == DType::Q4_1) {
+      const auto* blk = reinterpret_cast<const BlockQ4_1*>(w.bytes.data() + r * v.row_stride);
+      for (int64_t b = 0; b < v.cols / 32; ++b) {
+        int64_t isum = 0;
+        for (int j = 0; j < 16; ++j) {
+          isum += (blk[b].qs[j] & 0xF) * qs[b * 32 + j] + (blk[b].qs[j] >> 4) * qs[b * 32 + j + 16];
+        }
+        const double dw = fp16_to_fp32(blk[b].d), mw = fp16_to_fp32(blk[b].m);
+        acc += dw * d[b] * double(isum) + mw * double(s[b]);
+        as += std::fabs(dw * d[b] * double(isum)) + std::fabs(mw * s[b]);
+      }
+    } else {
+      const auto wr = w.row(r);
+      for (int64_t c = 0; c < v.cols; ++c) {
+        acc += double(wr[c]) * xa[c];
+        as += std::fabs(double(wr[c]) * xa[c]);
+      }
+    }
+    y[r] = acc;
+    *abs_sum = std::max(*abs_sum, as);
+  }
+  return y;
+}
+
+const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                        DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K};
+
+std::vector<int64_t> col_cases(DType t) {
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return {16, 37, 100, 263};
+  if (block_of(t) == 32) return {32, 96, 288, 640};
+  return {256, 768};
+}
+
+TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
+  ThreadPool pool(2);
+  const int64_t row_cases[] = {1, 5, 17, 37};
+  const int64_t tok_cases[] = {1, 3, 8, 37};
+  for (DType t : kTypes) {
+    for (int64_t cols : col_cases(t)) {
+      for (int64_t rows : row_cases) {
+        const Weight w(t, rows, cols, static_cast<uint32_t>(rows * 131 + cols));
+        for (int64_t n_tok : tok_cases) {
+          const int64_t ldx = cols + 3, ldy = rows + 2;
+          const auto x = randn(n_tok * ldx, static_cast<uint32_t>(n_tok + cols));
+          std::vector<std::vector<double>> ref(n_tok);
+          std::vector<double> tol(n_tok);
+          for (int64_t k = 0; k < n_tok; ++k) {
+            double abs_sum;
+            ref[k] = reference(w, x.data() + k * ldx, &abs_sum);
+            tol[k] = 1e-6 * abs_sum * std::sqrt(double(cols)) + 1e-6;
+          }
+          std::vector<float> first;
+          for (Isa i : isas()) {
+            SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
+                         " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                         " n_tok=" + std::to_string(n_tok));
+            std::vector<float> y(n_tok * ldy, -7.0f);
+            matmul_isa(i, w.view, x.data(), ldx, n_tok, y.data(), ldy, pool);
+            for (int64_t k = 0; k < n_tok; ++k) {
+              for (int64_t r = 0; r < rows; ++r)
+                ASSERT_NEAR(y[k * ldy + r], ref[k][r], tol[k]) << "tok " << k << " row " << r;
+              for (int64_t r = rows; r < ldy; ++r) ASSERT_EQ(y[k * ldy + r], -7.0f);
+            }
+            // The lane structure is the same on every ISA: results agree bit for bit.
+            if (first.empty())
+              first = y;
+            else
+              ASSERT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float)));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The activation quantization must not be a self-consistent mistake: compare against the
+// unquantized input too, with the error bound of 8-bit activations.
+TEST(Matmul, CloseToUnquantizedProduct) {
+  ThreadPool pool(1);
+  for (DType t : kTypes) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const int64_t rows = 8, cols = 512;
+    const Weight w(t, rows, cols, 99);
+    const auto x = randn(cols, 5);
+    std::vector<float> y(rows);
+    matmul(w.view, x.data(), cols, 1, y.data(), rows, pool);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto wr = w.row(r);
+      double acc = 0, as = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        acc += double(wr[c]) * x[c];
+        as += std::fabs(double(wr[c]) * x[c]);
+      }
+      const bool is_float = act_format(t) == DType::F32;
+      EXPECT_NEAR(y[r], acc, (is_float ? 1e-5 : 2e-2) * as) << "row " << r;
+    }
+  }
+}
+
+TEST(Matmul, BatchInvariantAcrossBatchSizeThreadsAndIsa) {
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  const int64_t rows = 45, n_tok = 37;
+  for (DType t : kTypes) {
+    const int64_t cols = block_of(t) == 256 ? 512 : block_of(t) == 32 ? 160 : 150;
+    const Weight w(t, rows, cols, 3);
+    const auto x = randn(n_tok * cols, 4);
+    for (Isa i : isas()) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i));
+      std::vector<float> batch(n_tok * rows), batch2(n_tok * rows);
+      matmul_isa(i, w.view, x.data(), cols, n_tok, batch.data(), rows, pool1);
+      matmul_isa(i, w.view, x.data(), cols, n_tok, batch2.data(), rows, pool2);
+      ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
+      matmul_isa(i, w.view, x.data(), cols, n_tok, batch2.data(), rows, pool3);
+      ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
+      for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{17}, n_tok - 1}) {
+        std::vector<float> one(rows);
+        matmul_isa(i, w.view, x.data() + k * cols, cols, 1, one.data(), rows, pool2);
+        ASSERT_EQ(0, std::memcmp(one.data(), batch.data() + k * rows, rows * sizeof(float)))
+            << "token " << k;
+        // A sub-range of rows (another tile split) gives the same values too.
+        WeightView sub = w.view;
+        sub.rows = 7;
+        sub.data = w.bytes.data() + 3 * w.view.row_stride;
+        std::vector<float> part(7);
+        matmul_isa(i, sub, x.data() + k * cols, cols, 1, part.data(), 7, pool1);
+        ASSERT_EQ(0, std::memcmp(part.data(), batch.data() + k * rows + 3, 7 * sizeof(float)));
+      }
+    }
+  }
+}
+
+TEST(Matmul, MultiMatchesSeparateCalls) {
+  ThreadPool pool(2);
+  const int64_t cols = 512, n_tok = 6;
+  const Weight a(DType::Q4_1, 40, cols, 1), b(DType::Q4_K, 24, cols, 2), c(DType::F32, 9, cols, 3),
+      d(DType::Q8_0, 33, cols, 4, /*pad=*/6);
+  const auto x = randn(n_tok * cols, 8);
+  const Weight* ws[] = {&a, &b, &c, &d};
+  std::vector<std::vector<float>> sep(4), multi(4);
+  std::vector<MatmulOut> outs;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t rows = ws[i]->view.rows;
+    sep[i].resize(n_tok * rows);
+    multi[i].resize(n_tok * rows);
+    matmul(ws[i]->view, x.data(), cols, n_tok, sep[i].data(), rows, pool);
+    outs.push_back({&ws[i]->view, multi[i].data(), rows});
+  }
+  matmul_multi(outs.data(), 4, x.data(), cols, n_tok, pool);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(0, std::memcmp(sep[i].data(), multi[i].data(), sep[i].size() * sizeof(float))) << i;
+}
+
+TEST(Matmul, GetRowsEqualsDequantize) {
+  const int32_t ids[] = {4, 0, 11, 4};
+  for (DType t : kTypes) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const int64_t cols = block_of(t) == 256 ? 256 : 64;
+    const Weight w(t, 12, cols, 21);
+    const int64_t ld = cols + 5;
+    std::vector<float> out(4 * ld);
+    get_rows(w.view, ids, 4, out.data(), ld);
+    for (int i = 0; i < 4; ++i) {
+      const auto ref = w.row(ids[i]);
+      EXPECT_EQ(0, std::memcmp(ref.data(), out.data() + i * ld, cols * sizeof(float)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vt::cpu

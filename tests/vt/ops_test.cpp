@@ -1,0 +1,263 @@
+// Elementwise, normalization, softmax, RoPE and ops_extra kernels against plain
+// double-precision references, on every ISA path this machine can run, at odd sizes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vt/cpu/kernels.h"
+#include "vt/cpu/ops.h"
+#include "vt/cpu/ops_extra.h"
+
+namespace vt::cpu {
+namespace {
+
+std::vector<Isa> isas() {
+  Isa a[3];
+  int n = available_isas(a);
+  return std::vector<Isa>(a, a + n);
+}
+
+const char* name(Isa i) {
+  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
+}
+
+std::vector<float> random_vec(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+const int64_t kOddDims[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 576, 1001};
+
+TEST(Ops, AvailableIsasMatchDispatcher) {
+  auto v = isas();
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v.front(), Isa::kScalar);
+  EXPECT_EQ(v.back(), isa());
+  EXPECT_STREQ(name(isa()), active_isa());
+}
+
+TEST(Ops, RmsNormMatchesDoubleReference) {
+  for (Isa is : isas()) {
+    for (int64_t dim : kOddDims) {
+      const int64_t rows = 3, ldx = dim + 5, ldy = dim + 3;
+      auto x = random_vec(rows * ldx, -3.f, 3.f, 11 + dim);
+      auto w = random_vec(dim, 0.5f, 1.5f, 7 + dim);
+      std::vector<float> y(rows * ldy, 123.f);
+      const float eps = 1e-6f;
+      rms_norm_isa(is, x.data(), ldx, w.data(), rows, dim, eps, y.data(), ldy);
+      for (int64_t r = 0; r < rows; ++r) {
+        double ss = 0;
+        for (int64_t i = 0; i < dim; ++i) ss += double(x[r * ldx + i]) * x[r * ldx + i];
+        const double inv = 1.0 / std::sqrt(ss / dim + eps);
+        for (int64_t i = 0; i < dim; ++i) {
+          const double ref = x[r * ldx + i] * inv * w[i];
+          ASSERT_NEAR(y[r * ldy + i], ref, 2e-6 * std::max(1.0, std::fabs(ref)))
+              << name(is) << " dim " << dim << " row " << r << " i " << i;
+        }
+        // The padding between rows is not written.
+        for (int64_t i = dim; i < ldy && r + 1 < rows; ++i) ASSERT_EQ(y[r * ldy + i], 123.f);
+      }
+      // In place (x aliases y) gives the same bits.
+      std::vector<float> xi = x;
+      rms_norm_isa(is, xi.data(), ldx, w.data(), rows, dim, eps, xi.data(), ldx);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(0, std::memcmp(&xi[r * ldx], &y[r * ldy], dim * sizeof(float))) << name(is);
+    }
+  }
+}
+
+TEST(Ops, RmsNormRowIsIndependentOfBatch) {
+  for (Isa is : isas()) {
+    const int64_t dim = 577, rows = 9;
+    auto x = random_vec(rows * dim, -2.f, 2.f, 5);
+    auto w = random_vec(dim, 0.5f, 1.5f, 6);
+    std::vector<float> all(rows * dim), one(dim);
+    rms_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-5f, all.data(), dim);
+    for (int64_t r = 0; r < rows; ++r) {
+      rms_norm_isa(is, x.data() + r * dim, dim, w.data(), 1, dim, 1e-5f, one.data(), dim);
+      ASSERT_EQ(0, std::memcmp(one.data(), &all[r * dim], dim * sizeof(float)));
+    }
+  }
+}
+
+TEST(Ops, SiluMulMatchesDoubleReference) {
+  for (Isa is : isas()) {
+    for (int64_t dim : kOddDims) {
+      const int64_t n_tok = 2, ldg = dim + 1, ldu = dim + 2, ldo = dim + 3;
+      auto g = random_vec(n_tok * ldg, -12.f, 12.f, 100 + dim);
+      auto u = random_vec(n_tok * ldu, -2.f, 2.f, 200 + dim);
+      // Saturated tails of the sigmoid and exact zero.
+      const float special[] = {-100.f, 100.f, 0.f, -87.5f, 88.5f, -1e-7f};
+      for (size_t i = 0; i < 6 && i < static_cast<size_t>(dim); ++i) g[i] = special[i];
+      std::vector<float> o(n_tok * ldo);
+      silu_mul_isa(is, g.data(), ldg, u.data(), ldu, n_tok, dim, o.data(), ldo);
+      for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t i = 0; i < dim; ++i) {
+          const double gv = g[t * ldg + i];
+          const double ref = gv / (1.0 + std::exp(-gv)) * u[t * ldu + i];
+          ASSERT_NEAR(o[t * ldo + i], ref, 2e-6 * std::max(1.0, std::fabs(ref)))
+              << name(is) << " dim " << dim << " g " << gv;
+        }
+    }
+  }
+}
+
+TEST(Ops, AddInplaceIsExactFloatAdd) {
+  for (Isa is : isas()) {
+    for (int64_t n : kOddDims) {
+      auto y = random_vec(n + 1, -5.f, 5.f, n);
+      auto x = random_vec(n, -5.f, 5.f, n + 1);
+      std::vector<float> expect = y;
+      for (int64_t i = 0; i < n; ++i) expect[i] = y[i] + x[i];
+      add_inplace_isa(is, y.data(), x.data(), n);
+      ASSERT_EQ(0, std::memcmp(y.data(), expect.data(), (n + 1) * sizeof(float))) << name(is);
+    }
+  }
+}
+
+TEST(Ops, SoftmaxMatchesDoubleReference) {
+  for (Isa is : isas()) {
+    for (int64_t n : kOddDims) {
+      auto x = random_vec(n, -20.f, 20.f, 300 + n);
+      if (n > 3) x[2] = -200.f;  // underflows to ~0
+      std::vector<float> y = x;
+      softmax_isa(is, y.data(), n);
+      double m = *std::max_element(x.begin(), x.end()), s = 0;
+      for (float v : x) s += std::exp(double(v) - m);
+      double total = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double ref = std::exp(double(x[i]) - m) / s;
+        ASSERT_NEAR(y[i], ref, 2e-6 * std::max(ref, 1e-6)) << name(is) << " n " << n << " i " << i;
+        total += y[i];
+      }
+      EXPECT_NEAR(total, 1.0, 1e-5);
+    }
+  }
+}
+
+void rope_ref(std::vector<float>& x, int64_t ld, int64_t n_tok, int n_heads, int hd,
+              const std::vector<int32_t>& pos, const std::vector<float>& inv_freq, RopeStyle st,
+              std::vector<double>& out) {
+  out.assign(x.size(), 0.0);
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i];
+  const int half = hd / 2;
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int h = 0; h < n_heads; ++h)
+      for (int i = 0; i < half; ++i) {
+        // The angle is a float product (as HF); only cos/sin are taken in double.
+        const float ang = static_cast<float>(pos[t]) * inv_freq[i];
+        const double c = std::cos(double(ang)), s = std::sin(double(ang));
+        const int64_t base = t * ld + int64_t(h) * hd;
+        const int64_t a = st == RopeStyle::kNeox ? base + i : base + 2 * i;
+        const int64_t b = st == RopeStyle::kNeox ? base + i + half : base + 2 * i + 1;
+        out[a] = double(x[a]) * c - double(x[b]) * s;
+        out[b] = double(x[b]) * c + double(x[a]) * s;
+      }
+}
+
+TEST(Ops, RopeMatchesDoubleReference) {
+  const int hds[] = {2, 6, 16, 34, 64, 80, 128};
+  for (Isa is : isas()) {
+    for (RopeStyle st : {RopeStyle::kNeox, RopeStyle::kInterleaved}) {
+      for (int hd : hds) {
+        const int n_heads = 3;
+        const int64_t n_tok = 5, ld = n_heads * hd + 4;
+        std::vector<int32_t> pos = {0, 1, 17, 8191, 32767};
+        std::vector<float> inv_freq(hd / 2);
+        for (int i = 0; i < hd / 2; ++i)
+          inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / hd));
+        auto x = random_vec(n_tok * ld, -2.f, 2.f, 400 + hd);
+        std::vector<double> ref;
+        rope_ref(x, ld, n_tok, n_heads, hd, pos, inv_freq, st, ref);
+        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st);
+        for (size_t i = 0; i < x.size(); ++i)
+          ASSERT_NEAR(x[i], ref[i], 2e-6 * std::max(1.0, std::fabs(ref[i])))
+              << name(is) << (st == RopeStyle::kNeox ? " neox" : " interleaved") << " hd " << hd
+              << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(Ops, RopeStylesDifferAndPositionZeroIsIdentity) {
+  const int hd = 64;
+  std::vector<float> inv_freq(hd / 2);
+  for (int i = 0; i < hd / 2; ++i) inv_freq[i] = std::pow(10000.f, -2.f * i / hd);
+  auto x = random_vec(hd, -1.f, 1.f, 9);
+  std::vector<float> a = x, b = x, z = x;
+  int32_t p = 5, p0 = 0;
+  rope(a.data(), hd, 1, 1, hd, &p, inv_freq.data(), RopeStyle::kNeox);
+  rope(b.data(), hd, 1, 1, hd, &p, inv_freq.data(), RopeStyle::kInterleaved);
+  rope(z.data(), hd, 1, 1, hd, &p0, inv_freq.data(), RopeStyle::kNeox);
+  EXPECT_NE(0, std::memcmp(a.data(), b.data(), hd * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(z.data(), x.data(), hd * sizeof(float)));
+}
+
+TEST(OpsExtra, Argmax) {
+  const float a[] = {1.f, 3.f, -2.f, 3.f, 0.f};
+  EXPECT_EQ(argmax(a, 5), 1);  // first of the tied maxima
+  const float b[] = {NAN, -1.f, -0.5f};
+  EXPECT_EQ(argmax(b, 3), 2);
+  const float c[] = {-INFINITY};
+  EXPECT_EQ(argmax(c, 1), 0);
+  auto r = random_vec(1001, -1.f, 1.f, 3);
+  EXPECT_EQ(argmax(r.data(), 1001), std::max_element(r.begin(), r.end()) - r.begin());
+}
+
+TEST(OpsExtra, AddBiasAndScaleAdd) {
+  const int64_t dim = 37, ld = 40, n_tok = 3;
+  auto y = random_vec(n_tok * ld, -1.f, 1.f, 1);
+  auto bias = random_vec(dim, -1.f, 1.f, 2);
+  std::vector<float> y0 = y;
+  add_bias(y.data(), ld, n_tok, bias.data(), dim);
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t i = 0; i < ld; ++i)
+      ASSERT_EQ(y[t * ld + i], i < dim ? y0[t * ld + i] + bias[i] : y0[t * ld + i]);
+  auto x = random_vec(dim, -1.f, 1.f, 4);
+  std::vector<float> z = y0;
+  scale_add(z.data(), x.data(), 0.37f, dim);
+  for (int64_t i = 0; i < dim; ++i) {
+    volatile float p = x[i] * 0.37f;
+    ASSERT_EQ(z[i], y0[i] + p);
+  }
+  EXPECT_EQ(z[dim], y0[dim]);
+}
+
+TEST(OpsExtra, TopkSoftmax) {
+  for (int n : {4, 8, 60, 128}) {
+    for (int k : {1, 2, 4}) {
+      auto lg = random_vec(n, -4.f, 4.f, 10 * n + k);
+      lg[n - 1] = lg[0];  // a tie: the lower index must come first
+      for (bool renorm : {false, true}) {
+        std::vector<int32_t> ids(k);
+        std::vector<float> w(k);
+        topk_softmax(lg.data(), n, k, renorm, ids.data(), w.data());
+        std::vector<double> p(n);
+        double m = *std::max_element(lg.begin(), lg.end()), s = 0;
+        for (int e = 0; e < n; ++e) s += p[e] = std::exp(double(lg[e]) - m);
+        for (auto& v : p) v /= s;
+        std::vector<int> order(n);
+        for (int e = 0; e < n; ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lg[a] > lg[b]; });
+        double sel = 0;
+        for (int j = 0; j < k; ++j) sel += p[order[j]];
+        for (int j = 0; j < k; ++j) {
+          ASSERT_EQ(ids[j], order[j]) << "n " << n << " k " << k << " j " << j;
+          const double ref = renorm ? p[order[j]] / sel : p[order[j]];
+          ASSERT_NEAR(w[j], ref, 1e-6 * std::max(1.0, ref));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vt::cpu
