@@ -23,6 +23,14 @@ class CpuModelExecutor : public ModelExecutor {
   void execute(const model::ForwardBatch& batch, float* logits) override {
     m_.forward(batch, logits);
   }
+  bool supports_graphs() const override { return true; }
+  void execute(const model::ForwardBatch& batch, float* logits, vt::Exec& ex) override {
+    m_.forward(batch, logits, ex);
+  }
+  void prepare_graphs(int64_t max_tokens) override {
+    m_.reserve_workspace(max_tokens);
+    m_.freeze_workspace(true);
+  }
 
  private:
   model::CausalLM& m_;

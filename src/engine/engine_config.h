@@ -1,0 +1,31 @@
+// EngineConfig: the engine's knobs, named as Python vLLM's CacheConfig / SchedulerConfig
+// fields and CLI flags (--block-size, --num-gpu-blocks-override, --kv-cache-memory, ...).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "engine/runner/decode_graph.h"
+
+namespace vllm::engine {
+
+struct EngineConfig {
+  int block_size = 16;
+  // Exactly this many KV blocks; otherwise derived from kv_cache_memory_bytes.
+  std::optional<int64_t> num_gpu_blocks;
+  int64_t kv_cache_memory_bytes = int64_t{1} << 30;
+  int64_t max_num_batched_tokens = 2048;
+  int32_t max_num_seqs = 256;
+  // 0: the model's own limit (ModelExecutor::max_model_len()).
+  int32_t max_model_len = 0;
+  bool enable_prefix_caching = true;
+  // Seed of the generators of requests that bring no seed of their own.
+  uint64_t seed = 0;
+  // --enforce-eager: no decode step graphs (also VT_DECODE_GRAPH=0).
+  bool enforce_eager = false;
+  // Decode graph knobs; strict / recapture_every also come from VT_GRAPH_STRICT and
+  // VT_RECAPTURE_EVERY (read once).
+  DecodeGraphOptions graph;
+};
+
+}  // namespace vllm::engine

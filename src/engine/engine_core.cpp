@@ -1,0 +1,156 @@
+// EngineCore::step and the per-token stop logic (vLLM's check_stop + detokenizer stop strings).
+#include "engine/engine_core.h"
+
+#include <algorithm>
+
+namespace vllm::engine {
+
+EngineCore::EngineCore(const SchedulerConfig& sched, int64_t num_blocks, int block_size,
+                       bool enable_prefix_caching, ModelExecutor& executor,
+                       const DecodeGraphOptions& graph)
+    : scheduler_(sched, num_blocks, block_size, enable_prefix_caching),
+      runner_(executor, sched.max_num_seqs, sched.max_model_len, block_size,
+              sched.max_num_batched_tokens, graph),
+      sampler_(executor.vocab_size()) {}
+
+void EngineCore::add_request(std::unique_ptr<Request> req) {
+  scheduler_.add_request(std::move(req));
+}
+
+static RequestOutput make_output(const Request& req) {
+  RequestOutput o;
+  o.request_id = req.request_id;
+  o.num_prompt_tokens = req.num_prompt_tokens();
+  o.num_output_tokens = req.num_output_tokens();
+  o.num_cached_tokens = std::max<int64_t>(0, req.num_cached_tokens);
+  return o;
+}
+
+bool EngineCore::abort_request(const std::string& request_id) {
+  Request* req = scheduler_.get_request(request_id);
+  if (!req) return false;
+  RequestOutput o = make_output(*req);
+  o.finished = true;
+  o.finish_reason = "abort";
+  pending_.push_back(std::move(o));
+  scheduler_.finish_request(request_id, RequestStatus::FINISHED_ABORTED);
+  ++m_.num_requests_finished;
+  return true;
+}
+
+void EngineCore::take_text_delta(Request& req, RequestOutput& out) {
+  // While running, hold back what could still turn out to be the start of a stop string.
+  size_t hold = 0;
+  const SamplingParams& p = req.sampling_params;
+  if (!req.is_finished() && !p.include_stop_str_in_output)
+    for (const auto& s : p.stop) hold = std::max(hold, s.size() - 1);
+  const size_t end = req.output_text.size() > hold ? req.output_text.size() - hold : 0;
+  if (end > req.text_sent) {
+    out.text_delta = req.output_text.substr(req.text_sent, end - req.text_sent);
+    req.text_sent = end;
+  }
+}
+
+void EngineCore::check_stop_strings(Request& req, size_t new_chars, RequestOutput& out) {
+  const SamplingParams& p = req.sampling_params;
+  std::string& text = req.output_text;
+  for (const std::string& stop : p.stop) {
+    const size_t window = new_chars + stop.size() - 1;
+    const size_t from = text.size() > window ? text.size() - window : 0;
+    size_t at = text.find(stop, from);
+    if (at == std::string::npos) continue;
+    if (p.include_stop_str_in_output) at += stop.size();
+    if (at < text.size()) text.resize(at);
+    req.status = RequestStatus::FINISHED_STOPPED;
+    req.stop_reason = stop;
+    return;
+  }
+}
+
+void EngineCore::update_from_output(Request& req, int32_t token, RequestOutput& out) {
+  const SamplingParams& p = req.sampling_params;
+  req.append_output_token(token);
+  out.new_token_ids.push_back(token);
+  bool stopped_by_token = false;
+  if (req.num_output_tokens() >= p.min_tokens) {
+    if (!p.ignore_eos && req.eos_token_id && token == *req.eos_token_id) {
+      req.status = RequestStatus::FINISHED_STOPPED;
+      stopped_by_token = true;
+    } else if (std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) !=
+               p.stop_token_ids.end()) {
+      req.status = RequestStatus::FINISHED_STOPPED;
+      req.stop_reason = token;
+      stopped_by_token = true;
+    }
+  }
+  if (!req.is_finished() && (req.num_output_tokens() >= req.max_tokens))
+    req.status = RequestStatus::FINISHED_LENGTH_CAPPED;
+  if (req.text_stream && !(stopped_by_token && !p.include_stop_str_in_output)) {
+    std::string piece = req.text_stream->append(token);
+    req.output_text += piece;
+    if (!stopped_by_token && !p.stop.empty() && req.num_output_tokens() > p.min_tokens)
+      check_stop_strings(req, piece.size(), out);
+  }
+  take_text_delta(req, out);
+  if (req.is_finished()) {
+    out.finished = true;
+    out.finish_reason = finish_reason(req.status);
+    out.stop_reason = req.stop_reason;
+  }
+  out.num_output_tokens = req.num_output_tokens();
+}
+
+std::vector<RequestOutput> EngineCore::step() {
+  std::vector<RequestOutput> outs;
+  outs.swap(pending_);
+  if (!scheduler_.has_unfinished_requests()) return outs;
+  last_so_ = scheduler_.schedule();
+  ++m_.num_steps;
+  for (const auto& id : last_so_.ignored_req_ids) {
+    RequestOutput o;
+    o.request_id = id;
+    o.finished = true;
+    o.finish_reason = "length";
+    o.error = "request does not fit in the KV cache even with every other request evicted";
+    outs.push_back(std::move(o));
+    ++m_.num_requests_finished;
+  }
+  const RunnerOutput& ro = runner_.execute(last_so_);
+  scheduler_.update_after_execute(last_so_);
+  sampled_.clear();
+  for (size_t i = 0; i < ro.requests.size(); ++i) {
+    Request& req = *ro.requests[i];
+    const float* row = ro.logits + i * static_cast<size_t>(ro.vocab_size);
+    RequestOutput o = make_output(req);
+    TokenLogprobs lp;
+    const int32_t tok = sampler_.sample(req, row, req.sampling_params.logprobs ? &lp : nullptr);
+    sampled_.push_back(tok);
+    if (req.num_output_tokens() == 0) m_.prompt_tokens_total += req.num_prompt_tokens();
+    ++m_.generation_tokens_total;
+    update_from_output(req, tok, o);
+    if (req.sampling_params.logprobs) {
+      req.logprobs.push_back(lp);
+      o.logprobs.push_back(std::move(lp));
+    }
+    if (req.is_finished()) {
+      scheduler_.finish_request(req.request_id, req.status);
+      ++m_.num_requests_finished;
+    }
+    outs.push_back(std::move(o));
+  }
+  runner_.commit_sampled(sampled_);
+  return outs;
+}
+
+EngineMetrics EngineCore::metrics() const {
+  EngineMetrics m = m_;
+  m.num_requests_running = static_cast<int64_t>(scheduler_.num_running());
+  m.num_requests_waiting = static_cast<int64_t>(scheduler_.num_waiting());
+  m.kv_cache_usage = scheduler_.kv_cache_manager().usage();
+  m.prefix_cache_queries = scheduler_.kv_cache_manager().prefix_cache_stats().queries;
+  m.prefix_cache_hits = scheduler_.kv_cache_manager().prefix_cache_stats().hits;
+  m.num_preemptions_total = scheduler_.num_preemptions();
+  return m;
+}
+
+}  // namespace vllm::engine

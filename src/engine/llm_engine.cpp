@@ -1,0 +1,100 @@
+// LLMEngine: config resolution and request validation around EngineCore.
+#include "engine/llm_engine.h"
+
+#include <stdexcept>
+
+namespace vllm::engine {
+namespace {
+[[noreturn]] void reject(const std::string& msg) { throw std::invalid_argument(msg); }
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
+                     TextStreamFactory text_stream_factory, std::optional<int32_t> eos_token_id)
+    : config_(config),
+      executor_(executor),
+      text_stream_factory_(std::move(text_stream_factory)),
+      eos_token_id_(eos_token_id),
+      seed_rng_(config.seed) {
+  const int32_t model_len = executor.max_model_len();
+  if (config_.max_model_len <= 0) config_.max_model_len = model_len;
+  if (config_.max_model_len > model_len)
+    reject("max_model_len=" + std::to_string(config_.max_model_len) +
+           " is larger than the model's maximum length of " + std::to_string(model_len));
+  if (config_.block_size < 1) reject("block_size must be at least 1");
+  if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
+  if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
+  if (!config_.num_gpu_blocks) {
+    const int64_t per_block = executor.kv_bytes_per_block(config_.block_size);
+    config_.num_gpu_blocks = per_block > 0 ? config_.kv_cache_memory_bytes / per_block : 0;
+  }
+  if (*config_.num_gpu_blocks < 1)
+    reject("the KV cache has room for no block: raise kv_cache_memory_bytes (one block of " +
+           std::to_string(config_.block_size) + " tokens takes " +
+           std::to_string(executor.kv_bytes_per_block(config_.block_size)) + " bytes)");
+  executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size);
+  SchedulerConfig sc{config_.max_num_batched_tokens, config_.max_num_seqs, config_.max_model_len};
+  DecodeGraphOptions graph = config_.graph;
+  graph.enabled = graph.enabled && !config_.enforce_eager;
+  core_ = std::make_unique<EngineCore>(sc, *config_.num_gpu_blocks, config_.block_size,
+                                       config_.enable_prefix_caching, executor, graph);
+}
+
+void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> prompt_token_ids,
+                            const SamplingParams& params) {
+  if (request_id.empty()) reject("request id must not be empty");
+  if (core_->scheduler().get_request(request_id))
+    reject("request id '" + request_id + "' is already in use");
+  params.validate();
+  if (params.n != 1) reject("n > 1 is not supported yet; submit n separate requests");
+  const int64_t vocab = executor_.vocab_size();
+  const int64_t prompt_len = static_cast<int64_t>(prompt_token_ids.size());
+  if (prompt_len == 0) reject("the prompt must contain at least one token");
+  for (int32_t t : prompt_token_ids)
+    if (t < 0 || t >= vocab)
+      reject("prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+             std::to_string(vocab) + ")");
+  for (int32_t t : params.stop_token_ids)
+    if (t >= vocab)
+      reject("stop token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+             std::to_string(vocab) + ")");
+  const int64_t max_len = config_.max_model_len;
+  if (prompt_len >= max_len)
+    reject("The prompt (" + std::to_string(prompt_len) +
+           " tokens) is too long: the maximum model length is " + std::to_string(max_len) +
+           " tokens, including at least one generated token.");
+  const int64_t max_tokens = params.max_tokens ? *params.max_tokens : max_len - prompt_len;
+  if (prompt_len + max_tokens > max_len)
+    reject("This model's maximum context length is " + std::to_string(max_len) +
+           " tokens. However, you requested " + std::to_string(prompt_len + max_tokens) +
+           " tokens (" + std::to_string(prompt_len) + " in the prompt, " +
+           std::to_string(max_tokens) + " in max_tokens). Please reduce the prompt or max_tokens.");
+  if (params.min_tokens > max_tokens)
+    reject("min_tokens=" + std::to_string(params.min_tokens) + " exceeds the " +
+           std::to_string(max_tokens) + " tokens that fit after the prompt");
+  const int64_t blocks = cdiv(prompt_len + max_tokens, config_.block_size);
+  if (blocks > *config_.num_gpu_blocks)
+    reject("The request needs " + std::to_string(blocks) + " KV cache blocks (" +
+           std::to_string(prompt_len + max_tokens) + " tokens) but the cache holds only " +
+           std::to_string(*config_.num_gpu_blocks) +
+           "; lower max_tokens or give the KV cache more memory.");
+  if (!params.stop.empty() && !text_stream_factory_)
+    reject("stop strings need a detokenizer, and this engine was built without one");
+
+  auto req = std::make_unique<Request>(request_id, std::move(prompt_token_ids), params,
+                                       static_cast<int32_t>(max_tokens), eos_token_id_, seed_rng_(),
+                                       next_arrival_++);
+  if (text_stream_factory_)
+    req->text_stream = text_stream_factory_(
+        std::span<const int32_t>(req->prompt_token_ids(), static_cast<size_t>(prompt_len)),
+        params.skip_special_tokens);
+  core_->add_request(std::move(req));
+}
+
+std::vector<RequestOutput> LLMEngine::step() { return core_->step(); }
+
+bool LLMEngine::abort_request(const std::string& request_id) {
+  return core_->abort_request(request_id);
+}
+
+}  // namespace vllm::engine

@@ -1,0 +1,56 @@
+// LLMEngine: the synchronous library entry point (the server's AsyncEngine and the C API wrap
+// it). Resolves the EngineConfig against the model (max_model_len, KV block count), validates
+// every request at add_request — a bad one is rejected with a message and never disturbs the
+// others — and drives EngineCore one step at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/engine_config.h"
+#include "engine/engine_core.h"
+#include "engine/model_executor.h"
+#include "engine/outputs.h"
+#include "engine/sampling_params.h"
+#include "engine/text_stream.h"
+
+namespace vllm::engine {
+
+class LLMEngine {
+ public:
+  // Sizes and allocates the KV cache (executor.init_kv_cache). Throws std::invalid_argument
+  // when the config cannot work (max_model_len above the model's, no room for one block).
+  // Without a text stream factory there is no output text and stop strings are refused.
+  LLMEngine(const EngineConfig& config, ModelExecutor& executor,
+            TextStreamFactory text_stream_factory = {},
+            std::optional<int32_t> eos_token_id = std::nullopt);
+
+  // Throws std::invalid_argument with a user-facing message: bad sampling values, empty or
+  // out-of-vocabulary prompt, prompt + max_tokens over max_model_len, a request the KV cache
+  // can never hold, or a request id already in use.
+  void add_request(const std::string& request_id, std::vector<int32_t> prompt_token_ids,
+                   const SamplingParams& params);
+  std::vector<RequestOutput> step();
+  bool abort_request(const std::string& request_id);
+  bool has_unfinished_requests() const { return core_->has_unfinished_requests(); }
+
+  EngineMetrics metrics() const { return core_->metrics(); }
+  // The config as resolved: max_model_len and num_gpu_blocks filled in.
+  const EngineConfig& config() const { return config_; }
+  EngineCore& core() { return *core_; }
+
+ private:
+  EngineConfig config_;
+  ModelExecutor& executor_;
+  TextStreamFactory text_stream_factory_;
+  std::optional<int32_t> eos_token_id_;
+  std::mt19937_64 seed_rng_;
+  int64_t next_arrival_ = 0;
+  std::unique_ptr<EngineCore> core_;
+};
+
+}  // namespace vllm::engine

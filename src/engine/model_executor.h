@@ -1,0 +1,37 @@
+// ModelExecutor: the engine's only view of a model. The lead implements it over the real model
+// (src/model); tests implement fakes. The engine hands it flat token batches with paged-KV
+// addressing and reads back logits; it never sees a tensor.
+#pragma once
+
+#include <cstdint>
+
+#include "model/forward_batch.h"
+#include "vt/graph.h"
+
+namespace vllm::engine {
+
+class ModelExecutor {
+ public:
+  virtual ~ModelExecutor() = default;
+  virtual int32_t vocab_size() const = 0;
+  virtual int32_t max_model_len() const = 0;
+  // Allocates the paged KV storage for num_blocks blocks of block_size slots (called once).
+  virtual void init_kv_cache(int64_t num_blocks, int block_size) = 0;
+  // Bytes one block takes over all layers (K and V), to size the cache from a memory budget.
+  virtual int64_t kv_bytes_per_block(int block_size) const = 0;
+  // One forward pass over a flat token batch (prefill chunks and decodes mixed). Writes the
+  // K/V of every token at its slot_mapping slot, attends through block_tables over positions
+  // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.
+  virtual void execute(const vllm::model::ForwardBatch& batch, float* logits) = 0;
+
+  // Decode step graphs (DecodeGraphDriver). An executor that can be captured emits its ops
+  // through `ex` (recorded, not run, while ex.capturing()).
+  virtual bool supports_graphs() const { return false; }
+  virtual void execute(const vllm::model::ForwardBatch& batch, float* logits, vt::Exec& ex) {
+    execute(batch, logits);
+  }
+  // Sizes scratch for up to max_tokens per forward and pins it (graphs point into it).
+  virtual void prepare_graphs(int64_t max_tokens) {}
+};
+
+}  // namespace vllm::engine

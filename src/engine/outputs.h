@@ -1,0 +1,42 @@
+// RequestOutput and EngineMetrics: what a step hands back to its caller (CLI, server, C API).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/request.h"
+
+namespace vllm::engine {
+
+// One request's progress in one step: the tokens and text produced since the last output.
+struct RequestOutput {
+  std::string request_id;
+  std::vector<int32_t> new_token_ids;
+  std::string text_delta;
+  std::vector<TokenLogprobs> logprobs;  // one per new token, when requested
+  bool finished = false;
+  std::string finish_reason;  // "stop", "length", "abort" once finished
+  std::variant<std::monostate, int32_t, std::string> stop_reason;
+  std::string error;  // set when the engine gave up on the request (never fits the KV cache)
+  int64_t num_prompt_tokens = 0;
+  int64_t num_output_tokens = 0;  // so far, including new_token_ids
+  int64_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+};
+
+// Counters for /metrics (names follow vLLM's vllm:* Prometheus metrics).
+struct EngineMetrics {
+  int64_t num_requests_running = 0;
+  int64_t num_requests_waiting = 0;
+  float kv_cache_usage = 0.0f;  // fraction of blocks held by requests
+  int64_t prefix_cache_queries = 0;
+  int64_t prefix_cache_hits = 0;
+  int64_t prompt_tokens_total = 0;
+  int64_t generation_tokens_total = 0;
+  int64_t num_preemptions_total = 0;
+  int64_t num_requests_finished = 0;
+  int64_t num_steps = 0;
+};
+
+}  // namespace vllm::engine

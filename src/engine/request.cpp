@@ -1,0 +1,59 @@
+// Request status names and the Request constructor (RNG seeding).
+#include "engine/request.h"
+
+namespace vllm::engine {
+
+const char* to_string(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::WAITING:
+      return "WAITING";
+    case RequestStatus::RUNNING:
+      return "RUNNING";
+    case RequestStatus::PREEMPTED:
+      return "PREEMPTED";
+    case RequestStatus::FINISHED_STOPPED:
+      return "FINISHED_STOPPED";
+    case RequestStatus::FINISHED_LENGTH_CAPPED:
+      return "FINISHED_LENGTH_CAPPED";
+    case RequestStatus::FINISHED_ABORTED:
+      return "FINISHED_ABORTED";
+    case RequestStatus::FINISHED_IGNORED:
+      return "FINISHED_IGNORED";
+  }
+  return "?";
+}
+
+bool is_finished(RequestStatus s) {
+  return s != RequestStatus::WAITING && s != RequestStatus::RUNNING &&
+         s != RequestStatus::PREEMPTED;
+}
+
+const char* finish_reason(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::FINISHED_STOPPED:
+      return "stop";
+    case RequestStatus::FINISHED_LENGTH_CAPPED:
+    case RequestStatus::FINISHED_IGNORED:
+      return "length";
+    case RequestStatus::FINISHED_ABORTED:
+      return "abort";
+    default:
+      return nullptr;
+  }
+}
+
+Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
+                 SamplingParams params, int32_t max_tokens_resolved,
+                 std::optional<int32_t> eos_token_id, uint64_t default_seed, int64_t arrival_index)
+    : request_id(std::move(request_id)),
+      sampling_params(std::move(params)),
+      max_tokens(max_tokens_resolved),
+      eos_token_id(eos_token_id),
+      arrival_index(arrival_index),
+      generator(sampling_params.seed.value_or(default_seed)),
+      all_token_ids_(std::move(prompt_token_ids)),
+      num_prompt_tokens_(static_cast<int64_t>(all_token_ids_.size())) {
+  all_token_ids_.reserve(all_token_ids_.size() + static_cast<size_t>(max_tokens));
+}
+
+}  // namespace vllm::engine

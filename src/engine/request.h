@@ -1,0 +1,92 @@
+// Request: one sequence's state as the engine sees it — token ids (prompt + output), how many
+// of them have KV computed, its status, its block hashes for prefix caching, its RNG and its
+// output text. Owned by the Scheduler from add to finish.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/sampling_params.h"
+#include "engine/text_stream.h"
+
+namespace vllm::engine {
+
+enum class RequestStatus {
+  WAITING,
+  RUNNING,
+  PREEMPTED,
+  FINISHED_STOPPED,        // eos, stop token id or stop string
+  FINISHED_LENGTH_CAPPED,  // max_tokens or max_model_len
+  FINISHED_ABORTED,        // abort() by the caller
+  FINISHED_IGNORED,        // could never be scheduled (does not fit the KV cache)
+};
+
+const char* to_string(RequestStatus s);
+bool is_finished(RequestStatus s);
+// OpenAI finish_reason: "stop", "length", "abort"; nullptr while unfinished.
+const char* finish_reason(RequestStatus s);
+
+// One sampled position's logprobs: the sampled token's own, its rank (1 = argmax) and the
+// top-n alternatives, all from log_softmax of the raw logits.
+struct TokenLogprobs {
+  int32_t token_id = -1;
+  float logprob = 0.0f;
+  int32_t rank = 0;
+  std::vector<std::pair<int32_t, float>> top;  // descending logprob, ties by lower id
+};
+
+class Request {
+ public:
+  Request(std::string request_id, std::vector<int32_t> prompt_token_ids, SamplingParams params,
+          int32_t max_tokens, std::optional<int32_t> eos_token_id, uint64_t default_seed,
+          int64_t arrival_index);
+
+  const std::string request_id;
+  const SamplingParams sampling_params;
+  const int32_t max_tokens;  // resolved: never nullopt here
+  const std::optional<int32_t> eos_token_id;
+  const int64_t arrival_index;
+
+  RequestStatus status = RequestStatus::WAITING;
+  // Tokens whose KV is in the cache; the rest of all_token_ids is still to be computed.
+  int64_t num_computed_tokens = 0;
+  // Prompt tokens served from the prefix cache on first scheduling (-1: not scheduled yet).
+  int64_t num_cached_tokens = -1;
+  int32_t num_preemptions = 0;
+  // Why it stopped: the stop token id or stop string (eos and length leave it empty).
+  std::variant<std::monostate, int32_t, std::string> stop_reason;
+
+  // Hashes of this request's full blocks, extended as tokens arrive (kv_cache_manager).
+  std::vector<uint64_t> block_hashes;
+
+  // Per-request generator, so a seeded request samples the same tokens in any batch.
+  std::mt19937_64 generator;
+
+  // Detokenized output; text_sent is how much has been handed out as deltas.
+  std::unique_ptr<TextStream> text_stream;
+  std::string output_text;
+  size_t text_sent = 0;
+
+  // Per sampled token, when sampling_params.logprobs is set.
+  std::vector<TokenLogprobs> logprobs;
+
+  const std::vector<int32_t>& all_token_ids() const { return all_token_ids_; }
+  int64_t num_prompt_tokens() const { return num_prompt_tokens_; }
+  int64_t num_tokens() const { return static_cast<int64_t>(all_token_ids_.size()); }
+  int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens_; }
+  const int32_t* prompt_token_ids() const { return all_token_ids_.data(); }
+  const int32_t* output_token_ids() const { return all_token_ids_.data() + num_prompt_tokens_; }
+  void append_output_token(int32_t id) { all_token_ids_.push_back(id); }
+  bool is_finished() const { return engine::is_finished(status); }
+
+ private:
+  std::vector<int32_t> all_token_ids_;
+  int64_t num_prompt_tokens_;
+};
+
+}  // namespace vllm::engine

@@ -1,0 +1,41 @@
+// Sampler: one logits row -> one token, as vLLM V1 defines each step: logprobs from the raw
+// logits; min_tokens masking of stop tokens; repetition / frequency / presence penalties;
+// greedy argmax, or temperature, min-p, top-k, top-p and a draw from the request's own RNG.
+// Every request is processed on its own row, so its result never depends on the batch.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "engine/request.h"
+
+namespace vllm::engine {
+
+class Sampler {
+ public:
+  explicit Sampler(int32_t vocab_size);
+
+  // Samples the request's next token from `logits` (read only). Fills *lp when the request
+  // asked for logprobs. Advances req.generator by exactly one draw when not greedy.
+  int32_t sample(Request& req, const float* logits, TokenLogprobs* lp);
+
+  // The pieces, public for tests.
+  static void log_softmax(const float* logits, int32_t n, float* out);
+  // One uniform double in [0, 1) from 53 bits of the generator (portable, unlike
+  // std::uniform_real_distribution).
+  static double uniform(std::mt19937_64& gen);
+
+ private:
+  void apply_penalties(const Request& req, float* x);
+  void fill_logprobs(const float* raw, int32_t sampled, int32_t n_top, TokenLogprobs* lp);
+  int32_t sample_random(const SamplingParams& p, float* x, std::mt19937_64& gen);
+
+  int32_t vocab_;
+  std::vector<float> work_, scratch_;
+  std::vector<int32_t> counts_;  // output-token counts, zeroed after each use
+  std::vector<uint8_t> in_prompt_;
+  std::vector<int32_t> cand_;
+};
+
+}  // namespace vllm::engine

@@ -1,0 +1,126 @@
+// Scheduler::schedule and the bookkeeping around it.
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vllm::engine {
+
+Scheduler::Scheduler(const SchedulerConfig& config, int64_t num_blocks, int block_size,
+                     bool enable_prefix_caching)
+    : config_(config), kv_(num_blocks, block_size, enable_prefix_caching) {
+  if (config_.max_num_batched_tokens < 1 || config_.max_num_seqs < 1 || config_.max_model_len < 1)
+    throw std::invalid_argument(
+        "max_num_batched_tokens, max_num_seqs and max_model_len must be positive");
+}
+
+void Scheduler::add_request(std::unique_ptr<Request> req) {
+  Request* r = req.get();
+  if (!requests_.emplace(r->request_id, std::move(req)).second)
+    throw std::invalid_argument("request id '" + r->request_id + "' is already in use");
+  waiting_.push_back(r);
+}
+
+Request* Scheduler::get_request(const std::string& request_id) {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+void Scheduler::preempt(Request* req) {
+  kv_.free(*req);
+  req->status = RequestStatus::PREEMPTED;
+  req->num_computed_tokens = 0;
+  ++req->num_preemptions;
+  ++num_preemptions_;
+  waiting_.push_front(req);
+}
+
+SchedulerOutput Scheduler::schedule() {
+  SchedulerOutput out;
+  out.finished_req_ids.swap(finished_since_last_);
+  int64_t budget = config_.max_num_batched_tokens;
+
+  // Running requests, oldest first; the newest one gives way when blocks run out.
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    Request* req = running_[i];
+    int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
+    if (n <= 0) {
+      ++i;
+      continue;
+    }
+    const size_t had_blocks = kv_.get_block_ids(req->request_id).size();
+    bool scheduled = true;
+    while (!kv_.allocate_slots(*req, n)) {
+      Request* victim = running_.back();
+      running_.pop_back();
+      preempt(victim);
+      out.preempted_req_ids.push_back(victim->request_id);
+      if (victim == req) {
+        scheduled = false;
+        break;
+      }
+    }
+    if (!scheduled) break;
+    const auto& blocks = kv_.get_block_ids(req->request_id);
+    ScheduledRequest s{req, n, false, {}};
+    s.new_block_ids.assign(blocks.begin() + static_cast<ptrdiff_t>(had_blocks), blocks.end());
+    out.scheduled.push_back(std::move(s));
+    budget -= n;
+    ++i;
+  }
+
+  // Waiting requests in arrival order, unless this step already had to preempt.
+  if (out.preempted_req_ids.empty()) {
+    while (!waiting_.empty() && budget > 0 &&
+           running_.size() < static_cast<size_t>(config_.max_num_seqs)) {
+      Request* req = waiting_.front();
+      ComputedBlocks hit = kv_.get_computed_blocks(*req);
+      int64_t n = std::min(req->num_tokens() - hit.num_tokens, budget);
+      if (!kv_.allocate_slots(*req, n, &hit)) {
+        if (running_.empty()) {
+          // Every block is free or evictable and it still does not fit: it never will.
+          out.ignored_req_ids.push_back(req->request_id);
+          finish_request(req->request_id, RequestStatus::FINISHED_IGNORED);
+          continue;
+        }
+        break;
+      }
+      waiting_.pop_front();
+      req->num_computed_tokens = hit.num_tokens;
+      if (req->num_cached_tokens < 0) req->num_cached_tokens = hit.num_tokens;
+      req->status = RequestStatus::RUNNING;
+      running_.push_back(req);
+      const auto& blocks = kv_.get_block_ids(req->request_id);
+      out.scheduled.push_back(ScheduledRequest{req, n, true, blocks});
+      budget -= n;
+    }
+  }
+  for (const auto& s : out.scheduled) out.total_num_scheduled_tokens += s.num_scheduled_tokens;
+  return out;
+}
+
+void Scheduler::update_after_execute(const SchedulerOutput& out) {
+  for (const auto& s : out.scheduled) {
+    Request* req = s.request;
+    req->num_computed_tokens += s.num_scheduled_tokens;
+    kv_.cache_blocks(*req, req->num_computed_tokens);
+  }
+}
+
+void Scheduler::finish_request(const std::string& request_id, RequestStatus status) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return;
+  Request* req = it->second.get();
+  // The caller may already have set a finished status, so look in both queues.
+  if (auto r = std::find(running_.begin(), running_.end(), req); r != running_.end()) {
+    running_.erase(r);
+    finished_since_last_.push_back(request_id);
+  } else if (auto w = std::find(waiting_.begin(), waiting_.end(), req); w != waiting_.end()) {
+    waiting_.erase(w);
+  }
+  kv_.free(*req);
+  req->status = status;
+  requests_.erase(it);
+}
+
+}  // namespace vllm::engine

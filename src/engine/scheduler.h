@@ -1,0 +1,78 @@
+// Scheduler: vLLM V1's policy. One token budget per step; running requests first (decodes and
+// unfinished prefill chunks), then waiting ones in FCFS order; a chunk is min(remaining,
+// budget). When blocks run out the newest running request is preempted (blocks freed, all of
+// its tokens recomputed later). It owns the Requests and the KVCacheManager.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/kv_cache/kv_cache_manager.h"
+#include "engine/request.h"
+
+namespace vllm::engine {
+
+struct SchedulerConfig {
+  int64_t max_num_batched_tokens = 2048;
+  int32_t max_num_seqs = 256;
+  int32_t max_model_len = 2048;
+};
+
+struct ScheduledRequest {
+  Request* request = nullptr;
+  int64_t num_scheduled_tokens = 0;
+  // New or resumed after preemption: the runner (re)builds its row from scratch.
+  bool is_new = false;
+  // New: every block id of the request. Otherwise: the blocks appended this step.
+  std::vector<int32_t> new_block_ids;
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledRequest> scheduled;  // running first, then newly admitted
+  int64_t total_num_scheduled_tokens = 0;
+  // Requests that left the batch since the last step (finished or aborted), and those
+  // preempted in this one: the runner drops their rows.
+  std::vector<std::string> finished_req_ids;
+  std::vector<std::string> preempted_req_ids;
+  // Requests that can never be scheduled (finished FINISHED_IGNORED in this step).
+  std::vector<std::string> ignored_req_ids;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, int64_t num_blocks, int block_size,
+            bool enable_prefix_caching);
+
+  void add_request(std::unique_ptr<Request> req);
+  SchedulerOutput schedule();
+  // After the forward pass: the scheduled tokens' K/V is written.
+  void update_after_execute(const SchedulerOutput& out);
+  // Removes a request from its queue, frees its blocks and drops it.
+  void finish_request(const std::string& request_id, RequestStatus status);
+
+  Request* get_request(const std::string& request_id);
+  bool has_unfinished_requests() const { return !waiting_.empty() || !running_.empty(); }
+  size_t num_running() const { return running_.size(); }
+  size_t num_waiting() const { return waiting_.size(); }
+  int64_t num_preemptions() const { return num_preemptions_; }
+  KVCacheManager& kv_cache_manager() { return kv_; }
+  const KVCacheManager& kv_cache_manager() const { return kv_; }
+  const SchedulerConfig& config() const { return config_; }
+
+ private:
+  void preempt(Request* req);
+
+  SchedulerConfig config_;
+  KVCacheManager kv_;
+  std::unordered_map<std::string, std::unique_ptr<Request>> requests_;
+  std::deque<Request*> waiting_;
+  std::vector<Request*> running_;
+  std::vector<std::string> finished_since_last_;
+  int64_t num_preemptions_ = 0;
+};
+
+}  // namespace vllm::engine

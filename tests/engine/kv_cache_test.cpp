@@ -1,0 +1,179 @@
+// BlockPool and KVCacheManager: free-queue order, ref counts, prefix-cache hits and misses.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "engine/kv_cache/block_pool.h"
+#include "engine/kv_cache/kv_cache_manager.h"
+
+namespace vllm::engine {
+namespace {
+
+std::vector<int32_t> iota(int n, int start = 0) {
+  std::vector<int32_t> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+std::unique_ptr<Request> make_req(const std::string& id, std::vector<int32_t> prompt) {
+  SamplingParams p;
+  return std::make_unique<Request>(id, std::move(prompt), p, 16, std::nullopt, 0, 0);
+}
+
+TEST(BlockPool, HandsOutInOrderAndReturnsFreedToTheTail) {
+  BlockPool pool(4, 2, true);
+  std::vector<int32_t> got;
+  pool.get_new_blocks(3, got);
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(pool.num_free_blocks(), 1);
+  std::vector<int32_t> order = {2, 0};
+  pool.free_blocks(order);
+  got.clear();
+  pool.get_new_blocks(3, got);
+  EXPECT_EQ(got, (std::vector<int32_t>{3, 2, 0}));  // never-used first, then LRU order
+  EXPECT_THROW(pool.get_new_blocks(2, got), std::logic_error);
+}
+
+TEST(BlockPool, DoubleFreeIsCaught) {
+  BlockPool pool(2, 2, true);
+  std::vector<int32_t> got;
+  pool.get_new_blocks(1, got);
+  pool.free_blocks(got);
+  EXPECT_THROW(pool.free_blocks(got), std::logic_error);
+}
+
+TEST(BlockPool, CachedBlockSurvivesFreeUntilEvicted) {
+  BlockPool pool(2, 2, true);
+  std::vector<int32_t> got;
+  pool.get_new_blocks(1, got);
+  std::vector<int32_t> toks = {5, 6};
+  uint64_t h = hash_block_tokens(kRootBlockHash, toks);
+  pool.cache_full_block(got[0], h, kRootBlockHash, toks);
+  pool.free_blocks(got);
+  EXPECT_EQ(pool.get_cached_block(h, kRootBlockHash, toks), got[0]);
+  // Touching a free cached block takes it out of the free queue.
+  std::vector<int32_t> hit = {got[0]};
+  pool.touch(hit);
+  EXPECT_EQ(pool.num_free_blocks(), 1);
+  EXPECT_EQ(pool.block(got[0]).ref_cnt, 1);
+  pool.free_blocks(hit);
+  // Allocating both blocks evicts the cached one (it was freed last, so it goes last).
+  std::vector<int32_t> all;
+  pool.get_new_blocks(2, all);
+  EXPECT_EQ(all.back(), got[0]);
+  EXPECT_EQ(pool.get_cached_block(h, kRootBlockHash, toks), -1);
+  EXPECT_EQ(pool.num_cached_blocks(), 0);
+}
+
+TEST(BlockPool, HashHitIsVerifiedAgainstTokensAndParent) {
+  BlockPool pool(2, 2, true);
+  std::vector<int32_t> got;
+  pool.get_new_blocks(1, got);
+  std::vector<int32_t> toks = {5, 6}, other = {5, 7};
+  const uint64_t h = 42;  // a forced "collision": any content may claim this hash
+  pool.cache_full_block(got[0], h, kRootBlockHash, toks);
+  EXPECT_EQ(pool.get_cached_block(h, kRootBlockHash, toks), got[0]);
+  EXPECT_EQ(pool.get_cached_block(h, kRootBlockHash, other), -1);
+  EXPECT_EQ(pool.get_cached_block(h, 7, toks), -1);
+}
+
+TEST(BlockPool, HashDependsOnParentAndEveryToken) {
+  std::vector<int32_t> a = iota(16), b = iota(16);
+  b[15] = 99;
+  EXPECT_NE(hash_block_tokens(1, a), hash_block_tokens(2, a));
+  EXPECT_NE(hash_block_tokens(1, a), hash_block_tokens(1, b));
+  EXPECT_EQ(hash_block_tokens(1, a), hash_block_tokens(1, iota(16)));
+}
+
+TEST(BlockPool, ConsistencyCheckSeesWrongOwnerCounts) {
+  BlockPool pool(3, 2, true);
+  std::vector<int32_t> got;
+  pool.get_new_blocks(1, got);
+  EXPECT_EQ(pool.check_consistency({1, 0, 0}), "");
+  EXPECT_NE(pool.check_consistency({0, 0, 0}), "");  // leaked block
+  EXPECT_NE(pool.check_consistency({1, 1, 0}), "");  // owner of a free block
+}
+
+TEST(KVCacheManager, AllocatesWholeBlocksAndFailsWithoutSideEffects) {
+  KVCacheManager kv(4, 4, true);
+  auto a = make_req("a", iota(10));
+  ASSERT_TRUE(kv.allocate_slots(*a, 10));
+  EXPECT_EQ(kv.get_block_ids("a").size(), 3u);
+  auto b = make_req("b", iota(8, 100));
+  EXPECT_FALSE(kv.allocate_slots(*b, 8));  // needs 2, one free
+  EXPECT_EQ(kv.num_free_blocks(), 1);
+  EXPECT_TRUE(kv.get_block_ids("b").empty());
+  EXPECT_EQ(kv.check_consistency(), "");
+  a->num_computed_tokens = 10;
+  ASSERT_TRUE(kv.allocate_slots(*a, 2));  // 12 tokens still fit 3 blocks
+  EXPECT_EQ(kv.num_free_blocks(), 1);
+  kv.free(*a);
+  EXPECT_EQ(kv.num_free_blocks(), 4);
+  EXPECT_EQ(kv.check_consistency(), "");
+}
+
+TEST(KVCacheManager, PrefixHitReusesFullBlocksButRecomputesTheLastToken) {
+  KVCacheManager kv(16, 4, true);
+  auto a = make_req("a", iota(12));
+  ASSERT_TRUE(kv.allocate_slots(*a, 12));
+  a->num_computed_tokens = 12;
+  kv.cache_blocks(*a, 12);
+  const auto a_blocks = kv.get_block_ids("a");
+
+  // Same 12 tokens: only 2 blocks hit, the third holds the last token, which is recomputed.
+  auto b = make_req("b", iota(12));
+  ComputedBlocks hit = kv.get_computed_blocks(*b);
+  EXPECT_EQ(hit.num_tokens, 8);
+  EXPECT_EQ(hit.block_ids, (std::vector<int32_t>{a_blocks[0], a_blocks[1]}));
+
+  // Shares 9 tokens: two blocks hit; diverging inside block 3 stops the match.
+  auto prompt_c = iota(14);
+  prompt_c[9] = 77;
+  auto c = make_req("c", prompt_c);
+  hit = kv.get_computed_blocks(*c);
+  EXPECT_EQ(hit.num_tokens, 8);
+  ASSERT_TRUE(kv.allocate_slots(*c, 14 - 8, &hit));
+  EXPECT_EQ(kv.get_block_ids("c")[0], a_blocks[0]);
+  EXPECT_EQ(kv.pool().block(a_blocks[0]).ref_cnt, 2);
+  EXPECT_EQ(kv.prefix_cache_stats().hits, 8);
+  EXPECT_EQ(kv.prefix_cache_stats().queries, 14);
+  EXPECT_EQ(kv.check_consistency(), "");
+
+  // Different first block: no hit at all.
+  auto d = make_req("d", iota(12, 1));
+  EXPECT_EQ(kv.get_computed_blocks(*d).num_tokens, 0);
+
+  // After freeing, the blocks stay cached and hit again.
+  kv.free(*a);
+  kv.free(*c);
+  EXPECT_EQ(kv.get_computed_blocks(*b).num_tokens, 8);
+  EXPECT_EQ(kv.check_consistency(), "");
+}
+
+TEST(KVCacheManager, HitOnFreeBlocksCountsAgainstFreeSpace) {
+  KVCacheManager kv(3, 4, true);
+  auto a = make_req("a", iota(9));
+  ASSERT_TRUE(kv.allocate_slots(*a, 9));
+  a->num_computed_tokens = 9;
+  kv.cache_blocks(*a, 9);
+  kv.free(*a);
+  auto b = make_req("b", iota(13));  // hits 2 free blocks, needs 2 more: only 1 left
+  ComputedBlocks hit = kv.get_computed_blocks(*b);
+  EXPECT_EQ(hit.num_tokens, 8);
+  EXPECT_FALSE(kv.allocate_slots(*b, 5, &hit));
+  EXPECT_EQ(kv.num_free_blocks(), 3);
+  EXPECT_EQ(kv.check_consistency(), "");
+}
+
+TEST(KVCacheManager, CachingOffNeverHits) {
+  KVCacheManager kv(8, 4, false);
+  auto a = make_req("a", iota(12));
+  ASSERT_TRUE(kv.allocate_slots(*a, 12));
+  kv.cache_blocks(*a, 12);
+  kv.free(*a);
+  auto b = make_req("b", iota(12));
+  EXPECT_EQ(kv.get_computed_blocks(*b).num_tokens, 0);
+}
+
+}  // namespace
+}  // namespace vllm::engine
