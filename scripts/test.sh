@@ -10,6 +10,7 @@ CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"
   python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >/dev/null
+  python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
 fi
 (cd build && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}")
 if compgen -G "tests/e2e/test_*.py" >/dev/null; then

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Hugging Face transformers goldens for the tiny models of make_tiny_models.py.
+
+Owns tests/golden/hf/<model>/: per prompt, the fp32 logits at every prompt
+position and 32 greedy continuation ids (with the top-2 ids and logits of each
+step, for the near-tie rule of DESIGN.md section 4). Runs transformers on CPU in
+fp32 with eager attention; needs torch + transformers (never present in CI: the
+C++ tests read only the committed files).
+
+  python3 tools/make_tiny_models.py --out /tmp/tiny
+  python3 tools/make_hf_goldens.py --models /tmp/tiny
+
+The format is described in tests/golden/hf/README.md.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+N_GREEDY = 32
+
+# Text prompts for the models with the Qwen3 tokenizer: English, Chinese + emoji
+# (multi-byte and split-byte tokens), code (indentation, punctuation).
+QWEN_PROMPTS = [
+    "Paris is the capital of France, and",
+    "我喜欢在春天散步 🌸😊",
+    "def add(a, b):\n    return a + b",
+]
+
+# The llama model has no tokenizer: id prompts. bos = 1 first, like a Llama tokenizer
+# would add. The last one runs past original_max_position_embeddings (64) so the
+# llama3-scaled rotary frequencies are checked at positions beyond the original window.
+LLAMA_PROMPTS = [
+    [1, 15, 300, 1999, 7, 42, 512],
+    [1, 2047, 3, 880, 881, 882, 64, 1024, 77, 5, 1500, 9],
+    [1] + [(i * 37 + 11) % 2048 for i in range(47)],
+]
+
+MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2"]
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def weight_files(model_dir):
+    return sorted(f for f in os.listdir(model_dir) if f.endswith(".safetensors"))
+
+
+@torch.no_grad()
+def run_prompt(model, ids):
+    x = torch.tensor([ids], dtype=torch.long)
+    prompt_logits = model(x, use_cache=False).logits[0].float().numpy()
+    seq = list(ids)
+    greedy, top2_ids, top2_logits = [], [], []
+    # Full recompute each step (no KV cache): the plainest possible reference.
+    for _ in range(N_GREEDY):
+        last = model(torch.tensor([seq], dtype=torch.long), use_cache=False).logits[0, -1].float()
+        v, i = torch.topk(last, 2)
+        nxt = int(torch.argmax(last))  # EOS is not special here: keep going
+        greedy.append(nxt)
+        top2_ids.append([int(i[0]), int(i[1])])
+        top2_logits.append([float(v[0]), float(v[1])])
+        seq.append(nxt)
+    return prompt_logits, greedy, top2_ids, top2_logits
+
+
+def make(model_name, model_dir, out_dir, command):
+    os.makedirs(out_dir, exist_ok=True)
+    for f in os.listdir(out_dir):
+        if f.endswith(".f32") or f == "index.json":
+            os.remove(os.path.join(out_dir, f))
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    model.eval()
+    cfg = model.config
+    if model_name == "llama":
+        prompts = [{"ids": p} for p in LLAMA_PROMPTS]
+    else:
+        tok = AutoTokenizer.from_pretrained(model_dir)
+        prompts = [{"text": t, "ids": tok(t)["input_ids"]} for t in QWEN_PROMPTS]
+    entries = []
+    for k, p in enumerate(prompts):
+        logits, greedy, t2i, t2l = run_prompt(model, p["ids"])
+        assert logits.shape == (len(p["ids"]), cfg.vocab_size), logits.shape
+        fn = f"prompt{k}.logits.f32"
+        logits.astype("<f4").tofile(os.path.join(out_dir, fn))
+        gaps = [a - b for a, b in t2l]
+        e = {}
+        if "text" in p:
+            e["text"] = p["text"]
+        e.update({
+            "prompt_ids": p["ids"],
+            "logits_file": fn,
+            "logits_shape": [len(p["ids"]), cfg.vocab_size],
+            "greedy_ids": greedy,
+            "greedy_top2_ids": t2i,
+            "greedy_top2_logits": t2l,
+            "min_greedy_top2_gap": min(gaps),
+        })
+        entries.append(e)
+        print(f"{model_name} prompt{k}: {len(p['ids'])} ids, greedy {greedy[:8]}..., "
+              f"distinct {len(set(greedy))}, min gap {min(gaps):.4f}")
+        if len(set(greedy)) < 2:
+            sys.exit(f"{model_name} prompt{k}: greedy output is one repeated token; fix the weights")
+    index = {
+        "model": model_name,
+        "architecture": cfg.architectures[0],
+        "vocab_size": cfg.vocab_size,
+        "n_greedy": N_GREEDY,
+        "weights_sha256": {f: sha256_file(os.path.join(model_dir, f)) for f in weight_files(model_dir)},
+        # Sizes too: a C++ test without a sha256 implementation can still catch most mismatches.
+        "weights_bytes": {f: os.path.getsize(os.path.join(model_dir, f)) for f in weight_files(model_dir)},
+        "config_sha256": sha256_file(os.path.join(model_dir, "config.json")),
+        "reference": {"torch": torch.__version__, "transformers": transformers.__version__,
+                      "dtype": "float32", "attn_implementation": "eager", "device": "cpu"},
+        "command": command,
+        "prompts": entries,
+    }
+    with open(os.path.join(out_dir, "index.json"), "w", encoding="utf-8") as f:
+        json.dump(index, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def main():
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True, help="folder written by make_tiny_models.py --out")
+    ap.add_argument("--out", default=os.path.join(repo, "tests", "golden", "hf"))
+    ap.add_argument("--only", default=",".join(MODELS), help="comma-separated subset")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    command = ("python3 tools/make_tiny_models.py --out DIR && "
+               "python3 tools/make_hf_goldens.py --models DIR")
+    for m in args.only.split(","):
+        make(m, os.path.join(args.models, m), os.path.join(args.out, m), command)
+
+
+if __name__ == "__main__":
+    main()

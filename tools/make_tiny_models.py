@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Write tiny random checkpoints in real Hugging Face layout (config.json + safetensors).
+
+Owns the test models that the C++ loader and the transformers goldens
+(tests/golden/hf/) share. Pure numpy: CI runs this without torch, and the golden
+files record the sha256 of each weight file, so the output must be byte-identical
+on every run and machine.
+
+Why the random numbers are built the way they are: numpy's normal generators use
+libm log/exp in their slow paths and SIMD transcendental kernels that may round
+differently across CPUs. Here every value is a sum of four uniform doubles (exact
+bit recipe of PCG64 `random()`), then scaled and rounded with IEEE add/mul/convert
+only, so the bytes cannot depend on the machine. The sum of four uniforms
+(Irwin-Hall) is close enough to a normal for test weights.
+
+  python3 tools/make_tiny_models.py --out ~/.cache/vllm-cpp/tiny-models
+
+Models (each a folder under --out): qwen3 (BF16, tied), qwen3_moe (F32, 2 shards,
+layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32,
+q/k/v bias). See MODELS below for the exact shapes.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+QWEN_VOCAB = 151936
+QWEN_BOS, QWEN_EOS = 151643, 151645
+
+# Standard deviations chosen so a 64-wide random model still produces logits with
+# clear top-2 gaps (a greedy golden full of near-ties tests nothing).
+STD_PROJ = 0.2
+STD_EMBED = 0.4
+STD_NORM_NOISE = 0.1
+STD_BIAS = 0.1
+# Output projections (o_proj, down_proj) write into the residual stream. With tied
+# embeddings the input token's own embedding dominates the final hidden state unless
+# the layers add more than it, and greedy decoding then repeats the last token forever.
+STD_OUT = 0.5
+
+
+def _seed(model, name):
+    return int.from_bytes(hashlib.sha256(f"{model}/{name}".encode()).digest()[:8], "little")
+
+
+def normalish(model, name, shape, std):
+    """Deterministic ~N(0, std^2) float32 array, seeded by (model, tensor name)."""
+    rng = np.random.default_rng(_seed(model, name))
+    acc = np.zeros(shape, np.float64)
+    for _ in range(4):
+        acc += rng.random(shape)  # exact: 53 random bits times 2^-53
+    # Sum of 4 U(0,1): mean 2, variance 4/12 = 1/3.
+    acc -= 2.0
+    acc *= std * 3.0**0.5
+    return acc.astype(np.float32)
+
+
+def to_bf16_bytes(a):
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    # Round to nearest even; inputs are finite by construction.
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return r.astype(np.uint16).tobytes()
+
+
+ELEMENT_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+
+
+def encode(a, dtype):
+    if dtype == "BF16":
+        return to_bf16_bytes(a)
+    if dtype == "F16":
+        return np.ascontiguousarray(a, np.float32).astype("<f2").tobytes()
+    if dtype == "F32":
+        return np.ascontiguousarray(a, "<f4").tobytes()
+    raise ValueError(dtype)
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: list of (name, float32 array). Header keys sorted, data in that order."""
+    tensors = sorted(tensors, key=lambda t: t[0])
+    header, blobs, off = {}, [], 0
+    for name, arr in tensors:
+        b = encode(arr, dtype)
+        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)  # spec: header may be space-padded; keeps data 8-aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    return off
+
+
+def write_json(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+# ---------------------------------------------------------------- tensor lists
+
+
+def norm_w(model, name, n):
+    return 1.0 + normalish(model, name, (n,), STD_NORM_NOISE)
+
+
+def attention(model, p, E, H, KV, D, qk_norm, qkv_bias):
+    t = []
+    for proj, rows in (("q_proj", H * D), ("k_proj", KV * D), ("v_proj", KV * D)):
+        n = f"{p}self_attn.{proj}.weight"
+        t.append((n, normalish(model, n, (rows, E), STD_PROJ)))
+        if qkv_bias:
+            n = f"{p}self_attn.{proj}.bias"
+            t.append((n, normalish(model, n, (rows,), STD_BIAS)))
+    n = f"{p}self_attn.o_proj.weight"
+    t.append((n, normalish(model, n, (E, H * D), STD_OUT)))
+    if qk_norm:
+        for nm in ("q_norm", "k_norm"):
+            n = f"{p}self_attn.{nm}.weight"
+            t.append((n, norm_w(model, n, D)))
+    return t
+
+
+def dense_mlp(model, p, E, F):
+    t = []
+    for proj, shape in (("gate_proj", (F, E)), ("up_proj", (F, E)), ("down_proj", (E, F))):
+        n = f"{p}{proj}.weight"
+        t.append((n, normalish(model, n, shape, STD_OUT if proj == "down_proj" else STD_PROJ)))
+    return t
+
+
+def decoder(model, cfg, layer_mlp):
+    E, V = cfg["hidden_size"], cfg["vocab_size"]
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = cfg.get("head_dim", E // H)
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe")
+    qkv_bias = cfg["model_type"] == "qwen2"
+    t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t.append((p + "input_layernorm.weight", norm_w(model, p + "input_layernorm.weight", E)))
+        t.append((p + "post_attention_layernorm.weight",
+                  norm_w(model, p + "post_attention_layernorm.weight", E)))
+        t += attention(model, p, E, H, KV, D, qk_norm, qkv_bias)
+        t += layer_mlp(i, p + "mlp.")
+    t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
+    if not cfg["tie_word_embeddings"]:
+        t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
+    return t
+
+
+# ---------------------------------------------------------------- configs
+
+COMMON = {
+    "attention_dropout": 0.0,
+    "hidden_act": "silu",
+    "initializer_range": 0.02,
+    "transformers_version": "4.51.0",
+    "use_cache": True,
+}
+
+
+def qwen3_config():
+    return dict(COMMON, **{
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+        "attention_bias": False, "bos_token_id": QWEN_BOS, "eos_token_id": QWEN_EOS,
+        "head_dim": 32, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 40960, "max_window_layers": 2,
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-6, "rope_scaling": None, "rope_theta": 1000000.0,
+        "sliding_window": None, "use_sliding_window": False,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": QWEN_VOCAB,
+    })
+
+
+def qwen3_moe_config():
+    return dict(COMMON, **{
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+        "attention_bias": False, "bos_token_id": QWEN_BOS, "eos_token_id": QWEN_EOS,
+        "decoder_sparse_step": 1, "head_dim": 32, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 40960, "max_window_layers": 3,
+        "mlp_only_layers": [1], "moe_intermediate_size": 32, "norm_topk_prob": True,
+        "num_attention_heads": 4, "num_experts": 8, "num_experts_per_tok": 2,
+        "num_hidden_layers": 3, "num_key_value_heads": 2, "output_router_logits": False,
+        "rms_norm_eps": 1e-6, "rope_scaling": None, "rope_theta": 1000000.0,
+        "router_aux_loss_coef": 0.001, "sliding_window": None, "use_sliding_window": False,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": QWEN_VOCAB,
+    })
+
+
+def llama_config():
+    return dict(COMMON, **{
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "attention_bias": False, "mlp_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+        "head_dim": 16, "hidden_size": 64, "intermediate_size": 160,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-5,
+        "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 64, "rope_type": "llama3"},
+        "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "float16",
+        "vocab_size": 2048,
+    })
+
+
+def qwen2_config():
+    return dict(COMMON, **{
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+        "bos_token_id": QWEN_BOS, "eos_token_id": QWEN_EOS, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 32768, "max_window_layers": 2,
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-6, "rope_scaling": None, "rope_theta": 1000000.0,
+        "sliding_window": None, "use_sliding_window": False,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": QWEN_VOCAB,
+    })
+
+
+def moe_mlp(model, cfg):
+    E, n_exp, Fm = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"]
+
+    def mlp(i, p):
+        sparse = i not in cfg["mlp_only_layers"] and (i + 1) % cfg["decoder_sparse_step"] == 0
+        if not sparse:
+            return dense_mlp(model, p, E, cfg["intermediate_size"])
+        # Router std is larger so expert choice is decisive, not a coin toss between near-equal scores.
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.3))]
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{p}experts.{e}.", E, Fm)
+        return t
+
+    return mlp
+
+
+# ---------------------------------------------------------------- writers
+
+
+def tokenizer_files(tok_dir, out):
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copyfile(os.path.join(tok_dir, f), os.path.join(out, f))
+
+
+def gen_config(cfg):
+    return {"bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"],
+            "do_sample": False, "transformers_version": cfg["transformers_version"]}
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_model(name, cfg, tensors, dtype, out_root, tok_dir, shards=1):
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):  # a stale shard layout must not survive a rerun
+        if f.endswith(".safetensors") or f.endswith(".safetensors.index.json"):
+            os.remove(os.path.join(out, f))
+    write_json(os.path.join(out, "config.json"), cfg)
+    write_json(os.path.join(out, "generation_config.json"), gen_config(cfg))
+    if tok_dir:
+        tokenizer_files(tok_dir, out)
+    files = []
+    if shards == 1:
+        write_safetensors(os.path.join(out, "model.safetensors"), tensors, dtype)
+        files.append("model.safetensors")
+    else:
+        # Split in tensor order at half the bytes, like HF's size-based sharding: one
+        # layer's tensors then straddle two files, which a loader must handle.
+        esize = ELEMENT_BYTES[dtype]
+        total = sum(a.size * esize for _, a in tensors)
+        parts, acc, cur = [[] for _ in range(shards)], 0, 0
+        for n, a in tensors:
+            nbytes = a.size * esize
+            if acc >= total * (cur + 1) / shards and cur < shards - 1:
+                cur += 1
+            parts[cur].append((n, a))
+            acc += nbytes
+        weight_map = {}
+        for k, part in enumerate(parts):
+            fn = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+            write_safetensors(os.path.join(out, fn), part, dtype)
+            files.append(fn)
+            for n, _ in part:
+                weight_map[n] = fn
+        write_json(os.path.join(out, "model.safetensors.index.json"),
+                   {"metadata": {"total_size": int(total)}, "weight_map": weight_map})
+    for fn in files:
+        print(f"{name}/{fn} sha256={sha256_file(os.path.join(out, fn))}")
+    return out
+
+
+def main():
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output folder (one subfolder per model)")
+    ap.add_argument("--tokenizer-dir",
+                    default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
+                    help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2",
+                    help="comma-separated subset to write")
+    args = ap.parse_args()
+    want = args.models.split(",")
+    tok = args.tokenizer_dir
+    if any(m != "llama" for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+        sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
+
+    def dense(model, cfg):
+        return lambda i, p: dense_mlp(model, p, cfg["hidden_size"], cfg["intermediate_size"])
+
+    if "qwen3" in want:
+        c = qwen3_config()
+        write_model("qwen3", c, decoder("qwen3", c, dense("qwen3", c)), "BF16", args.out, tok)
+    if "qwen3_moe" in want:
+        c = qwen3_moe_config()
+        write_model("qwen3_moe", c, decoder("qwen3_moe", c, moe_mlp("qwen3_moe", c)), "F32",
+                    args.out, tok, shards=2)
+    if "llama" in want:
+        c = llama_config()
+        write_model("llama", c, decoder("llama", c, dense("llama", c)), "F16", args.out, None)
+    if "qwen2" in want:
+        c = qwen2_config()
+        write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)
+
+
+if __name__ == "__main__":
+    main()
