@@ -1,5 +1,5 @@
-// `vllm bench latency`: prefill and decode speed of one static batch, like Python
-// vLLM's `vllm bench latency` (random prompt ids, fixed output length, ignore EOS).
+// `vllm bench latency` and `vllm bench throughput`, like Python vLLM's: random prompt ids,
+// fixed output length, EOS ignored, run through the engine (scheduler, decode graphs).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,8 @@
 #include <random>
 
 #include "api/cli/commands.h"
-#include "model/static_batch.h"
-#include "model/causal_lm.h"
+#include "api/cli/engine_flags.h"
+#include "api/llm.h"
 #include "vt/cpu/kernels.h"
 
 namespace vllm::cli {
@@ -20,67 +20,150 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-int bench_latency(const std::string& model_path, int64_t in_len, int64_t out_len, int64_t batch,
-                  int iters, bool as_json) {
-  auto m = model::CausalLM::load(model_path);
-  const auto& c = m->config();
-  if (in_len + out_len > c.max_position_embeddings)
-    throw std::runtime_error("input-len + output-len exceeds the model's context (" +
-                             std::to_string(c.max_position_embeddings) + ")");
-  std::mt19937 rng(0);
+std::vector<std::vector<int32_t>> random_prompts(int64_t n, int64_t len, int64_t vocab,
+                                                 uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int32_t> tok(
-      0, static_cast<int32_t>(std::min<int64_t>(c.vocab_size, 10000) - 1));
-  std::vector<std::vector<int32_t>> prompts(batch, std::vector<int32_t>(in_len));
-  for (auto& p : prompts)
-    for (auto& t : p) t = tok(rng);
-  std::vector<double> prefill_s, decode_s;
-  for (int it = 0; it < iters + 1; ++it) {  // iteration 0 warms up
-    model::StaticBatch sb(*m, batch, in_len + out_len);
-    double t0 = now_s();
-    const std::vector<float>* logits = &sb.prefill(prompts, 2048);
-    double t1 = now_s();
-    std::vector<int32_t> next(batch);
-    for (int64_t step = 0; step < out_len; ++step) {
-      for (int64_t s = 0; s < batch; ++s) {
-        const float* l = logits->data() + s * c.vocab_size;
-        next[s] = static_cast<int32_t>(std::max_element(l, l + c.vocab_size) - l);
+      0, static_cast<int32_t>(std::min<int64_t>(vocab, 10000) - 1));
+  std::vector<std::vector<int32_t>> p(n, std::vector<int32_t>(len));
+  for (auto& v : p)
+    for (auto& t : v) t = tok(rng);
+  return p;
+}
+
+engine::SamplingParams bench_params(int64_t out_len) {
+  engine::SamplingParams sp;
+  sp.temperature = 0;
+  sp.ignore_eos = true;
+  sp.max_tokens = static_cast<int32_t>(out_len);
+  return sp;
+}
+
+struct Common {
+  std::string model;
+  int64_t in_len = 128, out_len = 128;
+  bool as_json = false;
+  EngineFlags ef;
+};
+
+void add_common(CLI::App* a, Common& c) {
+  a->add_option("--model", c.model, "model folder or .gguf file")->required();
+  a->add_option("--input-len", c.in_len, "prompt tokens per request")->check(CLI::PositiveNumber);
+  a->add_option("--output-len", c.out_len, "generated tokens per request")
+      ->check(CLI::PositiveNumber);
+  a->add_flag("--json", c.as_json, "print one JSON object");
+  c.ef.add(*a);
+}
+
+nlohmann::json run_info(api::LLM& llm) {
+  const auto* g = llm.engine().core().model_runner().graph_driver();
+  return {{"isa", vt::cpu::active_isa()},
+          {"threads", vt::ThreadPool::global().size()},
+          {"decode_graph", g != nullptr}};
+}
+
+int bench_latency(Common& c, int64_t batch, int iters) {
+  engine::EngineConfig cfg = c.ef.resolve();
+  cfg.max_num_seqs = std::max<int32_t>(cfg.max_num_seqs, static_cast<int32_t>(batch));
+  cfg.max_num_batched_tokens = std::max<int64_t>(cfg.max_num_batched_tokens, batch * c.in_len);
+  cfg.enable_prefix_caching = false;  // every iteration must really prefill
+  auto llm = api::LLM::load(c.model, cfg);
+  auto& engine = llm->engine();
+  const auto& runner = engine.core().model_runner();
+  std::vector<double> prefill_s, decode_s, host_us;
+  for (int it = 0; it <= iters; ++it) {  // iteration 0 warms up (and captures graphs)
+    auto prompts = random_prompts(batch, c.in_len, llm->model().config().vocab_size, 1000 + it);
+    for (int64_t i = 0; i < batch; ++i)
+      engine.add_request("b" + std::to_string(it) + "_" + std::to_string(i), prompts[i],
+                         bench_params(c.out_len));
+    const double t0 = now_s();
+    double t_first = 0;
+    int64_t with_output = 0, steps = 0;
+    double decode_step_time = 0, decode_fwd = 0;
+    while (engine.has_unfinished_requests()) {
+      const double s0 = now_s(), f0 = runner.forward_seconds();
+      const auto outs = engine.step();
+      const double s1 = now_s();
+      if (with_output < batch) {
+        for (const auto& o : outs)
+          if (o.num_output_tokens == static_cast<int64_t>(o.new_token_ids.size()) &&
+              !o.new_token_ids.empty())
+            ++with_output;
+        if (with_output >= batch) t_first = s1;
+      } else {
+        decode_step_time += s1 - s0;
+        decode_fwd += runner.forward_seconds() - f0;
+        ++steps;
       }
-      if (step + 1 < out_len) logits = &sb.decode(next);
     }
-    double t2 = now_s();
+    const double t1 = now_s();
     if (it > 0) {
-      prefill_s.push_back(t1 - t0);
-      decode_s.push_back(t2 - t1);
+      prefill_s.push_back(t_first - t0);
+      decode_s.push_back(t1 - t_first);
+      host_us.push_back(steps ? 1e6 * (decode_step_time - decode_fwd) / steps : 0.0);
     }
   }
-  std::sort(prefill_s.begin(), prefill_s.end());
-  std::sort(decode_s.begin(), decode_s.end());
-  const double p = prefill_s[prefill_s.size() / 2], d = decode_s[decode_s.size() / 2];
-  // The first output token comes from the prefill; out_len - 1 decode steps follow.
-  const double prefill_tps = batch * in_len / p;
-  const double decode_tps = out_len > 1 ? batch * (out_len - 1) / d : 0.0;
-  nlohmann::json j = {{"model", model_path},
-                      {"input_len", in_len},
-                      {"output_len", out_len},
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double p = median(prefill_s), d = median(decode_s), h = median(host_us);
+  const double prefill_tps = batch * c.in_len / p;
+  const double decode_tps = c.out_len > 1 ? batch * (c.out_len - 1) / d : 0.0;
+  nlohmann::json j = {{"model", c.model},
+                      {"input_len", c.in_len},
+                      {"output_len", c.out_len},
                       {"batch_size", batch},
                       {"iters", iters},
-                      {"isa", vt::cpu::active_isa()},
-                      {"threads", vt::ThreadPool::global().size()},
                       {"prefill_latency_s", p},
                       {"decode_latency_s", d},
                       {"avg_latency_s", p + d},
                       {"prefill_tokens_per_s", prefill_tps},
-                      {"decode_tokens_per_s", decode_tps}};
-  if (as_json) {
+                      {"decode_tokens_per_s", decode_tps},
+                      {"decode_host_us_per_step", h}};
+  j.update(run_info(*llm));
+  if (c.as_json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("model %s  batch %lld  input %lld  output %lld  (%s, %d threads)\n",
-                model_path.c_str(), static_cast<long long>(batch), static_cast<long long>(in_len),
-                static_cast<long long>(out_len), vt::cpu::active_isa(),
-                vt::ThreadPool::global().size());
+    std::printf("model %s  batch %lld  input %lld  output %lld  (%s, %d threads, graphs %s)\n",
+                c.model.c_str(), static_cast<long long>(batch), static_cast<long long>(c.in_len),
+                static_cast<long long>(c.out_len), vt::cpu::active_isa(),
+                vt::ThreadPool::global().size(), j["decode_graph"].get<bool>() ? "on" : "off");
     std::printf("Avg latency: %.4f s (prefill %.4f s, decode %.4f s)\n", p + d, p, d);
-    std::printf("Prefill: %.1f tokens/s\nDecode:  %.1f tokens/s\n", prefill_tps, decode_tps);
+    std::printf("Prefill: %.1f tokens/s\nDecode:  %.1f tokens/s (host %.1f us/step)\n", prefill_tps,
+                decode_tps, h);
   }
+  return 0;
+}
+
+int bench_throughput(Common& c, int64_t num_prompts) {
+  auto llm = api::LLM::load(c.model, c.ef.resolve());
+  auto& engine = llm->engine();
+  auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
+  const double t0 = now_s();
+  for (int64_t i = 0; i < num_prompts; ++i)
+    engine.add_request("t" + std::to_string(i), prompts[i], bench_params(c.out_len));
+  int64_t out_tokens = 0;
+  while (engine.has_unfinished_requests())
+    for (const auto& o : engine.step()) out_tokens += static_cast<int64_t>(o.new_token_ids.size());
+  const double el = now_s() - t0;
+  const int64_t total = num_prompts * c.in_len + out_tokens;
+  nlohmann::json j = {{"model", c.model},
+                      {"input_len", c.in_len},
+                      {"output_len", c.out_len},
+                      {"num_requests", num_prompts},
+                      {"elapsed_time", el},
+                      {"total_num_tokens", total},
+                      {"num_output_tokens", out_tokens},
+                      {"requests_per_second", num_prompts / el},
+                      {"tokens_per_second", total / el},
+                      {"output_tokens_per_second", out_tokens / el}};
+  j.update(run_info(*llm));
+  if (c.as_json)
+    std::printf("%s\n", j.dump().c_str());
+  else
+    std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
+                num_prompts / el, total / el, out_tokens / el);
   return 0;
 }
 
@@ -89,25 +172,24 @@ int bench_latency(const std::string& model_path, int64_t in_len, int64_t out_len
 int cmd_bench(int argc, char** argv) {
   CLI::App app{"vllm bench: latency | throughput"};
   app.require_subcommand(1);
-  std::string model;
-  int64_t in_len = 128, out_len = 128, batch = 1;
+  Common lat_c, thr_c;
+  int64_t batch = 1, num_prompts = 64;
   int iters = 3;
-  bool as_json = false;
   auto* lat = app.add_subcommand("latency", "prefill and decode speed of one batch");
-  lat->add_option("--model", model, "model folder or .gguf file")->required();
-  lat->add_option("--input-len", in_len, "prompt tokens per request")->check(CLI::PositiveNumber);
-  lat->add_option("--output-len", out_len, "generated tokens per request")
-      ->check(CLI::PositiveNumber);
+  add_common(lat, lat_c);
   lat->add_option("--batch-size", batch, "requests in the batch")->check(CLI::PositiveNumber);
   lat->add_option("--num-iters", iters, "measured iterations (after one warm-up)")
       ->check(CLI::PositiveNumber);
-  lat->add_flag("--json", as_json, "print one JSON object");
+  auto* thr = app.add_subcommand("throughput", "requests/s and tokens/s of a prompt set");
+  add_common(thr, thr_c);
+  thr->add_option("--num-prompts", num_prompts, "requests")->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (lat->parsed()) return bench_latency(model, in_len, out_len, batch, iters, as_json);
+  if (lat->parsed()) return bench_latency(lat_c, batch, iters);
+  if (thr->parsed()) return bench_throughput(thr_c, num_prompts);
   return 2;
 }
 

@@ -1,17 +1,16 @@
-// `vllm generate`: complete one prompt from the command line.
+// `vllm generate`: complete one prompt, or many (--prompts-file, one JSON prompt per line)
+// run together as one continuous batch through the engine.
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "api/cli/commands.h"
-#include "model/static_batch.h"
-#include "model/causal_lm.h"
-#include "model/tokenizer_loader.h"
-#include "tokenizer/tokenizer.h"
+#include "api/cli/engine_flags.h"
+#include "api/llm.h"
 
 namespace vllm::cli {
 
@@ -36,89 +35,124 @@ std::vector<int32_t> parse_ids(const std::string& s) {
   return ids;
 }
 
-int32_t sample(const float* logits, int64_t n, float temperature, std::mt19937_64& rng) {
-  if (temperature <= 0.0f)
-    return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
-  const float mx = *std::max_element(logits, logits + n);
-  std::vector<double> p(n);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += p[i] = std::exp((logits[i] - mx) / temperature);
-  double r = std::uniform_real_distribution<double>(0, sum)(rng);
-  for (int64_t i = 0; i < n; ++i)
-    if ((r -= p[i]) <= 0) return static_cast<int32_t>(i);
-  return static_cast<int32_t>(n - 1);
+struct Prompt {
+  std::string text;  // as given (empty for id prompts)
+  std::vector<int32_t> ids;
+};
+
+// One line of --prompts-file: a JSON string, or {"prompt": "..."} / {"prompt_token_ids": [...]}.
+Prompt parse_prompt_line(const std::string& line, size_t lineno, const tok::Tokenizer& tok) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("--prompts-file line " + std::to_string(lineno) + ": not JSON (" +
+                                e.what() + ")");
+  }
+  Prompt p;
+  if (j.is_string()) {
+    p.text = j.get<std::string>();
+  } else if (j.is_object() && j.contains("prompt") && j["prompt"].is_string()) {
+    p.text = j["prompt"].get<std::string>();
+  } else if (j.is_object() && j.contains("prompt_token_ids") && j["prompt_token_ids"].is_array()) {
+    p.ids = j["prompt_token_ids"].get<std::vector<int32_t>>();
+    return p;
+  } else {
+    throw std::invalid_argument("--prompts-file line " + std::to_string(lineno) +
+                                ": expected a string or {\"prompt\": ...}");
+  }
+  p.ids = tok.encode(p.text);
+  return p;
 }
 
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-  CLI::App app{"vllm generate: complete a prompt"};
-  std::string model_path, prompt, prompt_ids;
+  CLI::App app{"vllm generate: complete prompts"};
+  std::string model_path, prompt, prompt_ids, prompts_file;
   int64_t max_tokens = 16;
-  float temperature = 0.0f;
+  engine::SamplingParams sp;
+  sp.temperature = 0.0f;
   uint64_t seed = 0;
-  bool ignore_eos = false, as_json = false;
+  bool has_seed = false, as_json = false;
+  EngineFlags ef;
   app.add_option("--model", model_path, "model folder or .gguf file")->required();
   auto* p_opt = app.add_option("--prompt", prompt, "prompt text");
   auto* i_opt = app.add_option("--prompt-ids", prompt_ids, "prompt token ids, comma-separated");
-  p_opt->excludes(i_opt);
-  app.add_option("--max-tokens", max_tokens, "tokens to generate (>= 1)");
-  app.add_option("--temperature", temperature, "0 = greedy");
-  app.add_option("--seed", seed, "sampling seed");
-  app.add_flag("--ignore-eos", ignore_eos, "keep generating after end-of-sequence");
-  app.add_flag("--json", as_json, "print one JSON object");
+  auto* f_opt = app.add_option("--prompts-file", prompts_file,
+                               "one JSON prompt per line (string, or {\"prompt\": ...})");
+  p_opt->excludes(i_opt)->excludes(f_opt);
+  i_opt->excludes(f_opt);
+  app.add_option("--max-tokens", max_tokens, "tokens to generate per prompt (>= 1)");
+  app.add_option("--temperature", sp.temperature, "0 = greedy");
+  app.add_option("--top-p", sp.top_p, "nucleus sampling mass in (0, 1]");
+  app.add_option("--top-k", sp.top_k, "keep the k most likely tokens (-1 or 0: all)");
+  app.add_option("--min-p", sp.min_p, "drop tokens below min_p * max probability");
+  app.add_option("--repetition-penalty", sp.repetition_penalty, "> 1 discourages repeats");
+  app.add_option("--stop", sp.stop, "stop strings");
+  app.add_option("--seed", seed, "sampling seed")->each([&](const std::string&) {
+    has_seed = true;
+  });
+  app.add_flag("--ignore-eos", sp.ignore_eos, "keep generating after end-of-sequence");
+  app.add_flag("--json", as_json, "print one JSON object per request");
+  ef.add(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (max_tokens < 1) throw std::invalid_argument("--max-tokens must be >= 1");
-  if (temperature < 0 || !std::isfinite(temperature))
-    throw std::invalid_argument("--temperature must be >= 0");
-  if (prompt.empty() && prompt_ids.empty())
-    throw std::invalid_argument("give --prompt TEXT or --prompt-ids 1,2,3");
+  if (prompt.empty() && prompt_ids.empty() && prompts_file.empty())
+    throw std::invalid_argument("give --prompt TEXT, --prompt-ids 1,2,3 or --prompts-file FILE");
+  sp.max_tokens = static_cast<int32_t>(max_tokens);
+  if (has_seed) sp.seed = seed;
+  sp.validate();
 
-  auto m = model::CausalLM::load(model_path);
-  const auto& c = m->config();
-  auto tok = model::load_tokenizer(model_path);
-  std::vector<int32_t> ids = prompt_ids.empty() ? tok->encode(prompt) : parse_ids(prompt_ids);
-  if (ids.empty()) throw std::invalid_argument("the prompt is empty after tokenization");
-  for (int32_t id : ids)
-    if (id < 0 || id >= c.vocab_size)
-      throw std::invalid_argument("prompt token id " + std::to_string(id) + " is outside [0, " +
-                                  std::to_string(c.vocab_size) + ")");
-  const int64_t ctx = c.max_position_embeddings;
-  if (static_cast<int64_t>(ids.size()) >= ctx)
-    throw std::invalid_argument("prompt has " + std::to_string(ids.size()) +
-                                " tokens, the model's context is " + std::to_string(ctx));
-  max_tokens = std::min<int64_t>(max_tokens, ctx - static_cast<int64_t>(ids.size()));
-
-  std::vector<int32_t> stop;
-  for (int64_t e : c.eos_token_ids) stop.push_back(static_cast<int32_t>(e));
-  for (int32_t e : tok->stop_ids())
-    if (std::find(stop.begin(), stop.end(), e) == stop.end()) stop.push_back(e);
-
-  model::StaticBatch sb(*m, 1, static_cast<int64_t>(ids.size()) + max_tokens);
-  std::mt19937_64 rng(seed);
-  const std::vector<float>* logits = &sb.prefill({ids});
-  std::vector<int32_t> out;
-  std::string finish = "length";
-  for (int64_t i = 0; i < max_tokens; ++i) {
-    int32_t next = sample(logits->data(), c.vocab_size, temperature, rng);
-    if (!ignore_eos && std::find(stop.begin(), stop.end(), next) != stop.end()) {
-      finish = "stop";
-      break;
-    }
-    out.push_back(next);
-    if (i + 1 < max_tokens) logits = &sb.decode({next});
-  }
-  const std::string text = tok->decode(out, /*skip_special_tokens=*/true);
-  if (as_json) {
-    nlohmann::json j = {
-        {"prompt_token_ids", ids}, {"token_ids", out}, {"text", text}, {"finish_reason", finish}};
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  auto llm = api::LLM::load(model_path, ef.resolve());
+  const tok::Tokenizer& tok = llm->tokenizer();
+  std::vector<Prompt> prompts;
+  if (!prompts_file.empty()) {
+    std::ifstream in(prompts_file);
+    if (!in) throw std::invalid_argument("cannot open --prompts-file " + prompts_file);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n)
+      if (line.find_first_not_of(" \t\r") != std::string::npos)
+        prompts.push_back(parse_prompt_line(line, n, tok));
+  } else if (!prompt_ids.empty()) {
+    prompts.push_back({"", parse_ids(prompt_ids)});
   } else {
-    std::printf("%s%s\n", prompt.c_str(), text.c_str());
+    prompts.push_back({prompt, tok.encode(prompt)});
+  }
+
+  auto& engine = llm->engine();
+  const engine::SamplingParams params = llm->with_model_stops(sp);
+  struct Result {
+    std::vector<int32_t> ids;
+    std::string text, finish;
+  };
+  std::map<std::string, Result> results;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    engine.add_request(std::to_string(i), prompts[i].ids, params);  // throws on bad input
+  while (engine.has_unfinished_requests()) {
+    for (auto& out : engine.step()) {
+      Result& r = results[out.request_id];
+      r.ids.insert(r.ids.end(), out.new_token_ids.begin(), out.new_token_ids.end());
+      r.text += out.text_delta;
+      if (out.finished) r.finish = out.error.empty() ? out.finish_reason : "error: " + out.error;
+    }
+  }
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const Result& r = results[std::to_string(i)];
+    if (as_json) {
+      nlohmann::json j = {{"prompt_token_ids", prompts[i].ids},
+                          {"token_ids", r.ids},
+                          {"text", r.text},
+                          {"finish_reason", r.finish}};
+      if (!prompts[i].text.empty()) j["prompt"] = prompts[i].text;
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+      std::printf("%s%s\n", prompts[i].text.c_str(), r.text.c_str());
+    }
   }
   return 0;
 }

@@ -48,9 +48,3 @@ int main(int argc, char** argv) {
   usage();
   return 2;
 }
-namespace vllm::cli {
-__attribute__((weak)) int cmd_serve(int, char**) {
-  std::fprintf(stderr, "serve: not built\n");
-  return 2;
-}
-}  // namespace vllm::cli

@@ -45,13 +45,15 @@ std::vector<int32_t> DecodeGraphDriver::capture_sizes(int32_t max_num_seqs) {
 
 DecodeGraphDriver::DecodeGraphDriver(ModelExecutor& exec, vt::Backend& backend,
                                      const DecodeGraphOptions& opts, int block_size,
-                                     int32_t max_num_seqs, int32_t max_blocks_per_req)
+                                     int32_t max_num_seqs, int32_t max_blocks_per_req,
+                                     int64_t max_tokens_per_step)
     : exec_(exec),
       backend_(backend),
       opts_(opts),
       block_size_(block_size),
       vocab_(exec.vocab_size()),
-      max_blocks_per_req_(max_blocks_per_req) {
+      max_blocks_per_req_(max_blocks_per_req),
+      max_tokens_per_step_(max_tokens_per_step) {
   if (!exec.supports_graphs()) opts_.enabled = false;
   sizes_ = capture_sizes(std::min(max_num_seqs, opts_.max_capture_size));
   if (opts_.enabled) backend_.set_strict(opts_.strict);
@@ -71,7 +73,10 @@ bool DecodeGraphDriver::handles(int32_t n) const {
 DecodeGraphDriver::Entry& DecodeGraphDriver::entry_for(int32_t padded) {
   auto it = entries_.find(padded);
   if (it != entries_.end()) return *it->second;
-  if (entries_.empty()) exec_.prepare_graphs(sizes_.back());
+  // Graphs point into the model's scratch: size it for every step it will ever see (eager
+  // steps of up to the token budget included) before the first capture, then pin it.
+  if (entries_.empty())
+    exec_.prepare_graphs(std::max<int64_t>(max_tokens_per_step_, sizes_.back()));
   auto* e = new Entry();
   e->padded = padded;
   const size_t p = static_cast<size_t>(padded);

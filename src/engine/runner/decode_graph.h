@@ -44,7 +44,8 @@ struct DecodeRow {
 class DecodeGraphDriver {
  public:
   DecodeGraphDriver(ModelExecutor& exec, vt::Backend& backend, const DecodeGraphOptions& opts,
-                    int block_size, int32_t max_num_seqs, int32_t max_blocks_per_req);
+                    int block_size, int32_t max_num_seqs, int32_t max_blocks_per_req,
+                    int64_t max_tokens_per_step);
   ~DecodeGraphDriver();
 
   bool enabled() const { return opts_.enabled; }
@@ -82,6 +83,7 @@ class DecodeGraphDriver {
   int block_size_;
   int32_t vocab_;
   int32_t max_blocks_per_req_;
+  int64_t max_tokens_per_step_;
   std::vector<int32_t> sizes_;
   std::map<int32_t, Entry*> entries_;
   Entry* last_ = nullptr;

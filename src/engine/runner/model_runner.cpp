@@ -1,6 +1,7 @@
 // ModelRunner: persistent-batch update and ForwardBatch assembly.
 #include "engine/runner/model_runner.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -29,8 +30,9 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
   if (env.recapture_every > 0) g.recapture_every = env.recapture_every;
   if (g.enabled) {
     backend_ = vt::make_cpu_backend();
-    graph_ = std::make_unique<DecodeGraphDriver>(executor, *backend_, g, block_size, max_num_seqs,
-                                                 batch_.max_blocks_per_req());
+    graph_ =
+        std::make_unique<DecodeGraphDriver>(executor, *backend_, g, block_size, max_num_seqs,
+                                            batch_.max_blocks_per_req(), max_num_batched_tokens);
   }
 }
 
@@ -109,7 +111,11 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
       rows_.push_back(row);
       out_.requests.push_back(r);
     }
+    const auto t0 = std::chrono::steady_clock::now();
     out_.logits = graph_->step(rows_);
+    forward_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++forward_calls_;
     graph_ran_ = true;
     if (observer_) observer_(out_.requests, out_.logits, out_.vocab_size);
     if (dump_top2_) dump_top2(out_.logits);
@@ -157,7 +163,13 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   // 150k vocabulary would be 150 MiB that a small deployment never touches.
   const size_t need = static_cast<size_t>(n_logits) * static_cast<size_t>(out_.vocab_size);
   if (logits_.size() < need) logits_.resize(need);
-  if (n_tok > 0) executor_.execute(fb, logits_.data());
+  if (n_tok > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    executor_.execute(fb, logits_.data());
+    forward_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++forward_calls_;
+  }
   out_.logits = logits_.data();
   if (observer_ && !out_.requests.empty()) observer_(out_.requests, out_.logits, out_.vocab_size);
   if (dump_top2_) dump_top2(out_.logits);

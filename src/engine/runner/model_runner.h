@@ -41,6 +41,9 @@ class ModelRunner {
   void set_logits_observer(LogitsObserver f) { observer_ = std::move(f); }
   // nullptr when decode graphs are off (--enforce-eager, VT_DECODE_GRAPH=0, or a fake model).
   const DecodeGraphDriver* graph_driver() const { return graph_.get(); }
+  // Wall seconds spent in forward passes (eager or graph replay) and how many ran.
+  double forward_seconds() const { return forward_seconds_; }
+  int64_t forward_calls() const { return forward_calls_; }
 
  private:
   void update_states(const SchedulerOutput& so);
@@ -62,6 +65,8 @@ class ModelRunner {
   LogitsObserver observer_;
   bool dump_top2_ = false;
   int64_t step_ = 0;
+  double forward_seconds_ = 0;
+  int64_t forward_calls_ = 0;
 };
 
 }  // namespace vllm::engine

@@ -1,0 +1,101 @@
+// Serving of /v1/completions and /v1/chat/completions on top of AsyncEngine: fans one request
+// out into prompts x n engine requests, waits for their admission (so validation errors become
+// a 400 before any byte is streamed), then builds either the whole response or its SSE chunks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api/server/protocol.h"
+#include "api/server/reasoning_parser.h"
+#include "engine/async_engine.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::api {
+
+class LLM;
+
+struct ServingContext {
+  LLM& llm;
+  engine::AsyncEngine& engine;
+  std::string model_name;
+  bool qwen3_reasoning = false;
+};
+
+// One HTTP request's generation: its engine requests and the state needed to answer.
+class Generation {
+ public:
+  enum class Kind { kCompletion, kChat };
+
+  // Submits every choice and waits for the engine to admit them. Throws ApiError: 400 for a
+  // rejected request (prompt too long, bad token id, ...), 503 when the engine is overloaded.
+  static std::shared_ptr<Generation> start(ServingContext& ctx, Kind kind,
+                                           const GenerationRequest& req,
+                                           std::vector<std::vector<int32_t>> prompts,
+                                           std::vector<std::string> echo_texts, bool chat_logprobs);
+  ~Generation();  // aborts whatever is still running (client gone, server stopping)
+
+  // Waits for every choice to finish; returns the OpenAI response object.
+  nlohmann::json collect();
+
+  // Streaming: writes whatever output is ready as SSE events via `write` (false = client gone),
+  // waiting at most `wait` for some. Returns false once the stream is complete or the client
+  // is gone (then every request has been aborted).
+  bool stream_step(const std::function<bool(const std::string&)>& write,
+                   std::chrono::milliseconds wait);
+  void abort_all();
+
+ private:
+  struct Choice {
+    int index = 0;
+    int prompt_index = 0;
+    std::string engine_id;
+    std::shared_ptr<engine::RequestStream> stream;
+    std::string text;
+    std::vector<int32_t> tokens;
+    std::vector<engine::TokenLogprobs> logprobs;
+    bool done = false;
+    std::string finish_reason;
+    nlohmann::json stop_reason;
+    std::string error;
+    int64_t completion_tokens = 0;
+    ReasoningStreamSplitter splitter;
+    bool sent_role = false;
+    size_t text_offset = 0;  // completions logprobs: where the next token's text starts
+  };
+
+  Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, bool chat_logprobs);
+  void absorb(Choice& c, engine::RequestOutput& o);
+  nlohmann::json usage() const;
+  nlohmann::json chunk_header() const;
+  nlohmann::json completion_logprobs(Choice& c, const std::vector<engine::TokenLogprobs>& lps,
+                                     const std::vector<int32_t>& ids);
+  nlohmann::json chat_logprobs(const std::vector<engine::TokenLogprobs>& lps);
+  std::string token_text(int32_t id) const;
+  std::vector<std::string> stream_events(Choice& c, engine::RequestOutput& o);
+
+  ServingContext& ctx_;
+  Kind kind_;
+  std::string id_;
+  int64_t created_;
+  bool include_usage_ = false;
+  bool continuous_usage_ = false;
+  bool chat_logprobs_ = false;
+  bool want_logprobs_ = false;
+  int64_t prompt_tokens_ = 0;
+  std::vector<std::string> echo_;
+  std::vector<Choice> choices_;
+  size_t next_poll_ = 0;
+  bool finished_stream_ = false;
+  std::chrono::steady_clock::time_point last_write_;
+};
+
+// A random hex id with the given prefix ("cmpl-", "chatcmpl-").
+std::string random_id(const std::string& prefix);
+
+}  // namespace vllm::api

@@ -1,0 +1,237 @@
+// AsyncEngine: the engine thread, its inbox (submissions, aborts) and the per-request streams.
+#include "engine/async_engine.h"
+
+#include <cstdio>
+#include <exception>
+
+namespace vllm::engine {
+
+using Clock = std::chrono::steady_clock;
+
+std::string RequestStream::wait_admitted() {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] { return admitted_ || closed_; });
+  if (!admitted_) return error_.empty() ? "the engine stopped" : error_;
+  return error_;
+}
+
+RequestStream::PopResult RequestStream::pop(RequestOutput& out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!cv_.wait_for(lk, timeout, [&] { return !queue_.empty() || closed_; }))
+    return PopResult::kTimeout;
+  if (queue_.empty()) return PopResult::kClosed;
+  out = std::move(queue_.front());
+  queue_.pop_front();
+  return PopResult::kOutput;
+}
+
+bool RequestStream::finished() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return closed_ && queue_.empty();
+}
+
+void RequestStream::admit(std::string error) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    admitted_ = true;
+    error_ = std::move(error);
+    if (!error_.empty()) closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::push(RequestOutput out) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (closed_) return;
+    if (out.finished) closed_ = true;
+    queue_.push_back(std::move(out));
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::close() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+AsyncEngine::AsyncEngine(LLMEngine& engine, AsyncEngineOptions opts, EngineStatsObserver* observer)
+    : engine_(engine), config_(engine.config()), opts_(opts), observer_(observer) {
+  metrics_ = engine_.metrics();
+  thread_ = std::thread([this] { loop(); });
+}
+
+AsyncEngine::~AsyncEngine() { shutdown(); }
+
+std::shared_ptr<RequestStream> AsyncEngine::add_request(const std::string& request_id,
+                                                        std::vector<int32_t> prompt_token_ids,
+                                                        const SamplingParams& params) {
+  auto stream = std::make_shared<RequestStream>(request_id);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) throw EngineStopped("the engine is shutting down");
+    int64_t running;
+    {
+      std::lock_guard<std::mutex> mlk(metrics_mu_);
+      running = metrics_.num_requests_running;
+    }
+    if (num_unfinished_.load() - running >= opts_.max_waiting_requests)
+      throw EngineOverloaded(
+          "The server is overloaded: " + std::to_string(opts_.max_waiting_requests) +
+          " requests are already waiting. Retry later.");
+    ++num_unfinished_;
+    submits_.push_back(
+        Submission{request_id, std::move(prompt_token_ids), params, stream, Clock::now()});
+  }
+  cv_.notify_one();
+  return stream;
+}
+
+void AsyncEngine::abort(const std::string& request_id) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) return;
+    aborts_.push_back(request_id);
+  }
+  cv_.notify_one();
+}
+
+EngineMetrics AsyncEngine::metrics() const {
+  std::lock_guard<std::mutex> lk(metrics_mu_);
+  return metrics_;
+}
+
+void AsyncEngine::shutdown() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AsyncEngine::admit(Submission& s) {
+  try {
+    engine_.add_request(s.id, std::move(s.prompt), s.params);
+  } catch (const std::exception& e) {
+    s.stream->admit(e.what());
+    --num_unfinished_;
+    if (observer_) observer_->on_rejected();
+    return;
+  }
+  s.stream->admit({});
+  live_[s.id] = Live{s.stream, s.arrival, s.arrival, false};
+}
+
+void AsyncEngine::apply_abort(const std::string& id) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  engine_.abort_request(id);
+  // The engine reports the abort with its next step; the reader learns it now.
+  RequestOutput out;
+  out.request_id = id;
+  out.finished = true;
+  out.finish_reason = "abort";
+  if (observer_)
+    observer_->on_finished(
+        out, std::chrono::duration<double>(Clock::now() - it->second.arrival).count());
+  it->second.stream->push(std::move(out));
+  live_.erase(it);
+  --num_unfinished_;
+}
+
+void AsyncEngine::deliver(RequestOutput& out, Clock::time_point now) {
+  auto it = live_.find(out.request_id);
+  if (it == live_.end()) return;  // aborted earlier: its stream is already closed
+  Live& l = it->second;
+  if (observer_ && !out.new_token_ids.empty()) {
+    if (!l.got_first) {
+      observer_->on_first_token(std::chrono::duration<double>(now - l.arrival).count());
+      l.got_first = true;
+    } else {
+      observer_->on_inter_token(std::chrono::duration<double>(now - l.last_token).count());
+    }
+    l.last_token = now;
+  }
+  const bool finished = out.finished;
+  if (finished && observer_)
+    observer_->on_finished(out, std::chrono::duration<double>(now - l.arrival).count());
+  l.stream->push(std::move(out));
+  if (finished) {
+    live_.erase(it);
+    --num_unfinished_;
+  }
+}
+
+void AsyncEngine::fail_all(const std::string& why) {
+  for (auto& [id, l] : live_) {
+    engine_.abort_request(id);
+    RequestOutput out;
+    out.request_id = id;
+    out.finished = true;
+    out.finish_reason = "abort";
+    out.error = why;
+    l.stream->push(std::move(out));
+    --num_unfinished_;
+  }
+  live_.clear();
+}
+
+void AsyncEngine::loop() {
+  std::vector<Submission> submits;
+  std::vector<std::string> aborts;
+  for (;;) {
+    bool stopping;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] {
+        return stop_ || !submits_.empty() || !aborts_.empty() || engine_.has_unfinished_requests();
+      });
+      stopping = stop_;
+      submits.swap(submits_);
+      aborts.swap(aborts_);
+    }
+    if (stopping) {
+      for (auto& s : submits) {
+        s.stream->admit("the engine is shutting down");
+        --num_unfinished_;
+      }
+      fail_all("the engine is shutting down");
+      // Drain the engine so its KV blocks return and nothing is left half-done.
+      try {
+        while (engine_.has_unfinished_requests()) engine_.step();
+      } catch (const std::exception&) {
+      }
+      return;
+    }
+    for (auto& s : submits) admit(s);
+    submits.clear();
+    for (const auto& id : aborts) apply_abort(id);
+    aborts.clear();
+    if (!engine_.has_unfinished_requests()) {
+      std::lock_guard<std::mutex> lk(metrics_mu_);
+      metrics_ = engine_.metrics();
+      continue;
+    }
+    std::vector<RequestOutput> outs;
+    try {
+      outs = engine_.step();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "engine step failed: %s; aborting all requests\n", e.what());
+      fail_all(std::string("internal engine error: ") + e.what());
+      try {
+        while (engine_.has_unfinished_requests()) engine_.step();
+      } catch (const std::exception&) {
+      }
+    }
+    const auto now = Clock::now();
+    for (auto& o : outs) deliver(o, now);
+    std::lock_guard<std::mutex> lk(metrics_mu_);
+    metrics_ = engine_.metrics();
+  }
+}
+
+}  // namespace vllm::engine
