@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/gguf.h"
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
 
@@ -27,7 +28,13 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   llm->model_ = model::CausalLM::load(path);
-  llm->tokenizer_ = model::load_tokenizer(path);
+  if (const model::GgufFile* g = llm->model_->gguf()) {
+    // Reuse the parsed header, then drop the vocabulary arrays the tokenizer has copied.
+    llm->tokenizer_ = tok::Tokenizer::from_vocab(model::vocab_from_gguf(*g));
+    llm->model_->drop_tokenizer_metadata();
+  } else {
+    llm->tokenizer_ = model::load_tokenizer(path);
+  }
   const auto& mc = llm->model_->config();
   for (int64_t e : mc.eos_token_ids) llm->eos_ids_.push_back(static_cast<int32_t>(e));
   for (int32_t e : llm->tokenizer_->stop_ids())

@@ -85,6 +85,13 @@ void CausalLM::load_weights(const LayerLoader& loader) {
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(loader(store_, c, i));
 }
 
+void CausalLM::drop_tokenizer_metadata() {
+  if (gguf_)
+    for (const char* k : {"tokenizer.ggml.tokens", "tokenizer.ggml.merges",
+                          "tokenizer.ggml.token_type", "tokenizer.ggml.scores"})
+      gguf_->drop(k);
+}
+
 int64_t CausalLM::kv_bytes_per_block(int block_size) const {
   return KvCache::bytes_per_block(config_.num_layers, block_size,
                                   static_cast<int>(config_.num_kv_heads),

@@ -28,6 +28,8 @@ class CausalLM {
   const std::string& path() const { return path_; }
   // Present only for GGUF models (tokenizer and chat template live in its metadata).
   const GgufFile* gguf() const { return gguf_.get(); }
+  // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
+  void drop_tokenizer_metadata();
 
   void init_kv_cache(int64_t num_blocks, int block_size);
   int64_t kv_bytes_per_block(int block_size) const;

@@ -69,6 +69,7 @@ class GgufFile {
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const MappedFile& file() const { return *file_; }
+  void drop(const std::string& key) { kv_.erase(key); }
 
  private:
   std::string path_;

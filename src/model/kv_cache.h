@@ -12,6 +12,10 @@ namespace vllm::model {
 
 class KvCache {
  public:
+  KvCache() = default;
+  ~KvCache();
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
   void init(int64_t num_layers, int64_t num_blocks, int block_size, int n_kv_heads, int head_dim);
   bool initialized() const { return num_blocks_ > 0; }
   int64_t num_blocks() const { return num_blocks_; }
@@ -24,8 +28,11 @@ class KvCache {
   int block_size_ = 16;
   int n_kv_heads_ = 0;
   int head_dim_ = 0;
+  int64_t num_layers_ = 0;
   int64_t layer_floats_ = 0;
-  std::vector<float> k_, v_;
+  size_t bytes_ = 0;
+  float* base_ = nullptr;  // [layer][K|V][block][slot][head][dim]
+  void release();
 };
 
 }  // namespace vllm::model

@@ -17,7 +17,7 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   auto grow = [this](auto& v, int64_t size) {
     if (static_cast<int64_t>(v.size()) < size) {
       if (frozen) throw std::logic_error("workspace growth while graphs reference it");
-      v.resize(size);
+      v.reserve(static_cast<size_t>(size));
     }
   };
   const int64_t E = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
@@ -129,7 +129,7 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
   for (int64_t t = 0; t < n; ++t)
     vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
                           c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
-  std::fill(ws.moe_out.begin(), ws.moe_out.begin() + n * E, 0.0f);
+  std::fill(ws.moe_out.data(), ws.moe_out.data() + n * E, 0.0f);
   for (int64_t e = 0; e < X; ++e) {
     int64_t m = 0;
     for (int64_t t = 0; t < n; ++t)

@@ -10,6 +10,7 @@
 #include "model/forward_batch.h"
 #include "vt/cpu/kernels.h"
 #include "vt/graph.h"
+#include "vt/scratch.h"
 
 namespace vllm::model {
 
@@ -40,12 +41,12 @@ struct LayerWeights {
 
 // Grow-only scratch for one forward pass; sized by the largest batch seen.
 struct Workspace {
-  std::vector<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
-  std::vector<float> moe_in, moe_gate, moe_up, moe_out;
-  std::vector<int32_t> moe_tokens;
-  std::vector<float> moe_weights;
-  std::vector<int32_t> topk_ids;
-  std::vector<float> topk_w;
+  vt::Scratch<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
+  vt::Scratch<float> moe_in, moe_gate, moe_up, moe_out;
+  vt::Scratch<int32_t> moe_tokens;
+  vt::Scratch<float> moe_weights;
+  vt::Scratch<int32_t> topk_ids;
+  vt::Scratch<float> topk_w;
   // Set while captured graphs point into the buffers: growing them then is an error.
   bool frozen = false;
   void reserve(const ModelConfig& c, int64_t n_tok);

@@ -73,8 +73,7 @@ int cmd_generate(int argc, char** argv) {
   int64_t max_tokens = 16;
   engine::SamplingParams sp;
   sp.temperature = 0.0f;
-  uint64_t seed = 0;
-  bool has_seed = false, as_json = false;
+  bool as_json = false;
   EngineFlags ef;
   app.add_option("--model", model_path, "model folder or .gguf file")->required();
   auto* p_opt = app.add_option("--prompt", prompt, "prompt text");
@@ -90,9 +89,6 @@ int cmd_generate(int argc, char** argv) {
   app.add_option("--min-p", sp.min_p, "drop tokens below min_p * max probability");
   app.add_option("--repetition-penalty", sp.repetition_penalty, "> 1 discourages repeats");
   app.add_option("--stop", sp.stop, "stop strings");
-  app.add_option("--seed", seed, "sampling seed")->each([&](const std::string&) {
-    has_seed = true;
-  });
   app.add_flag("--ignore-eos", sp.ignore_eos, "keep generating after end-of-sequence");
   app.add_flag("--json", as_json, "print one JSON object per request");
   ef.add(app);
@@ -105,7 +101,8 @@ int cmd_generate(int argc, char** argv) {
   if (prompt.empty() && prompt_ids.empty() && prompts_file.empty())
     throw std::invalid_argument("give --prompt TEXT, --prompt-ids 1,2,3 or --prompts-file FILE");
   sp.max_tokens = static_cast<int32_t>(max_tokens);
-  if (has_seed) sp.seed = seed;
+  // --seed (an engine flag) also seeds this request's sampler.
+  if (ef.cfg.seed != 0) sp.seed = ef.cfg.seed;
   sp.validate();
 
   auto llm = api::LLM::load(model_path, ef.resolve());

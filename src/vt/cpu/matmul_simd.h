@@ -516,7 +516,17 @@ void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, fl
       for (; t < c1; ++t) K::template run<R, 1>(w, a, r, t, y, ldy);
     };
     int64_t r = r0;
-    for (; r + RMAX <= r1; r += RMAX) tokens.template operator()<RMAX>(r);
+    // Few tokens: the product streams weights from DRAM. Prefetch the row group two groups
+    // ahead so each core keeps enough misses in flight (numerics are untouched).
+    const bool stream = c1 - c0 < TMAX;
+    const int64_t row_bytes = static_cast<int64_t>(w.row_stride);
+    for (; r + RMAX <= r1; r += RMAX) {
+      if (stream && r + 5 * RMAX <= r1) {
+        const char* p = reinterpret_cast<const char*>(row_ptr(w, r + 4 * RMAX));
+        for (int64_t off = 0; off < RMAX * row_bytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+      }
+      tokens.template operator()<RMAX>(r);
+    }
     for (; r < r1; ++r) tokens.template operator()<1>(r);
   }
 }
