@@ -142,10 +142,12 @@ TEST_F(GraphGate, StrictModeSteadyStateHasNoHostWrites) {
   const Trace graph = run(kBatch1, false, g);
   ASSERT_EQ(graph.error, "");
   EXPECT_EQ(differences(eager, graph), 0);
-  // 170 steps; the host writes only at the 10+ block crossings and when seeding.
-  EXPECT_GE(graph.graph.block_writes, 10);
-  EXPECT_GE(graph.graph.steady_replays, graph.graph.replays - graph.graph.block_writes -
-                                            graph.graph.seeds - graph.graph.width_changes - 2);
+  // 170 steps cross 10 block boundaries: each is a block-table write, or is covered by the
+  // re-seed that follows a width change. Every other replay ran with no host write at all.
+  EXPECT_GE(graph.graph.block_writes + graph.graph.width_changes, 10);
+  EXPECT_LE(graph.graph.replays - graph.graph.steady_replays,
+            graph.graph.block_writes + graph.graph.seeds);
+  EXPECT_GT(graph.graph.steady_replays, 140);
 }
 
 // Mutation checks: a gate that cannot fail is not a gate.

@@ -61,7 +61,11 @@ DecodeGraphDriver::DecodeGraphDriver(ModelExecutor& exec, vt::Backend& backend,
 
 DecodeGraphDriver::~DecodeGraphDriver() {
   for (auto& [p, e] : entries_) {
-    if (e->graph) backend_.destroy(e->graph);
+    try {
+      if (e->graph) backend_.destroy(e->graph);
+    } catch (const std::exception&) {
+      // Already reported when the invariant broke; the graph is gone either way.
+    }
     delete e;
   }
 }
