@@ -210,6 +210,16 @@ TEST(OpsExtra, Argmax) {
   EXPECT_EQ(argmax(c, 1), 0);
   auto r = random_vec(1001, -1.f, 1.f, 3);
   EXPECT_EQ(argmax(r.data(), 1001), std::max_element(r.begin(), r.end()) - r.begin());
+  // Long rows take the vector path: NaNs never win, the first of tied maxima does, tails count.
+  auto v = random_vec(49157, -1.f, 1.f, 4);
+  v[7] = NAN;
+  v[30000] = 2.f;
+  v[40001] = 2.f;
+  EXPECT_EQ(argmax(v.data(), 49157), 30000);
+  v[49156] = 3.f;
+  EXPECT_EQ(argmax(v.data(), 49157), 49156);
+  std::vector<float> nans(100, NAN);
+  EXPECT_EQ(argmax(nans.data(), 100), 0);
 }
 
 TEST(OpsExtra, AddBiasAndScaleAdd) {

@@ -1,13 +1,38 @@
 // Scalar helpers declared in ops_extra.h.
 #include "vt/cpu/ops_extra.h"
 
+#include <immintrin.h>
+
 #include <cmath>
 
+#include "vt/cpu/isa.h"
 #include "vt/cpu/ops.h"
 
 namespace vt::cpu {
 
+namespace {
+// Two passes: the maximum (NaN never wins: max_ps keeps the accumulator when x is NaN),
+// then the first index holding it. Same answer as the scalar scan below.
+__attribute__((target("avx512f"))) int64_t argmax_avx512(const float* x, int64_t n) {
+  __m512 acc = _mm512_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_loadu_ps(x + i), acc);
+  float m = _mm512_reduce_max_ps(acc);
+  for (; i < n; ++i)
+    if (x[i] > m) m = x[i];
+  const __m512 mv = _mm512_set1_ps(m);
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __mmask16 eq = _mm512_cmpeq_ps_mask(_mm512_loadu_ps(x + i), mv);
+    if (eq) return i + __builtin_ctz(eq);
+  }
+  for (; i < n; ++i)
+    if (x[i] == m) return i;
+  return 0;  // every value is NaN
+}
+}  // namespace
+
 int64_t argmax(const float* x, int64_t n) {
+  if (n >= 64 && isa() == Isa::kAvx512) return argmax_avx512(x, n);
   int64_t best = 0;
   float bv = x[0];
   for (int64_t i = 1; i < n; ++i) {
