@@ -14,5 +14,7 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
 PY_PKGS="numpy safetensors openai pytest"
+# Debian's own python3 refuses system-wide pip installs (PEP 668); these are test tools only.
 python3 -c "import numpy, safetensors, openai, pytest" 2>/dev/null ||
-  python3 -m pip install -q $PY_PKGS
+  python3 -m pip install -q $PY_PKGS 2>/dev/null ||
+  python3 -m pip install -q --break-system-packages $PY_PKGS
