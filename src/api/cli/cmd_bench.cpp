@@ -57,9 +57,19 @@ void add_common(CLI::App* a, Common& c) {
 
 nlohmann::json run_info(api::LLM& llm) {
   const auto* g = llm.engine().core().model_runner().graph_driver();
-  return {{"isa", vt::cpu::active_isa()},
-          {"threads", vt::ThreadPool::global().size()},
-          {"decode_graph", g != nullptr}};
+  nlohmann::json j = {{"isa", vt::cpu::active_isa()},
+                      {"threads", vt::ThreadPool::global().size()},
+                      {"decode_graph", g != nullptr}};
+  if (g) {
+    const auto& s = g->stats();
+    j["graph_stats"] = {{"captures", s.captures},
+                        {"replays", s.replays},
+                        {"steady_replays", s.steady_replays},
+                        {"seeds", s.seeds},
+                        {"eager_warmups", s.eager_warmups},
+                        {"width_changes", s.width_changes}};
+  }
+  return j;
 }
 
 int bench_latency(Common& c, int64_t batch, int iters) {
