@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstddef>
 #include <new>
 
@@ -25,21 +26,28 @@ class Scratch {
   bool reserve(size_t n) {
     if (n <= size_) return false;
     release();
-    bytes_ = (n * sizeof(T) + 4095) / 4096 * 4096;
+    // Fresh mappings are page aligned, so the first rows of every scratch buffer would share
+    // L1/L2 sets (4 KiB aliasing). Start each at its own cache-line offset instead.
+    static std::atomic<unsigned> color{0};
+    const size_t offset = (color.fetch_add(1, std::memory_order_relaxed) * 7 % 64) * 64;
+    bytes_ = (n * sizeof(T) + offset + 4095) / 4096 * 4096;
     void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    data_ = static_cast<T*>(p);
-    size_ = bytes_ / sizeof(T);
+    base_ = p;
+    data_ = reinterpret_cast<T*>(static_cast<char*>(p) + offset);
+    size_ = (bytes_ - offset) / sizeof(T);
     return true;
   }
 
  private:
   void release() {
-    if (data_) ::munmap(data_, bytes_);
+    if (base_) ::munmap(base_, bytes_);
+    base_ = nullptr;
     data_ = nullptr;
     size_ = bytes_ = 0;
   }
+  void* base_ = nullptr;
   T* data_ = nullptr;
   size_t size_ = 0, bytes_ = 0;
 };
