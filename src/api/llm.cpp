@@ -28,9 +28,9 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   llm->model_ = model::CausalLM::load(path);
-  if (const model::GgufFile* g = llm->model_->gguf()) {
-    // Reuse the parsed header, then drop the vocabulary arrays the tokenizer has copied.
-    llm->tokenizer_ = tok::Tokenizer::from_vocab(model::vocab_from_gguf(*g));
+  if (model::GgufFile* g = llm->model_->gguf_mut()) {
+    // Reuse the parsed header, moving the vocabulary out of it rather than copying.
+    llm->tokenizer_ = tok::Tokenizer::from_vocab(model::take_vocab_from_gguf(*g));
     llm->model_->drop_tokenizer_metadata();
   } else {
     llm->tokenizer_ = model::load_tokenizer(path);

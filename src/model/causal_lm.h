@@ -28,6 +28,7 @@ class CausalLM {
   const std::string& path() const { return path_; }
   // Present only for GGUF models (tokenizer and chat template live in its metadata).
   const GgufFile* gguf() const { return gguf_.get(); }
+  GgufFile* gguf_mut() { return gguf_.get(); }
   // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
   void drop_tokenizer_metadata();
 

@@ -70,6 +70,15 @@ class GgufFile {
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const MappedFile& file() const { return *file_; }
   void drop(const std::string& key) { kv_.erase(key); }
+  // Moves a string array out (the key is then absent); empty when missing.
+  std::vector<std::string> take_str_array(const std::string& key) {
+    std::vector<std::string> out;
+    if (auto it = kv_.find(key); it != kv_.end()) {
+      out = std::move(it->second.strings);
+      kv_.erase(it);
+    }
+    return out;
+  }
 
  private:
   std::string path_;

@@ -18,7 +18,7 @@ tok::VocabData vocab_from_gguf(const GgufFile& g) {
   v.model = g.get_str_or("tokenizer.ggml.model", "");
   if (v.model.empty()) throw LoadError(g.path(), "no tokenizer.ggml.model in GGUF metadata");
   v.pre = g.get_str_or("tokenizer.ggml.pre", "default");
-  v.tokens = g.get_str_array("tokenizer.ggml.tokens");
+  if (g.has("tokenizer.ggml.tokens")) v.tokens = g.get_str_array("tokenizer.ggml.tokens");
   if (g.has("tokenizer.ggml.token_type")) {
     for (int64_t t : g.get_int_array("tokenizer.ggml.token_type"))
       v.token_types.push_back(static_cast<int32_t>(t));
@@ -32,6 +32,15 @@ tok::VocabData vocab_from_gguf(const GgufFile& g) {
   v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", false);
   v.add_eos = g.get_bool_or("tokenizer.ggml.add_eos_token", false);
   v.chat_template = g.get_str_or("tokenizer.chat_template", "");
+  return v;
+}
+
+tok::VocabData take_vocab_from_gguf(GgufFile& g) {
+  std::vector<std::string> tokens = g.take_str_array("tokenizer.ggml.tokens");
+  std::vector<std::string> merges = g.take_str_array("tokenizer.ggml.merges");
+  tok::VocabData v = vocab_from_gguf(g);  // the remaining small fields
+  v.tokens = std::move(tokens);
+  v.merges = std::move(merges);
   return v;
 }
 

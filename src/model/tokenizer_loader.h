@@ -15,5 +15,7 @@ std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path);
 // The GGUF metadata as tok::VocabData (exposed for tests and tools).
 class GgufFile;
 tok::VocabData vocab_from_gguf(const GgufFile& gguf);
+// Same, moving the vocabulary arrays out of `gguf` instead of copying them (peak memory).
+tok::VocabData take_vocab_from_gguf(GgufFile& gguf);
 
 }  // namespace vllm::model
