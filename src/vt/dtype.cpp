@@ -31,25 +31,35 @@ size_t row_bytes(DType t, int64_t n) {
 
 std::optional<DType> dtype_from_ggml(uint32_t g) {
   switch (g) {
-    case 0: return DType::F32;
-    case 1: return DType::F16;
-    case 2: return DType::Q4_0;
-    case 3: return DType::Q4_1;
-    case 8: return DType::Q8_0;
-    case 12: return DType::Q4_K;
-    case 14: return DType::Q6_K;
-    case 26: return DType::I32;
-    case 30: return DType::BF16;
-    default: return std::nullopt;
+    case 0:
+      return DType::F32;
+    case 1:
+      return DType::F16;
+    case 2:
+      return DType::Q4_0;
+    case 3:
+      return DType::Q4_1;
+    case 8:
+      return DType::Q8_0;
+    case 12:
+      return DType::Q4_K;
+    case 14:
+      return DType::Q6_K;
+    case 26:
+      return DType::I32;
+    case 30:
+      return DType::BF16;
+    default:
+      return std::nullopt;
   }
 }
 
 std::string_view ggml_type_name(uint32_t g) {
-  static const char* names[] = {"F32",  "F16",  "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0",
-                                "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
-                                "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S",
-                                "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS", "I8", "I16", "I32",
-                                "I64", "F64", "IQ1_M", "BF16"};
+  static const char* names[] = {"F32",   "F16",   "Q4_0",    "Q4_1",   "Q4_2",    "Q4_3",  "Q5_0",
+                                "Q5_1",  "Q8_0",  "Q8_1",    "Q2_K",   "Q3_K",    "Q4_K",  "Q5_K",
+                                "Q6_K",  "Q8_K",  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
+                                "IQ3_S", "IQ2_S", "IQ4_XS",  "I8",     "I16",     "I32",   "I64",
+                                "F64",   "IQ1_M", "BF16"};
   if (g < sizeof(names) / sizeof(names[0])) return names[g];
   return "unknown";
 }

@@ -28,8 +28,8 @@ TEST(CpuBackend, StrictModeFaultsOnStrayHostWrites) {
   vt::DeviceBuffer* b = be->alloc(sizeof(int));
   int* x = static_cast<int*>(b->data);
   be->host_write(b, [x] { *x = 5; });  // sanctioned
-  EXPECT_EQ(*x, 5);                     // reads are fine
-  EXPECT_DEATH(*x = 6, "");             // a stray write faults
+  EXPECT_EQ(*x, 5);                    // reads are fine
+  EXPECT_DEATH(*x = 6, "");            // a stray write faults
 }
 
 TEST(CpuBackend, RetiredBufferLivesUntilItsGraphIsDestroyed) {

@@ -37,9 +37,12 @@ bool has_avx512_bf16() {
 
 const char* active_isa() {
   switch (isa()) {
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAvx2: return "avx2";
-    default: return "scalar";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx2:
+      return "avx2";
+    default:
+      return "scalar";
   }
 }
 
