@@ -48,11 +48,14 @@ def main():
     peer = [sys.executable, os.path.join(HERE, "bench_llamacpp.py"), "--model", a.model,
             "--runs", "2", "--json"] + lens
     res = {"peer": [], "graph": [], "eager": []}
-    for _ in range(a.rounds):
-        if not a.no_peer and a.batch_size == 1:
-            res["peer"].append(run_json(peer))
-        res["graph"].append(run_json(ours))
-        res["eager"].append(run_json(ours + ["--enforce-eager"]))
+    jobs = [("graph", ours), ("eager", ours + ["--enforce-eager"])]
+    if not a.no_peer and a.batch_size == 1:
+        jobs.insert(0, ("peer", peer))
+    for r in range(a.rounds):
+        # Rotate the order every round: whatever runs right after another engine (page
+        # cache, memory compaction) must not always be the same one.
+        for k, cmd in jobs[r % len(jobs):] + jobs[:r % len(jobs)]:
+            res[k].append(run_json(cmd))
 
     def med(k, f):
         return statistics.median(r[f] for r in res[k]) if res[k] else float("nan")
