@@ -1,9 +1,11 @@
-// Batch invariance on the real SmolLM2-135M GGUF (issue 4, item 5): each request's greedy ids
-// and the logprob of every sampled token (log_softmax of the raw logits, compared bit for bit)
-// are the same alone and in a batch — chunked at budgets 16 / 64 / 2048, with prefix caching
-// on and off, and when a tiny KV pool forces preemption and recomputation.
+// Batch invariance on real files (issue 4, item 5): the SmolLM2-135M GGUF and the tiny Hugging
+// Face checkpoints of tools/make_tiny_models.py. Each request's greedy ids and the logprob of
+// every sampled token (log_softmax of the raw logits, compared bit for bit) are the same alone
+// and among 31 other requests of different lengths — chunked at budgets 16 / 64 / 2048, with
+// prefix caching on and off, and when a tiny KV pool forces preemption and recomputation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -27,18 +29,29 @@ struct Result {
   std::vector<float> logprobs;
 };
 
-model::CausalLM& smollm() {
-  static std::unique_ptr<model::CausalLM> m = [] {
-    const std::string path = gguf_path();
+std::string tiny_dir() {
+  if (const char* p = std::getenv("VLLM_TINY_MODELS")) return p;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/tiny-models";
+}
+
+// Models are loaded once per path and kept for the whole test binary.
+model::CausalLM& load_model(const std::string& path) {
+  static std::map<std::string, std::unique_ptr<model::CausalLM>> cache;
+  auto& m = cache[path];
+  if (!m) {
     if (!std::filesystem::exists(path)) throw std::runtime_error("test model missing: " + path);
-    return model::CausalLM::load(path);
-  }();
+    m = model::CausalLM::load(path);
+  }
   return *m;
 }
 
-std::map<std::string, Result> run(const std::vector<std::vector<int32_t>>& prompts,
+model::CausalLM& smollm() { return load_model(gguf_path()); }
+
+std::map<std::string, Result> run(model::CausalLM& m,
+                                  const std::vector<std::vector<int32_t>>& prompts,
                                   const EngineConfig& cfg, int64_t* preemptions = nullptr) {
-  CpuModelExecutor ex(smollm());
+  CpuModelExecutor ex(m);
   LLMEngine eng(cfg, ex);
   SamplingParams p;
   p.temperature = 0.0f;
@@ -58,44 +71,48 @@ std::map<std::string, Result> run(const std::vector<std::vector<int32_t>>& promp
   return res;
 }
 
-TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
-  ASSERT_NO_THROW(smollm());
+void check_invariance(model::CausalLM& m) {
+  const int32_t vocab = static_cast<int32_t>(m.config().vocab_size);
+  const int32_t span = std::min<int32_t>(20000, vocab - 200);
   std::mt19937_64 rng(3);
   std::vector<int32_t> shared(40);
-  for (auto& t : shared) t = 200 + static_cast<int32_t>(rng() % 20000);
+  for (auto& t : shared) t = 200 + static_cast<int32_t>(rng() % span);
+  // 32 requests of different lengths (5..70 tokens); some share a 40-token prefix.
   std::vector<std::vector<int32_t>> prompts;
-  for (int len : {14, 30, 47, 62, 5}) {
+  for (int i = 0; i < 32; ++i) {
+    const int len = 5 + static_cast<int>(rng() % 66);
     std::vector<int32_t> pr;
-    if (len > 40) pr = shared;  // two prompts share a 40-token prefix
+    if (len > 40 && i % 2 == 0) pr = shared;
     while (static_cast<int>(pr.size()) < len)
-      pr.push_back(200 + static_cast<int32_t>(rng() % 20000));
+      pr.push_back(200 + static_cast<int32_t>(rng() % span));
     prompts.push_back(pr);
   }
-  // Prompts cross a block boundary while decoding, so the 11-block pool (all prompts fit,
-  // their growth does not) must preempt. Reference: every request alone.
+  // Reference: every request alone.
   std::map<std::string, Result> alone;
   for (size_t i = 0; i < prompts.size(); ++i) {
     EngineConfig c;
     c.num_gpu_blocks = 64;
     c.enable_prefix_caching = false;
-    alone["r" + std::to_string(i)] = run({prompts[i]}, c)["r0"];
+    alone["r" + std::to_string(i)] = run(m, {prompts[i]}, c)["r0"];
   }
   struct Case {
     int64_t budget;
     bool caching;
     int64_t blocks;
   };
-  for (const Case& k :
-       {Case{16, false, 64}, Case{64, true, 64}, Case{2048, true, 64}, Case{2048, false, 11}}) {
+  // 12 blocks hold any single request (at most 74 tokens) but not the batch: preemption.
+  for (const Case& k : {Case{16, false, 256}, Case{64, true, 256}, Case{2048, true, 256},
+                        Case{2048, false, 256}, Case{64, true, 12}}) {
     SCOPED_TRACE("budget=" + std::to_string(k.budget) + " caching=" + std::to_string(k.caching) +
                  " blocks=" + std::to_string(k.blocks));
     EngineConfig c;
     c.max_num_batched_tokens = k.budget;
     c.enable_prefix_caching = k.caching;
     c.num_gpu_blocks = k.blocks;
+    c.max_num_seqs = 32;
     int64_t preempted = 0;
-    auto got = run(prompts, c, &preempted);
-    if (k.blocks == 11) {
+    auto got = run(m, prompts, c, &preempted);
+    if (k.blocks == 12) {
       EXPECT_GT(preempted, 0) << "the tiny pool should force preemption";
     }
     for (auto& [id, r] : alone) {
@@ -106,6 +123,23 @@ TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
     }
   }
 }
+
+TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
+  ASSERT_NO_THROW(smollm());
+  check_invariance(smollm());
+}
+
+class TinyModelInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TinyModelInvariance, GreedyIdsAndLogprobsAreBatchInvariant) {
+  const std::string path = tiny_dir() + "/" + GetParam();
+  ASSERT_TRUE(std::filesystem::exists(path + "/config.json"))
+      << path << " missing: run python3 tools/make_tiny_models.py --out " << tiny_dir();
+  check_invariance(load_model(path));
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, TinyModelInvariance,
+                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2"));
 
 }  // namespace
 }  // namespace vllm::engine
