@@ -45,7 +45,6 @@ class CpuBackend : public Backend {
     b->live = false;
     unmap(*b);
     retired_.erase(b->id);
-    dead_.push_back(b->id);
   }
 
   void retire(DeviceBuffer* b) override {
@@ -158,7 +157,6 @@ class CpuBackend : public Backend {
 
   std::map<uint64_t, std::unique_ptr<DeviceBuffer>> buffers_;
   std::map<uint64_t, DeviceBuffer*> retired_;
-  std::vector<uint64_t> dead_;
   std::map<GraphId, Graph> graphs_;
   uint64_t next_id_ = 0;
   GraphId next_graph_ = 0, capturing_ = 0;
