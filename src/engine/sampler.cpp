@@ -3,6 +3,8 @@
 // over vocabularies of 50k-150k entries.
 #include "engine/sampler.h"
 
+#include "vt/cpu/ops_extra.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -53,13 +55,9 @@ float max_of(const float* x, int32_t n) {
   return m;
 }
 
-// First index holding the maximum: ties go to the lowest id, as torch.argmax does.
-int32_t argmax(const float* x, int32_t n) {
-  const float m = max_of(x, n);
-  for (int32_t i = 0; i < n; ++i)
-    if (x[i] == m) return i;
-  return 0;
-}
+// First index holding the maximum (ties to the lowest id, as torch.argmax): the kernel the
+// decode graph's in-graph argmax uses too, so both always agree.
+int32_t argmax(const float* x, int32_t n) { return static_cast<int32_t>(vt::cpu::argmax(x, n)); }
 
 // Sum in double over 8 independent accumulators: a fixed order (reproducible) without one
 // long dependency chain.

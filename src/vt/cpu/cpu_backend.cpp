@@ -36,12 +36,14 @@ class CpuBackend : public Backend {
     if (strict_) ::mprotect(p, size, PROT_READ);
     DeviceBuffer* raw = b.get();
     buffers_[raw->id] = std::move(b);
+    ++live_;
     return raw;
   }
 
   void free(DeviceBuffer* b) override {
     // A graph still bound to b would read freed memory at its next replay; the buffer is
     // marked dead so that replay refuses loudly (see check_bound) instead.
+    if (b->live) --live_;
     b->live = false;
     unmap(*b);
     retired_.erase(b->id);
@@ -106,8 +108,8 @@ class CpuBackend : public Backend {
   }
 
   Stats stats() const override {
-    Stats s = stats_;
-    for (auto& [id, b] : buffers_) s.live_buffers += b->live;
+    Stats s = stats_;  // O(1): the decode driver reads it every step
+    s.live_buffers = live_;
     s.retired_buffers = static_cast<int64_t>(retired_.size());
     return s;
   }
@@ -145,6 +147,7 @@ class CpuBackend : public Backend {
         DeviceBuffer* b = it->second;
         it = retired_.erase(it);
         b->live = false;
+        --live_;
         unmap(*b);
       }
     }
@@ -161,6 +164,7 @@ class CpuBackend : public Backend {
   uint64_t next_id_ = 0;
   GraphId next_graph_ = 0, capturing_ = 0;
   bool strict_ = false;
+  int64_t live_ = 0;
   Stats stats_;
 };
 
