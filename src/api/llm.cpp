@@ -7,6 +7,10 @@
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace vllm::api {
 
 namespace {
@@ -51,6 +55,12 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   std::optional<int32_t> eos;
   if (!llm->eos_ids_.empty()) eos = llm->eos_ids_.front();
   llm->engine_ = std::make_unique<engine::LLMEngine>(cfg, *llm->executor_, factory, eos);
+#if defined(__GLIBC__)
+  // Loading builds and frees large temporaries (the parsed vocabulary and merges). Hand their
+  // pages back now, before the first forward pass touches the mapped weights, so they do not
+  // add to the process's peak resident memory.
+  malloc_trim(0);
+#endif
   return llm;
 }
 

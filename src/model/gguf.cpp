@@ -270,6 +270,7 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
   }
 
   uint64_t data_start = (r.pos() + alignment - 1) / alignment * alignment;
+  g->data_start_ = data_start;
   const uint64_t file_size = g->file_->size();
   for (auto& t : g->tensors_) {
     if (t.offset % alignment != 0)

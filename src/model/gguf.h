@@ -69,6 +69,8 @@ class GgufFile {
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const MappedFile& file() const { return *file_; }
+  // Where tensor data begins; everything before it is header (metadata, tensor infos).
+  uint64_t data_start() const { return data_start_; }
   void drop(const std::string& key) { kv_.erase(key); }
   // Moves a string array out (the key is then absent); empty when missing.
   std::vector<std::string> take_str_array(const std::string& key) {
@@ -83,6 +85,7 @@ class GgufFile {
  private:
   std::string path_;
   uint32_t version_ = 0;
+  uint64_t data_start_ = 0;
   std::unique_ptr<MappedFile> file_;
   std::map<std::string, GgufValue> kv_;
   std::vector<GgufTensorInfo> tensors_;

@@ -7,36 +7,33 @@
 
 namespace vllm::tok {
 
-Bpe::Bpe(const std::vector<std::string>& tokens,
-         const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges,
-         int32_t unk_id)
-    : ignore_merges_(ignore_merges), unk_id_(unk_id) {
-  vocab_.reserve(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (!tokens[i].empty()) vocab_.emplace(tokens[i], static_cast<int32_t>(i));
-  }
+Bpe::Bpe(StringTable tokens,
+         const std::vector<std::pair<std::string_view, std::string_view>>& merges,
+         bool ignore_merges, int32_t unk_id)
+    : vocab_(std::move(tokens)), ignore_merges_(ignore_merges), unk_id_(unk_id) {
+  vocab_.shrink_to_fit();
+  index_.build(vocab_);
   const ByteLevel& bl = ByteLevel::get();
-  for (int b = 0; b < 256; ++b) {
-    auto it = vocab_.find(bl.encode_byte(static_cast<uint8_t>(b)));
-    byte_ids_[b] = it == vocab_.end() ? -1 : it->second;
-  }
+  for (int b = 0; b < 256; ++b)
+    byte_ids_[b] = index_.find(vocab_, bl.encode_byte(static_cast<uint8_t>(b)));
   merges_.reserve(merges.size());
   std::string joined;
   for (size_t r = 0; r < merges.size(); ++r) {
     const auto& [l, rt] = merges[r];
-    auto li = vocab_.find(l), ri = vocab_.find(rt);
-    joined = l + rt;
-    auto ji = vocab_.find(joined);
-    if (li == vocab_.end() || ri == vocab_.end() || ji == vocab_.end()) continue;
+    const int32_t li = index_.find(vocab_, l), ri = index_.find(vocab_, rt);
+    joined.assign(l);
+    joined.append(rt);
+    const int32_t ji = index_.find(vocab_, joined);
+    if (li < 0 || ri < 0 || ji < 0) continue;
     // First occurrence wins, as a later duplicate has a worse rank.
-    merges_.emplace(key(li->second, ri->second), Merge{static_cast<int32_t>(r), ji->second});
+    merges_.insert(li, ri, static_cast<int32_t>(r), ji);
   }
 }
 
 std::optional<int32_t> Bpe::find(std::string_view t) const {
-  auto it = vocab_.find(t);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  const int32_t id = index_.find(vocab_, t);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
 void Bpe::encode(std::string_view piece, std::vector<int32_t>& out) const {
@@ -93,9 +90,8 @@ void Bpe::merge_piece(std::string_view piece, std::vector<int32_t>& out) const {
     if (l < 0) return;
     const int32_t r = syms[l].next;
     if (r < 0) return;
-    auto it = merges_.find(key(syms[l].id, syms[r].id));
-    if (it != merges_.end())
-      heap.push(Cand{it->second.rank, l, syms[l].id, syms[r].id, it->second.id});
+    if (const MergeTable::Entry* m = merges_.find(syms[l].id, syms[r].id))
+      heap.push(Cand{m->rank, l, syms[l].id, syms[r].id, m->id});
   };
   for (int32_t i = 0; i + 1 < static_cast<int32_t>(syms.size()); ++i) push_pair(i);
 

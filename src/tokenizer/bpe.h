@@ -12,22 +12,22 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/string_table.h"
+
 namespace vllm::tok {
 
 struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-using StringIdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
 class Bpe {
  public:
   // tokens: the model vocabulary in byte-level form, index = id (empty strings are holes).
   // merges: "left right" pairs in rank order. Merges whose parts or result are missing from
   // the vocabulary are ignored. unk_id < 0: bytes missing from the vocabulary are dropped.
-  Bpe(const std::vector<std::string>& tokens,
-      const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges,
-      int32_t unk_id);
+  Bpe(StringTable tokens, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
+      bool ignore_merges, int32_t unk_id);
 
   // Appends the ids of one pre-token given as raw bytes.
   void encode(std::string_view piece, std::vector<int32_t>& out) const;
@@ -35,18 +35,12 @@ class Bpe {
   size_t num_merges() const { return merges_.size(); }
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t id;
-  };
-  static uint64_t key(int32_t a, int32_t b) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-  }
   void merge_piece(std::string_view piece, std::vector<int32_t>& out) const;
 
-  StringIdMap vocab_;
+  StringTable vocab_;
+  StringIndex index_;
   int32_t byte_ids_[256];
-  std::unordered_map<uint64_t, Merge> merges_;
+  MergeTable merges_;
   bool ignore_merges_;
   int32_t unk_id_;
 

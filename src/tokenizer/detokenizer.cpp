@@ -7,7 +7,7 @@
 namespace vllm::tok {
 
 std::string IncrementalDetokenizer::step(int32_t id) {
-  const std::string& bytes = tok_.token_bytes(id);  // throws on a bad id
+  const std::string_view bytes = tok_.token_bytes(id);  // throws on a bad id
   if (skip_special_ && tok_.is_special(id)) return {};
   pending_ += bytes;
   const size_t hold = utf8_incomplete_tail(pending_);

@@ -17,21 +17,36 @@ namespace vllm::tok {
 Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 
-void Tokenizer::finalize() {
+void Tokenizer::finalize(const std::vector<std::string>& tokens) {
+  size_t n = tokens.size();
   for (const auto& t : added_) {
     if (t.id < 0) throw std::invalid_argument("added token '" + t.content + "' has no id");
-    if (static_cast<size_t>(t.id) >= id_to_token_.size()) id_to_token_.resize(t.id + 1);
-    id_to_token_[t.id] = t.content;
+    n = std::max(n, static_cast<size_t>(t.id) + 1);
   }
-  flags_.assign(id_to_token_.size(), 0);
-  for (const auto& t : added_) flags_[t.id] = static_cast<uint8_t>(1 | (t.special ? 2 : 0));
+  std::vector<int32_t> added_at(n, -1);  // index into added_ of the token that owns an id
+  for (size_t i = 0; i < added_.size(); ++i) added_at[added_[i].id] = static_cast<int32_t>(i);
+  auto text_of = [&](size_t id) -> std::string_view {
+    if (added_at[id] >= 0) return added_[added_at[id]].content;
+    return id < tokens.size() ? std::string_view(tokens[id]) : std::string_view();
+  };
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) bytes += text_of(i).size();
+  id_to_token_ = StringTable();
+  id_bytes_ = StringTable();
+  id_to_token_.reserve(n, bytes);
+  id_bytes_.reserve(n, bytes);
   const ByteLevel& bl = ByteLevel::get();
-  id_bytes_.resize(id_to_token_.size());
-  for (size_t i = 0; i < id_to_token_.size(); ++i) id_bytes_[i] = bl.decode_token(id_to_token_[i]);
+  for (size_t i = 0; i < n; ++i) {
+    id_to_token_.push_back(text_of(i));
+    id_bytes_.push_back(bl.decode_token(text_of(i)));
+  }
+  id_bytes_.shrink_to_fit();
+  flags_.assign(n, 0);
+  for (const auto& t : added_) flags_[t.id] = static_cast<uint8_t>(1 | (t.special ? 2 : 0));
   raw_matcher_.build(added_, /*normalized_set=*/false);
   normalized_matcher_.build(added_, /*normalized_set=*/true);
   auto name_of = [&](int32_t id) {
-    return id >= 0 && id < vocab_size() ? id_to_token_[id] : std::string();
+    return id >= 0 && id < vocab_size() ? std::string(id_to_token_[id]) : std::string();
   };
   if (bos_token_.empty()) bos_token_ = name_of(bos_id_);
   if (eos_token_.empty()) eos_token_ = name_of(eos_id_);
@@ -46,16 +61,17 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
   t->pre_ = PreTokenizer::from_gguf_pre(v.pre);
   // Qwen2's tokenizer.json normalizes to NFC; the other supported families do not normalize.
   t->nfc_ = v.pre == "qwen2" || v.pre == "deepseek-r1-qwen";
-  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<std::pair<std::string_view, std::string_view>> merges;
   merges.reserve(v.merges.size());
   for (const auto& m : v.merges) {
     const size_t sp = m.find(' ', 1);
     if (sp == std::string::npos) throw std::invalid_argument("malformed GGUF merge '" + m + "'");
-    merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+    const std::string_view mv(m);
+    merges.emplace_back(mv.substr(0, sp), mv.substr(sp + 1));
   }
   t->unk_id_ = v.unk_id;
-  t->bpe_ = std::make_unique<Bpe>(v.tokens, merges, t->pre_->ignore_merges_hint(), v.unk_id);
-  t->id_to_token_ = v.tokens;
+  t->bpe_ = std::make_unique<Bpe>(StringTable::of(v.tokens), merges, t->pre_->ignore_merges_hint(),
+                                  v.unk_id);
   for (size_t i = 0; i < v.tokens.size(); ++i) {
     const int32_t type = i < v.token_types.size() ? v.token_types[i] : 1;
     if (type == 3 || type == 4) {
@@ -81,7 +97,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
   if (v.add_bos && v.bos_id >= 0) t->prefix_ids_.push_back(v.bos_id);
   if (v.add_eos && v.eos_id >= 0) t->suffix_ids_.push_back(v.eos_id);
   t->chat_template_ = v.chat_template;
-  t->finalize();
+  t->finalize(v.tokens);
   return t;
 }
 
@@ -150,7 +166,7 @@ void Tokenizer::check_id(int32_t id) const {
                             std::to_string(vocab_size()) + ")");
 }
 
-const std::string& Tokenizer::token_bytes(int32_t id) const {
+std::string_view Tokenizer::token_bytes(int32_t id) const {
   check_id(id);
   return id_bytes_[id];
 }
@@ -174,7 +190,7 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
 
 std::string Tokenizer::id_to_token(int32_t id) const {
   check_id(id);
-  return id_to_token_[id];
+  return std::string(id_to_token_[id]);
 }
 
 bool Tokenizer::is_special(int32_t id) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tokenizer/added_tokens.h"
+#include "tokenizer/string_table.h"
 
 namespace vllm::tok {
 
@@ -47,7 +48,7 @@ class Tokenizer {
   // Throws std::out_of_range on an id outside [0, vocab_size()).
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
   // The raw bytes one id stands for (may be part of a UTF-8 character). Throws like decode.
-  const std::string& token_bytes(int32_t id) const;
+  std::string_view token_bytes(int32_t id) const;
 
   int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
   std::optional<int32_t> token_to_id(std::string_view token) const;
@@ -71,13 +72,15 @@ class Tokenizer {
 
  private:
   Tokenizer();
-  void finalize();  // builds id tables and matchers once the fields are filled
+  // Builds the id tables (tokens, with added tokens' content at their ids) and the matchers
+  // once the other fields are filled.
+  void finalize(const std::vector<std::string>& tokens);
   void encode_text(std::string_view text, std::vector<int32_t>& out) const;
   void encode_valid(std::string_view text, std::vector<int32_t>& out) const;
   void check_id(int32_t id) const;
 
-  std::vector<std::string> id_to_token_;
-  std::vector<std::string> id_bytes_;
+  StringTable id_to_token_;     // vocabulary form (byte-level)
+  StringTable id_bytes_;        // raw bytes
   std::vector<uint8_t> flags_;  // bit 0: added, bit 1: special
   std::vector<AddedToken> added_;
   std::unique_ptr<Bpe> bpe_;

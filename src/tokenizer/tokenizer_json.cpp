@@ -92,15 +92,18 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
       if (static_cast<size_t>(id) >= tokens.size()) tokens.resize(id + 1);
       tokens[id] = it.key();
     }
-    std::vector<std::pair<std::string, std::string>> merges;
+    // Merges are views into the parsed JSON (array form) or into its strings ("a b" form).
+    std::vector<std::pair<std::string_view, std::string_view>> merges;
     if (model.contains("merges")) {
       for (const auto& m : model.at("merges")) {
         if (m.is_array()) {
-          merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
+          merges.emplace_back(m.at(0).get_ref<const std::string&>(),
+                              m.at(1).get_ref<const std::string&>());
         } else {
-          const std::string s = m.get<std::string>();
+          const std::string_view s = m.get_ref<const std::string&>();
           const size_t sp = s.find(' ', 1);
-          if (sp == std::string::npos) throw std::invalid_argument("malformed merge '" + s + "'");
+          if (sp == std::string::npos)
+            throw std::invalid_argument("malformed merge '" + std::string(s) + "'");
           merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
         }
       }
@@ -111,8 +114,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
       if (it != vocab.end()) unk = it.value().get<int32_t>();
     }
     t->unk_id_ = unk;
-    t->bpe_ = std::make_unique<Bpe>(tokens, merges, model.value("ignore_merges", false), unk);
-    t->id_to_token_ = std::move(tokens);
+    t->bpe_ = std::make_unique<Bpe>(StringTable::of(tokens), merges,
+                                    model.value("ignore_merges", false), unk);
 
     if (j.contains("added_tokens")) {
       for (const auto& a : j.at("added_tokens")) {
@@ -168,7 +171,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
         }
       }
     }
-    t->finalize();
+    t->finalize(tokens);
     auto id_of = [&](const std::string& name) -> int32_t {
       if (name.empty()) return -1;
       auto id = t->token_to_id(name);

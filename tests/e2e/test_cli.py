@@ -76,3 +76,23 @@ def test_bad_input_gives_clear_errors():
         r = vllm(*args, check=False)
         assert r.returncode != 0, args
         assert word.lower() in r.stderr.lower(), (args, r.stderr)
+
+
+def test_serve_without_server_module_says_what_is_missing(tmp_path):
+    # `vllm` carries no HTTP stack itself; a copy of it alone (no libvllm_server.so beside it
+    # or on the library path) must say so instead of crashing.
+    lone = tmp_path / "vllm"
+    lone.write_bytes(open(_binary(), "rb").read())
+    lone.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    r = subprocess.run([str(lone), "serve", _model()], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 1
+    assert "libvllm_server.so" in r.stderr
+
+
+def test_generate_does_not_load_the_http_stack():
+    # The server module (and OpenSSL through cpp-httplib) is loaded only by `serve`.
+    out = subprocess.run(["ldd", _binary()], capture_output=True, text=True).stdout
+    for lib in ("libcpp-httplib", "libssl", "libcrypto", "libvllm_server"):
+        assert lib not in out, out
