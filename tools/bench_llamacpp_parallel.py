@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """llama.cpp peer for concurrent requests: N sequences in parallel slots, like llama.cpp's
 server with --parallel N (continuous batching of all slots in one llama_decode per step).
+As `llama-server -np N` does when N is given, the KV cache is split into one stream per
+sequence (each attends only to its own cells); --kv-unified shares one buffer instead, the
+server's default only when -np is left on auto.
 
 Each sequence gets its own random input_len-token prompt and generates output_len greedy
 tokens (EOS ignored). Prompts are processed in batches of up to n_batch tokens across
@@ -29,6 +32,7 @@ def main():
     ap.add_argument("--input-len", type=int, default=256)
     ap.add_argument("--output-len", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--kv-unified", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     llama_cpp.llama_backend_init()
@@ -43,7 +47,7 @@ def main():
     cp.n_batch = cp.n_ubatch = 512
     cp.n_seq_max = N
     cp.n_threads = cp.n_threads_batch = a.threads
-    cp.kv_unified = True
+    cp.kv_unified = a.kv_unified
     ctx = llama_cpp.llama_init_from_model(model, cp)
     rng = np.random.default_rng(7)
     prompts = [rng.integers(0, min(n_vocab, 10000), a.input_len).tolist() for _ in range(N)]
@@ -82,7 +86,8 @@ def main():
     res = {"num_requests": N, "input_len": a.input_len, "output_len": a.output_len,
            "elapsed_time": el, "requests_per_second": N / el,
            "output_tokens_per_second": out_tokens / el,
-           "tokens_per_second": (out_tokens + N * a.input_len) / el}
+           "tokens_per_second": (out_tokens + N * a.input_len) / el,
+           "kv_unified": bool(a.kv_unified)}
     print(json.dumps(res) if a.json else json.dumps(res, indent=1))
     llama_cpp.llama_batch_free(batch)
     llama_cpp.llama_free(ctx)

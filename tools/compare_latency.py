@@ -81,6 +81,12 @@ def main():
             print(f"| {label} | {p:.1f}{ratio}")
         else:
             print(f"| {label} | {p:.1f} | {d:.1f} | {h:.1f} |")
+    # Graph vs eager paired per round (both ran back to back), so slow drift cancels.
+    pairs = [g["decode_tokens_per_s"] / e["decode_tokens_per_s"]
+             for g, e in zip(res["graph"], res["eager"])]
+    print(f"graph/eager decode tok/s per round: median {statistics.median(pairs):.3f} "
+          f"(min {min(pairs):.3f}, max {max(pairs):.3f}; "
+          f"{sum(x >= 1.0 for x in pairs)} of {len(pairs)} rounds >= 1)")
     print(f"peak RSS of `vllm generate` (128 tokens, max-model-len 1024): {rss:.0f} MiB; "
           f"file {size_mib:.0f} MiB ({rss / size_mib:.2f}x)")
 

@@ -123,7 +123,8 @@ std::vector<RequestOutput> EngineCore::step() {
     const float* row = ro.logits + i * static_cast<size_t>(ro.vocab_size);
     RequestOutput o = make_output(req);
     TokenLogprobs lp;
-    const int32_t tok = sampler_.sample(req, row, req.sampling_params.logprobs ? &lp : nullptr);
+    const int32_t tok = sampler_.sample(req, row, req.sampling_params.logprobs ? &lp : nullptr,
+                                        ro.argmax ? ro.argmax[i] : -1);
     sampled_.push_back(tok);
     if (req.num_output_tokens() == 0) m_.prompt_tokens_total += req.num_prompt_tokens();
     ++m_.generation_tokens_total;

@@ -254,14 +254,14 @@ int32_t Sampler::sample_random(const SamplingParams& p, float* x, std::mt19937_6
   return last >= 0 ? last : argmax(x, vocab_);
 }
 
-int32_t Sampler::sample(Request& req, const float* logits, TokenLogprobs* lp) {
+int32_t Sampler::sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint) {
   const SamplingParams& p = req.sampling_params;
   const bool mask_stops = req.num_output_tokens() < p.min_tokens;
   const bool penalties =
       p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
   int32_t tok;
   if (p.greedy() && !mask_stops && !penalties) {
-    tok = argmax(logits, vocab_);  // nothing to modify: no copy
+    tok = argmax_hint >= 0 ? argmax_hint : argmax(logits, vocab_);  // nothing to modify
   } else {
     float* x = work_.data();
     std::copy_n(logits, vocab_, x);

@@ -18,7 +18,9 @@ class Sampler {
 
   // Samples the request's next token from `logits` (read only). Fills *lp when the request
   // asked for logprobs. Advances req.generator by exactly one draw when not greedy.
-  int32_t sample(Request& req, const float* logits, TokenLogprobs* lp);
+  // argmax_hint: the argmax of these logits when the step already computed it (the decode
+  // graph's in-graph argmax, same kernel), or -1. Used only for plain greedy rows.
+  int32_t sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint = -1);
 
   // The pieces, public for tests.
   static void log_softmax(const float* logits, int32_t n, float* out);

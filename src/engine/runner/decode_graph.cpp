@@ -276,6 +276,8 @@ const float* DecodeGraphDriver::step(const std::vector<DecodeRow>& rows) {
   return e.logit_data();
 }
 
+const int32_t* DecodeGraphDriver::argmax_ids() const { return last_ ? last_->ids : nullptr; }
+
 void DecodeGraphDriver::commit_tokens(const std::vector<int32_t>& sampled) {
   Entry& e = *last_;
   for (size_t i = 0; i < sampled.size(); ++i) {

@@ -53,6 +53,8 @@ class DecodeGraphDriver {
   bool handles(int32_t n) const;
   // Runs one decode step; returns logits [rows.size()][vocab], valid until the next call.
   const float* step(const std::vector<DecodeRow>& rows);
+  // The in-graph argmax of each row of the last step's logits (the next greedy tokens).
+  const int32_t* argmax_ids() const;
   // The tokens the sampler chose, in row order. Rows where the in-graph argmax already
   // holds the chosen token need no write.
   void commit_tokens(const std::vector<int32_t>& sampled);

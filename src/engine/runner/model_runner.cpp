@@ -113,6 +113,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     out_.logits = graph_->step(rows_);
+    out_.argmax = graph_->argmax_ids();
     forward_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++forward_calls_;
@@ -122,6 +123,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
     return out_;
   }
   if (graph_) graph_->invalidate();
+  out_.argmax = nullptr;
   int64_t n_tok = 0;
   int64_t n_logits = 0;
   if (so.total_num_scheduled_tokens > static_cast<int64_t>(token_ids_.size()))

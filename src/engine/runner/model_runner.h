@@ -16,8 +16,9 @@
 namespace vllm::engine {
 
 struct RunnerOutput {
-  std::vector<Request*> requests;  // requests to sample, in logits row order
-  const float* logits = nullptr;   // [requests.size()][vocab_size]
+  std::vector<Request*> requests;   // requests to sample, in logits row order
+  const float* logits = nullptr;    // [requests.size()][vocab_size]
+  const int32_t* argmax = nullptr;  // per row, when the step computed it (decode graphs)
   int32_t vocab_size = 0;
 };
 
