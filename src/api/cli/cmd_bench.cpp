@@ -146,6 +146,82 @@ int bench_latency(Common& c, int64_t batch, int iters) {
   return 0;
 }
 
+// --compare-eager: one model file, two engines (decode graphs / --enforce-eager), the same
+// prompts, stepped in turn: one decode step of each, then the next. Each engine's decode
+// time is the sum of its own steps, so slow drift of a noisy machine (which makes two
+// separate runs differ by several percent) hits both alike.
+int bench_latency_paired(Common& c, int64_t batch, int iters) {
+  engine::EngineConfig cfg = c.ef.resolve();
+  cfg.max_num_seqs = std::max<int32_t>(cfg.max_num_seqs, static_cast<int32_t>(batch));
+  cfg.max_num_batched_tokens = std::max<int64_t>(cfg.max_num_batched_tokens, batch * c.in_len);
+  cfg.enable_prefix_caching = false;
+  cfg.enforce_eager = false;
+  engine::EngineConfig eager_cfg = cfg;
+  eager_cfg.enforce_eager = true;
+  std::unique_ptr<api::LLM> llms[2] = {api::LLM::load(c.model, cfg),
+                                       api::LLM::load(c.model, eager_cfg)};
+  double decode_s[2] = {0, 0}, fwd_s[2] = {0, 0};
+  int64_t steps[2] = {0, 0};
+  std::vector<double> ratio;             // per iteration: graph decode speed / eager decode speed
+  for (int it = 0; it <= iters; ++it) {  // iteration 0 warms up (and captures graphs)
+    auto prompts = random_prompts(batch, c.in_len, llms[0]->model().config().vocab_size, 1000 + it);
+    double it_s[2] = {0, 0};
+    for (int kk = 0; kk < 2; ++kk) {
+      const int k = (it + kk) % 2;  // who goes first alternates
+      auto& eng = llms[k]->engine();
+      for (int64_t i = 0; i < batch; ++i)
+        eng.add_request("b" + std::to_string(it) + "_" + std::to_string(i), prompts[i],
+                        bench_params(c.out_len));
+      int64_t with_output = 0;  // prefill: until every request has its first token
+      while (with_output < batch)
+        for (const auto& o : eng.step())
+          if (o.num_output_tokens == 1 && !o.new_token_ids.empty()) ++with_output;
+    }
+    bool busy = true;
+    while (busy) {
+      busy = false;
+      for (int kk = 0; kk < 2; ++kk) {
+        const int k = (it + kk) % 2;
+        auto& eng = llms[k]->engine();
+        if (!eng.has_unfinished_requests()) continue;
+        busy = true;
+        const auto& runner = eng.core().model_runner();
+        const double f0 = runner.forward_seconds(), s0 = now_s();
+        eng.step();
+        const double dt = now_s() - s0;
+        it_s[k] += dt;
+        if (it > 0) {
+          decode_s[k] += dt;
+          fwd_s[k] += runner.forward_seconds() - f0;
+          ++steps[k];
+        }
+      }
+    }
+    if (it > 0) ratio.push_back(it_s[1] / it_s[0]);
+  }
+  const char* names[2] = {"graph", "eager"};
+  nlohmann::json j = {{"model", c.model},        {"input_len", c.in_len},
+                      {"output_len", c.out_len}, {"batch_size", batch},
+                      {"iters", iters},          {"graph_over_eager_per_iter", ratio}};
+  for (int k = 0; k < 2; ++k) {
+    j[std::string(names[k]) + "_decode_tokens_per_s"] = batch * steps[k] / decode_s[k];
+    j[std::string(names[k]) + "_decode_host_us_per_step"] =
+        1e6 * (decode_s[k] - fwd_s[k]) / static_cast<double>(steps[k]);
+  }
+  j["graph_over_eager"] = decode_s[1] / decode_s[0];
+  j["graph_stats"] = run_info(*llms[0])["graph_stats"];
+  if (c.as_json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf(
+        "decode tok/s: graph %.2f, eager %.2f (graph/eager %.4f); host us/step %.1f / %.1f\n",
+        j["graph_decode_tokens_per_s"].get<double>(), j["eager_decode_tokens_per_s"].get<double>(),
+        j["graph_over_eager"].get<double>(), j["graph_decode_host_us_per_step"].get<double>(),
+        j["eager_decode_host_us_per_step"].get<double>());
+  }
+  return 0;
+}
+
 int bench_throughput(Common& c, int64_t num_prompts) {
   auto llm = api::LLM::load(c.model, c.ef.resolve());
   auto& engine = llm->engine();
@@ -185,11 +261,14 @@ int cmd_bench(int argc, char** argv) {
   Common lat_c, thr_c;
   int64_t batch = 1, num_prompts = 64;
   int iters = 3;
+  bool compare_eager = false;
   auto* lat = app.add_subcommand("latency", "prefill and decode speed of one batch");
   add_common(lat, lat_c);
   lat->add_option("--batch-size", batch, "requests in the batch")->check(CLI::PositiveNumber);
   lat->add_option("--num-iters", iters, "measured iterations (after one warm-up)")
       ->check(CLI::PositiveNumber);
+  lat->add_flag("--compare-eager", compare_eager,
+                "decode graphs vs --enforce-eager: two engines stepped in turn, one report");
   auto* thr = app.add_subcommand("throughput", "requests/s and tokens/s of a prompt set");
   add_common(thr, thr_c);
   thr->add_option("--num-prompts", num_prompts, "requests")->check(CLI::PositiveNumber);
@@ -198,6 +277,7 @@ int cmd_bench(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (lat->parsed() && compare_eager) return bench_latency_paired(lat_c, batch, iters);
   if (lat->parsed()) return bench_latency(lat_c, batch, iters);
   if (thr->parsed()) return bench_throughput(thr_c, num_prompts);
   return 2;
