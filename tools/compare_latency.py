@@ -88,7 +88,7 @@ def main():
           f"(min {min(pairs):.3f}, max {max(pairs):.3f}; "
           f"{sum(x >= 1.0 for x in pairs)} of {len(pairs)} rounds >= 1)")
     print(f"peak RSS of `vllm generate` (128 tokens, max-model-len 1024): {rss:.0f} MiB; "
-          f"file {size_mib:.0f} MiB ({rss / size_mib:.2f}x)")
+          f"file {size_mib:.0f} MiB ({rss / size_mib:.2f}x, KV cache included)")
 
 
 if __name__ == "__main__":
