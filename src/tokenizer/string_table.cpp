@@ -66,10 +66,8 @@ void MergeTable::reserve(size_t n) {
       insert(static_cast<int32_t>(e.key >> 32), static_cast<int32_t>(e.key), e.rank, e.id);
 }
 
-void MergeTable::grow() { reserve(slots_.empty() ? 16 : slots_.size()); }
-
 bool MergeTable::insert(int32_t a, int32_t b, int32_t rank, int32_t id) {
-  if (table_size_for(size_ + 1) > slots_.size()) grow();
+  if (table_size_for(size_ + 1) > slots_.size()) reserve(size_ + 1);
   const uint64_t k = key(a, b);
   for (size_t h = slot(k);; h = (h + 1) & mask_) {
     if (slots_[h].key == k) return false;

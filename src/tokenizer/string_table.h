@@ -67,7 +67,6 @@ class MergeTable {
   size_t slot(uint64_t k) const {
     return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 17) & mask_;
   }
-  void grow();
   std::vector<Entry> slots_;
   size_t mask_ = 0, size_ = 0;
 };

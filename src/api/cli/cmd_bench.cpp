@@ -72,12 +72,18 @@ nlohmann::json run_info(api::LLM& llm) {
   return j;
 }
 
-int bench_latency(Common& c, int64_t batch, int iters) {
+// One batch of `batch` prompts prefilled in one step; no prefix caching, since every
+// iteration must really prefill.
+engine::EngineConfig latency_config(Common& c, int64_t batch) {
   engine::EngineConfig cfg = c.ef.resolve();
   cfg.max_num_seqs = std::max<int32_t>(cfg.max_num_seqs, static_cast<int32_t>(batch));
   cfg.max_num_batched_tokens = std::max<int64_t>(cfg.max_num_batched_tokens, batch * c.in_len);
-  cfg.enable_prefix_caching = false;  // every iteration must really prefill
-  auto llm = api::LLM::load(c.model, cfg);
+  cfg.enable_prefix_caching = false;
+  return cfg;
+}
+
+int bench_latency(Common& c, int64_t batch, int iters) {
+  auto llm = api::LLM::load(c.model, latency_config(c, batch));
   auto& engine = llm->engine();
   const auto& runner = engine.core().model_runner();
   std::vector<double> prefill_s, decode_s, host_us;
@@ -151,10 +157,7 @@ int bench_latency(Common& c, int64_t batch, int iters) {
 // time is the sum of its own steps, so slow drift of a noisy machine (which makes two
 // separate runs differ by several percent) hits both alike.
 int bench_latency_paired(Common& c, int64_t batch, int iters) {
-  engine::EngineConfig cfg = c.ef.resolve();
-  cfg.max_num_seqs = std::max<int32_t>(cfg.max_num_seqs, static_cast<int32_t>(batch));
-  cfg.max_num_batched_tokens = std::max<int64_t>(cfg.max_num_batched_tokens, batch * c.in_len);
-  cfg.enable_prefix_caching = false;
+  engine::EngineConfig cfg = latency_config(c, batch);
   cfg.enforce_eager = false;
   engine::EngineConfig eager_cfg = cfg;
   eager_cfg.enforce_eager = true;

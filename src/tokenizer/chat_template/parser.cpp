@@ -2,6 +2,7 @@
 // ternary < or < and < not < compare < +,- < ~ < *,/,//,% < ** < unary < postfix/filter/test).
 #include "tokenizer/chat_template/parser.h"
 
+#include <initializer_list>
 #include <set>
 
 #include "tokenizer/chat_template/builtins.h"
@@ -344,46 +345,31 @@ class Parser {
     return n;
   }
 
+  // One left-associative level: operands from `operand`, joined by any of `ops`.
+  template <class Operand>
+  ExprPtr binary_level(std::initializer_list<const char*> ops, Operand operand) {
+    ExprPtr e = operand();
+    while (true) {
+      const char* op = nullptr;
+      for (const char* o : ops)
+        if (is_op(o)) op = o;
+      if (!op) return e;
+      const int line = cur().line;
+      next();
+      e = binary(op, std::move(e), operand(), line);
+    }
+  }
   ExprPtr parse_math1() {
-    ExprPtr e = parse_concat();
-    while (is_op("+") || is_op("-")) {
-      std::string op = cur().text;
-      int line = cur().line;
-      next();
-      e = binary(op, std::move(e), parse_concat(), line);
-    }
-    return e;
+    return binary_level({"+", "-"}, [this] { return parse_concat(); });
   }
-
   ExprPtr parse_concat() {
-    ExprPtr e = parse_math2();
-    while (is_op("~")) {
-      int line = cur().line;
-      next();
-      e = binary("~", std::move(e), parse_math2(), line);
-    }
-    return e;
+    return binary_level({"~"}, [this] { return parse_math2(); });
   }
-
   ExprPtr parse_math2() {
-    ExprPtr e = parse_pow();
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      std::string op = cur().text;
-      int line = cur().line;
-      next();
-      e = binary(op, std::move(e), parse_pow(), line);
-    }
-    return e;
+    return binary_level({"*", "/", "//", "%"}, [this] { return parse_pow(); });
   }
-
   ExprPtr parse_pow() {
-    ExprPtr e = parse_unary(true);
-    while (is_op("**")) {
-      int line = cur().line;
-      next();
-      e = binary("**", std::move(e), parse_unary(true), line);
-    }
-    return e;
+    return binary_level({"**"}, [this] { return parse_unary(true); });
   }
 
   ExprPtr parse_unary(bool with_filter) {

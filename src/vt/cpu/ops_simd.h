@@ -39,6 +39,19 @@ constexpr float kExpP3 = 4.1665795894e-2f;
 constexpr float kExpP4 = 1.6666665459e-1f;
 constexpr float kExpP5 = 5.0000001201e-1f;
 
+// exp(r) for |r| <= ln2/2 (the range-reduced argument): the ISA-independent half of the
+// vector exp, written once over a Vec type's operations.
+template <class V>
+typename V::R exp_reduced(typename V::R r) {
+  typename V::R p = V::set1(kExpP0);
+  p = V::fma(p, r, V::set1(kExpP1));
+  p = V::fma(p, r, V::set1(kExpP2));
+  p = V::fma(p, r, V::set1(kExpP3));
+  p = V::fma(p, r, V::set1(kExpP4));
+  p = V::fma(p, r, V::set1(kExpP5));
+  return V::fma(p, V::mul(r, r), V::add(r, V::set1(1.f)));
+}
+
 struct VecScalar {
   using R = float;
   static constexpr int kW = 1;
@@ -101,13 +114,7 @@ struct VecAvx2 {
                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     R r = _mm256_fnmadd_ps(n, set1(kLn2Hi), x);
     r = _mm256_fnmadd_ps(n, set1(kLn2Lo), r);
-    R p = set1(kExpP0);
-    p = fma(p, r, set1(kExpP1));
-    p = fma(p, r, set1(kExpP2));
-    p = fma(p, r, set1(kExpP3));
-    p = fma(p, r, set1(kExpP4));
-    p = fma(p, r, set1(kExpP5));
-    p = fma(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, set1(1.f)));
+    const R p = exp_reduced<VecAvx2>(r);
     __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
@@ -150,13 +157,7 @@ struct VecAvx512 {
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     R r = _mm512_fnmadd_ps(n, set1(kLn2Hi), x);
     r = _mm512_fnmadd_ps(n, set1(kLn2Lo), r);
-    R p = set1(kExpP0);
-    p = fma(p, r, set1(kExpP1));
-    p = fma(p, r, set1(kExpP2));
-    p = fma(p, r, set1(kExpP3));
-    p = fma(p, r, set1(kExpP4));
-    p = fma(p, r, set1(kExpP5));
-    p = fma(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, set1(1.f)));
+    const R p = exp_reduced<VecAvx512>(r);
     __m512i e =
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
