@@ -33,9 +33,17 @@ std::unique_ptr<Setup> make_setup(DType t, int64_t rows, int64_t cols, int64_t n
     for (auto& v : f) v = nd(rng);
     vt::cpu::quantize_row(t, f.data(), w.data() + r * rb, cols);
   }
+  const vt::cpu::WeightView src{t, rows, cols, w.data(), rb};
+  // The Q8_0 family is multiplied in the packed layout the model loads it into.
+  if (vt::cpu::packable(t)) {
+    w.assign(vt::cpu::packed_bytes(src), 0);
+    vt::cpu::pack_groups(src, 0, vt::cpu::pack_group_count(src), w.data());
+  }
   const size_t n_copies = cold ? std::max<size_t>(2, (256u << 20) / w.size()) : 1;
   for (size_t i = 0; i < n_copies; ++i) s->copies.push_back(w);
-  for (auto& c : s->copies) s->views.push_back({t, rows, cols, c.data(), rb});
+  for (auto& c : s->copies)
+    s->views.push_back(vt::cpu::packable(t) ? vt::cpu::packed_view(src, c.data())
+                                            : vt::cpu::WeightView{t, rows, cols, c.data(), rb});
   s->x.resize(n_tok * cols);
   for (auto& v : s->x) v = nd(rng);
   s->y.resize(n_tok * rows);

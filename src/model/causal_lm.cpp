@@ -83,6 +83,21 @@ void CausalLM::load_weights(const LayerLoader& loader) {
   }
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(loader(store_, c, i));
+  pack_weights();
+}
+
+void CausalLM::pack_weights() {
+  const MappedFile* file = gguf_ ? &gguf_->file() : nullptr;
+  auto pack = [&](vt::cpu::WeightView& w) { packed_.pack(w, file, *pool_); };
+  pack(embed_);
+  pack(lm_head_);
+  for (LayerWeights& l : layers_) {
+    for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
+                    &l.experts.router})
+      pack(*w);
+    for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
+      for (auto& w : *v) pack(w);
+  }
 }
 
 void CausalLM::drop_tokenizer_metadata() {

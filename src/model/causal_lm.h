@@ -11,6 +11,7 @@
 #include "model/forward_batch.h"
 #include "model/kv_cache.h"
 #include "model/layers.h"
+#include "model/weight_packing.h"
 #include "model/weight_store.h"
 
 namespace vllm::model {
@@ -53,6 +54,7 @@ class CausalLM {
  private:
   CausalLM() = default;
   void load_weights(const LayerLoader& loader);
+  void pack_weights();
 
   std::string path_;
   ModelConfig config_;
@@ -62,6 +64,7 @@ class CausalLM {
   std::vector<float> final_norm_;
   std::vector<float> inv_freq_;
   vt::cpu::WeightView embed_, lm_head_;
+  PackedWeights packed_;
   std::vector<LayerWeights> layers_;
   KvCache kv_;
   Workspace ws_;

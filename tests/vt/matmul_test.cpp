@@ -41,10 +41,11 @@ std::vector<float> randn(int64_t n, uint32_t seed, float scale = 1.0f) {
   return v;
 }
 
-// A weight matrix quantized from Gaussian data, rows padded by `pad` bytes.
+// A weight matrix quantized from Gaussian data, rows padded by `pad` bytes; for the
+// Q8_0 family also its packed copy (what the model multiplies).
 struct Weight {
-  std::vector<uint8_t> bytes;
-  WeightView view;
+  std::vector<uint8_t> bytes, packed_bytes;
+  WeightView view, packed;
   Weight(DType t, int64_t rows, int64_t cols, uint32_t seed, size_t pad = 0) {
     const size_t rb = row_bytes(t, cols) + pad;
     bytes.assign(rb * rows, 0xEE);
@@ -52,6 +53,16 @@ struct Weight {
     for (int64_t r = 0; r < rows; ++r)
       quantize_row(t, f.data() + r * cols, bytes.data() + r * rb, cols);
     view = WeightView{t, rows, cols, bytes.data(), rb};
+    if (packable(t)) {
+      packed_bytes.assign(vt::cpu::packed_bytes(view), 0xEE);
+      pack_groups(view, 0, pack_group_count(view), packed_bytes.data());
+      packed = packed_view(view, packed_bytes.data());
+    }
+  }
+  // The views to test: row-major, and packed where the type has it.
+  std::vector<const WeightView*> views() const {
+    if (packed.packed) return {&view, &packed};
+    return {&view};
   }
   std::vector<float> row(int64_t r) const {
     std::vector<float> out(view.cols);
@@ -72,8 +83,9 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   std::vector<int8_t> qs(v.cols);
   std::vector<float> d(v.cols), s(v.cols);
   std::vector<int16_t> bs(v.cols);
+  std::vector<int32_t> xsum(v.cols);
   if (fmt == DType::Q8_0) {
-    quantize_act_q8_0(x, v.cols, qs.data(), d.data(), s.data());
+    quantize_act_q8_0(x, v.cols, qs.data(), d.data(), s.data(), xsum.data());
     for (int64_t i = 0; i < v.cols; ++i) xa[i] = d[i / 32] * qs[i];
   } else if (fmt == DType::Q8_K) {
     quantize_act_q8_k(x, v.cols, qs.data(), d.data(), bs.data());
@@ -136,21 +148,23 @@ TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
           }
           std::vector<float> first;
           for (Isa i : isas()) {
-            SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
-                         " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
-                         " n_tok=" + std::to_string(n_tok));
-            std::vector<float> y(n_tok * ldy, -7.0f);
-            matmul_isa(i, w.view, x.data(), ldx, n_tok, y.data(), ldy, pool);
-            for (int64_t k = 0; k < n_tok; ++k) {
-              for (int64_t r = 0; r < rows; ++r)
-                ASSERT_NEAR(y[k * ldy + r], ref[k][r], tol[k]) << "tok " << k << " row " << r;
-              for (int64_t r = rows; r < ldy; ++r) ASSERT_EQ(y[k * ldy + r], -7.0f);
+            for (const WeightView* view : w.views()) {
+              SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
+                           (view->packed ? " packed" : "") + " rows=" + std::to_string(rows) +
+                           " cols=" + std::to_string(cols) + " n_tok=" + std::to_string(n_tok));
+              std::vector<float> y(n_tok * ldy, -7.0f);
+              matmul_isa(i, *view, x.data(), ldx, n_tok, y.data(), ldy, pool);
+              for (int64_t k = 0; k < n_tok; ++k) {
+                for (int64_t r = 0; r < rows; ++r)
+                  ASSERT_NEAR(y[k * ldy + r], ref[k][r], tol[k]) << "tok " << k << " row " << r;
+                for (int64_t r = rows; r < ldy; ++r) ASSERT_EQ(y[k * ldy + r], -7.0f);
+              }
+              // The arithmetic is the same on every ISA and layout: results agree bit for bit.
+              if (first.empty())
+                first = y;
+              else
+                ASSERT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float)));
             }
-            // The lane structure is the same on every ISA: results agree bit for bit.
-            if (first.empty())
-              first = y;
-            else
-              ASSERT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float)));
           }
         }
       }
@@ -168,7 +182,7 @@ TEST(Matmul, CloseToUnquantizedProduct) {
     const Weight w(t, rows, cols, 99);
     const auto x = randn(cols, 5);
     std::vector<float> y(rows);
-    matmul(w.view, x.data(), cols, 1, y.data(), rows, pool);
+    matmul(*w.views().back(), x.data(), cols, 1, y.data(), rows, pool);
     for (int64_t r = 0; r < rows; ++r) {
       const auto wr = w.row(r);
       double acc = 0, as = 0;
@@ -190,25 +204,31 @@ TEST(Matmul, BatchInvariantAcrossBatchSizeThreadsAndIsa) {
     const Weight w(t, rows, cols, 3);
     const auto x = randn(n_tok * cols, 4);
     for (Isa i : isas()) {
-      SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i));
-      std::vector<float> batch(n_tok * rows), batch2(n_tok * rows);
-      matmul_isa(i, w.view, x.data(), cols, n_tok, batch.data(), rows, pool1);
-      matmul_isa(i, w.view, x.data(), cols, n_tok, batch2.data(), rows, pool2);
-      ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
-      matmul_isa(i, w.view, x.data(), cols, n_tok, batch2.data(), rows, pool3);
-      ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
-      for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{17}, n_tok - 1}) {
-        std::vector<float> one(rows);
-        matmul_isa(i, w.view, x.data() + k * cols, cols, 1, one.data(), rows, pool2);
-        ASSERT_EQ(0, std::memcmp(one.data(), batch.data() + k * rows, rows * sizeof(float)))
-            << "token " << k;
-        // A sub-range of rows (another tile split) gives the same values too.
-        WeightView sub = w.view;
-        sub.rows = 7;
-        sub.data = w.bytes.data() + 3 * w.view.row_stride;
-        std::vector<float> part(7);
-        matmul_isa(i, sub, x.data() + k * cols, cols, 1, part.data(), 7, pool1);
-        ASSERT_EQ(0, std::memcmp(part.data(), batch.data() + k * rows + 3, 7 * sizeof(float)));
+      for (const WeightView* view : w.views()) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
+                     (view->packed ? " packed" : ""));
+        std::vector<float> batch(n_tok * rows), batch2(n_tok * rows);
+        matmul_isa(i, *view, x.data(), cols, n_tok, batch.data(), rows, pool1);
+        matmul_isa(i, *view, x.data(), cols, n_tok, batch2.data(), rows, pool2);
+        ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
+        matmul_isa(i, *view, x.data(), cols, n_tok, batch2.data(), rows, pool3);
+        ASSERT_EQ(0, std::memcmp(batch.data(), batch2.data(), batch.size() * sizeof(float)));
+        for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{17}, n_tok - 1}) {
+          std::vector<float> one(rows);
+          matmul_isa(i, *view, x.data() + k * cols, cols, 1, one.data(), rows, pool2);
+          ASSERT_EQ(0, std::memcmp(one.data(), batch.data() + k * rows, rows * sizeof(float)))
+              << "token " << k;
+          // A sub-range of rows (another tile split) gives the same values too: rows 3..9,
+          // or for a packed view rows 16..22 (views start on a group).
+          const int64_t first = view->packed ? kPackRows : 3;
+          WeightView sub = *view;
+          sub.rows = 7;
+          sub.data = static_cast<const uint8_t*>(view->data) + first * view->row_stride;
+          std::vector<float> part(7);
+          matmul_isa(i, sub, x.data() + k * cols, cols, 1, part.data(), 7, pool1);
+          ASSERT_EQ(0,
+                    std::memcmp(part.data(), batch.data() + k * rows + first, 7 * sizeof(float)));
+        }
       }
     }
   }
@@ -224,11 +244,11 @@ TEST(Matmul, MultiMatchesSeparateCalls) {
   std::vector<std::vector<float>> sep(4), multi(4);
   std::vector<MatmulOut> outs;
   for (int i = 0; i < 4; ++i) {
-    const int64_t rows = ws[i]->view.rows;
-    sep[i].resize(n_tok * rows);
-    multi[i].resize(n_tok * rows);
-    matmul(ws[i]->view, x.data(), cols, n_tok, sep[i].data(), rows, pool);
-    outs.push_back({&ws[i]->view, multi[i].data(), rows});
+    const WeightView& v = *ws[i]->views().back();
+    sep[i].resize(n_tok * v.rows);
+    multi[i].resize(n_tok * v.rows);
+    matmul(v, x.data(), cols, n_tok, sep[i].data(), v.rows, pool);
+    outs.push_back({&v, multi[i].data(), v.rows});
   }
   matmul_multi(outs.data(), 4, x.data(), cols, n_tok, pool);
   for (int i = 0; i < 4; ++i)
@@ -242,11 +262,35 @@ TEST(Matmul, GetRowsEqualsDequantize) {
     const int64_t cols = block_of(t) == 256 ? 256 : 64;
     const Weight w(t, 12, cols, 21);
     const int64_t ld = cols + 5;
-    std::vector<float> out(4 * ld);
-    get_rows(w.view, ids, 4, out.data(), ld);
-    for (int i = 0; i < 4; ++i) {
-      const auto ref = w.row(ids[i]);
-      EXPECT_EQ(0, std::memcmp(ref.data(), out.data() + i * ld, cols * sizeof(float)));
+    for (const WeightView* view : w.views()) {
+      std::vector<float> out(4 * ld);
+      get_rows(*view, ids, 4, out.data(), ld);
+      for (int i = 0; i < 4; ++i) {
+        const auto ref = w.row(ids[i]);
+        EXPECT_EQ(0, std::memcmp(ref.data(), out.data() + i * ld, cols * sizeof(float)));
+      }
+    }
+  }
+}
+
+TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Weight w(t, 37, 96, 7, /*pad=*/4);
+    const size_t rb = row_bytes(t, 96);
+    ASSERT_EQ(packed_bytes(w.view), 48 * rb);  // 37 rows -> 3 groups of 16
+    ASSERT_EQ(w.packed.row_stride, rb);
+    std::vector<uint8_t> row(rb);
+    for (int64_t r = 0; r < 37; ++r) {
+      unpack_row(w.packed, r, row.data());
+      ASSERT_EQ(0, std::memcmp(row.data(), w.bytes.data() + r * w.view.row_stride, rb)) << r;
+    }
+    // Rows 37..47 exist only as padding: their scales are zero, so they dequantize to 0.
+    for (int64_t r = 37; r < 48; ++r) {
+      unpack_row(w.packed, r, row.data());
+      std::vector<float> f(96);
+      dequantize_row(t, row.data(), f.data(), 96);
+      for (float v : f) ASSERT_EQ(v, 0.0f) << r;
     }
   }
 }

@@ -168,7 +168,8 @@ TEST(Quant, ActivationQ8_0) {
   for (int j = 0; j < 32; ++j) x[32 + j] = 0;  // an all-zero block
   std::vector<int8_t> qs(n);
   std::vector<float> d(n / 32), s(n / 32);
-  quantize_act_q8_0(x.data(), n, qs.data(), d.data(), s.data());
+  std::vector<int32_t> xsum(n / 32);
+  quantize_act_q8_0(x.data(), n, qs.data(), d.data(), s.data(), xsum.data());
   for (int64_t b = 0; b < n / 32; ++b) {
     float amax = 0;
     int sum = 0, qmax = 0;
@@ -179,6 +180,7 @@ TEST(Quant, ActivationQ8_0) {
     }
     EXPECT_EQ(d[b], fp16_to_fp32(fp32_to_fp16(amax / 127.0f)));
     EXPECT_EQ(s[b], fp16_to_fp32(fp32_to_fp16(amax / 127.0f * sum)));
+    EXPECT_EQ(xsum[b], sum);
     if (amax > 0) {
       EXPECT_EQ(qmax, 127);
     }
@@ -227,6 +229,7 @@ TEST(Quant, ActivationQuantizersAgreeAcrossIsas) {
   std::vector<int8_t> q0(n), q1(n);
   std::vector<float> d0(n / 32), d1(n / 32), s0(n / 32), s1(n / 32);
   std::vector<int16_t> b0(n / 16), b1(n / 16);
+  std::vector<int32_t> xs0(n / 32), xs1(n / 32);
   // Hardware support, not isa(): VT_ISA must not turn this comparison off.
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -234,11 +237,12 @@ TEST(Quant, ActivationQuantizersAgreeAcrossIsas) {
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");
   if (!avx2) GTEST_SKIP() << "no SIMD path on this CPU";
-  quantize_act_q8_0(x.data(), n, q0.data(), d0.data(), s0.data());
+  quantize_act_q8_0(x.data(), n, q0.data(), d0.data(), s0.data(), xs0.data());
   for (int k = 0; k < (avx512 ? 2 : 1); ++k) {
     (k ? quantize_act_q8_0_avx512 : quantize_act_q8_0_avx2)(x.data(), n, q1.data(), d1.data(),
-                                                            s1.data());
+                                                            s1.data(), xs1.data());
     EXPECT_EQ(q0, q1);
+    EXPECT_EQ(xs0, xs1);
     EXPECT_EQ(0, std::memcmp(d0.data(), d1.data(), d0.size() * 4));
     EXPECT_EQ(0, std::memcmp(s0.data(), s1.data(), s0.size() * 4));
   }

@@ -20,13 +20,31 @@ namespace vt::cpu {
 
 // A weight matrix of `rows` output features by `cols` input features; each row is
 // stored contiguously in `dtype` (GGML block layout for quantized types).
+// With `packed` set (Q8_0 / Q4_0 / Q4_1 only, made by pack_weight), rows are instead stored
+// in groups of kPackRows interleaved block by block (layout in pack.cpp); row_stride is then
+// the unpadded row size and group g starts at data + g * kPackRows * row_stride.
 struct WeightView {
   DType dtype = DType::F32;
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
   size_t row_stride = 0;  // bytes from one row to the next
+  bool packed = false;
 };
+
+// ---- packed weights (what the SIMD kernels multiply for the Q8_0 family) ----
+constexpr int64_t kPackRows = 16;
+bool packable(DType t);  // Q8_0, Q4_0, Q4_1
+// Bytes of the packed copy of w (rows rounded up to a whole group; padding rows are zero).
+size_t packed_bytes(const WeightView& w);
+// Writes groups [g0, g1) of w's packed copy into dst (packed_bytes(w) bytes, the same dst
+// for every call), so a caller can pack a big matrix piece by piece.
+void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst);
+int64_t pack_group_count(const WeightView& w);
+// The view of a packed copy made by pack_groups.
+WeightView packed_view(const WeightView& w, const uint8_t* dst);
+// Row r of a packed view in the original GGUF block bytes (row_bytes(dtype, cols) bytes).
+void unpack_row(const WeightView& w, int64_t r, void* out);
 
 // ---- reference conversions (scalar, exact GGML semantics) ----
 float fp16_to_fp32(uint16_t h);

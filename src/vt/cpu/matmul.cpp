@@ -23,7 +23,7 @@ RowsFn rows_fn(Isa isa) {
   }
 }
 
-using QuantQ8_0Fn = void (*)(const float*, int64_t, int8_t*, float*, float*);
+using QuantQ8_0Fn = void (*)(const float*, int64_t, int8_t*, float*, float*, int32_t*);
 using QuantQ8_KFn = void (*)(const float*, int64_t, int8_t*, float*, int16_t*);
 
 QuantQ8_0Fn quant_q8_0_fn(Isa isa) {
@@ -53,6 +53,7 @@ struct ActScratch {
   std::vector<int8_t> qs;
   std::vector<float> d, s;
   std::vector<int16_t> bsums;
+  std::vector<int32_t> xsum;
 
   template <class T>
   static T* grow(std::vector<T>& v, size_t n) {
@@ -79,8 +80,10 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   float* d = ActScratch::grow(sc.d, static_cast<size_t>(n_tok * nb));
   float* s = nullptr;
   int16_t* bsums = nullptr;
+  int32_t* xsum = nullptr;
   if (fmt == DType::Q8_0) {
     s = ActScratch::grow(sc.s, static_cast<size_t>(n_tok * nb));
+    xsum = ActScratch::grow(sc.xsum, static_cast<size_t>(n_tok * nb));
   } else {
     bsums = ActScratch::grow(sc.bsums, static_cast<size_t>(n_tok * nb * 16));
   }
@@ -89,7 +92,7 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   auto quant = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       if (fmt == DType::Q8_0)
-        q8_0(x + t * ldx, cols, qs + t * cols, d + t * nb, s + t * nb);
+        q8_0(x + t * ldx, cols, qs + t * cols, d + t * nb, s + t * nb, xsum + t * nb);
       else
         q8_k(x + t * ldx, cols, qs + t * cols, d + t * nb, bsums + t * nb * 16);
     }
@@ -101,6 +104,7 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   a.qs = qs;
   a.d = d;
   a.s = s;
+  a.xsum = xsum;
   a.bsums = bsums;
   return a;
 }
@@ -171,6 +175,15 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
 }
 
 void get_rows(const WeightView& w, const int32_t* ids, int64_t n, float* out, int64_t ld_out) {
+  if (w.packed) {
+    thread_local std::vector<uint8_t> row;
+    if (row.size() < w.row_stride) row.resize(w.row_stride);
+    for (int64_t i = 0; i < n; ++i) {
+      unpack_row(w, ids[i], row.data());
+      dequantize_row(w.dtype, row.data(), out + i * ld_out, w.cols);
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const void* row =
         static_cast<const uint8_t*>(w.data) + static_cast<size_t>(ids[i]) * w.row_stride;

@@ -36,7 +36,7 @@ inline float fp16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_N
 
 }  // namespace
 
-void quant_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s) {
+void quant_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, int32_t* xsum) {
   const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t i = 0; i < n / kQK; ++i, x += kQK, qs += kQK) {
     __m256 m = _mm256_and_ps(_mm256_loadu_ps(x), absmask);
@@ -49,6 +49,7 @@ void quant_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s) {
     const int sum = quant32(x, _mm256_set1_ps(id), qs);
     d[i] = fp16_round(dd);
     s[i] = fp16_round(dd * static_cast<float>(sum));
+    xsum[i] = sum;
   }
 }
 

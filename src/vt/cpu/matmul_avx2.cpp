@@ -4,8 +4,6 @@
 #define VT_MM_VNNI 0
 #define VT_MM_RF 2
 #define VT_MM_TF 2
-#define VT_MM_RQ 2
-#define VT_MM_TQ 3
 #define VT_MM_RK 1
 #define VT_MM_TK 4
 #include "vt/cpu/matmul_simd.h"
@@ -20,8 +18,9 @@ void matmul_rows_avx2(const WeightView& w, const ActView& a, int64_t r0, int64_t
   avx2::matmul_rows(w, a, r0, r1, y, ldy);
 }
 
-void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, float* s) {
-  avx2::quant_act_q8_0(x, n, qs, d, s);
+void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, float* s,
+                            int32_t* xsum) {
+  avx2::quant_act_q8_0(x, n, qs, d, s, xsum);
 }
 
 void quantize_act_q8_k_avx2(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums) {

@@ -7,13 +7,16 @@
 //   * float weights (F32/F16/BF16): 16 fp32 lanes; element i goes to lane i % 16, each lane
 //     accumulates with fma in index order, then lanes reduce as 16->8->4->2->1
 //     (v[l] + v[l + half]).
-//   * quantized weights: 8 int32 lanes per block (lane l = exact integer dot of bytes
-//     4l..4l+3), converted to fp32 and folded with fma(block_scale, lane, acc[l]) in block
-//     order; the same 8->4->2->1 tree at the end. Q8_0/Q4_0/Q4_1 keep two accumulator sets,
-//     even and odd blocks (so AVX-512 does two blocks per 512-bit op), added lane-wise before
-//     the tree. Q4_1's min term (sum of m_w * s_x over blocks) uses 16 lanes, block b in
-//     lane b % 16, reduced like the float weights; Q4_K's mins go to one scalar fma
-//     accumulator per super-block.
+//   * Q8_0 / Q4_0 / Q4_1 weights: per 32-element block b, the exact integer dot I_b of the
+//     weight integers (Q8_0: w, Q4_0: q - 8, Q4_1: q) with the activation's int8 values,
+//     then one fp32 chain per (row, token) in block order:
+//     acc = fma(d_w[b] * d_x[b], float(I_b), acc). Q4_1 adds a second chain
+//     macc = fma(m_w[b], s_x[b], macc) and returns acc + macc. (I_b is exact however it is
+//     summed, so the packed 16-row kernels, the row-major reference and every ISA agree.)
+//   * Q4_K / Q6_K weights: 8 int32 lanes per block (lane l = exact integer dot of bytes
+//     4l..4l+3, scaled by the sub-block scale), converted to fp32 and folded with
+//     fma(block_scale, lane, acc[l]) in block order; the 8->4->2->1 tree at the end. Q4_K's
+//     mins go to one scalar fma accumulator per super-block.
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 
@@ -36,6 +39,7 @@ struct ActView {
   const int8_t* qs = nullptr;      // token t: qs + t * cols
   const float* d = nullptr;        // token t: d + t * n_blocks (block scales)
   const float* s = nullptr;        // Q8_0 only: fp16-rounded d * sum(qs) per block (for Q4_1)
+  const int32_t* xsum = nullptr;   // Q8_0 only: exact sum(qs) per block (for Q8_0 / Q4_0)
   const int16_t* bsums = nullptr;  // Q8_K only: token t: bsums + t * n_blocks * 16
   int64_t n_blocks = 0;
 };
@@ -46,16 +50,21 @@ DType act_format(DType weight);
 // GGML's x86 activation quantizers: Q8_0 (d = amax / 127 stored as fp16, values
 // rint(x * 127 / amax)) with s = fp16(d * sum) as Q8_1 carries it, and Q8_K
 // (d = max / -127 in fp32, values rint(x * -127 / max) capped at 127, 16-element sums).
-void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+// xsum gets the exact integer sum of each Q8_0 block.
+void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, int32_t* xsum);
 void quantize_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
 
 // The same quantizers vectorized (bit-identical results); the dispatcher picks by ISA.
-void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, float* s,
+                            int32_t* xsum);
 void quantize_act_q8_k_avx2(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
-void quantize_act_q8_0_avx512(const float* x, int64_t n, int8_t* qs, float* d, float* s);
+void quantize_act_q8_0_avx512(const float* x, int64_t n, int8_t* qs, float* d, float* s,
+                              int32_t* xsum);
 void quantize_act_q8_k_avx512(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
 
-// y rows [r0, r1) for every token of `a`. One per ISA; results are bit-identical.
+// y rows [r0, r1) for every token of `a`. One per ISA; results are bit-identical. For a
+// packed weight r0 is a multiple of kPackRows. The SIMD paths hand row-major Q8_0-family
+// weights to the scalar one (the model packs them at load).
 void matmul_rows_scalar(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                         int64_t ldy);
 void matmul_rows_avx2(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,

@@ -3,6 +3,7 @@
 // for bit, and they are the fallback on CPUs without AVX2.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "vt/cpu/matmul_internal.h"
 
@@ -52,14 +53,22 @@ inline void lanes32(const int* w, const int8_t* x, int* lane) {
               w[4 * l + 3] * x[4 * l + 3];
 }
 
+// Exact integer dot of one weight block (as integers) with 32 activation bytes.
+inline int idot32(const int* w, const int8_t* x) {
+  int acc = 0;
+  for (int j = 0; j < 32; ++j) acc += w[j] * x[j];
+  return acc;
+}
+
+// One fp32 chain over blocks (and Q4_1's second chain for the mins), see matmul_internal.h.
 template <DType T>
 float dot_q8_0_family(const void* row, const ActView& a, int64_t t) {
   const int64_t nb = a.cols / kQK;
   const int8_t* xq = a.qs + t * a.cols;
   const float* xd = a.d + t * nb;
   const float* xs = a.s + t * nb;
-  float acc[2][8] = {}, mlane[16] = {};  // even blocks, odd blocks; Q4_1 min term
-  int w[32], lane[8];
+  float acc = 0, macc = 0;
+  int w[32];
   for (int64_t b = 0; b < nb; ++b) {
     float dw;
     if constexpr (T == DType::Q8_0) {
@@ -80,16 +89,12 @@ float dot_q8_0_family(const void* row, const ActView& a, int64_t t) {
         w[j + 16] = blk.qs[j] >> 4;
       }
       dw = fp16_to_fp32(blk.d);
-      mlane[b % 16] = std::fma(fp16_to_fp32(blk.m), xs[b], mlane[b % 16]);
+      macc = std::fma(fp16_to_fp32(blk.m), xs[b], macc);
     }
-    lanes32(w, xq + b * kQK, lane);
     const float dd = dw * xd[b];
-    float* a8 = acc[b & 1];
-    for (int l = 0; l < 8; ++l) a8[l] = std::fma(dd, static_cast<float>(lane[l]), a8[l]);
+    acc = std::fma(dd, static_cast<float>(idot32(w, xq + b * kQK)), acc);
   }
-  float v[8];
-  for (int l = 0; l < 8; ++l) v[l] = acc[0][l] + acc[1][l];
-  return reduce8(v) + (T == DType::Q4_1 ? reduce16(mlane) : 0.0f);
+  return T == DType::Q4_1 ? acc + macc : acc;
 }
 
 float dot_q4_k(const void* row, const ActView& a, int64_t t) {
@@ -154,11 +159,18 @@ float dot_q6_k(const void* row, const ActView& a, int64_t t) {
   return reduce8(acc);
 }
 
+// Packed rows are unpacked one at a time into GGUF block bytes.
 template <class Dot>
 void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y, int64_t ldy,
                Dot dot) {
+  thread_local std::vector<uint8_t> unpacked;
+  if (w.packed && unpacked.size() < w.row_stride) unpacked.resize(w.row_stride);
   for (int64_t r = r0; r < r1; ++r) {
     const void* row = static_cast<const uint8_t*>(w.data) + r * w.row_stride;
+    if (w.packed) {
+      unpack_row(w, r, unpacked.data());
+      row = unpacked.data();
+    }
     for (int64_t t = 0; t < a.n_tok; ++t) y[t * ldy + r] = dot(row, t);
   }
 }

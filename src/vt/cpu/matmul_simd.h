@@ -1,4 +1,5 @@
-// SIMD matmul kernels, written once with 256-bit intrinsics and compiled twice: by
+// SIMD matmul kernels for float and K-quant weights (the Q8_0 family is in
+// matmul_packed_simd.h), written once with 256-bit intrinsics and compiled twice: by
 // matmul_avx512.cpp (VNNI dot products, more registers, bigger tiles) and by
 // matmul_avx2.cpp. Each includer defines VT_MM_NS (a namespace, so the two copies never
 // meet at link time), VT_MM_VNNI (0/1) and the tile sizes below.
@@ -157,187 +158,6 @@ struct FloatKernel {
     for (int r = 0; r < R; ++r) VT_UNROLL
     for (int t = 0; t < TT; ++t)
       y[(t0 + t) * ldy + r0 + r] = hsum8(_mm256_add_ps(acc[r][t][0], acc[r][t][1]));
-  }
-};
-
-// ---- Q8_0 / Q4_0 / Q4_1 weights x Q8_0 activations ----
-
-inline __m256i nibbles32(const uint8_t* qs) {
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i m = _mm_set1_epi8(0xF);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-}
-
-template <DType T>
-struct Q8Kernel {
-  using Block = std::conditional_t<T == DType::Q8_0, BlockQ8_0,
-                                   std::conditional_t<T == DType::Q4_0, BlockQ4_0, BlockQ4_1>>;
-
-  // Q4_1's sum over blocks of m_w * s_x: 16 lanes, block b in lane b % 16 (zero-padded
-  // tail), reduced by the 16-lane tree.
-  template <int R, int TT>
-  static void min_term(const Block* const* rows, const float* const* xs, int64_t nb,
-                       float (&macc)[R][TT]) {
-    __m256 lo[R][TT], hi[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
-    for (int64_t c = 0; c < nb; c += 16) {
-      const int nc = static_cast<int>(std::min<int64_t>(16, nb - c));
-      __m256 mlo[R], mhi[R];
-      VT_UNROLL
-      for (int r = 0; r < R; ++r) {
-        alignas(32) float m[16] = {};
-        for (int k = 0; k < nc; ++k) m[k] = h2f(rows[r][c + k].m);
-        mlo[r] = _mm256_load_ps(m);
-        mhi[r] = _mm256_load_ps(m + 8);
-      }
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) {
-        alignas(32) float sb[16] = {};
-        const float* sp = xs[t] + c;
-        if (nc < 16) {
-          std::memcpy(sb, sp, static_cast<size_t>(nc) * sizeof(float));
-          sp = sb;
-        }
-        const __m256 slo = _mm256_loadu_ps(sp), shi = _mm256_loadu_ps(sp + 8);
-        VT_UNROLL
-        for (int r = 0; r < R; ++r) {
-          lo[r][t] = _mm256_fmadd_ps(mlo[r], slo, lo[r][t]);
-          hi[r][t] = _mm256_fmadd_ps(mhi[r], shi, hi[r][t]);
-        }
-      }
-    }
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) macc[r][t] = hsum8(_mm256_add_ps(lo[r][t], hi[r][t]));
-  }
-
-  template <int R, int TT>
-  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
-                  int64_t ldy) {
-    const int64_t nb = a.n_blocks;
-    const Block* rows[R];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const Block*>(row_ptr(w, r0 + r));
-    const int8_t* xq[TT];
-    const float* xd[TT];
-    const float* xs[TT];
-    VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      xq[t] = a.qs + (t0 + t) * a.cols;
-      xd[t] = a.d + (t0 + t) * nb;
-      xs[t] = T == DType::Q4_1 ? a.s + (t0 + t) * nb : nullptr;
-    }
-    float macc[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) macc[r][t] = 0;
-    // One block into the 8-lane accumulators `acc` (the even or the odd set).
-    auto block_step = [&](int64_t b, __m256(&acc)[R][TT]) {
-      __m256i wu[R], wsg[R];
-      float dw[R];
-      VT_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const Block& blk = rows[r][b];
-        dw[r] = h2f(blk.d);
-        if constexpr (T == DType::Q8_0) {
-          wsg[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
-          wu[r] = _mm256_abs_epi8(wsg[r]);
-        } else if constexpr (T == DType::Q4_0) {
-          wsg[r] = _mm256_sub_epi8(nibbles32(blk.qs), _mm256_set1_epi8(8));
-          wu[r] = _mm256_abs_epi8(wsg[r]);
-        } else {
-          wu[r] = nibbles32(blk.qs);
-        }
-      }
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kQK));
-        const float dx = xd[t][b];
-        VT_UNROLL
-        for (int r = 0; r < R; ++r) {
-          const __m256i xsg = T == DType::Q4_1 ? x : _mm256_sign_epi8(x, wsg[r]);
-          const __m256i isum = dot_u8s8(_mm256_setzero_si256(), wu[r], xsg);
-          const float dd = dw[r] * dx;
-          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(isum), acc[r][t]);
-        }
-      }
-    };
-#if VT_MM_VNNI
-    // Two blocks per 512-bit step: lanes 0-7 are the even-block accumulators, 8-15 the odd.
-    __m512 acc[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) acc[r][t] = _mm512_setzero_ps();
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      __m512i wu[R];
-      __mmask64 neg[R];
-      __m512 dwv[R];
-      VT_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const Block& b0 = rows[r][b];
-        const Block& b1 = rows[r][b + 1];
-        dwv[r] = _mm512_insertf32x8(_mm512_set1_ps(h2f(b0.d)), _mm256_set1_ps(h2f(b1.d)), 1);
-        if constexpr (T == DType::Q8_0) {
-          const __m512i v = _mm512_inserti64x4(
-              _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0.qs))),
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1.qs)), 1);
-          neg[r] = _mm512_movepi8_mask(v);
-          wu[r] = _mm512_abs_epi8(v);
-        } else {
-          const __m512i nib =
-              _mm512_inserti64x4(_mm512_castsi256_si512(nibbles32(b0.qs)), nibbles32(b1.qs), 1);
-          if constexpr (T == DType::Q4_0) {
-            const __m512i v = _mm512_sub_epi8(nib, _mm512_set1_epi8(8));
-            neg[r] = _mm512_movepi8_mask(v);
-            wu[r] = _mm512_abs_epi8(v);
-          } else {
-            wu[r] = nib;
-          }
-        }
-      }
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) {
-        const __m512i x = _mm512_loadu_si512(xq[t] + b * kQK);
-        const __m512 dxv =
-            _mm512_insertf32x8(_mm512_set1_ps(xd[t][b]), _mm256_set1_ps(xd[t][b + 1]), 1);
-        VT_UNROLL
-        for (int r = 0; r < R; ++r) {
-          const __m512i xsg =
-              T == DType::Q4_1 ? x : _mm512_mask_sub_epi8(x, neg[r], _mm512_setzero_si512(), x);
-          const __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wu[r], xsg);
-          acc[r][t] =
-              _mm512_fmadd_ps(_mm512_mul_ps(dwv[r], dxv), _mm512_cvtepi32_ps(isum), acc[r][t]);
-        }
-      }
-    }
-    __m256 even[R][TT], odd[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      even[r][t] = _mm512_castps512_ps256(acc[r][t]);
-      odd[r][t] = _mm512_extractf32x8_ps(acc[r][t], 1);
-    }
-    if (b < nb) block_step(b, even);  // odd block count: the last block is even
-#else
-    __m256 even[R][TT], odd[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      block_step(b, even);
-      block_step(b + 1, odd);
-    }
-    if (b < nb) block_step(b, even);
-#endif
-    if constexpr (T == DType::Q4_1) min_term<R, TT>(rows, xs, nb, macc);
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t)
-      y[(t0 + t) * ldy + r0 + r] = hsum8(_mm256_add_ps(even[r][t], odd[r][t])) + macc[r][t];
   }
 };
 
@@ -532,9 +352,15 @@ void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, fl
 }
 
 }  // namespace
+}  // namespace vt::cpu::VT_MM_NS
+
+#include "vt/cpu/matmul_packed_simd.h"
+
+namespace vt::cpu::VT_MM_NS {
 
 void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
+  if (packable(w.dtype) && !w.packed) return matmul_rows_scalar(w, a, r0, r1, y, ldy);
   switch (w.dtype) {
     case DType::F32:
       return rows_loop<FloatKernel<DType::F32>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
@@ -543,11 +369,11 @@ void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     case DType::BF16:
       return rows_loop<FloatKernel<DType::BF16>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
     case DType::Q8_0:
-      return rows_loop<Q8Kernel<DType::Q8_0>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+      return packed_rows<DType::Q8_0>(w, a, r0, r1, y, ldy);
     case DType::Q4_0:
-      return rows_loop<Q8Kernel<DType::Q4_0>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+      return packed_rows<DType::Q4_0>(w, a, r0, r1, y, ldy);
     case DType::Q4_1:
-      return rows_loop<Q8Kernel<DType::Q4_1>, VT_MM_RQ, VT_MM_TQ>(w, a, r0, r1, y, ldy);
+      return packed_rows<DType::Q4_1>(w, a, r0, r1, y, ldy);
     case DType::Q4_K:
       return rows_loop<Q4KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
     case DType::Q6_K:

@@ -333,7 +333,7 @@ DType act_format(DType weight) {
   }
 }
 
-void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s) {
+void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, int32_t* xsum) {
   for (int64_t i = 0; i < n / kQK; ++i, x += kQK, qs += kQK) {
     float amax = 0;
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
@@ -347,6 +347,7 @@ void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s
     }
     d[i] = fp16_to_fp32(fp32_to_fp16(dd));
     s[i] = fp16_to_fp32(fp32_to_fp16(dd * static_cast<float>(sum)));
+    xsum[i] = sum;
   }
 }
 

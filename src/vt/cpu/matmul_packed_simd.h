@@ -1,0 +1,249 @@
+// Packed Q8_0 / Q4_0 / Q4_1 kernels (layout in pack.cpp), compiled per ISA like
+// matmul_simd.h. A tile is one 16-row group x TT tokens. Each 64-byte chunk of a packed
+// block gives every row 4 consecutive weight bytes; one dot instruction against 4 broadcast
+// activation bytes adds that row's partial sum to its own int32 lane, so after a block each
+// lane holds the row's exact block dot I_b and the float work is one convert and one fma
+// per 16 rows (AVX-512; two 8-row halves on AVX2) instead of one per 4 bytes.
+//
+// Integers: AVX-512 multiplies Q8_0's stored w + 128 (unsigned) with the signed activation
+// and subtracts 128 * sum(x); Q4_0 subtracts 8 * sum(x); AVX2 (maddubs saturates at
+// 255 * 127 * 2) recovers w and uses |w| * sign(x, w). Every way gives the exact I_b, and
+// the float chain is the one matmul_internal.h fixes, so all paths agree bit for bit.
+//
+// No include guard on purpose: one inclusion per ISA translation unit.
+
+#ifndef VT_MM_NS
+#error "include matmul_simd.h first"
+#endif
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace vt::cpu::VT_MM_NS {
+namespace {
+
+template <DType T>
+struct PackedFmt {
+  static constexpr int kQBytes = T == DType::Q8_0 ? 32 : 16;  // quant bytes per row block
+  static constexpr int kHdr = T == DType::Q4_1 ? 64 : 32;     // scales (and mins)
+  static constexpr int kBlock = kHdr + 16 * kQBytes;          // bytes per packed block
+};
+
+inline int32_t load_i32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Token pointers of a tile.
+template <int TT>
+struct TileActs {
+  const int8_t* q[TT];
+  const float* d[TT];
+  const float* s[TT];
+  const int32_t* sum[TT];
+  TileActs(const ActView& a, int64_t t0) {
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      q[t] = a.qs + (t0 + t) * a.cols;
+      d[t] = a.d + (t0 + t) * a.n_blocks;
+      s[t] = a.s + (t0 + t) * a.n_blocks;
+      sum[t] = a.xsum + (t0 + t) * a.n_blocks;
+    }
+  }
+};
+
+#if VT_MM_VNNI
+
+// Rows [g*16, g*16 + n_rows) of the group at `grp` for tokens [t0, t0 + TT).
+template <DType T, int TT>
+void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+                 int64_t ldy, int n_rows) {
+  using F = PackedFmt<T>;
+  const TileActs<TT> x(a, t0);
+  __m512 acc[TT], macc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0xF);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * F::kBlock;
+    const uint8_t* q = pb + F::kHdr;
+    const int64_t xo = b * kQK;
+    __m512i is[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) is[t] = _mm512_setzero_si512();
+    if constexpr (T == DType::Q8_0) {
+      VT_UNROLL
+      for (int k = 0; k < 8; ++k) {
+        const __m512i wv = _mm512_loadu_si512(q + 64 * k);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t)
+          is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(load_i32(x.q[t] + xo + 4 * k)));
+      }
+    } else {
+      VT_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const __m512i raw = _mm512_loadu_si512(q + 64 * k);
+        const __m512i lo = _mm512_and_si512(raw, m4);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) {
+          is[t] = _mm512_dpbusd_epi32(is[t], lo, _mm512_set1_epi32(load_i32(x.q[t] + xo + 4 * k)));
+          is[t] =
+              _mm512_dpbusd_epi32(is[t], hi, _mm512_set1_epi32(load_i32(x.q[t] + xo + 16 + 4 * k)));
+        }
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
+    __m512 mw;
+    if constexpr (T == DType::Q4_1)
+      mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      __m512i v = is[t];
+      if constexpr (T == DType::Q8_0) v = _mm512_sub_epi32(v, _mm512_set1_epi32(128 * x.sum[t][b]));
+      if constexpr (T == DType::Q4_0) v = _mm512_sub_epi32(v, _mm512_set1_epi32(8 * x.sum[t][b]));
+      const __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b]));
+      acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(v), acc[t]);
+      if constexpr (T == DType::Q4_1)
+        macc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x.s[t][b]), macc[t]);
+    }
+  }
+  const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    const __m512 v = T == DType::Q4_1 ? _mm512_add_ps(acc[t], macc[t]) : acc[t];
+    _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, v);
+  }
+}
+
+constexpr int kPackedTMax = 8;
+
+#else
+
+// AVX2: the group as two 8-row halves (the low and high 32 bytes of each chunk).
+template <DType T, int TT>
+void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+                 int64_t ldy, int h, int n_rows) {
+  using F = PackedFmt<T>;
+  const TileActs<TT> x(a, t0);
+  __m256 acc[TT], macc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0xF), flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * F::kBlock;
+    const uint8_t* q = pb + F::kHdr + 32 * h;
+    const int64_t xo = b * kQK;
+    __m256i is[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) is[t] = _mm256_setzero_si256();
+    if constexpr (T == DType::Q8_0) {
+      VT_UNROLL
+      for (int k = 0; k < 8; ++k) {
+        const __m256i w = _mm256_xor_si256(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k)), flip);
+        const __m256i u = _mm256_abs_epi8(w);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) {
+          const __m256i xv = _mm256_set1_epi32(load_i32(x.q[t] + xo + 4 * k));
+          is[t] = dot_u8s8(is[t], u, _mm256_sign_epi8(xv, w));
+        }
+      }
+    } else {
+      VT_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
+        const __m256i lo = _mm256_and_si256(raw, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) {
+          is[t] = dot_u8s8(is[t], lo, _mm256_set1_epi32(load_i32(x.q[t] + xo + 4 * k)));
+          is[t] = dot_u8s8(is[t], hi, _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 + 4 * k)));
+        }
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * h)));
+    __m256 mw;
+    if constexpr (T == DType::Q4_1)
+      mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 + 16 * h)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      __m256i v = is[t];
+      if constexpr (T == DType::Q4_0) v = _mm256_sub_epi32(v, _mm256_set1_epi32(8 * x.sum[t][b]));
+      const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b]));
+      acc[t] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(v), acc[t]);
+      if constexpr (T == DType::Q4_1)
+        macc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x.s[t][b]), macc[t]);
+    }
+  }
+  const int n = std::clamp(n_rows - 8 * h, 0, 8);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    const __m256 v = T == DType::Q4_1 ? _mm256_add_ps(acc[t], macc[t]) : acc[t];
+    float* dst = y + (t0 + t) * ldy + 8 * h;
+    if (n == 8) {
+      _mm256_storeu_ps(dst, v);
+    } else {
+      alignas(32) float tmp[8];
+      _mm256_store_ps(tmp, v);
+      std::memcpy(dst, tmp, static_cast<size_t>(n) * sizeof(float));
+    }
+  }
+}
+
+template <DType T, int TT>
+void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+                 int64_t ldy, int n_rows) {
+  packed_half<T, TT>(grp, nb, a, t0, y, ldy, 0, n_rows);
+  if (n_rows > 8) packed_half<T, TT>(grp, nb, a, t0, y, ldy, 1, n_rows);
+}
+
+constexpr int kPackedTMax = 4;
+
+#endif
+
+template <DType T, int TT = kPackedTMax>
+void packed_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+                 int64_t ldy, int n_rows) {
+  if constexpr (TT > 0) {
+    if (n == TT) return packed_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
+    packed_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows);
+  }
+}
+
+// Token chunks sized to stay in L2; within a chunk, each group's weights stay in L1 while
+// the chunk's tokens stream past in tiles of kPackedTMax.
+template <DType T>
+void packed_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                 int64_t ldy) {
+  const int64_t nb = a.n_blocks;
+  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
+  const uint8_t* base = static_cast<const uint8_t*>(w.data);
+  const int64_t chunk =
+      std::max<int64_t>(kPackedTMax, (kL2Budget / a.cols) / kPackedTMax * kPackedTMax);
+  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
+    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
+    const bool stream = c1 - c0 < kPackedTMax;
+    for (int64_t r = r0; r < r1; r += kPackRows) {
+      const uint8_t* grp = base + (r / kPackRows) * gbytes;
+      // Few tokens: weights stream from DRAM; keep misses in flight two groups ahead.
+      if (stream && r + 3 * kPackRows <= r1)
+        for (int64_t off = 0; off < gbytes; off += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(grp + 2 * gbytes + off), _MM_HINT_T0);
+      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
+      float* yr = y + r;
+      int64_t t = c0;
+      for (; t + kPackedTMax <= c1; t += kPackedTMax)
+        packed_tile<T, kPackedTMax>(grp, nb, a, t, yr, ldy, n_rows);
+      if (t < c1) packed_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vt::cpu::VT_MM_NS
+
+#pragma GCC diagnostic pop
