@@ -229,10 +229,13 @@ void packed_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     const bool stream = c1 - c0 < kPackedTMax;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      // Few tokens: weights stream from DRAM; keep misses in flight two groups ahead.
-      if (stream && r + 3 * kPackRows <= r1)
+      // Weights come from DRAM (a model is far bigger than the caches): keep misses in
+      // flight for the group after next (few tokens) or the next one (a tile's worth of
+      // compute per group hides it).
+      const int64_t ahead = stream ? 2 : 1;
+      if (r + (ahead + 1) * kPackRows <= r1)
         for (int64_t off = 0; off < gbytes; off += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(grp + 2 * gbytes + off), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(grp + ahead * gbytes + off), _MM_HINT_T0);
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       float* yr = y + r;
       int64_t t = c0;
