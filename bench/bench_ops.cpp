@@ -63,8 +63,8 @@ void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
 // n_seq sequences of ctx positions each, in shuffled pages of bs slots; each sends n_tok
 // queries at positions [ctx - n_tok, ctx): decode (n_tok = 1) or a prefill chunk.
 void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok,
-                  int n_seq) {
-  const int bs = 16, nbs = (ctx + bs - 1) / bs, nb = nbs * n_seq;
+                  int n_seq, int bs) {
+  const int nbs = (ctx + bs - 1) / bs, nb = nbs * n_seq;
   const int64_t row = int64_t(n_kv) * hd;
   auto kc = rnd(int64_t(nb) * bs * row, 1), vc = rnd(int64_t(nb) * bs * row, 2);
   std::vector<int32_t> bt(nb);
@@ -128,14 +128,17 @@ int main(int argc, char** argv) {
       for (int ctx : {128, 1024, 4096})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1);
+            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1);
+                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16);
       // The serving shapes: a decode step of 32 sequences, a 256-token first prefill chunk.
       benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32);
+                                   bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1);
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16);
+      // A block size that is not a multiple of the vector width (K chunks are gathered).
+      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/bs:12").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12);
     }
   }
   benchmark::Initialize(&argc, argv);
