@@ -34,6 +34,7 @@ namespace {
 
 constexpr int kAttnSeg = 256;     // positions per segment (absolute-aligned)
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
+constexpr int kAttnPrefetch = 8;  // P.V: keys ahead whose V row is prefetched
 
 struct AttnCtx {
   const float* q;
@@ -112,6 +113,15 @@ constexpr int attn_score_chunks() {
   int c = 1;
   while (c < 8 && G * c < 12 && G * (c + 1) + (c + 1) + 1 <= regs) ++c;
   return c;
+}
+
+// Vectors of d per P.V pass: G * DT accumulators + DT V vectors + one broadcast.
+template <int W, int G>
+constexpr int attn_pv_vectors() {
+  const int regs = W >= 16 ? 30 : 14;
+  for (int dt : {4, 2})
+    if (G * dt + dt + 1 <= regs) return dt;
+  return 1;
 }
 
 // How a score tile loads its chunks: all full, the last one partial (bs a multiple of W),
@@ -250,8 +260,9 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
-  // G * DT accumulators in registers.
-  constexpr int DT = G >= 5 ? 1 : (G >= 3 ? 2 : 4);
+  // G * DT accumulators in registers. The widest pass that fits reads each V row of the
+  // segment once (head_dim 64 on AVX-512: DT = 4 is the whole row).
+  constexpr int DT = attn_pv_vectors<W, G>();
   int d = 0;
   for (; d + DT * W <= hd; d += DT * W) {
     R acc[G][DT];
@@ -260,6 +271,9 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
     for (int jj = 0; jj < n; ++jj) {
+      // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
+      if (jj + kAttnPrefetch < n)
+        for (int b = 0; b < DT * W; b += 16) __builtin_prefetch(vrow[jj + kAttnPrefetch] + d + b);
       const float* vr = vrow[jj] + d;
       R vv[DT];
 #pragma GCC unroll 8
