@@ -428,16 +428,22 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   plan.groups.clear();
   plan.item_group.clear();
   int gmax = 1;
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const int nseg = attn_num_segments(batch.positions[t]);
+  // Units of a run of consecutive tokens of one sequence go kv head by kv head, so the
+  // pages of one kv head stay in cache while the run's tokens read them.
+  for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
+    for (r1 = r0 + 1; r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0];) ++r1;
     for (int kvh = 0; kvh < n_kv; ++kvh) {
-      for (int sub = 0; sub < nsub; ++sub) {
-        const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
-        AttnGroup gr{t, kvh * group + a, b - a, nseg, static_cast<int64_t>(plan.item_group.size())};
-        gmax = std::max(gmax, gr.g);
-        if (split)
-          for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
-        plan.groups.push_back(gr);
+      for (int64_t t = r0; t < r1; ++t) {
+        const int nseg = attn_num_segments(batch.positions[t]);
+        for (int sub = 0; sub < nsub; ++sub) {
+          const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
+          AttnGroup gr{t, kvh * group + a, b - a, nseg,
+                       static_cast<int64_t>(plan.item_group.size())};
+          gmax = std::max(gmax, gr.g);
+          if (split)
+            for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
+          plan.groups.push_back(gr);
+        }
       }
     }
   }
