@@ -133,7 +133,6 @@ template <class V, int G, int C, AttnKLoad kL>
 inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
                             float* sc) {
   using R = typename V::R;
-  constexpr int W = V::kW;
   R acc[G][C];
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g)
