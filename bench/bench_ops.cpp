@@ -60,20 +60,26 @@ void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
   st.SetItemsProcessed(st.iterations() * n_tok * heads * hd);
 }
 
-// n_tok queries of one sequence: decode (n_tok = 1 at position ctx - 1) or a prefill of
-// positions [ctx - n_tok, ctx).
-void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok) {
-  const int bs = 16, nb = (ctx + bs - 1) / bs;
+// n_seq sequences of ctx positions each, in shuffled pages of bs slots; each sends n_tok
+// queries at positions [ctx - n_tok, ctx): decode (n_tok = 1) or a prefill chunk.
+void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok,
+                  int n_seq, int bs) {
+  const int nbs = (ctx + bs - 1) / bs, nb = nbs * n_seq;
   const int64_t row = int64_t(n_kv) * hd;
   auto kc = rnd(int64_t(nb) * bs * row, 1), vc = rnd(int64_t(nb) * bs * row, 2);
   std::vector<int32_t> bt(nb);
   for (int b = 0; b < nb; ++b) bt[b] = nb - 1 - b;  // pages in reverse order
-  std::vector<int32_t> pos(n_tok), seq(n_tok, 0);
-  for (int t = 0; t < n_tok; ++t) pos[t] = ctx - n_tok + t;
-  auto q = rnd(int64_t(n_tok) * n_heads * hd, 3);
+  std::vector<int32_t> pos, seq;
+  for (int s = 0; s < n_seq; ++s)
+    for (int t = 0; t < n_tok; ++t) {
+      pos.push_back(ctx - n_tok + t);
+      seq.push_back(s);
+    }
+  const int64_t nt = int64_t(pos.size());
+  auto q = rnd(nt * n_heads * hd, 3);
   std::vector<float> out(q.size());
   vt::cpu::KvLayerView view{kc.data(), vc.data(), bs, n_kv, hd};
-  vt::cpu::AttnBatch b{n_tok, pos.data(), seq.data(), bt.data(), nb};
+  vt::cpu::AttnBatch b{nt, pos.data(), seq.data(), bt.data(), nbs};
   auto& pool = vt::ThreadPool::global();
   for (auto _ : st) {
     vt::cpu::paged_attention_isa(is, q.data(), int64_t(n_heads) * hd, n_heads, view, b,
@@ -81,9 +87,9 @@ void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, i
                                  pool);
     benchmark::DoNotOptimize(out.data());
   }
-  st.SetBytesProcessed(st.iterations() * int64_t(ctx) * row * 8);
+  st.SetBytesProcessed(st.iterations() * int64_t(ctx) * n_seq * row * 8);
   int64_t pairs = 0;  // (query, key) pairs per head
-  for (int t = 0; t < n_tok; ++t) pairs += pos[t] + 1;
+  for (int64_t t = 0; t < nt; ++t) pairs += pos[t] + 1;
   st.counters["GFLOP/s"] =
       benchmark::Counter(double(pairs) * n_heads * hd * 4 * st.iterations(),
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
@@ -122,9 +128,17 @@ int main(int argc, char** argv) {
       for (int ctx : {128, 1024, 4096})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, ctx, 1);
+            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128);
+                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16);
+      // The serving shapes: a decode step of 32 sequences, a 256-token first prefill chunk.
+      benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16);
+      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16);
+      // A block size that is not a multiple of the vector width (K chunks are gathered).
+      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/bs:12").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12);
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -33,6 +33,7 @@ void KvCache::init(int64_t num_layers, int64_t num_blocks, int block_size, int n
   base_ = static_cast<float*>(p);
 }
 
+// Layer l's K half then its V half; the layouts inside them are KvLayerView's.
 vt::cpu::KvLayerView KvCache::layer(int64_t l) {
   vt::cpu::KvLayerView v;
   v.k = base_ + (2 * l) * layer_floats_;

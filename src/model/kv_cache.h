@@ -1,6 +1,8 @@
-// Paged KV storage for all layers: [num_blocks][block_size][n_kv_heads][head_dim] per
-// layer for K and for V, in f32 (the activation dtype). Which block belongs to which
-// request is the engine's business; this only owns the memory.
+// Paged KV storage for all layers, in f32 (the activation dtype): per layer a K half of
+// [num_blocks][n_kv_heads][head_dim][block_size] (transposed inside each page) and a V half
+// of [num_blocks][block_size][n_kv_heads][head_dim] (see vt::cpu::KvLayerView); both are
+// block_size * n_kv_heads * head_dim floats per block. Which block belongs to which request
+// is the engine's business; this only owns the memory.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,7 @@ class KvCache {
   int64_t num_layers_ = 0;
   int64_t layer_floats_ = 0;
   size_t bytes_ = 0;
-  float* base_ = nullptr;  // [layer][K|V][block][slot][head][dim]
+  float* base_ = nullptr;  // [layer][K: block][head][dim][slot] | [V: block][slot][head][dim]
   void release();
 };
 

@@ -181,8 +181,11 @@ std::vector<Query> mixed_batch(const std::vector<int>& lens) {
 }
 
 TEST(PagedAttention, MatchesReferenceAcrossShapesAndIsas) {
-  const Shape shapes[] = {{4, 4, 64, 16},   {9, 3, 64, 16}, {16, 4, 128, 16},
-                          {12, 4, 128, 32}, {6, 2, 40, 16}, {24, 2, 64, 16}};
+  // Block sizes below, at, above and not a multiple of the vector widths (8, 16), and
+  // one (24) whose pages straddle the 256-position segment boundaries.
+  const Shape shapes[] = {{4, 4, 64, 16}, {9, 3, 64, 16},  {16, 4, 128, 16}, {12, 4, 128, 32},
+                          {6, 2, 40, 16}, {24, 2, 64, 16}, {9, 3, 64, 1},    {9, 3, 64, 4},
+                          {9, 3, 64, 8},  {9, 3, 64, 24},  {6, 2, 40, 5}};
   const std::vector<int> lens = {37, 1, 256, 257, 600, 16};
   ThreadPool pool(2);
   for (const Shape& sh : shapes) {
@@ -220,7 +223,8 @@ void expect_same_rows(const AttnRun& a, size_t ta, const AttnRun& b, size_t tb, 
 // Alone it runs split-segment with one head per unit; in the batch it runs whole-token with
 // grouped heads, so the test also pins that both decompositions agree.
 TEST(PagedAttention, BatchInvariant) {
-  const Shape shapes[] = {{9, 3, 64, 16}, {16, 4, 128, 16}, {4, 4, 64, 16}, {24, 2, 64, 16}};
+  const Shape shapes[] = {{9, 3, 64, 16},  {16, 4, 128, 16}, {4, 4, 64, 16},
+                          {24, 2, 64, 16}, {9, 3, 64, 4},    {9, 3, 64, 24}};
   const std::vector<int> lens = {200, 700, 1, 256, 513};
   ThreadPool p1(1), p2(2), p3(3);
   for (const Shape& sh : shapes) {
@@ -255,7 +259,7 @@ TEST(PagedAttention, BatchInvariant) {
 // one attention call per token) in different physical blocks: identical bits per token.
 TEST(PagedAttention, PrefillEqualsTokenByTokenDecode) {
   const int len = 530;
-  for (Shape sh : {Shape{9, 3, 64, 16}, Shape{16, 4, 128, 16}}) {
+  for (Shape sh : {Shape{9, 3, 64, 16}, Shape{16, 4, 128, 16}, Shape{9, 3, 64, 24}}) {
     Cache pre = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, {len}, 5);
     Cache dec = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, {len, 3}, 5);  // same K/V
     ASSERT_EQ(pre.k[0], dec.k[0]);
@@ -304,14 +308,26 @@ TEST(ReshapeAndCache, WritesSlotsAndSkipsNegative) {
   for (size_t i = 0; i < k.size(); ++i) k[i] = float(i + 1), v[i] = -float(i + 1);
   const int64_t slots[] = {9, -1, 2};
   reshape_and_cache(k.data(), ld, v.data(), ld, 3, slots, view);
-  for (int64_t i = 0; i < row; ++i) {
-    EXPECT_EQ(kc[9 * row + i], k[i]);
-    EXPECT_EQ(vc[9 * row + i], v[i]);
-    EXPECT_EQ(kc[2 * row + i], k[2 * ld + i]);
-    EXPECT_EQ(vc[2 * row + i], v[2 * ld + i]);
-  }
+  // K page: [head][dim][offset]; V: one row per slot.
+  auto kat = [&](int64_t slot, int h, int d) {
+    return kc[(slot / bs) * bs * row + (int64_t(h) * hd + d) * bs + slot % bs];
+  };
+  for (int h = 0; h < n_kv; ++h)
+    for (int d = 0; d < hd; ++d) {
+      const int64_t i = int64_t(h) * hd + d;
+      EXPECT_EQ(kat(9, h, d), k[i]) << h << " " << d;
+      EXPECT_EQ(kat(2, h, d), k[2 * ld + i]) << h << " " << d;
+      EXPECT_EQ(vc[9 * row + i], v[i]);
+      EXPECT_EQ(vc[2 * row + i], v[2 * ld + i]);
+    }
+  // Concretely: slot 9 is block 2 offset 1, so K head 1 dim 3 of it sits at
+  // 2 * bs * row + (1 * hd + 3) * bs + 1.
+  EXPECT_EQ(kc[2 * bs * row + (hd + 3) * bs + 1], k[hd + 3]);
   int written = 0;
   for (float x : kc) written += x != 0.f;
+  EXPECT_EQ(written, 2 * row);
+  written = 0;
+  for (float x : vc) written += x != 0.f;
   EXPECT_EQ(written, 2 * row);
 }
 

@@ -16,13 +16,17 @@ void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView
 
 void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
                        const int64_t* slot_mapping, const KvLayerView& cache) {
-  // slot = block * block_size + offset, so slot indexes token rows of the cache directly.
-  const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * cache.head_dim;
+  // slot = block * block_size + offset. V rows are stored whole at row `slot`; K goes into
+  // its page transposed, [kv_head][dim][offset], one float per (head, dim).
+  const int bs = cache.block_size, hd = cache.head_dim;
+  const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * hd;
   for (int64_t t = 0; t < n_tok; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
-    std::memcpy(cache.k + slot * row, k + t * ldk, row * sizeof(float));
     std::memcpy(cache.v + slot * row, v + t * ldv, row * sizeof(float));
+    float* kt = cache.k + (slot / bs) * bs * row + slot % bs;
+    const float* kr = k + t * ldk;
+    for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
   }
 }
 

@@ -1,14 +1,23 @@
 // Paged attention, written once against the vector traits of ops_simd.h and instantiated
 // per ISA (attention.cpp, attention_avx2.cpp, attention_avx512.cpp).
 //
+// Cache layout (see KvLayerView): K pages are [kv_head][dim][slot], so for one page and one
+// dim the keys of all slots are contiguous; V pages are [slot][kv_head][dim]. Scores are
+// computed with vector lanes = keys: score_j = (fma chain over d = 0..hd-1 of q[d] * k_j[d],
+// starting from 0, in d order) * scale. Each key has its own chain, so there is no
+// horizontal reduction, one K vector load feeds every query head of the GQA group, and the
+// scalar instantiation (one key per "vector", std::fma) computes bit-identical scores. The
+// softmax exp and the P.V sums may still differ per ISA; attention is not ISA-invariant.
+//
 // Batch invariance is the design constraint. A token's keys 0..pos are cut into segments of
 // kAttnSeg positions aligned to absolute position 0. Each segment gets an exact softmax
 // partial (max m, sum l, unnormalized P.V o); partials are folded left to right with one
-// merge function; the result is divided by l at the end. Every per-head operation (dot
-// order, reductions, merges) depends only on the head's own data and pos, never on how
-// many heads are processed together, which thread runs it, or whether the segments of a
-// token were spread over threads (split mode) or walked by one thread (whole mode). So the
-// output for a token is bit-identical whatever else is in the batch.
+// merge function; the result is divided by l at the end. Every per-head operation (score
+// chains, reductions, merges) depends only on the head's own data and pos, never on how
+// many heads or keys are processed together, which lane a key lands in, which thread runs
+// it, or whether the segments of a token were spread over threads (split mode) or walked by
+// one thread (whole mode). So the output for a token is bit-identical whatever else is in
+// the batch.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +34,7 @@ namespace {
 
 constexpr int kAttnSeg = 256;     // positions per segment (absolute-aligned)
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
+constexpr int kAttnPrefetch = 8;  // P.V: keys ahead whose V row is prefetched
 
 struct AttnCtx {
   const float* q;
@@ -48,13 +58,21 @@ struct AttnGroup {
   int64_t first_item;  // split mode: index of its segment 0 in the item list
 };
 
+// A K chunk: up to W keys of one page, consecutive in the segment: lane i holds dim d of
+// key j + i at p + d * bs + i, for i < n.
+struct AttnKChunk {
+  const float* p;
+  int j, n;
+};
+
 struct AttnThreadScratch {
   std::vector<float> sc, o;
-  std::vector<const float*> krow, vrow;
+  std::vector<AttnKChunk> kchunk;
+  std::vector<const float*> vrow;
   void reserve(int hd) {
     if (sc.size() < static_cast<size_t>(kAttnMaxGroup * kAttnSeg)) {
       sc.resize(kAttnMaxGroup * kAttnSeg);
-      krow.resize(kAttnSeg);
+      kchunk.resize(kAttnSeg);
       vrow.resize(kAttnSeg);
     }
     if (o.size() < static_cast<size_t>(kAttnMaxGroup * (hd + 2)))
@@ -68,6 +86,109 @@ inline AttnThreadScratch& attn_thread_scratch(int hd) {
   return s;
 }
 
+// The score fma: fused on every path (std::fma for the scalar one), so scores are the same
+// bits on every ISA.
+template <class V>
+inline typename V::R attn_score_fma(typename V::R a, typename V::R b, typename V::R c) {
+  if constexpr (V::kW == 1)
+    return std::fma(a, b, c);
+  else
+    return V::fma(a, b, c);
+}
+
+// Keeps a loaded vector in a register: without this GCC folds the K load into each of the
+// G fmas that use it, which makes the score loop load-bound (G loads per vector instead of
+// one) on cores with one 512-bit load per cycle.
+template <class V>
+inline void attn_in_register(typename V::R& r) {
+  if constexpr (V::kW > 1) asm("" : "+v"(r));
+}
+
+// K chunks per score tile: enough independent chains (G * C) to cover the fma latency,
+// within the vector register file (accumulators + K vectors + one q broadcast).
+template <int W, int G>
+constexpr int attn_score_chunks() {
+  if (W == 1) return 4;
+  const int regs = W >= 16 ? 30 : 14;
+  int c = 1;
+  while (c < 8 && G * c < 12 && G * (c + 1) + (c + 1) + 1 <= regs) ++c;
+  return c;
+}
+
+// Vectors of d per P.V pass: G * DT accumulators + DT V vectors + one broadcast.
+template <int W, int G>
+constexpr int attn_pv_vectors() {
+  const int regs = W >= 16 ? 30 : 14;
+  for (int dt : {4, 2})
+    if (G * dt + dt + 1 <= regs) return dt;
+  return 1;
+}
+
+// How a score tile loads its chunks: all full, the last one partial (bs a multiple of W),
+// or each one partial (other block sizes: one chunk per run of keys in a page).
+enum class AttnKLoad { kFull, kLastPartial, kPartial };
+
+// Scores of G heads for C chunks. Masked-off lanes load 0 and are never stored.
+template <class V, int G, int C, AttnKLoad kL>
+inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
+                            float* sc) {
+  using R = typename V::R;
+  R acc[G][C];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) acc[g][i] = V::zero();
+  const float* kb[C];
+  int kn[C];
+#pragma GCC unroll 8
+  for (int i = 0; i < C; ++i) kb[i] = ch[i].p, kn[i] = ch[i].n;
+  for (int d = 0; d < hd; ++d) {
+    const int64_t off = d * bs;
+    R k[C];
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) {
+      const bool part = kL == AttnKLoad::kPartial || (kL == AttnKLoad::kLastPartial && i == C - 1);
+      k[i] = part ? V::load_partial(kb[i] + off, kn[i], 0.f) : V::load(kb[i] + off);
+      attn_in_register<V>(k[i]);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) {
+      const R qv = V::set1(q[g * hd + d]);
+#pragma GCC unroll 8
+      for (int i = 0; i < C; ++i) acc[g][i] = attn_score_fma<V>(qv, k[i], acc[g][i]);
+    }
+  }
+  const R vs = V::set1(scale);
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) {
+      float* dst = sc + g * kAttnSeg + ch[i].j;
+      if constexpr (kL == AttnKLoad::kPartial)
+        V::store_partial(dst, V::mul(acc[g][i], vs), kn[i]);
+      else  // chunks are W keys apart from j = 0 and a score row has room for the last one
+        V::store(dst, V::mul(acc[g][i], vs));
+    }
+}
+
+// The segment's chunks, C per tile; the last tile has r = 1..C chunks.
+template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast>
+inline void attn_score_last(int r, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
+                            float scale, float* sc) {
+  if (r == C) return attn_score_tile<V, G, C, kLast>(q, hd, ch, bs, scale, sc);
+  if constexpr (C > 1) attn_score_last<V, G, C - 1, kL, kLast>(r, q, hd, ch, bs, scale, sc);
+}
+
+template <class V, int G, AttnKLoad kL, AttnKLoad kLast>
+inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
+                        float scale, float* sc) {
+  constexpr int C = attn_score_chunks<V::kW, G>();
+  const int r = nch - C * ((nch - 1) / C);
+  int i = 0;
+  for (; i + r < nch; i += C) attn_score_tile<V, G, C, kL>(q, hd, ch + i, bs, scale, sc);
+  attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, sc);
+}
+
 // Exact softmax partial of heads [h0, h0+G) over positions [p0, p1] (p1 - p0 < kAttnSeg):
 // m[g] = max score, l[g] = sum exp(score - m), o[g*hd + d] = sum exp(score - m) v[d].
 template <class V, int G>
@@ -76,58 +197,43 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   using R = typename V::R;
   constexpr int W = V::kW;
   const int hd = c.hd;
+  const int bs = c.bs;
   const int n = p1 - p0 + 1;
   const int kvh = h0 / c.group;
   const int32_t* bt = c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
   const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
-  const float** krow = s.krow.data();
+  const int64_t page = static_cast<int64_t>(bs) * row_stride;  // floats per page (K or V)
   const float** vrow = s.vrow.data();
-  for (int j = 0; j < n; ++j) {
-    const int p = p0 + j;
-    const int64_t off = (static_cast<int64_t>(bt[p / c.bs]) * c.bs + p % c.bs) * row_stride +
-                        static_cast<int64_t>(kvh) * hd;
-    krow[j] = c.kc + off;
-    vrow[j] = c.vc + off;
+  for (int j = 0; j < n;) {  // one run of keys in one page per step
+    const int p = p0 + j, slot = p % bs;
+    const int len = std::min(bs - slot, n - j);
+    const float* vr = c.vc + static_cast<int64_t>(bt[p / bs]) * page +
+                      static_cast<int64_t>(slot) * row_stride + static_cast<int64_t>(kvh) * hd;
+    for (int i = 0; i < len; ++i) vrow[j + i] = vr + i * row_stride;
+    j += len;
+  }
+
+  // K chunks. With bs a multiple of W, chunk i is keys [i*W, i*W + W) (p0 is a multiple of
+  // W, so it lies in one page) read with full loads, only the segment's last chunk being
+  // partial. Otherwise each run of keys in one page is cut into chunks of up to W keys,
+  // read with masked loads. A key's lane holds its own k[d] either way, so the scores are
+  // the same bits.
+  const float* kh = c.kc + static_cast<int64_t>(kvh) * hd * bs;  // kv head's rows in page 0
+  AttnKChunk* ch = s.kchunk.data();
+  int nch = 0;
+  const bool aligned = bs % W == 0;
+  for (int j = 0; j < n; ++nch) {
+    const int p = p0 + j, slot = p % bs;
+    const int len = std::min({W, bs - slot, n - j});
+    ch[nch] = {kh + static_cast<int64_t>(bt[p / bs]) * page + slot, j, len};
+    j += len;
   }
   const float* q = c.q + t * c.ldq + static_cast<int64_t>(h0) * hd;
   float* sc = s.sc.data();
-
-  // Scores: one accumulator per (key, head), FMAs in d order; two keys at a time for ILP.
-  int j = 0;
-  for (; j + 2 <= n; j += 2) {
-    R a0[G], a1[G];
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) a0[g] = a1[g] = V::zero();
-    const float* k0 = krow[j];
-    const float* k1 = krow[j + 1];
-    for (int d = 0; d < hd; d += W) {
-      R x0 = V::load(k0 + d), x1 = V::load(k1 + d);
-#pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) {
-        R qv = V::load(q + g * hd + d);
-        a0[g] = V::fma(qv, x0, a0[g]);
-        a1[g] = V::fma(qv, x1, a1[g]);
-      }
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) {
-      sc[g * kAttnSeg + j] = V::reduce_add(a0[g]) * c.scale;
-      sc[g * kAttnSeg + j + 1] = V::reduce_add(a1[g]) * c.scale;
-    }
-  }
-  if (j < n) {
-    R a0[G];
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) a0[g] = V::zero();
-    const float* k0 = krow[j];
-    for (int d = 0; d < hd; d += W) {
-      R x0 = V::load(k0 + d);
-#pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) a0[g] = V::fma(V::load(q + g * hd + d), x0, a0[g]);
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) sc[g * kAttnSeg + j] = V::reduce_add(a0[g]) * c.scale;
-  }
+  if (aligned)
+    attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, sc);
+  else
+    attn_scores<V, G, AttnKLoad::kPartial, AttnKLoad::kPartial>(nch, q, hd, ch, bs, c.scale, sc);
 
   // Softmax numerators per head.
   for (int g = 0; g < G; ++g) {
@@ -153,8 +259,9 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
-  // G * DT accumulators in registers.
-  constexpr int DT = G >= 5 ? 1 : (G >= 3 ? 2 : 4);
+  // G * DT accumulators in registers. The widest pass that fits reads each V row of the
+  // segment once (head_dim 64 on AVX-512: DT = 4 is the whole row).
+  constexpr int DT = attn_pv_vectors<W, G>();
   int d = 0;
   for (; d + DT * W <= hd; d += DT * W) {
     R acc[G][DT];
@@ -163,6 +270,9 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
     for (int jj = 0; jj < n; ++jj) {
+      // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
+      if (jj + kAttnPrefetch < n)
+        for (int b = 0; b < DT * W; b += 16) __builtin_prefetch(vrow[jj + kAttnPrefetch] + d + b);
       const float* vr = vrow[jj] + d;
       R vv[DT];
 #pragma GCC unroll 8
@@ -317,16 +427,22 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   plan.groups.clear();
   plan.item_group.clear();
   int gmax = 1;
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const int nseg = attn_num_segments(batch.positions[t]);
+  // Units of a run of consecutive tokens of one sequence go kv head by kv head, so the
+  // pages of one kv head stay in cache while the run's tokens read them.
+  for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
+    for (r1 = r0 + 1; r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0];) ++r1;
     for (int kvh = 0; kvh < n_kv; ++kvh) {
-      for (int sub = 0; sub < nsub; ++sub) {
-        const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
-        AttnGroup gr{t, kvh * group + a, b - a, nseg, static_cast<int64_t>(plan.item_group.size())};
-        gmax = std::max(gmax, gr.g);
-        if (split)
-          for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
-        plan.groups.push_back(gr);
+      for (int64_t t = r0; t < r1; ++t) {
+        const int nseg = attn_num_segments(batch.positions[t]);
+        for (int sub = 0; sub < nsub; ++sub) {
+          const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
+          AttnGroup gr{t, kvh * group + a, b - a, nseg,
+                       static_cast<int64_t>(plan.item_group.size())};
+          gmax = std::max(gmax, gr.g);
+          if (split)
+            for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
+          plan.groups.push_back(gr);
+        }
       }
     }
   }

@@ -97,7 +97,11 @@ void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const 
           const float* inv_freq, RopeStyle style);
 
 // ---- paged KV cache and attention ----
-// One layer's cache: [num_blocks][block_size][n_kv_heads][head_dim] for K and for V.
+// One layer's cache, num_blocks pages of block_size slots for K and for V:
+//   K: [num_blocks][n_kv_heads][head_dim][block_size]  (transposed inside each page, so the
+//      keys of one page are contiguous per dim: attention scores keys in vector lanes)
+//   V: [num_blocks][block_size][n_kv_heads][head_dim]  (one row per slot)
+// Both hold block_size * n_kv_heads * head_dim floats per page.
 struct KvLayerView {
   float* k = nullptr;
   float* v = nullptr;
@@ -106,7 +110,8 @@ struct KvLayerView {
   int head_dim = 0;
 };
 // Writes token t's K and V rows (n_kv_heads * head_dim floats each) to slot_mapping[t]
-// (slot = block * block_size + offset). Negative slots are skipped (padding).
+// (slot = block * block_size + offset), in the layouts above: V as row `slot`, K scattered
+// to element [block][head][dim][offset]. Negative slots are skipped (padding).
 void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
                        const int64_t* slot_mapping, const KvLayerView& cache);
 
