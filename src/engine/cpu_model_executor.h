@@ -14,11 +14,11 @@ class CpuModelExecutor : public ModelExecutor {
   int32_t max_model_len() const override {
     return static_cast<int32_t>(m_.config().max_position_embeddings);
   }
-  void init_kv_cache(int64_t num_blocks, int block_size) override {
-    m_.init_kv_cache(num_blocks, block_size);
+  void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) override {
+    m_.init_kv_cache(num_blocks, block_size, dtype);
   }
-  int64_t kv_bytes_per_block(int block_size) const override {
-    return m_.kv_bytes_per_block(block_size);
+  int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const override {
+    return m_.kv_bytes_per_block(block_size, dtype);
   }
   void execute(const model::ForwardBatch& batch, float* logits) override {
     m_.forward(batch, logits);

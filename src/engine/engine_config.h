@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/runner/decode_graph.h"
+#include "vt/dtype.h"
 
 namespace vllm::engine {
 
@@ -14,6 +15,9 @@ struct EngineConfig {
   // Exactly this many KV blocks; otherwise derived from kv_cache_memory_bytes.
   std::optional<int64_t> num_gpu_blocks;
   int64_t kv_cache_memory_bytes = int64_t{1} << 30;
+  // --kv-cache-dtype: "auto" = the activations' type (f32); float16 halves the cache (and the
+  // bytes attention reads per step) at fp16 rounding of K and V.
+  vt::DType kv_cache_dtype = vt::DType::F32;
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;
   // 0: the model's own limit (ModelExecutor::max_model_len()).

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "model/forward_batch.h"
+#include "vt/dtype.h"
 #include "vt/graph.h"
 
 namespace vllm::engine {
@@ -15,10 +16,11 @@ class ModelExecutor {
   virtual ~ModelExecutor() = default;
   virtual int32_t vocab_size() const = 0;
   virtual int32_t max_model_len() const = 0;
-  // Allocates the paged KV storage for num_blocks blocks of block_size slots (called once).
-  virtual void init_kv_cache(int64_t num_blocks, int block_size) = 0;
+  // Allocates the paged KV storage for num_blocks blocks of block_size slots of `dtype`
+  // elements (F32, or F16 for --kv-cache-dtype float16) (called once).
+  virtual void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) = 0;
   // Bytes one block takes over all layers (K and V), to size the cache from a memory budget.
-  virtual int64_t kv_bytes_per_block(int block_size) const = 0;
+  virtual int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const = 0;
   // One forward pass over a flat token batch (prefill chunks and decodes mixed). Writes the
   // K/V of every token at its slot_mapping slot, attends through block_tables over positions
   // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.

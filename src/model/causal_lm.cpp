@@ -111,15 +111,15 @@ void CausalLM::drop_tokenizer_metadata() {
   gguf_->file().release(0, gguf_->data_start());
 }
 
-int64_t CausalLM::kv_bytes_per_block(int block_size) const {
+int64_t CausalLM::kv_bytes_per_block(int block_size, vt::DType dtype) const {
   return KvCache::bytes_per_block(config_.num_layers, block_size,
                                   static_cast<int>(config_.num_kv_heads),
-                                  static_cast<int>(config_.head_dim));
+                                  static_cast<int>(config_.head_dim), dtype);
 }
 
-void CausalLM::init_kv_cache(int64_t num_blocks, int block_size) {
+void CausalLM::init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) {
   kv_.init(config_.num_layers, num_blocks, block_size, static_cast<int>(config_.num_kv_heads),
-           static_cast<int>(config_.head_dim));
+           static_cast<int>(config_.head_dim), dtype);
 }
 
 void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {

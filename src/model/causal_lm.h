@@ -33,8 +33,8 @@ class CausalLM {
   // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
   void drop_tokenizer_metadata();
 
-  void init_kv_cache(int64_t num_blocks, int block_size);
-  int64_t kv_bytes_per_block(int block_size) const;
+  void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype = vt::DType::F32);
+  int64_t kv_bytes_per_block(int block_size, vt::DType dtype = vt::DType::F32) const;
   KvCache& kv_cache() { return kv_; }
 
   // Runs all layers over b's tokens, writing K/V into the cache, and writes

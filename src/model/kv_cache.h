@@ -18,12 +18,15 @@ class KvCache {
   ~KvCache();
   KvCache(const KvCache&) = delete;
   KvCache& operator=(const KvCache&) = delete;
-  void init(int64_t num_layers, int64_t num_blocks, int block_size, int n_kv_heads, int head_dim);
+  // dtype: F32 (default, the activations' type) or F16.
+  void init(int64_t num_layers, int64_t num_blocks, int block_size, int n_kv_heads, int head_dim,
+            vt::DType dtype = vt::DType::F32);
   bool initialized() const { return num_blocks_ > 0; }
   int64_t num_blocks() const { return num_blocks_; }
   int block_size() const { return block_size_; }
   vt::cpu::KvLayerView layer(int64_t l);
-  static int64_t bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim);
+  static int64_t bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim,
+                                 vt::DType dtype = vt::DType::F32);
 
  private:
   int64_t num_blocks_ = 0;
@@ -31,9 +34,10 @@ class KvCache {
   int n_kv_heads_ = 0;
   int head_dim_ = 0;
   int64_t num_layers_ = 0;
-  int64_t layer_floats_ = 0;
+  int64_t layer_bytes_ = 0;  // one of K or V of one layer
   size_t bytes_ = 0;
-  float* base_ = nullptr;  // [layer][K: block][head][dim][slot] | [V: block][slot][head][dim]
+  vt::DType dtype_ = vt::DType::F32;
+  uint8_t* base_ = nullptr;  // [layer][K: block][head][dim][slot] | [V: block][slot][head][dim]
   void release();
 };
 

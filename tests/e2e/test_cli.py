@@ -62,6 +62,16 @@ def test_generate_prompts_file_runs_one_batch(tmp_path):
     assert outs[1]["token_ids"] == alone["token_ids"]
 
 
+def test_generate_with_fp16_kv_cache_keeps_the_greedy_prefix():
+    gold = json.load(open(os.path.join(GOLDEN, "llamacpp", "smollm2_q4_1.json")))
+    case = gold["prompts"][0]
+    ids = ",".join(str(i) for i in case["prompt_ids"])
+    out = json.loads(vllm("generate", "--model", _model(), "--prompt-ids", ids, "--max-tokens",
+                          "4", "--ignore-eos", "--kv-cache-dtype", "float16", "--json").stdout)
+    # llama.cpp itself keeps K/V in fp16: its greedy tokens are the reference here too.
+    assert out["token_ids"] == [s["id"] for s in case["steps"][:4]]
+
+
 def test_bad_input_gives_clear_errors():
     cases = [
         (["generate", "--model", _model(), "--prompt", "hi", "--max-tokens", "0"], "max-tokens"),
@@ -71,6 +81,8 @@ def test_bad_input_gives_clear_errors():
          "too long"),
         (["generate", "--model", "/nonexistent.gguf", "--prompt", "hi"], "nonexistent"),
         (["bench", "latency", "--model", _model(), "--input-len", "0"], "input-len"),
+        (["generate", "--model", _model(), "--prompt", "hi", "--kv-cache-dtype", "int3"],
+         "kv-cache-dtype"),
     ]
     for args, word in cases:
         r = vllm(*args, check=False)

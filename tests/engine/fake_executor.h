@@ -34,11 +34,11 @@ class PagedFakeExecutor : public ModelExecutor {
 
   int32_t vocab_size() const override { return vocab_; }
   int32_t max_model_len() const override { return max_len_; }
-  void init_kv_cache(int64_t num_blocks, int block_size) override {
+  void init_kv_cache(int64_t num_blocks, int block_size, vt::DType) override {
     block_size_ = block_size;
     kv_.assign(static_cast<size_t>(num_blocks * block_size), Cell{});
   }
-  int64_t kv_bytes_per_block(int block_size) const override { return 64 * block_size; }
+  int64_t kv_bytes_per_block(int block_size, vt::DType) const override { return 64 * block_size; }
 
   void execute(const vllm::model::ForwardBatch& b, float* logits) override {
     ++num_steps;

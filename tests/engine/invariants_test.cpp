@@ -191,7 +191,7 @@ TEST(Invariants, PreemptionHappensInTinyPools) {
 // invariance gate could not fail.
 TEST(PagedFakeExecutor, DetectsWrongSlotMappingAndStaleKV) {
   PagedFakeExecutor ex(16, 64);
-  ex.init_kv_cache(4, 4);
+  ex.init_kv_cache(4, 4, vt::DType::F32);
   int32_t toks[2] = {1, 2}, pos[2] = {0, 1}, seq[2] = {0, 0}, bt[2] = {2, 3}, li[1] = {1};
   int64_t slots[2] = {8, 9};
   float logits[16];
@@ -202,7 +202,7 @@ TEST(PagedFakeExecutor, DetectsWrongSlotMappingAndStaleKV) {
   ex.execute(b, logits);
   EXPECT_NE(ex.error, "");
   PagedFakeExecutor ex2(16, 64);
-  ex2.init_kv_cache(4, 4);
+  ex2.init_kv_cache(4, 4, vt::DType::F32);
   int32_t bt2[2] = {1, 3};  // reads block 1, which no token was written to
   vllm::model::ForwardBatch b2{1, toks + 1, pos + 1, seq, slots, bt2, 2, 1, li, 0};
   int32_t li0[1] = {0};

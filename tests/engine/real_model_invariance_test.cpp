@@ -71,13 +71,13 @@ std::map<std::string, Result> run(model::CausalLM& m,
   return res;
 }
 
-void check_invariance(model::CausalLM& m) {
+// 32 requests of different lengths (5..70 tokens); some share a 40-token prefix.
+std::vector<std::vector<int32_t>> invariance_prompts(const model::CausalLM& m) {
   const int32_t vocab = static_cast<int32_t>(m.config().vocab_size);
   const int32_t span = std::min<int32_t>(20000, vocab - 200);
   std::mt19937_64 rng(3);
   std::vector<int32_t> shared(40);
   for (auto& t : shared) t = 200 + static_cast<int32_t>(rng() % span);
-  // 32 requests of different lengths (5..70 tokens); some share a 40-token prefix.
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 32; ++i) {
     const int len = 5 + static_cast<int>(rng() % 66);
@@ -87,12 +87,19 @@ void check_invariance(model::CausalLM& m) {
       pr.push_back(200 + static_cast<int32_t>(rng() % span));
     prompts.push_back(pr);
   }
+  return prompts;
+}
+
+// Returns the requests' results alone (the reference every batched run must equal).
+std::map<std::string, Result> check_invariance(model::CausalLM& m, vt::DType kv = vt::DType::F32) {
+  const auto prompts = invariance_prompts(m);
   // Reference: every request alone.
   std::map<std::string, Result> alone;
   for (size_t i = 0; i < prompts.size(); ++i) {
     EngineConfig c;
     c.num_gpu_blocks = 64;
     c.enable_prefix_caching = false;
+    c.kv_cache_dtype = kv;
     alone["r" + std::to_string(i)] = run(m, {prompts[i]}, c)["r0"];
   }
   struct Case {
@@ -110,6 +117,7 @@ void check_invariance(model::CausalLM& m) {
     c.enable_prefix_caching = k.caching;
     c.num_gpu_blocks = k.blocks;
     c.max_num_seqs = 32;
+    c.kv_cache_dtype = kv;
     int64_t preempted = 0;
     auto got = run(m, prompts, c, &preempted);
     if (k.blocks == 12) {
@@ -117,16 +125,43 @@ void check_invariance(model::CausalLM& m) {
     }
     for (auto& [id, r] : alone) {
       EXPECT_EQ(got[id].ids, r.ids) << id;
-      ASSERT_EQ(got[id].logprobs.size(), r.logprobs.size()) << id;
+      if (got[id].logprobs.size() != r.logprobs.size()) {
+        ADD_FAILURE() << id << ": " << got[id].logprobs.size() << " logprobs, alone "
+                      << r.logprobs.size();
+        continue;
+      }
       for (size_t t = 0; t < r.logprobs.size(); ++t)
         EXPECT_EQ(got[id].logprobs[t], r.logprobs[t]) << id << " token " << t;
     }
   }
+  return alone;
 }
 
 TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
   ASSERT_NO_THROW(smollm());
   check_invariance(smollm());
+}
+
+// --kv-cache-dtype float16: batch invariance holds the same way, and fp16 K/V change the
+// model little: each request's first greedy token is the f32 cache's, its logprob within
+// 0.35 (measured: up to 0.26 on these random-token prompts, whose flat distributions are
+// the sensitive case).
+TEST(RealModelInvariance, SmolLM2Fp16KvCacheIsBatchInvariantAndCloseToF32) {
+  ASSERT_NO_THROW(smollm());
+  model::CausalLM& m = smollm();
+  const auto f16 = check_invariance(m, vt::DType::F16);
+  const auto prompts = invariance_prompts(m);
+  EngineConfig c;
+  c.num_gpu_blocks = 64;
+  c.enable_prefix_caching = false;
+  for (int i = 0; i < 8; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    const Result f32 = run(m, {prompts[i]}, c)["r0"];
+    const Result& h = f16.at(id);
+    ASSERT_FALSE(h.ids.empty());
+    EXPECT_EQ(h.ids[0], f32.ids[0]) << id;
+    EXPECT_NEAR(h.logprobs[0], f32.logprobs[0], 0.35) << id;
+  }
 }
 
 class TinyModelInvariance : public ::testing::TestWithParam<std::string> {};

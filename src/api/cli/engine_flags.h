@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
 
 #include "engine/engine_config.h"
 
@@ -14,6 +15,7 @@ struct EngineFlags {
   int64_t num_gpu_blocks = 0;
   int64_t kv_cache_memory = 0;
   bool prefix = true;
+  std::string kv_cache_dtype = "auto";
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -23,6 +25,9 @@ struct EngineFlags {
     app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefix,
                  "reuse KV blocks of shared prompt prefixes (default on)");
     app.add_option("--kv-cache-memory", kv_cache_memory, "KV cache size in bytes");
+    app.add_option("--kv-cache-dtype", kv_cache_dtype,
+                   "KV cache element type: auto (= activations, float32) or float16")
+        ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
@@ -32,6 +37,8 @@ struct EngineFlags {
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;
     if (kv_cache_memory > 0) c.kv_cache_memory_bytes = kv_cache_memory;
+    c.kv_cache_dtype =
+        kv_cache_dtype == "auto" || kv_cache_dtype == "float32" ? vt::DType::F32 : vt::DType::F16;
     return c;
   }
 };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "api/cli/engine_flags.h"
 #include "api/llm.h"
 #include "api/server/openai_server.h"
 #include "api/server/serve_main.h"
@@ -19,9 +20,7 @@ int serve_main(int argc, char** argv) {
   CLI::App app{"vllm serve: OpenAI-compatible HTTP server"};
   std::string model;
   api::ServerConfig sc;
-  engine::EngineConfig ec;
-  std::optional<int64_t> kv_bytes, num_blocks;
-  bool prefix = true;
+  cli::EngineFlags flags;
   app.add_option("model", model, "model folder or .gguf file")->required();
   app.add_option("--host", sc.host, "address to listen on");
   app.add_option("--port", sc.port, "port to listen on (0: any free port)");
@@ -30,26 +29,15 @@ int serve_main(int argc, char** argv) {
   app.add_option("--api-key", sc.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split <think> reasoning out of chat output ('qwen3')");
-  app.add_option("--max-num-seqs", ec.max_num_seqs, "requests in one batch at most");
-  app.add_option("--max-model-len", ec.max_model_len, "context length (default: the model's)");
-  app.add_option("--max-num-batched-tokens", ec.max_num_batched_tokens, "tokens per step");
-  app.add_option("--block-size", ec.block_size, "KV cache block size in tokens");
-  app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefix,
-               "reuse KV blocks of shared prompt prefixes");
-  app.add_option("--kv-cache-memory", kv_bytes, "KV cache size in bytes");
-  app.add_option("--num-gpu-blocks-override", num_blocks, "exactly this many KV blocks");
+  flags.add(app);
   app.add_option("--max-waiting-requests", sc.max_waiting_requests,
                  "queued requests beyond which the server answers 503");
-  app.add_option("--seed", ec.seed, "seed of requests that bring none");
-  app.add_flag("--enforce-eager", ec.enforce_eager, "no decode step graphs");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  ec.enable_prefix_caching = prefix;
-  if (kv_bytes) ec.kv_cache_memory_bytes = *kv_bytes;
-  if (num_blocks) ec.num_gpu_blocks = *num_blocks;
+  const engine::EngineConfig ec = flags.resolve();
 
   // Signals go to one waiting thread (blocked everywhere else, set before any thread starts);
   // a write to a hung-up client must fail, not kill the process.

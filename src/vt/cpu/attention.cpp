@@ -1,5 +1,9 @@
 // Paged KV cache writes and the scalar instantiation of paged attention.
+#include <immintrin.h>
+
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "vt/cpu/attention_kernel.h"
 #include "vt/cpu/ops.h"
@@ -10,24 +14,66 @@ namespace scalar_impl {
 void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                      const AttnBatch& batch, float scale, float* out, int64_t ldo,
                      ThreadPool& pool) {
-  paged_attention_impl<VecScalar>(q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
+  paged_attention_any<VecScalar>(q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
 }
 }  // namespace scalar_impl
 
-void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
-                       const int64_t* slot_mapping, const KvLayerView& cache) {
+namespace {
+
+// fp32 -> fp16 with round to nearest even: F16C where the CPU has it (the same bits as
+// fp32_to_fp16, which is the fallback).
+__attribute__((target("avx2,f16c"))) void to_fp16_f16c(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+}
+
+void to_fp16(const float* x, uint16_t* y, int64_t n) {
+  static const bool f16c = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  if (f16c) return to_fp16_f16c(x, y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+}
+
+template <class E>
+void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
+                 const int64_t* slot_mapping, const KvLayerView& cache) {
   // slot = block * block_size + offset. V rows are stored whole at row `slot`; K goes into
-  // its page transposed, [kv_head][dim][offset], one float per (head, dim).
+  // its page transposed, [kv_head][dim][offset], one element per (head, dim).
   const int bs = cache.block_size, hd = cache.head_dim;
   const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * hd;
+  E* kc = static_cast<E*>(cache.k);
+  E* vc = static_cast<E*>(cache.v);
   for (int64_t t = 0; t < n_tok; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
-    std::memcpy(cache.v + slot * row, v + t * ldv, row * sizeof(float));
-    float* kt = cache.k + (slot / bs) * bs * row + slot % bs;
+    E* kt = kc + (slot / bs) * bs * row + slot % bs;
     const float* kr = k + t * ldk;
-    for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
+    if constexpr (std::is_same_v<E, float>) {
+      std::memcpy(vc + slot * row, v + t * ldv, row * sizeof(float));
+      for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
+    } else {
+      thread_local std::vector<uint16_t> k16;
+      if (k16.size() < static_cast<size_t>(row)) k16.resize(row);
+      to_fp16(v + t * ldv, vc + slot * row, row);
+      to_fp16(kr, k16.data(), row);
+      for (int64_t i = 0; i < row; ++i) kt[i * bs] = k16[i];
+    }
   }
+}
+
+}  // namespace
+
+void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
+                       const int64_t* slot_mapping, const KvLayerView& cache) {
+  if (cache.dtype == DType::F16)
+    write_slots<uint16_t>(k, ldk, v, ldv, n_tok, slot_mapping, cache);
+  else
+    write_slots<float>(k, ldk, v, ldv, n_tok, slot_mapping, cache);
 }
 
 }  // namespace vt::cpu

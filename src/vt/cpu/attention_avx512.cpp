@@ -9,7 +9,7 @@ void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView
                      ThreadPool& pool) {
   if (cache.head_dim % VecAvx512::kW != 0)
     return scalar_impl::paged_attention(q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
-  paged_attention_impl<VecAvx512>(q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
+  paged_attention_any<VecAvx512>(q, ldq, n_heads, cache, batch, scale, out, ldo, pool);
 }
 
 }  // namespace vt::cpu::avx512_impl

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "vt/cpu/kernels.h"
@@ -42,8 +43,8 @@ struct AttnCtx {
   float* out;
   int64_t ldo;
   int n_kv, hd, bs, group;
-  const float* kc;
-  const float* vc;
+  const void* kc;  // V::Elem (float or fp16) pages, see KvLayerView
+  const void* vc;
   const int32_t* positions;
   const int32_t* seq_of_token;
   const int32_t* bt;
@@ -61,14 +62,14 @@ struct AttnGroup {
 // A K chunk: up to W keys of one page, consecutive in the segment: lane i holds dim d of
 // key j + i at p + d * bs + i, for i < n.
 struct AttnKChunk {
-  const float* p;
+  const void* p;  // V::Elem
   int j, n;
 };
 
 struct AttnThreadScratch {
   std::vector<float> sc, o;
   std::vector<AttnKChunk> kchunk;
-  std::vector<const float*> vrow;
+  std::vector<const void*> vrow;  // V::Elem rows
   void reserve(int hd) {
     if (sc.size() < static_cast<size_t>(kAttnMaxGroup * kAttnSeg)) {
       sc.resize(kAttnMaxGroup * kAttnSeg);
@@ -85,6 +86,25 @@ inline AttnThreadScratch& attn_thread_scratch(int hd) {
   s.reserve(hd);
   return s;
 }
+
+// The vector traits of ops_simd.h plus how K/V elements are stored: E = float, or
+// uint16_t for an fp16 cache (widened to fp32 on load; the arithmetic is the same).
+template <class Base, class E>
+struct AttnVec : Base {
+  using Elem = E;
+  static typename Base::R kv_load(const E* p) {
+    if constexpr (std::is_same_v<E, float>)
+      return Base::load(p);
+    else
+      return Base::load_f16(p);
+  }
+  static typename Base::R kv_load_partial(const E* p, int n) {
+    if constexpr (std::is_same_v<E, float>)
+      return Base::load_partial(p, n, 0.f);
+    else
+      return Base::load_f16_partial(p, n);
+  }
+};
 
 // The score fma: fused on every path (std::fma for the scalar one), so scores are the same
 // bits on every ISA.
@@ -133,22 +153,23 @@ template <class V, int G, int C, AttnKLoad kL>
 inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
                             float* sc) {
   using R = typename V::R;
+  using E = typename V::Elem;
   R acc[G][C];
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
     for (int i = 0; i < C; ++i) acc[g][i] = V::zero();
-  const float* kb[C];
+  const E* kb[C];
   int kn[C];
 #pragma GCC unroll 8
-  for (int i = 0; i < C; ++i) kb[i] = ch[i].p, kn[i] = ch[i].n;
+  for (int i = 0; i < C; ++i) kb[i] = static_cast<const E*>(ch[i].p), kn[i] = ch[i].n;
   for (int d = 0; d < hd; ++d) {
     const int64_t off = d * bs;
     R k[C];
 #pragma GCC unroll 8
     for (int i = 0; i < C; ++i) {
       const bool part = kL == AttnKLoad::kPartial || (kL == AttnKLoad::kLastPartial && i == C - 1);
-      k[i] = part ? V::load_partial(kb[i] + off, kn[i], 0.f) : V::load(kb[i] + off);
+      k[i] = part ? V::kv_load_partial(kb[i] + off, kn[i]) : V::kv_load(kb[i] + off);
       attn_in_register<V>(k[i]);
     }
 #pragma GCC unroll 8
@@ -195,6 +216,7 @@ template <class V, int G>
 __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0, int p0, int p1,
                                             float* o, float* m, float* l, AttnThreadScratch& s) {
   using R = typename V::R;
+  using E = typename V::Elem;
   constexpr int W = V::kW;
   const int hd = c.hd;
   const int bs = c.bs;
@@ -203,12 +225,12 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   const int32_t* bt = c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
   const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
   const int64_t page = static_cast<int64_t>(bs) * row_stride;  // floats per page (K or V)
-  const float** vrow = s.vrow.data();
+  const void** vrow = s.vrow.data();
   for (int j = 0; j < n;) {  // one run of keys in one page per step
     const int p = p0 + j, slot = p % bs;
     const int len = std::min(bs - slot, n - j);
-    const float* vr = c.vc + static_cast<int64_t>(bt[p / bs]) * page +
-                      static_cast<int64_t>(slot) * row_stride + static_cast<int64_t>(kvh) * hd;
+    const E* vr = static_cast<const E*>(c.vc) + static_cast<int64_t>(bt[p / bs]) * page +
+                  static_cast<int64_t>(slot) * row_stride + static_cast<int64_t>(kvh) * hd;
     for (int i = 0; i < len; ++i) vrow[j + i] = vr + i * row_stride;
     j += len;
   }
@@ -218,7 +240,8 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   // partial. Otherwise each run of keys in one page is cut into chunks of up to W keys,
   // read with masked loads. A key's lane holds its own k[d] either way, so the scores are
   // the same bits.
-  const float* kh = c.kc + static_cast<int64_t>(kvh) * hd * bs;  // kv head's rows in page 0
+  const E* kh = static_cast<const E*>(c.kc) +
+                static_cast<int64_t>(kvh) * hd * bs;  // kv head's rows in page 0
   AttnKChunk* ch = s.kchunk.data();
   int nch = 0;
   const bool aligned = bs % W == 0;
@@ -272,11 +295,12 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
     for (int jj = 0; jj < n; ++jj) {
       // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
       if (jj + kAttnPrefetch < n)
-        for (int b = 0; b < DT * W; b += 16) __builtin_prefetch(vrow[jj + kAttnPrefetch] + d + b);
-      const float* vr = vrow[jj] + d;
+        for (int b = 0; b < DT * W; b += 64 / static_cast<int>(sizeof(E)))
+          __builtin_prefetch(static_cast<const E*>(vrow[jj + kAttnPrefetch]) + d + b);
+      const E* vr = static_cast<const E*>(vrow[jj]) + d;
       R vv[DT];
 #pragma GCC unroll 8
-      for (int u = 0; u < DT; ++u) vv[u] = V::load(vr + u * W);
+      for (int u = 0; u < DT; ++u) vv[u] = V::kv_load(vr + u * W);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         R pv = V::set1(sc[g * kAttnSeg + jj]);
@@ -294,7 +318,7 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) acc[g] = V::zero();
     for (int jj = 0; jj < n; ++jj) {
-      R vv = V::load(vrow[jj] + d);
+      R vv = V::kv_load(static_cast<const E*>(vrow[jj]) + d);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) acc[g] = V::fma(V::set1(sc[g * kAttnSeg + jj]), vv, acc[g]);
     }
@@ -494,6 +518,19 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
       attn_finish<V>(gr.g, hd, O, L);
     }
   });
+}
+
+// The entry point per ISA: picks the instantiation for the cache's element type.
+template <class Base>
+void paged_attention_any(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
+                         const AttnBatch& batch, float scale, float* out, int64_t ldo,
+                         ThreadPool& pool) {
+  if (cache.dtype == DType::F16)
+    paged_attention_impl<AttnVec<Base, uint16_t>>(q, ldq, n_heads, cache, batch, scale, out, ldo,
+                                                  pool);
+  else
+    paged_attention_impl<AttnVec<Base, float>>(q, ldq, n_heads, cache, batch, scale, out, ldo,
+                                               pool);
 }
 
 }  // namespace

@@ -101,13 +101,16 @@ void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const 
 //   K: [num_blocks][n_kv_heads][head_dim][block_size]  (transposed inside each page, so the
 //      keys of one page are contiguous per dim: attention scores keys in vector lanes)
 //   V: [num_blocks][block_size][n_kv_heads][head_dim]  (one row per slot)
-// Both hold block_size * n_kv_heads * head_dim floats per page.
+// Both hold block_size * n_kv_heads * head_dim elements per page, of `dtype`: F32 (the
+// activations' type, the default) or F16 (--kv-cache-dtype float16: half the bytes; values
+// rounded to nearest even on write, widened on read).
 struct KvLayerView {
-  float* k = nullptr;
-  float* v = nullptr;
+  void* k = nullptr;
+  void* v = nullptr;
   int block_size = 16;
   int n_kv_heads = 0;
   int head_dim = 0;
+  DType dtype = DType::F32;
 };
 // Writes token t's K and V rows (n_kv_heads * head_dim floats each) to slot_mapping[t]
 // (slot = block * block_size + offset), in the layouts above: V as row `slot`, K scattered

@@ -10,6 +10,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+
+#include "vt/cpu/kernels.h"
 
 // GCC 12 reports the self-initialized placeholder inside _mm512_undefined_*() as
 // uninitialized wherever an AVX-512 intrinsic using it is inlined (GCC PR 105593). The
@@ -57,6 +60,9 @@ struct VecScalar {
   static constexpr int kW = 1;
   static R load(const float* p) { return *p; }
   static R load_partial(const float* p, int n, float fill) { return n > 0 ? *p : fill; }
+  // fp16 elements (KV cache) widened on load; partial loads fill with 0.
+  static R load_f16(const uint16_t* p) { return fp16_to_fp32(*p); }
+  static R load_f16_partial(const uint16_t* p, int n) { return n > 0 ? fp16_to_fp32(*p) : 0.f; }
   static void store(float* p, R v) { *p = v; }
   static void store_partial(float* p, R v, int n) {
     if (n > 0) *p = v;
@@ -85,6 +91,14 @@ struct VecAvx2 {
   static R load_partial(const float* p, int n, float fill) {
     __m256i m = mask(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
+  static R load_f16(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static R load_f16_partial(const uint16_t* p, int n) {
+    alignas(16) uint16_t buf[8] = {};
+    std::memcpy(buf, p, static_cast<size_t>(n) * sizeof(uint16_t));
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
   }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static void store_partial(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
@@ -131,6 +145,12 @@ struct VecAvx512 {
   static R load(const float* p) { return _mm512_loadu_ps(p); }
   static R load_partial(const float* p, int n, float fill) {
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), mask(n), p);
+  }
+  static R load_f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static R load_f16_partial(const uint16_t* p, int n) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask(n), p));
   }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static void store_partial(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
