@@ -2,6 +2,7 @@
 #include "model/causal_lm.h"
 
 #include <filesystem>
+#include <set>
 
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
@@ -87,17 +88,22 @@ void CausalLM::load_weights(const LayerLoader& loader) {
 }
 
 void CausalLM::pack_weights() {
-  const MappedFile* file = gguf_ ? &gguf_->file() : nullptr;
-  auto pack = [&](vt::cpu::WeightView& w) { packed_.pack(w, file, *pool_); };
-  pack(embed_);
-  pack(lm_head_);
+  std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
     for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
                     &l.experts.router})
-      pack(*w);
+      views.push_back(w);
     for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
-      for (auto& w : *v) pack(w);
+      for (auto& w : *v) views.push_back(&w);
   }
+  // One arena for all copies (tied embeddings counted once).
+  std::set<const void*> seen;
+  size_t total = 0;
+  for (const auto* w : views)
+    if (seen.insert(w->data).second) total += PackedWeights::arena_bytes(*w);
+  packed_.reserve(total);
+  const MappedFile* file = gguf_ ? &gguf_->file() : nullptr;
+  for (auto* w : views) packed_.pack(*w, file, *pool_);
 }
 
 void CausalLM::drop_tokenizer_metadata() {
