@@ -22,8 +22,6 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
     reject("max_model_len=" + std::to_string(config_.max_model_len) +
            " is larger than the model's maximum length of " + std::to_string(model_len));
   if (config_.block_size < 1) reject("block_size must be at least 1");
-  if (config_.kv_cache_dtype != vt::DType::F32 && config_.kv_cache_dtype != vt::DType::F16)
-    reject("kv_cache_dtype must be float32 or float16");
   if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
   if (!config_.num_gpu_blocks) {

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace vllm::model {
 
@@ -18,8 +19,6 @@ void KvCache::release() {
 
 void KvCache::init(int64_t num_layers, int64_t num_blocks, int block_size, int n_kv_heads,
                    int head_dim, vt::DType dtype) {
-  if (dtype != vt::DType::F32 && dtype != vt::DType::F16)
-    throw std::invalid_argument("KV cache dtype must be f32 or f16");
   release();
   num_blocks_ = num_blocks;
   block_size_ = block_size;
@@ -27,8 +26,7 @@ void KvCache::init(int64_t num_layers, int64_t num_blocks, int block_size, int n
   head_dim_ = head_dim;
   num_layers_ = num_layers;
   dtype_ = dtype;
-  layer_bytes_ =
-      num_blocks * block_size * n_kv_heads * head_dim * (dtype == vt::DType::F16 ? 2 : 4);
+  layer_bytes_ = num_blocks * block_size * n_kv_heads * head_dim * elem_bytes(dtype);
   bytes_ = static_cast<size_t>(2 * num_layers * layer_bytes_);
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -49,9 +47,16 @@ vt::cpu::KvLayerView KvCache::layer(int64_t l) {
   return v;
 }
 
+int KvCache::elem_bytes(vt::DType dtype) {
+  if (dtype != vt::DType::F32 && dtype != vt::DType::F16)
+    throw std::invalid_argument("the KV cache holds float32 or float16, not " +
+                                std::string(vt::dtype_name(dtype)));
+  return vt::dtype_info(dtype).block_bytes;
+}
+
 int64_t KvCache::bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim,
                                  vt::DType dtype) {
-  return 2 * num_layers * block_size * n_kv_heads * head_dim * (dtype == vt::DType::F16 ? 2 : 4);
+  return 2 * num_layers * block_size * n_kv_heads * head_dim * elem_bytes(dtype);
 }
 
 }  // namespace vllm::model

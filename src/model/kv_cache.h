@@ -25,6 +25,8 @@ class KvCache {
   int64_t num_blocks() const { return num_blocks_; }
   int block_size() const { return block_size_; }
   vt::cpu::KvLayerView layer(int64_t l);
+  // Bytes of one K or V element; throws std::invalid_argument for a dtype the cache can't hold.
+  static int elem_bytes(vt::DType dtype);
   static int64_t bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim,
                                  vt::DType dtype = vt::DType::F32);
 

@@ -30,7 +30,6 @@ class PackedWeights {
   // Replaces w by a packed view when its type has one; the same source matrix (tied
   // embeddings) is packed once. `file` (may be null) is the mapping w points into.
   void pack(vt::cpu::WeightView& w, const MappedFile* file, vt::ThreadPool& pool);
-  size_t bytes() const { return used_; }
 
  private:
   uint8_t* alloc(size_t n);

@@ -48,6 +48,9 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
   const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * hd;
   E* kc = static_cast<E*>(cache.k);
   E* vc = static_cast<E*>(cache.v);
+  thread_local std::vector<uint16_t> k16;  // fp16 cache: a K row before its scatter
+  if constexpr (!std::is_same_v<E, float>)
+    if (k16.size() < static_cast<size_t>(row)) k16.resize(row);
   for (int64_t t = 0; t < n_tok; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
@@ -57,8 +60,6 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
       std::memcpy(vc + slot * row, v + t * ldv, row * sizeof(float));
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
     } else {
-      thread_local std::vector<uint16_t> k16;
-      if (k16.size() < static_cast<size_t>(row)) k16.resize(row);
       to_fp16(v + t * ldv, vc + slot * row, row);
       to_fp16(kr, k16.data(), row);
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = k16[i];

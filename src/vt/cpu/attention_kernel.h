@@ -224,7 +224,7 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
   const int kvh = h0 / c.group;
   const int32_t* bt = c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
   const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
-  const int64_t page = static_cast<int64_t>(bs) * row_stride;  // floats per page (K or V)
+  const int64_t page = static_cast<int64_t>(bs) * row_stride;  // elements per page (K or V)
   const void** vrow = s.vrow.data();
   for (int j = 0; j < n;) {  // one run of keys in one page per step
     const int p = p0 + j, slot = p % bs;

@@ -44,6 +44,21 @@ struct ActView {
   int64_t n_blocks = 0;
 };
 
+// Packed Q8_0 / Q4_0 / Q4_1 blocks (layout described in pack.cpp): per block index, the
+// kPackRows rows' fp16 scales (and mins), then their quant bytes in 64-byte chunks.
+struct PackedLayout {
+  int qbytes;     // quant bytes per row block
+  int hdr;        // scale (and min) bytes per packed block
+  int src_block;  // GGUF block bytes
+  uint8_t flip;   // XOR applied to quant bytes (Q8_0: stored as w + 128)
+  constexpr int block() const { return hdr + static_cast<int>(kPackRows) * qbytes; }
+};
+constexpr PackedLayout packed_layout(DType t) {
+  return t == DType::Q8_0   ? PackedLayout{32, 32, 34, 0x80}
+         : t == DType::Q4_0 ? PackedLayout{16, 32, 18, 0}
+                            : PackedLayout{16, 64, 20, 0};  // Q4_1
+}
+
 // Activation format a weight type is multiplied with.
 DType act_format(DType weight);
 

@@ -23,13 +23,6 @@
 namespace vt::cpu::VT_MM_NS {
 namespace {
 
-template <DType T>
-struct PackedFmt {
-  static constexpr int kQBytes = T == DType::Q8_0 ? 32 : 16;  // quant bytes per row block
-  static constexpr int kHdr = T == DType::Q4_1 ? 64 : 32;     // scales (and mins)
-  static constexpr int kBlock = kHdr + 16 * kQBytes;          // bytes per packed block
-};
-
 inline int32_t load_i32(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -60,15 +53,15 @@ struct TileActs {
 template <DType T, int TT>
 void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
                  int64_t ldy, int n_rows) {
-  using F = PackedFmt<T>;
+  constexpr PackedLayout L = packed_layout(T);
   const TileActs<TT> x(a, t0);
   __m512 acc[TT], macc[TT];
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm512_setzero_ps();
   const __m512i m4 = _mm512_set1_epi8(0xF);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* pb = grp + b * F::kBlock;
-    const uint8_t* q = pb + F::kHdr;
+    const uint8_t* pb = grp + b * L.block();
+    const uint8_t* q = pb + L.hdr;
     const int64_t xo = b * kQK;
     __m512i is[TT];
     VT_UNROLL
@@ -126,15 +119,15 @@ constexpr int kPackedTMax = 8;
 template <DType T, int TT>
 void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
                  int64_t ldy, int h, int n_rows) {
-  using F = PackedFmt<T>;
+  constexpr PackedLayout L = packed_layout(T);
   const TileActs<TT> x(a, t0);
   __m256 acc[TT], macc[TT];
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0xF), flip = _mm256_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* pb = grp + b * F::kBlock;
-    const uint8_t* q = pb + F::kHdr + 32 * h;
+    const uint8_t* pb = grp + b * L.block();
+    const uint8_t* q = pb + L.hdr + 32 * h;
     const int64_t xo = b * kQK;
     __m256i is[TT];
     VT_UNROLL

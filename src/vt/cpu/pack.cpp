@@ -15,31 +15,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "vt/cpu/kernels.h"
+#include "vt/cpu/matmul_internal.h"
 
 namespace vt::cpu {
-
-namespace {
-
-struct PackFmt {
-  int qbytes;     // quant bytes per row block
-  int hdr;        // scale (and min) bytes per packed block
-  int src_block;  // GGUF block bytes
-  uint8_t flip;   // XOR applied to quant bytes
-};
-
-PackFmt pack_fmt(DType t) {
-  switch (t) {
-    case DType::Q8_0:
-      return {32, 32, 34, 0x80};
-    case DType::Q4_0:
-      return {16, 32, 18, 0};
-    default:
-      return {16, 64, 20, 0};
-  }
-}
-
-}  // namespace
 
 bool packable(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1; }
 
@@ -58,9 +36,9 @@ WeightView packed_view(const WeightView& w, const uint8_t* dst) {
 }
 
 void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
-  const PackFmt f = pack_fmt(w.dtype);
+  const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
-  const int64_t pb_bytes = f.hdr + kPackRows * f.qbytes;
+  const int64_t pb_bytes = f.block();
   const size_t gbytes = static_cast<size_t>(kPackRows) * row_bytes(w.dtype, w.cols);
   const bool has_m = w.dtype == DType::Q4_1;
   for (int64_t g = g0; g < g1; ++g) {
@@ -89,9 +67,9 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
 }
 
 void unpack_row(const WeightView& w, int64_t r, void* out) {
-  const PackFmt f = pack_fmt(w.dtype);
+  const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
-  const int64_t pb_bytes = f.hdr + kPackRows * f.qbytes;
+  const int64_t pb_bytes = f.block();
   const bool has_m = w.dtype == DType::Q4_1;
   const int64_t g = r / kPackRows, j = r % kPackRows;
   const uint8_t* gp = static_cast<const uint8_t*>(w.data) + g * kPackRows * w.row_stride;
