@@ -5,7 +5,7 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 APT_PKGS="build-essential cmake ninja-build ccache clang-format pkg-config python3-pip \
-  nlohmann-json3-dev libpcre2-dev libcpp-httplib-dev libcli11-dev prometheus-cpp-dev \
+  nlohmann-json3-dev libpcre2-dev libmicrohttpd-dev libcli11-dev prometheus-cpp-dev \
   libgtest-dev libbenchmark-dev time"
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

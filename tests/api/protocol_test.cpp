@@ -144,6 +144,29 @@ TEST(Protocol, MalformedJsonAndInvalidUtf8Are400s) {
   EXPECT_EQ(parse_body(R"({"a":1})")["a"], 1);
 }
 
+TEST(Protocol, NestingDepthIsBoundedBeforeParsing) {
+  EXPECT_EQ(json_depth(R"({"a": [1, {"b": "[[[[{{"}]})"), 3u);  // brackets in strings skipped
+  EXPECT_EQ(json_depth(R"({"a": "\"[["})"), 1u);                // escaped quote stays in string
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(parse_body(ok).is_array());
+  // 1,000,000 levels: a 400 naming the limit, not a stack overflow.
+  const size_t deep = 1000000;
+  const std::string bad = "{\"messages\": " + std::string(deep, '[') + std::string(deep, ']') + "}";
+  const ApiError e = error_of([&] { parse_body(bad); });
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_NE(std::string(e.what()).find("nesting depth"), std::string::npos);
+}
+
+TEST(Protocol, NumbersBeyondDoubleAre400sNamingTheField) {
+  ApiError e = error_of([] { parse_body(R"({"prompt": "x", "max_tokens": 1e400})"); });
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.param(), "max_tokens");
+  e = error_of([] { parse_body(R"({"logit_bias": {"5": -1e999}})"); });
+  EXPECT_EQ(e.param(), "5");
+  e = error_of([] { parse_body(R"([1e400])"); });
+  EXPECT_EQ(e.status(), 400);
+}
+
 TEST(Protocol, ErrorBodyHasOpenAIShape) {
   auto b = ApiError(404, "The model `x` does not exist.", "model").body();
   EXPECT_EQ(b["error"]["message"], "The model `x` does not exist.");

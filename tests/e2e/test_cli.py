@@ -104,7 +104,7 @@ def test_serve_without_server_module_says_what_is_missing(tmp_path):
 
 
 def test_generate_does_not_load_the_http_stack():
-    # The server module (and OpenSSL through cpp-httplib) is loaded only by `serve`.
+    # The server module (and GnuTLS through libmicrohttpd) is loaded only by `serve`.
     out = subprocess.run(["ldd", _binary()], capture_output=True, text=True).stdout
-    for lib in ("libcpp-httplib", "libssl", "libcrypto", "libvllm_server"):
+    for lib in ("libmicrohttpd", "libgnutls", "libssl", "libcrypto", "libvllm_server"):
         assert lib not in out, out

@@ -1,13 +1,10 @@
-// OpenAIServer: routes, auth, error mapping and the non-generation endpoints.
 #include "api/server/openai_server.h"
-
-#include <httplib.h>
-#include <sys/socket.h>
 
 #include <cstdio>
 #include <ctime>
 
 #include "api/llm.h"
+#include "api/server/http_server.h"
 #include "api/server/metrics.h"
 #include "api/server/protocol.h"
 #include "api/server/serving.h"
@@ -21,29 +18,25 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// httplib::Server with access to its listening socket, to raise the accept backlog (the
-// library listens with a backlog of 5, too few for hundreds of clients connecting at once).
-class HttpServer : public httplib::Server {
- public:
-  void raise_backlog(int n) {
-    const auto s = svr_sock_.load();
-    if (s != INVALID_SOCKET) ::listen(s, n);
-  }
-};
-
 constexpr const char* kJson = "application/json";
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void send_error(httplib::Response& res, int status, const std::string& msg,
+void send_error(http::Response& res, int status, const std::string& msg,
                 const std::string& param = {}) {
   res.status = status;
-  res.set_content(dump(ApiError::error_body(status, msg, param)), kJson);
+  res.content_type = kJson;
+  res.body = dump(ApiError::error_body(status, msg, param));
+}
+
+void send_json(http::Response& res, const json& j) {
+  res.content_type = kJson;
+  res.body = dump(j);
 }
 
 // Runs a handler, turning exceptions into OpenAI error responses.
 template <typename F>
-void guarded(httplib::Response& res, F&& f) {
+void guarded(http::Response& res, F&& f) {
   try {
     f();
   } catch (const ApiError& e) {
@@ -55,6 +48,13 @@ void guarded(httplib::Response& res, F&& f) {
   } catch (const std::exception& e) {
     send_error(res, 500, std::string("internal error: ") + e.what());
   }
+}
+
+// Compares without an early exit, so the time taken says nothing about the key.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ (i < b.size() ? b[i] : 0);
+  return diff == 0;
 }
 
 }  // namespace
@@ -71,42 +71,42 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   engine_ = std::make_unique<engine::AsyncEngine>(llm_.engine(), opts, metrics_.get());
   ctx_ = std::make_unique<ServingContext>(
       ServingContext{llm_, *engine_, names_.front(), cfg_.reasoning_parser == "qwen3"});
-  http_ = std::make_unique<HttpServer>();
+  http::Options ho;
+  ho.host = cfg_.host;
+  ho.port = cfg_.port;
+  ho.max_body_bytes = cfg_.max_body_bytes;
+  ho.request_timeout_s = cfg_.request_timeout_s;
+  ho.allowed_origins = cfg_.allowed_origins;
+  http_ =
+      std::make_unique<http::Server>(ho, [](int status, const std::string& msg,
+                                            http::Response& res) { send_error(res, status, msg); });
   install_routes();
 }
 
-OpenAIServer::~OpenAIServer() {
-  stop();
-  engine_->shutdown();
-}
+OpenAIServer::~OpenAIServer() { stop(); }
 
 bool OpenAIServer::bind() {
-  if (cfg_.port == 0) {
-    port_ = http_->bind_to_any_port(cfg_.host);
-    if (port_ <= 0) {
-      std::fprintf(stderr, "error: cannot bind %s\n", cfg_.host.c_str());
-      return false;
-    }
-  } else {
-    if (!http_->bind_to_port(cfg_.host, cfg_.port)) {
-      std::fprintf(stderr, "error: cannot bind %s:%d\n", cfg_.host.c_str(), cfg_.port);
-      return false;
-    }
-    port_ = cfg_.port;
-  }
-  static_cast<HttpServer*>(http_.get())->raise_backlog(4096);
+  if (!http_->bind()) return false;
+  port_ = http_->port();
   return true;
 }
 
-void OpenAIServer::serve() { http_->listen_after_bind(); }
+void OpenAIServer::serve() { http_->wait(); }
 
 void OpenAIServer::stop() {
-  if (http_) http_->stop();
+  std::call_once(stopped_, [this] {
+    http_->stop_accepting();
+    engine_->shutdown();  // closes every stream, so every handler returns
+    http_->drain();
+  });
 }
 
-bool OpenAIServer::authorized(const httplib::Request& req, httplib::Response& res) const {
-  if (cfg_.api_key.empty() || req.path.rfind("/v1", 0) != 0) return true;
-  if (req.get_header_value("Authorization") == "Bearer " + cfg_.api_key) return true;
+// vLLM checks the key on /v1/* only. Here /tokenize, /detokenize and /metrics need it too:
+// the first two do work for whoever calls them, and /metrics tells about the traffic. /health,
+// /ping and /version stay open for load balancers.
+bool OpenAIServer::authorized(const http::Request& req, http::Response& res) const {
+  if (cfg_.api_key.empty()) return true;
+  if (same_secret(req.header("authorization"), "Bearer " + cfg_.api_key)) return true;
   send_error(res, 401, "Unauthorized: a valid API key is required (Authorization: Bearer KEY)");
   return false;
 }
@@ -118,7 +118,7 @@ void OpenAIServer::check_model(const std::optional<std::string>& model) const {
   throw ApiError(404, "The model `" + *model + "` does not exist.", "model");
 }
 
-void OpenAIServer::handle_generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+void OpenAIServer::handle_generate(const http::Request& req, http::Response& res, bool chat) {
   const ojson body = parse_body(req.body);
   const tok::Tokenizer& tk = llm_.tokenizer();
   std::vector<std::vector<int32_t>> prompts;
@@ -156,27 +156,21 @@ void OpenAIServer::handle_generate(const httplib::Request& req, httplib::Respons
                             std::move(echo), false);
   }
   if (!stream) {
-    res.set_content(dump(gen->collect()), kJson);
+    // The client may hang up while its requests run; then they are aborted, not finished.
+    send_json(res, gen->collect([&req] { return req.client_gone(); }));
     return;
   }
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [gen](size_t, httplib::DataSink& sink) {
-        bool gone = false;
-        auto write = [&](const std::string& s) {
-          if (!sink.write(s.data(), s.size())) gone = true;
-          return !gone;
-        };
-        if (gen->stream_step(write, 200ms)) return true;
-        if (gone) return false;  // the client hung up: its requests are aborted
-        sink.done();
-        return true;
-      },
-      [gen](bool) { gen->abort_all(); });
+  res.content_type = "text/event-stream";
+  res.headers.emplace_back("Cache-Control", "no-cache");
+  res.stream = [gen](http::StreamWriter& w) {
+    auto write = [&](const std::string& s) { return w.write(s); };
+    while (gen->stream_step(write, 200ms)) {
+    }
+    gen->abort_all();  // a no-op unless the client went away
+  };
 }
 
-void OpenAIServer::handle_tokenize(const httplib::Request& req, httplib::Response& res) {
+void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res) {
   const TokenizeRequest r = parse_tokenize_request(parse_body(req.body));
   check_model(r.model);
   const tok::Tokenizer& tk = llm_.tokenizer();
@@ -194,10 +188,10 @@ void OpenAIServer::handle_tokenize(const httplib::Request& req, httplib::Respons
     for (int32_t id : ids) strs.push_back(tk.id_to_token(id));
     out["token_strs"] = strs;
   }
-  res.set_content(dump(out), kJson);
+  send_json(res, out);
 }
 
-void OpenAIServer::handle_detokenize(const httplib::Request& req, httplib::Response& res) {
+void OpenAIServer::handle_detokenize(const http::Request& req, http::Response& res) {
   const DetokenizeRequest r = parse_detokenize_request(parse_body(req.body));
   check_model(r.model);
   std::string text;
@@ -206,72 +200,64 @@ void OpenAIServer::handle_detokenize(const httplib::Request& req, httplib::Respo
   } catch (const std::exception& e) {
     throw bad_request(e.what(), "tokens");
   }
-  res.set_content(dump(json{{"prompt", text}}), kJson);
+  send_json(res, json{{"prompt", text}});
 }
 
 void OpenAIServer::install_routes() {
-  auto& s = *http_;
-  s.new_task_queue = [n = cfg_.http_threads] { return new httplib::ThreadPool(n); };
-  s.set_payload_max_length(cfg_.max_body_bytes);
-  s.set_keep_alive_max_count(1000);
-  s.set_keep_alive_timeout(10);
-  s.set_read_timeout(30);
-  s.set_write_timeout(10);
-  s.set_tcp_nodelay(true);
-
-  // The key is checked inside each handler, after httplib has read the body: rejecting in a
-  // pre-routing handler would leave the body on a keep-alive connection, to be misread as the
-  // next request.
-  // Statuses httplib sets on its own (no route, body too large, unparsable request) get an
-  // OpenAI error body too.
-  s.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::string msg = "error";
-        if (res.status == 404) msg = "Not Found";
-        if (res.status == 413) msg = "Request body too large";
-        if (res.status == 400) msg = "Bad Request";
-        if (res.status == 405) msg = "Method Not Allowed";
-        send_error(res, res.status, msg);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    send_error(res, 500, "internal server error");
-  });
-
-  s.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
-  s.Get("/ping", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
-  s.Get("/version", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(dump(json{{"version", kVersion}}), kJson);
-  });
-  s.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    json data = json::array();
-    const int64_t created = static_cast<int64_t>(std::time(nullptr));
-    for (const auto& n : names_)
-      data.push_back({{"id", n},
-                      {"object", "model"},
-                      {"created", created},
-                      {"owned_by", "vllm"},
-                      {"root", llm_.model_path()},
-                      {"parent", nullptr},
-                      {"max_model_len", engine_->config().max_model_len}});
-    res.set_content(dump(json{{"object", "list"}, {"data", data}}), kJson);
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_->render(engine_->metrics()), "text/plain; version=0.0.4");
-  });
-  s.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+  http::Server& s = *http_;
+  using Req = const http::Request&;
+  using Res = http::Response&;
+  // Cheap, never-blocking routes run on the polling threads, so they answer however busy the
+  // workers are.
+  constexpr bool kInline = true;
+  s.route(
+      "GET", "/health", [](Req, Res res) { res.content_type.clear(); }, kInline);
+  s.route(
+      "GET", "/ping", [](Req, Res res) { res.content_type.clear(); }, kInline);
+  s.route(
+      "POST", "/ping", [](Req, Res res) { res.content_type.clear(); }, kInline);
+  s.route(
+      "GET", "/version",
+      [](Req, Res res) {
+        send_json(res, json{{"version", kVersion}});
+      },
+      kInline);
+  s.route(
+      "GET", "/v1/models",
+      [this](Req req, Res res) {
+        if (!authorized(req, res)) return;
+        json data = json::array();
+        const int64_t created = static_cast<int64_t>(std::time(nullptr));
+        for (const auto& n : names_)
+          data.push_back({{"id", n},
+                          {"object", "model"},
+                          {"created", created},
+                          {"owned_by", "vllm"},
+                          {"root", llm_.model_path()},
+                          {"parent", nullptr},
+                          {"max_model_len", engine_->config().max_model_len}});
+        send_json(res, json{{"object", "list"}, {"data", data}});
+      },
+      kInline);
+  s.route(
+      "GET", "/metrics",
+      [this](Req req, Res res) {
+        if (!authorized(req, res)) return;
+        res.content_type = "text/plain; version=0.0.4";
+        res.body = metrics_->render(engine_->metrics());
+      },
+      kInline);
+  s.route("POST", "/v1/completions", [this](Req req, Res res) {
     if (authorized(req, res)) guarded(res, [&] { handle_generate(req, res, false); });
   });
-  s.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+  s.route("POST", "/v1/chat/completions", [this](Req req, Res res) {
     if (authorized(req, res)) guarded(res, [&] { handle_generate(req, res, true); });
   });
-  s.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { handle_tokenize(req, res); });
+  s.route("POST", "/tokenize", [this](Req req, Res res) {
+    if (authorized(req, res)) guarded(res, [&] { handle_tokenize(req, res); });
   });
-  s.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { handle_detokenize(req, res); });
+  s.route("POST", "/detokenize", [this](Req req, Res res) {
+    if (authorized(req, res)) guarded(res, [&] { handle_detokenize(req, res); });
   });
 }
 

@@ -1,22 +1,24 @@
-// OpenAIServer: the HTTP front of `vllm serve` (cpp-httplib). Routes the OpenAI endpoints,
-// /health, /version, /tokenize, /detokenize and /metrics; checks the API key and served model
-// name; maps errors to OpenAI error JSON. Handlers run on httplib's worker threads and only
-// talk to the engine through AsyncEngine.
+// OpenAIServer: the OpenAI API of `vllm serve` over the connection layer in http_server.h.
+// Routes the OpenAI endpoints, /health, /version, /tokenize, /detokenize and /metrics; checks
+// the API key and served model name; maps errors to OpenAI error JSON. Generation handlers run
+// on the HTTP layer's workers and only talk to the engine through AsyncEngine; a client that
+// hangs up has its requests aborted, streaming or not.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/async_engine.h"
 
-namespace httplib {
+namespace vllm::api::http {
 class Server;
 struct Request;
 struct Response;
-}  // namespace httplib
+}  // namespace vllm::api::http
 
 namespace vllm::api {
 
@@ -30,9 +32,10 @@ struct ServerConfig {
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
   std::string api_key;                          // empty: no authentication
   std::string reasoning_parser;                 // "" or "qwen3"
-  size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413
-  int http_threads = 512;               // connections served at once (streams hold one each)
-  int64_t max_waiting_requests = 1024;  // beyond this, 503
+  size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
+  int request_timeout_s = 30;                   // a whole request must arrive within this
+  int64_t max_waiting_requests = 1024;          // beyond this, 503
+  std::vector<std::string> allowed_origins;     // CORS; empty: none
 };
 
 class OpenAIServer {
@@ -44,8 +47,9 @@ class OpenAIServer {
   // Binds the socket; false (with a message on stderr) when the address is taken.
   bool bind();
   int port() const { return port_; }
-  // Serves until stop() (from another thread or a signal handler thread).
+  // Serves until stop() (from another thread or a signal handler thread) has finished.
   void serve();
+  // Stops taking requests, aborts what runs, waits for the handlers; idempotent.
   void stop();
 
   engine::AsyncEngine& engine() { return *engine_; }
@@ -53,11 +57,11 @@ class OpenAIServer {
 
  private:
   void install_routes();
-  bool authorized(const httplib::Request& req, httplib::Response& res) const;
+  bool authorized(const http::Request& req, http::Response& res) const;
   void check_model(const std::optional<std::string>& model) const;
-  void handle_generate(const httplib::Request& req, httplib::Response& res, bool chat);
-  void handle_tokenize(const httplib::Request& req, httplib::Response& res);
-  void handle_detokenize(const httplib::Request& req, httplib::Response& res);
+  void handle_generate(const http::Request& req, http::Response& res, bool chat);
+  void handle_tokenize(const http::Request& req, http::Response& res);
+  void handle_detokenize(const http::Request& req, http::Response& res);
 
   LLM& llm_;
   ServerConfig cfg_;
@@ -65,8 +69,9 @@ class OpenAIServer {
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<engine::AsyncEngine> engine_;
   std::unique_ptr<ServingContext> ctx_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<http::Server> http_;
   int port_ = 0;
+  std::once_flag stopped_;
 };
 
 }  // namespace vllm::api

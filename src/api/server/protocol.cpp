@@ -1,6 +1,7 @@
 // Strict field-by-field parsing of OpenAI request bodies.
 #include "api/server/protocol.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -88,7 +89,10 @@ class Fields {
     const ojson* v = get(k);
     if (!v) return std::nullopt;
     if (!v->is_number()) wrong_type(k, "a number", *v);
-    return v->get<double>();
+    const double d = v->get<double>();
+    // 1e400 parses as infinity: out of range for every field.
+    if (!std::isfinite(d)) throw bad_request(k + ": number out of range", k);
+    return d;
   }
   std::optional<std::string> string(const std::string& k) {
     const ojson* v = get(k);
@@ -256,9 +260,80 @@ ojson parse_kwargs(Fields& f) {
 
 }  // namespace
 
+namespace {
+
+// Re-reads a body the parser refused for a number overflow and returns the object member the
+// offending number belongs to ("" at top level). Only runs on that error path.
+std::string field_of_bad_number(const std::string& body) {
+  struct Sax {
+    std::vector<std::string> keys;
+    std::string found;
+    bool null() { return true; }
+    bool boolean(bool) { return true; }
+    bool number_integer(int64_t) { return true; }
+    bool number_unsigned(uint64_t) { return true; }
+    bool number_float(double, const std::string&) { return true; }
+    bool string(std::string&) { return true; }
+    bool binary(std::vector<uint8_t>&) { return true; }
+    bool start_object(size_t) {
+      keys.emplace_back();
+      return true;
+    }
+    bool key(std::string& k) {
+      keys.back() = k;
+      return true;
+    }
+    bool end_object() {
+      keys.pop_back();
+      return true;
+    }
+    bool start_array(size_t) { return true; }
+    bool end_array() { return true; }
+    bool parse_error(size_t, const std::string&, const nlohmann::json::exception&) {
+      for (auto it = keys.rbegin(); it != keys.rend() && found.empty(); ++it) found = *it;
+      return false;
+    }
+  } sax;
+  ojson::sax_parse(body, &sax);
+  return sax.found;
+}
+
+}  // namespace
+
+size_t json_depth(std::string_view text) {
+  size_t depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
 ojson parse_body(const std::string& body) {
+  // Deep nesting is refused before parsing: copies and conversions of JSON values recurse,
+  // and a 40 KB body can nest 20,000 levels.
+  if (json_depth(body) > kMaxJsonDepth)
+    throw bad_request("JSON nesting depth exceeds the limit of " + std::to_string(kMaxJsonDepth));
   try {
     return ojson::parse(body);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range (1e400): name the member it was the value of.
+    const std::string field = field_of_bad_number(body);
+    throw bad_request((field.empty() ? std::string("a number") : field) + ": number out of range",
+                      field);
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     if (msg.size() > 300) msg.resize(300);

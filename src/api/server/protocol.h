@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/server/api_error.h"
@@ -70,7 +71,14 @@ struct DetokenizeRequest {
 };
 DetokenizeRequest parse_detokenize_request(const ojson& body);
 
-// Parses a request body; malformed JSON or invalid UTF-8 -> ApiError(400).
+// The deepest nesting of arrays and objects a request body may have (serde_json's default;
+// real tool schemas stay far below it).
+inline constexpr size_t kMaxJsonDepth = 128;
+// Nesting depth of the arrays and objects in JSON text (strings skipped; no validation).
+size_t json_depth(std::string_view text);
+
+// Parses a request body; malformed JSON, invalid UTF-8 or nesting deeper than kMaxJsonDepth
+// -> ApiError(400).
 ojson parse_body(const std::string& body);
 
 }  // namespace vllm::api

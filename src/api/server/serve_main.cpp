@@ -1,5 +1,5 @@
 // `vllm serve MODEL`: the OpenAI-compatible HTTP server. Flags follow Python vLLM's names.
-// This lives in libvllm_server.so with the HTTP stack (cpp-httplib, which pulls in OpenSSL,
+// This lives in libvllm_server.so with the HTTP stack (libmicrohttpd, which pulls in GnuTLS,
 // and prometheus-cpp); the `vllm` program loads it only for `serve`, so `generate` and
 // `bench` neither map nor initialize those libraries.
 #include <pthread.h>
@@ -32,6 +32,11 @@ int serve_main(int argc, char** argv) {
   flags.add(app);
   app.add_option("--max-waiting-requests", sc.max_waiting_requests,
                  "queued requests beyond which the server answers 503");
+  app.add_option("--max-request-bytes", sc.max_body_bytes,
+                 "largest request body accepted (413 beyond; chunked bodies too)");
+  app.add_option("--request-read-timeout", sc.request_timeout_s,
+                 "seconds a connection has to deliver a whole request (slow clients are cut)")
+      ->check(CLI::Range(1, 3600));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -64,6 +69,7 @@ int serve_main(int argc, char** argv) {
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);
   std::fflush(stdout);
   server.serve();
+  server.stop();
   return 0;
 }
 

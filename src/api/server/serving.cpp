@@ -177,11 +177,15 @@ json Generation::chat_logprobs(const std::vector<engine::TokenLogprobs>& lps) {
   return {{"content", content}};
 }
 
-json Generation::collect() {
+json Generation::collect(const std::function<bool()>& client_gone) {
   for (Choice& c : choices_) {
     engine::RequestOutput o;
     while (!c.done) {
-      auto r = c.stream->pop(o, 1000ms);
+      if (client_gone && client_gone()) {
+        abort_all();
+        throw ApiError(499, "client closed the connection");
+      }
+      auto r = c.stream->pop(o, 100ms);
       if (r == engine::RequestStream::PopResult::kClosed) break;
       if (r == engine::RequestStream::PopResult::kOutput) absorb(c, o);
     }

@@ -40,8 +40,9 @@ class Generation {
                                            std::vector<std::string> echo_texts, bool chat_logprobs);
   ~Generation();  // aborts whatever is still running (client gone, server stopping)
 
-  // Waits for every choice to finish; returns the OpenAI response object.
-  nlohmann::json collect();
+  // Waits for every choice to finish; returns the OpenAI response object. `client_gone` is
+  // polled while waiting: once it says true every choice is aborted and ApiError(499) thrown.
+  nlohmann::json collect(const std::function<bool()>& client_gone = {});
 
   // Streaming: writes whatever output is ready as SSE events via `write` (false = client gone),
   // waiting at most `wait` for some. Returns false once the stream is complete or the client

@@ -1,0 +1,710 @@
+// HttpServer on libmicrohttpd (see http_server.h for what it guarantees).
+//
+// Threads and ownership. MHD's polling threads call on_access (request headers, body pieces,
+// end of body), read_stream (a streamed body's next bytes) and the two notification callbacks.
+// A complete request that is not inline is handed to a worker with its connection suspended:
+// MHD neither reads nor closes a suspended connection, so the worker may use it until it
+// queues the response and resumes it. A streamed body lives in an Outbox the worker fills and
+// read_stream drains; when read_stream finds it empty it suspends the connection, and the
+// worker resumes it after the next write. Both sides decide under the Outbox mutex, so a resume
+// always follows a suspend. The connection may close only while it is not suspended, and the
+// completion callback then marks the Outbox closed (under the same mutex), after which the
+// worker never touches the connection again.
+#include "api/server/http_server.h"
+
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vllm::api::http {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string to_lower(std::string_view s) {
+  std::string o(s);
+  for (char& c : o)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return o;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string o;
+  for (const auto& s : v) o += (o.empty() ? "" : ", ") + s;
+  return o;
+}
+
+// Unsent bytes above which a streaming handler waits for the client to read.
+constexpr size_t kOutboxHigh = size_t{4} << 20;
+// MHD's buffer for one chunk of a streamed body.
+constexpr size_t kStreamBlock = 32 * 1024;
+
+}  // namespace
+
+bool Request::client_gone() const {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+std::string Request::header(std::string_view name) const {
+  const std::string n = to_lower(name);
+  for (const auto& [k, v] : headers)
+    if (k == n) return v;
+  return {};
+}
+
+namespace {
+
+// A streamed body between the worker that writes it and MHD that sends it.
+struct Outbox {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string buf;
+  size_t off = 0;
+  bool done = false;       // the handler returned
+  bool closed = false;     // the connection is gone, or the server is stopping
+  bool suspended = false;  // read_stream suspended the connection waiting for data
+  MHD_Connection* conn = nullptr;
+};
+
+// The whole-request deadline of one connection.
+struct ConnInfo {
+  int fd = -1;
+  Clock::time_point deadline;
+  bool busy = false;  // a complete request is being handled: no deadline
+  bool reaped = false;
+};
+
+struct Route {
+  std::map<std::string, std::pair<Handler, bool>> methods;  // method -> (handler, inline)
+};
+
+}  // namespace
+
+struct Exchange {
+  MHD_Connection* conn = nullptr;
+  ConnInfo* ci = nullptr;
+  Request req;
+  const Route* route = nullptr;
+  bool too_large = false;
+  bool started = false;  // the full request was dispatched
+  std::mutex mu;
+  std::shared_ptr<Outbox> outbox;  // set by the worker before it resumes the connection
+};
+
+struct Server::Impl {
+  Options opts;
+  ErrorBody error_body;
+  std::unordered_map<std::string, Route> routes;
+  MHD_Daemon* daemon = nullptr;
+  int listen_fd = -1;
+
+  mutable std::mutex conns_mu;
+  std::unordered_set<ConnInfo*> conns;
+
+  mutable std::mutex work_mu;
+  std::condition_variable work_cv, idle_cv;
+  std::deque<std::shared_ptr<Exchange>> jobs;
+  std::vector<std::thread> threads;
+  size_t idle_threads = 0;
+  size_t running = 0;                          // handlers queued or running
+  bool stopping = false;                       // no new streams; live ones are closed
+  bool stopping_workers = false;               // idle workers exit
+  std::set<std::shared_ptr<Outbox>> outboxes;  // live streams, closed on drain
+
+  std::thread reaper;
+  std::mutex reaper_mu;
+  std::condition_variable reaper_cv;
+  bool reaper_stop = false;
+
+  std::mutex state_mu;
+  std::condition_variable state_cv;
+  bool finished = false;
+  std::atomic<bool> accepting{true};
+
+  // ---- responses ----
+  void add_cors(const Request& req, Response& res) const {
+    if (opts.allowed_origins.empty()) return;
+    const std::string origin = req.header("origin");
+    if (origin.empty()) return;
+    const bool any = std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), "*") !=
+                     opts.allowed_origins.end();
+    if (!any && std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), origin) ==
+                    opts.allowed_origins.end())
+      return;
+    // With credentials a browser needs the origin echoed, never "*".
+    res.headers.emplace_back("Access-Control-Allow-Origin",
+                             any && !opts.allow_credentials ? "*" : origin);
+    if (!any || opts.allow_credentials) res.headers.emplace_back("Vary", "Origin");
+    if (opts.allow_credentials)
+      res.headers.emplace_back("Access-Control-Allow-Credentials", "true");
+  }
+
+  static MHD_Response* make_response(const Response& res) {
+    MHD_Response* r = MHD_create_response_from_buffer(
+        res.body.size(), const_cast<char*>(res.body.data()), MHD_RESPMEM_MUST_COPY);
+    if (!res.content_type.empty())
+      MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type.c_str());
+    for (const auto& [k, v] : res.headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+    return r;
+  }
+
+  void error(int status, const std::string& msg, Response& res) const {
+    res = Response();
+    res.status = status;
+    error_body(status, msg, res);
+  }
+
+  // Runs a handler, turning an escaped exception into a 500.
+  void call(const Handler& h, const Request& req, Response& res) const {
+    try {
+      h(req, res);
+    } catch (const std::exception& e) {
+      error(500, std::string("internal error: ") + e.what(), res);
+    } catch (...) {
+      error(500, "internal error", res);
+    }
+    add_cors(req, res);
+  }
+
+  // Queues a whole response on the polling thread (inside on_access).
+  static MHD_Result queue(MHD_Connection* c, const Response& res) {
+    MHD_Response* r = make_response(res);
+    const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(res.status), r);
+    MHD_destroy_response(r);
+    return ok;
+  }
+
+  // ---- routing ----
+  // nullptr with *status set (404 / 405, allow filled) when the request has no handler.
+  const std::pair<Handler, bool>* find(const Request& req, int* status, std::string* allow) {
+    auto it = routes.find(req.path);
+    if (it == routes.end()) {
+      *status = 404;
+      return nullptr;
+    }
+    const std::string m = req.method == "HEAD" ? "GET" : req.method;
+    auto h = it->second.methods.find(m);
+    if (h != it->second.methods.end()) return &h->second;
+    std::vector<std::string> names;
+    for (const auto& [k, v] : it->second.methods) names.push_back(k);
+    *allow = join(names);
+    *status = 405;
+    return nullptr;
+  }
+
+  // ---- workers ----
+  void submit(std::shared_ptr<Exchange> ex) {
+    std::lock_guard<std::mutex> l(work_mu);
+    ++running;
+    jobs.push_back(std::move(ex));
+    if (idle_threads == 0 && threads.size() < opts.max_workers)
+      threads.emplace_back([this] { worker(); });
+    else
+      work_cv.notify_one();
+  }
+
+  void worker() {
+    std::unique_lock<std::mutex> l(work_mu);
+    for (;;) {
+      ++idle_threads;
+      work_cv.wait(l, [&] { return stopping_workers || !jobs.empty(); });
+      --idle_threads;
+      if (jobs.empty()) return;  // stopping
+      std::shared_ptr<Exchange> ex = std::move(jobs.front());
+      jobs.pop_front();
+      l.unlock();
+      run(*ex);
+      ex.reset();
+      l.lock();
+      if (--running == 0) idle_cv.notify_all();
+    }
+  }
+
+  void run(Exchange& ex) {
+    Response res;
+    int status = 0;
+    std::string allow;
+    const auto* h = find(ex.req, &status, &allow);
+    call(h->first, ex.req, res);
+    if (!res.stream) {
+      MHD_Response* r = make_response(res);
+      MHD_queue_response(ex.conn, static_cast<unsigned>(res.status), r);
+      MHD_destroy_response(r);
+      MHD_resume_connection(ex.conn);
+      return;
+    }
+    auto ob = std::make_shared<Outbox>();
+    ob->conn = ex.conn;
+    {
+      std::lock_guard<std::mutex> l(ex.mu);
+      ex.outbox = ob;
+    }
+    {
+      std::lock_guard<std::mutex> l(work_mu);
+      if (stopping) ob->closed = true;
+      outboxes.insert(ob);
+    }
+    MHD_Response* r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, kStreamBlock, &read_stream, new std::shared_ptr<Outbox>(ob),
+        [](void* p) { delete static_cast<std::shared_ptr<Outbox>*>(p); });
+    if (!res.content_type.empty())
+      MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type.c_str());
+    for (const auto& [k, v] : res.headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+    MHD_queue_response(ex.conn, static_cast<unsigned>(res.status), r);
+    MHD_destroy_response(r);
+    MHD_resume_connection(ex.conn);
+
+    struct Writer : StreamWriter {
+      Outbox& ob;
+      explicit Writer(Outbox& o) : ob(o) {}
+      bool write(std::string_view data) override {
+        std::unique_lock<std::mutex> l(ob.mu);
+        // Back-pressure: a client that reads slowly makes its handler wait, not the heap grow.
+        while (!ob.closed && ob.buf.size() - ob.off > kOutboxHigh) ob.cv.wait_for(l, 100ms);
+        if (ob.closed) return false;
+        if (ob.off > kOutboxHigh) {
+          ob.buf.erase(0, ob.off);
+          ob.off = 0;
+        }
+        ob.buf.append(data);
+        if (ob.suspended) {
+          ob.suspended = false;
+          MHD_resume_connection(ob.conn);
+        }
+        return true;
+      }
+    } w(*ob);
+    try {
+      res.stream(w);
+    } catch (...) {
+      // The handler owns its errors; an escaped one just ends the stream.
+    }
+    {
+      std::lock_guard<std::mutex> l(ob->mu);
+      ob->done = true;
+      if (ob->suspended) {
+        ob->suspended = false;
+        MHD_resume_connection(ob->conn);
+      }
+    }
+    std::lock_guard<std::mutex> l(work_mu);
+    outboxes.erase(ob);
+  }
+
+  static ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
+    Outbox& ob = **static_cast<std::shared_ptr<Outbox>*>(cls);
+    std::lock_guard<std::mutex> l(ob.mu);
+    const size_t avail = ob.buf.size() - ob.off;
+    if (avail > 0) {
+      const size_t n = std::min(avail, max);
+      std::memcpy(buf, ob.buf.data() + ob.off, n);
+      ob.off += n;
+      if (ob.off == ob.buf.size()) {
+        ob.buf.clear();
+        ob.off = 0;
+      }
+      ob.cv.notify_all();
+      return static_cast<ssize_t>(n);
+    }
+    if (ob.done || ob.closed) return MHD_CONTENT_READER_END_OF_STREAM;
+    ob.suspended = true;
+    MHD_suspend_connection(ob.conn);
+    return 0;
+  }
+
+  // ---- MHD callbacks ----
+  static MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    auto* req = static_cast<Request*>(cls);
+    req->headers.emplace_back(to_lower(key ? key : ""), value ? value : "");
+    return MHD_YES;
+  }
+
+  MHD_Result on_access(MHD_Connection* c, const char* url, const char* method, const char* upload,
+                       size_t* upload_size, void** req_cls) {
+    auto* holder = static_cast<std::shared_ptr<Exchange>*>(*req_cls);
+    if (!holder) {  // headers are in
+      auto ex = std::make_shared<Exchange>();
+      ex->conn = c;
+      if (const MHD_ConnectionInfo* i =
+              MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT))
+        ex->ci = static_cast<ConnInfo*>(i->socket_context);
+      if (const MHD_ConnectionInfo* i =
+              MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+        ex->req.fd = i->connect_fd;
+      ex->req.method = method ? method : "";
+      ex->req.path = url ? url : "";
+      MHD_get_connection_values(c, MHD_HEADER_KIND, &collect_header, &ex->req);
+      *req_cls = new std::shared_ptr<Exchange>(ex);
+      Response res;
+      int status = 0;
+      std::string allow;
+      if (!accepting) {
+        error(503, "the server is shutting down", res);
+        return queue(c, res);
+      }
+      if (ex->req.method == "OPTIONS" && !opts.allowed_origins.empty()) {
+        // CORS preflight.
+        res.status = 200;
+        res.content_type.clear();
+        add_cors(ex->req, res);
+        res.headers.emplace_back("Access-Control-Allow-Methods", join(opts.allowed_methods));
+        res.headers.emplace_back("Access-Control-Allow-Headers", join(opts.allowed_headers));
+        res.headers.emplace_back("Access-Control-Max-Age", "600");
+        return queue(c, res);
+      }
+      const auto* h = find(ex->req, &status, &allow);
+      if (!h) {
+        error(status, status == 404 ? "Not Found" : "Method Not Allowed", res);
+        if (!allow.empty()) res.headers.emplace_back("Allow", allow);
+        add_cors(ex->req, res);
+        return queue(c, res);
+      }
+      const std::string cl = ex->req.header("content-length");
+      if (!cl.empty()) {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = std::strtoull(cl.c_str(), &end, 10);
+        if (errno != 0 || n > opts.max_body_bytes) {
+          error(413,
+                "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
+                    " bytes, --max-request-bytes)",
+                res);
+          add_cors(ex->req, res);
+          return queue(c, res);
+        }
+        ex->req.body.reserve(n);
+      }
+      return MHD_YES;
+    }
+    Exchange& ex = **holder;
+    if (*upload_size > 0) {  // a piece of the body (Content-Length or chunked alike)
+      if (!ex.too_large) {
+        if (ex.req.body.size() + *upload_size > opts.max_body_bytes) {
+          // Keep reading (and dropping) so the client gets a 413 rather than a reset; the
+          // connection's deadline bounds how long that may take.
+          ex.too_large = true;
+          std::string().swap(ex.req.body);
+        } else {
+          ex.req.body.append(upload, *upload_size);
+        }
+      }
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    if (ex.started) return MHD_YES;  // resumed after the worker queued the response
+    ex.started = true;
+    Response res;
+    if (ex.too_large) {
+      error(413,
+            "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
+                " bytes, --max-request-bytes)",
+            res);
+      add_cors(ex.req, res);
+      return queue(c, res);
+    }
+    mark_busy(ex.ci, true);
+    int status = 0;
+    std::string allow;
+    const auto* h = find(ex.req, &status, &allow);
+    if (h->second) {
+      call(h->first, ex.req, res);
+      return queue(c, res);
+    }
+    MHD_suspend_connection(c);
+    submit(*holder);
+    return MHD_YES;
+  }
+
+  void on_completed(void** req_cls) {
+    auto* holder = static_cast<std::shared_ptr<Exchange>*>(*req_cls);
+    if (!holder) return;
+    Exchange& ex = **holder;
+    std::shared_ptr<Outbox> ob;
+    {
+      std::lock_guard<std::mutex> l(ex.mu);
+      ob = ex.outbox;
+    }
+    if (ob) {
+      std::lock_guard<std::mutex> l(ob->mu);
+      ob->closed = true;
+      ob->cv.notify_all();
+    }
+    mark_busy(ex.ci, false);
+    delete holder;
+    *req_cls = nullptr;
+  }
+
+  void mark_busy(ConnInfo* ci, bool busy) {
+    if (!ci) return;
+    std::lock_guard<std::mutex> l(conns_mu);
+    ci->busy = busy;
+    if (!busy) ci->deadline = Clock::now() + std::chrono::seconds(opts.request_timeout_s);
+  }
+
+  void on_connection(MHD_Connection* c, void** socket_context,
+                     MHD_ConnectionNotificationCode code) {
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      auto* ci = new ConnInfo();
+      if (const MHD_ConnectionInfo* i =
+              MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+        ci->fd = i->connect_fd;
+      ci->deadline = Clock::now() + std::chrono::seconds(opts.request_timeout_s);
+      *socket_context = ci;
+      std::lock_guard<std::mutex> l(conns_mu);
+      conns.insert(ci);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      // MHD closes the socket only after this returns, so the reaper never sees a reused fd.
+      auto* ci = static_cast<ConnInfo*>(*socket_context);
+      if (!ci) return;
+      {
+        std::lock_guard<std::mutex> l(conns_mu);
+        conns.erase(ci);
+      }
+      delete ci;
+      *socket_context = nullptr;
+    }
+  }
+
+  // Shuts down connections that have not delivered a complete request in time.
+  void reap_loop() {
+    std::unique_lock<std::mutex> rl(reaper_mu);
+    while (!reaper_stop) {
+      reaper_cv.wait_for(rl, 250ms);
+      const auto now = Clock::now();
+      std::lock_guard<std::mutex> l(conns_mu);
+      for (ConnInfo* ci : conns) {
+        if (ci->busy || ci->reaped || now < ci->deadline) continue;
+        ci->reaped = true;
+        ::shutdown(ci->fd, SHUT_RDWR);  // MHD sees the end of the stream and closes it
+      }
+    }
+  }
+};
+
+namespace {
+
+MHD_Result access_cb(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
+                     const char* upload, size_t* upload_size, void** req_cls) {
+  return static_cast<Server::Impl*>(cls)->on_access(c, url, method, upload, upload_size, req_cls);
+}
+
+void completed_cb(void* cls, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {
+  static_cast<Server::Impl*>(cls)->on_completed(req_cls);
+}
+
+void connection_cb(void* cls, MHD_Connection* c, void** socket_context,
+                   MHD_ConnectionNotificationCode code) {
+  static_cast<Server::Impl*>(cls)->on_connection(c, socket_context, code);
+}
+
+// MHD's messages are printed while the daemon starts (a bad TLS key, say) and dropped after:
+// then they are about clients (resets, malformed requests), not ours to log.
+std::atomic<bool> g_log_startup{false};
+void log_cb(void*, const char* fmt, va_list ap) {
+  if (!g_log_startup) return;
+  std::fputs("http: ", stderr);
+  std::vfprintf(stderr, fmt, ap);
+}
+
+// A listening socket for host:port (IPv4 or IPv6 name or address).
+int open_listener(const std::string& host, int port, std::string* err) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const std::string svc = std::to_string(port);
+  const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), svc.c_str(), &hints, &res);
+  if (rc != 0) {
+    *err = std::string("cannot resolve ") + host + ": " + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 4096) == 0) break;
+    *err = std::strerror(errno);
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return 0;
+}
+
+// Raises the open-file limit to its hard maximum and returns how many connections fit in it.
+unsigned connection_budget(unsigned want) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return std::min(want, 960u);
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  // Leave room for the model file, logs, the engine and MHD's own descriptors.
+  const rlim_t spare = rl.rlim_cur > 128 ? rl.rlim_cur - 64 : rl.rlim_cur / 2;
+  return static_cast<unsigned>(std::min<rlim_t>(want, spare));
+}
+
+}  // namespace
+
+Server::Server(Options opts, ErrorBody error_body) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(opts);
+  impl_->error_body = std::move(error_body);
+}
+
+Server::~Server() {
+  if (impl_->daemon) {
+    stop_accepting();
+    drain();
+  }
+}
+
+void Server::route(const std::string& method, const std::string& path, Handler h,
+                   bool inline_handler) {
+  impl_->routes[path].methods[method] = {std::move(h), inline_handler};
+}
+
+bool Server::bind() {
+  Impl& m = *impl_;
+  std::string err;
+  m.listen_fd = open_listener(m.opts.host, m.opts.port, &err);
+  if (m.listen_fd < 0) {
+    std::fprintf(stderr, "error: cannot bind %s:%d: %s\n", m.opts.host.c_str(), m.opts.port,
+                 err.c_str());
+    return false;
+  }
+  port_ = bound_port(m.listen_fd);
+  const bool tls = !m.opts.tls_key_pem.empty();
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
+  if (tls) flags |= MHD_USE_TLS;
+  const unsigned max_conn = connection_budget(m.opts.max_connections);
+  std::vector<MHD_OptionItem> o = {
+      {MHD_OPTION_LISTEN_SOCKET, m.listen_fd, nullptr},
+      {MHD_OPTION_THREAD_POOL_SIZE, std::max(1u, m.opts.io_threads), nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, max_conn, nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(m.opts.request_timeout_s), nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, nullptr},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&completed_cb), &m},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&connection_cb), &m},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_cb), nullptr},
+  };
+  if (tls) {
+    o.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(m.opts.tls_key_pem.c_str())});
+    o.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(m.opts.tls_cert_pem.c_str())});
+  }
+  o.push_back({MHD_OPTION_END, 0, nullptr});
+  g_log_startup = true;
+  m.daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &access_cb, &m, MHD_OPTION_ARRAY,
+                              o.data(), MHD_OPTION_END);
+  g_log_startup = false;
+  if (!m.daemon) {
+    std::fprintf(stderr, "error: cannot start the HTTP server on %s:%d%s\n", m.opts.host.c_str(),
+                 port_, tls ? " (check the TLS key and certificate)" : "");
+    ::close(m.listen_fd);
+    m.listen_fd = -1;
+    return false;
+  }
+  m.reaper = std::thread([&m] { m.reap_loop(); });
+  return true;
+}
+
+void Server::wait() {
+  std::unique_lock<std::mutex> l(impl_->state_mu);
+  impl_->state_cv.wait(l, [&] { return impl_->finished; });
+}
+
+void Server::stop_accepting() {
+  Impl& m = *impl_;
+  m.accepting = false;
+  if (m.daemon) {
+    const MHD_socket s = MHD_quiesce_daemon(m.daemon);
+    if (s != MHD_INVALID_SOCKET) ::close(s);
+  }
+}
+
+void Server::drain() {
+  Impl& m = *impl_;
+  if (!m.daemon) return;
+  {
+    // Wake every streaming handler (its next write fails) and wait for all handlers.
+    std::unique_lock<std::mutex> l(m.work_mu);
+    m.stopping = true;
+    for (const auto& ob : m.outboxes) {
+      std::lock_guard<std::mutex> ol(ob->mu);
+      ob->closed = true;
+      ob->cv.notify_all();
+    }
+    // Handlers end once the engine behind them has shut down; one that does not within a
+    // minute keeps its connection, so the daemon is left running rather than freed under it.
+    if (!m.idle_cv.wait_for(l, 60s, [&] { return m.running == 0; })) {
+      std::fprintf(stderr, "warning: %zu HTTP handlers still running at shutdown\n", m.running);
+      return;
+    }
+    m.stopping_workers = true;
+    m.work_cv.notify_all();
+  }
+  for (auto& t : m.threads) t.join();
+  m.threads.clear();
+  MHD_stop_daemon(m.daemon);
+  m.daemon = nullptr;
+  {
+    std::lock_guard<std::mutex> l(m.reaper_mu);
+    m.reaper_stop = true;
+  }
+  m.reaper_cv.notify_all();
+  if (m.reaper.joinable()) m.reaper.join();
+  std::lock_guard<std::mutex> l(m.state_mu);
+  m.finished = true;
+  m.state_cv.notify_all();
+}
+
+size_t Server::open_connections() const {
+  std::lock_guard<std::mutex> l(impl_->conns_mu);
+  return impl_->conns.size();
+}
+
+size_t Server::running_handlers() const {
+  std::lock_guard<std::mutex> l(impl_->work_mu);
+  return impl_->running;
+}
+
+}  // namespace vllm::api::http

@@ -1,0 +1,224 @@
+"""Hostile and careless clients (issue: one unauthenticated request could crash the server).
+
+Each test is a defect found against the httplib-based server: 20,000-deep JSON crashed it
+(stack overflow), 600 slow connections starved every endpoint, chunked bodies escaped the body
+limit, a non-streaming client that hung up kept its requests running, `1e400` was a 500, and
+/tokenize, /detokenize and /metrics answered without the API key.
+"""
+import http.client
+import json
+import os
+import resource
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from conftest import API_KEY, MODEL_NAME, Server, kv_idle
+
+
+def post(server, path, body, headers=None, timeout=60):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    try:
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        conn.request("POST", path, body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        return r.status, (json.loads(data) if data else None)
+    finally:
+        conn.close()
+
+
+def health_latency(server):
+    t0 = time.time()
+    with urllib.request.urlopen(server.url + "/health", timeout=10) as r:
+        assert r.status == 200
+    return time.time() - t0
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def nested(depth):
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [20_000, 200_000])
+def test_deeply_nested_json_is_a_400_not_a_crash(server, depth):
+    deep = nested(depth)
+    bodies = [
+        # inside a chat message, in chat_template_kwargs, in tools
+        '{"messages": [{"role": "user", "content": "hi", "x": %s}], "max_tokens": 1}' % deep,
+        '{"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"a": %s}}'
+        % deep,
+        '{"messages": [{"role": "user", "content": "hi"}], "tools": %s}' % deep,
+    ]
+    for b in bodies:
+        status, body = post(server, "/v1/chat/completions", b.encode())
+        assert status == 400, body
+        assert "nesting depth" in body["error"]["message"]
+    status, body = post(server, "/tokenize",
+                        ('{"messages": [{"role": "user", "content": %s}]}' % deep).encode())
+    assert status == 400 and "nesting depth" in body["error"]["message"]
+    # Moderate nesting still works.
+    ok = '{"messages": [{"role": "user", "content": "hi", "x": %s}], "max_tokens": 1}' % nested(100)
+    assert post(server, "/v1/chat/completions", ok.encode())[0] == 200
+    assert health_latency(server) < 5
+
+
+def test_numbers_out_of_range_are_400s_naming_the_field(server):
+    for field in ("max_tokens", "temperature", "top_p", "presence_penalty", "seed"):
+        status, body = post(server, "/v1/completions",
+                            ('{"prompt": "x", "%s": 1e400}' % field).encode())
+        assert status == 400, (field, body)
+        assert body["error"]["param"] == field
+
+
+def test_wrong_method_is_405_and_unknown_path_404(server):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/v1/completions")
+    r = conn.getresponse()
+    r.read()
+    assert r.status == 405 and "POST" in r.getheader("Allow")
+    conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/no/such/path")
+    r = conn.getresponse()
+    assert r.status == 404 and json.loads(r.read())["error"]["code"] == 404
+    conn.close()
+
+
+def test_chunked_body_is_held_to_the_body_limit(server):
+    pid = server.proc.pid
+    before = rss_kb(pid)
+
+    def chunks():
+        yield b'{"prompt": "'
+        for _ in range(100):  # 100 MB of one "word"
+            yield b"a" * (1 << 20)
+        yield b'", "max_tokens": 1}'
+
+    t0 = time.time()
+    try:
+        status, body = post(server, "/v1/completions", chunks(),
+                            headers={"Transfer-Encoding": "chunked"}, timeout=120)
+        assert status == 413, body
+    except (ConnectionError, http.client.HTTPException):
+        pass  # cut off while sending: also a refusal
+    assert time.time() - t0 < 60
+    # The body was never held in memory, let alone tokenized.
+    assert rss_kb(pid) - before < 64 * 1024
+    assert health_latency(server) < 5
+
+
+def _send_request(port, body):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    return s
+
+
+def test_non_streaming_client_that_hangs_up_is_aborted(server):
+    kv_idle(server)
+    lbl = f'{{finished_reason="abort",model_name="{MODEL_NAME}"}}'
+    aborted = server.metrics().get("vllm:request_success_total" + lbl, 0.0)
+    body = json.dumps({"prompt": "Tell me a very long story:", "max_tokens": 480,
+                       "ignore_eos": True}).encode()
+    socks = [_send_request(server.port, body) for _ in range(8)]
+    time.sleep(1.0)
+    for s in socks:
+        s.close()
+    # 8 x 480 tokens would take many seconds to finish; aborted, the cache empties at once.
+    m = kv_idle(server, timeout=5)
+    assert m.get("vllm:request_success_total" + lbl, 0.0) - aborted == 8
+
+
+def test_slow_connections_do_not_starve_the_server(server):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    n = 1000
+    if soft < n + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 200), hard))
+    socks = []
+    try:
+        for i in range(n):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            s.sendall(b"P")  # the start of a request that trickles in
+            socks.append(s)
+        worst = 0.0
+        for step in range(3):
+            for s in socks:
+                try:
+                    s.send(b"O")
+                except OSError:
+                    pass
+            worst = max(worst, health_latency(server))
+            time.sleep(0.5)
+        assert worst < 1.0, worst
+        # A real request is served meanwhile.
+        status, body = post(server, "/v1/completions", b'{"prompt": "Hi", "max_tokens": 2}')
+        assert status == 200
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.fixture(scope="module")
+def short_deadline_server():
+    s = Server(["--request-read-timeout", "2", "--max-request-bytes", "100000"])
+    yield s
+    s.stop()
+
+
+def test_a_request_must_arrive_within_the_deadline(short_deadline_server):
+    srv = short_deadline_server
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    t0 = time.time()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
+    closed = False
+    while time.time() - t0 < 8:
+        try:
+            s.sendall(b"X")  # one byte a second keeps an idle timer alive, not the deadline
+            s.settimeout(1.0)
+            if s.recv(1024) == b"":
+                closed = True
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            closed = True
+            break
+    s.close()
+    assert closed and time.time() - t0 < 5
+    # Content-Length over the limit: 413 before the body is read.
+    status, body = post(srv, "/v1/completions", b'{"prompt": "' + b"a" * 200_000 + b'"}')
+    assert status == 413 and "max-request-bytes" in body["error"]["message"]
+
+
+def test_endpoints_behind_the_api_key(keyed_server):
+    auth = {"Authorization": "Bearer " + API_KEY}
+    for path, body in (("/tokenize", b'{"prompt": "hi"}'), ("/detokenize", b'{"tokens": [1]}'),
+                       ("/v1/completions", b'{"prompt": "hi", "max_tokens": 1}')):
+        assert post(keyed_server, path, body)[0] == 401
+        assert post(keyed_server, path, body, headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert post(keyed_server, path, body, headers=auth)[0] == 200
+    # The deep body of the crash report, without a key: refused before anything is parsed.
+    deep = '{"messages": [{"role": "user", "content": %s}]}' % nested(20_000)
+    assert post(keyed_server, "/tokenize", deep.encode())[0] == 401
+    for path in ("/metrics", "/v1/models"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(keyed_server.url + path, timeout=10)
+        assert e.value.code == 401
+        req = urllib.request.Request(keyed_server.url + path, headers=auth)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 200
+    for path in ("/health", "/version", "/ping"):
+        with urllib.request.urlopen(keyed_server.url + path, timeout=10) as r:
+            assert r.status == 200
