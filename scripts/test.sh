@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: install, build, fetch/generate test models, run ctest and the
 # end-to-end tests.
+#   scripts/test.sh              release build: ctest + end-to-end tests (what CI runs first)
+#   scripts/test.sh --sanitize   clang ASan + UBSan + LeakSanitizer build: the whole ctest suite
+#   scripts/test.sh --tsan       clang ThreadSanitizer build: engine and API ctest suites, and
+#                                the server's end-to-end tests against the TSan-built server
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode="${1:-}"
 scripts/install_deps.sh
-scripts/build.sh
 export VLLM_TEST_GGUF=$(scripts/fetch_models.sh)
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
@@ -12,7 +16,30 @@ if [ -f tools/make_tiny_models.py ]; then
   python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >/dev/null
   python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
 fi
-(cd build && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}")
-if compgen -G "tests/e2e/test_*.py" >/dev/null; then
-  python3 -m pytest -q tests/e2e
-fi
+case "$mode" in
+  "")
+    scripts/build.sh
+    (cd build && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}")
+    if compgen -G "tests/e2e/test_*.py" >/dev/null; then
+      python3 -m pytest -q tests/e2e
+    fi
+    ;;
+  --sanitize)
+    dir=$(scripts/build_sanitized.sh asan)
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    (cd "$dir" && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}" --timeout 3600)
+    ;;
+  --tsan)
+    dir=$(scripts/build_sanitized.sh tsan)
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+    "$dir/engine_tests"
+    "$dir/api_tests"
+    VLLM_BIN="$PWD/$dir/vllm" python3 -m pytest -q tests/e2e/test_openai_api.py \
+      tests/e2e/test_hostile_clients.py tests/e2e/test_bad_input.py
+    ;;
+  *)
+    echo "usage: $0 [--sanitize|--tsan]" >&2
+    exit 2
+    ;;
+esac

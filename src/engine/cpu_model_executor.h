@@ -17,6 +17,7 @@ class CpuModelExecutor : public ModelExecutor {
   void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) override {
     m_.init_kv_cache(num_blocks, block_size, dtype);
   }
+  vt::DType default_kv_cache_dtype() const override { return m_.default_kv_dtype(); }
   int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const override {
     return m_.kv_bytes_per_block(block_size, dtype);
   }

@@ -15,9 +15,10 @@ struct EngineConfig {
   // Exactly this many KV blocks; otherwise derived from kv_cache_memory_bytes.
   std::optional<int64_t> num_gpu_blocks;
   int64_t kv_cache_memory_bytes = int64_t{1} << 30;
-  // --kv-cache-dtype: "auto" = the activations' type (f32); float16 halves the cache (and the
-  // bytes attention reads per step) at fp16 rounding of K and V.
-  vt::DType kv_cache_dtype = vt::DType::F32;
+  // --kv-cache-dtype: nullopt ("auto") = the executor's default, bf16 for bf16 checkpoints and
+  // fp16 otherwise (as vLLM and llama.cpp keep 16-bit caches: half the bytes attention reads per
+  // step); F32 for the fp32 reference gates. LLMEngine fills in what auto resolved to.
+  std::optional<vt::DType> kv_cache_dtype;
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;
   // 0: the model's own limit (ModelExecutor::max_model_len()).

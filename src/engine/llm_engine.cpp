@@ -24,17 +24,17 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   if (config_.block_size < 1) reject("block_size must be at least 1");
   if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
+  if (!config_.kv_cache_dtype) config_.kv_cache_dtype = executor.default_kv_cache_dtype();
+  const vt::DType kv_dtype = *config_.kv_cache_dtype;
   if (!config_.num_gpu_blocks) {
-    const int64_t per_block =
-        executor.kv_bytes_per_block(config_.block_size, config_.kv_cache_dtype);
+    const int64_t per_block = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
     config_.num_gpu_blocks = per_block > 0 ? config_.kv_cache_memory_bytes / per_block : 0;
   }
   if (*config_.num_gpu_blocks < 1)
     reject("the KV cache has room for no block: raise kv_cache_memory_bytes (one block of " +
            std::to_string(config_.block_size) + " tokens takes " +
-           std::to_string(executor.kv_bytes_per_block(config_.block_size, config_.kv_cache_dtype)) +
-           " bytes)");
-  executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, config_.kv_cache_dtype);
+           std::to_string(executor.kv_bytes_per_block(config_.block_size, kv_dtype)) + " bytes)");
+  executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, kv_dtype);
   SchedulerConfig sc{config_.max_num_batched_tokens, config_.max_num_seqs, config_.max_model_len};
   DecodeGraphOptions graph = config_.graph;
   graph.enabled = graph.enabled && !config_.enforce_eager;

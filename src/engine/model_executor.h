@@ -17,8 +17,10 @@ class ModelExecutor {
   virtual int32_t vocab_size() const = 0;
   virtual int32_t max_model_len() const = 0;
   // Allocates the paged KV storage for num_blocks blocks of block_size slots of `dtype`
-  // elements (F32, or F16 for --kv-cache-dtype float16) (called once).
+  // elements (F32, F16 or BF16) (called once).
   virtual void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) = 0;
+  // The KV element type of --kv-cache-dtype auto.
+  virtual vt::DType default_kv_cache_dtype() const { return vt::DType::F16; }
   // Bytes one block takes over all layers (K and V), to size the cache from a memory budget.
   virtual int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const = 0;
   // One forward pass over a flat token batch (prefill chunks and decodes mixed). Writes the

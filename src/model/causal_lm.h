@@ -33,8 +33,13 @@ class CausalLM {
   // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
   void drop_tokenizer_metadata();
 
-  void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype = vt::DType::F32);
-  int64_t kv_bytes_per_block(int block_size, vt::DType dtype = vt::DType::F32) const;
+  void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype);
+  int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const;
+  // --kv-cache-dtype auto: bf16 for bf16 checkpoints (judged by the stored embedding), fp16
+  // for everything else.
+  vt::DType default_kv_dtype() const {
+    return embed_.dtype == vt::DType::BF16 ? vt::DType::BF16 : vt::DType::F16;
+  }
   KvCache& kv_cache() { return kv_; }
 
   // Runs all layers over b's tokens, writing K/V into the cache, and writes

@@ -48,8 +48,8 @@ vt::cpu::KvLayerView KvCache::layer(int64_t l) {
 }
 
 int KvCache::elem_bytes(vt::DType dtype) {
-  if (dtype != vt::DType::F32 && dtype != vt::DType::F16)
-    throw std::invalid_argument("the KV cache holds float32 or float16, not " +
+  if (dtype != vt::DType::F32 && dtype != vt::DType::F16 && dtype != vt::DType::BF16)
+    throw std::invalid_argument("the KV cache holds float32, float16 or bfloat16, not " +
                                 std::string(vt::dtype_name(dtype)));
   return vt::dtype_info(dtype).block_bytes;
 }

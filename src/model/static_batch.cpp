@@ -6,10 +6,11 @@
 
 namespace vllm::model {
 
-StaticBatch::StaticBatch(CausalLM& m, int64_t n_seqs, int64_t max_len, int block_size)
+StaticBatch::StaticBatch(CausalLM& m, int64_t n_seqs, int64_t max_len, int block_size,
+                         std::optional<vt::DType> kv)
     : m_(m), n_seqs_(n_seqs), max_len_(max_len), block_size_(block_size) {
   blocks_per_seq_ = (max_len + block_size - 1) / block_size;
-  m_.init_kv_cache(n_seqs * blocks_per_seq_, block_size);
+  m_.init_kv_cache(n_seqs * blocks_per_seq_, block_size, kv.value_or(m.default_kv_dtype()));
   block_tables_.resize(n_seqs * blocks_per_seq_);
   for (int64_t i = 0; i < n_seqs * blocks_per_seq_; ++i) block_tables_[i] = static_cast<int32_t>(i);
   lens_.assign(n_seqs, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "model/causal_lm.h"
@@ -12,8 +13,10 @@ namespace vllm::model {
 
 class StaticBatch {
  public:
-  // Reserves KV pages for n_seqs sequences of up to max_len tokens each.
-  StaticBatch(CausalLM& m, int64_t n_seqs, int64_t max_len, int block_size = 16);
+  // Reserves KV pages for n_seqs sequences of up to max_len tokens each, of `kv` elements
+  // (default: the model's default KV type, as the engine's --kv-cache-dtype auto).
+  StaticBatch(CausalLM& m, int64_t n_seqs, int64_t max_len, int block_size = 16,
+              std::optional<vt::DType> kv = std::nullopt);
 
   // Feeds tokens[s] to sequence s (all sequences, same count or not), in chunks of at most
   // `chunk` tokens per forward; returns the logits of each sequence's last token.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "engine/cpu_model_executor.h"
@@ -91,7 +92,9 @@ std::vector<std::vector<int32_t>> invariance_prompts(const model::CausalLM& m) {
 }
 
 // Returns the requests' results alone (the reference every batched run must equal).
-std::map<std::string, Result> check_invariance(model::CausalLM& m, vt::DType kv = vt::DType::F32) {
+// kv: the KV cache type (default: --kv-cache-dtype auto, fp16 for these files).
+std::map<std::string, Result> check_invariance(model::CausalLM& m,
+                                               std::optional<vt::DType> kv = std::nullopt) {
   const auto prompts = invariance_prompts(m);
   // Reference: every request alone.
   std::map<std::string, Result> alone;
@@ -137,23 +140,26 @@ std::map<std::string, Result> check_invariance(model::CausalLM& m, vt::DType kv 
   return alone;
 }
 
+// On the default cache (fp16 for this file).
 TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
   ASSERT_NO_THROW(smollm());
   check_invariance(smollm());
 }
 
-// --kv-cache-dtype float16: batch invariance holds the same way, and fp16 K/V change the
-// model little: each request's first greedy token is the f32 cache's, its logprob within
-// 0.35 (measured: up to 0.26 on these random-token prompts, whose flat distributions are
-// the sensitive case).
-TEST(RealModelInvariance, SmolLM2Fp16KvCacheIsBatchInvariantAndCloseToF32) {
+// --kv-cache-dtype float32: batch invariance holds the same way, and the default fp16 K/V
+// change the model little: each request's first greedy token is the f32 cache's, its logprob
+// within 0.35 (measured: up to 0.26 on these random-token prompts, whose flat distributions
+// are the sensitive case).
+TEST(RealModelInvariance, SmolLM2F32KvCacheIsBatchInvariantAndCloseToFp16) {
   ASSERT_NO_THROW(smollm());
   model::CausalLM& m = smollm();
-  const auto f16 = check_invariance(m, vt::DType::F16);
+  const auto f16 = check_invariance(m);
+  check_invariance(m, vt::DType::F32);
   const auto prompts = invariance_prompts(m);
   EngineConfig c;
   c.num_gpu_blocks = 64;
   c.enable_prefix_caching = false;
+  c.kv_cache_dtype = vt::DType::F32;
   for (int i = 0; i < 8; ++i) {
     const std::string id = "r" + std::to_string(i);
     const Result f32 = run(m, {prompts[i]}, c)["r0"];
@@ -175,6 +181,13 @@ TEST_P(TinyModelInvariance, GreedyIdsAndLogprobsAreBatchInvariant) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, TinyModelInvariance,
                          ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2"));
+
+// --kv-cache-dtype bfloat16 (the default for bf16 checkpoints) keeps batch invariance too.
+TEST(RealModelInvariance, Bf16KvCacheIsBatchInvariant) {
+  const std::string path = tiny_dir() + "/qwen3";
+  ASSERT_TRUE(std::filesystem::exists(path + "/config.json")) << path;
+  check_invariance(load_model(path), vt::DType::BF16);
+}
 
 }  // namespace
 }  // namespace vllm::engine

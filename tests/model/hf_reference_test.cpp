@@ -48,7 +48,8 @@ TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
     const int64_t n = static_cast<int64_t>(ids.size());
     const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), n * V);
     const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
-    StaticBatch sb(*m, 1, n + static_cast<int64_t>(greedy.size()) + 1);
+    // The fp32 reference gate keeps an fp32 KV cache (16-bit is the serving default).
+    StaticBatch sb(*m, 1, n + static_cast<int64_t>(greedy.size()) + 1, 16, vt::DType::F32);
     const std::vector<float> logits = sb.prefill_all(0, ids);
     double worst = 0;
     for (int64_t t = 0; t < n; ++t) {

@@ -31,14 +31,14 @@ const char* name(Isa i) {
 struct Cache {
   int n_heads = 0, n_kv = 0, hd = 0, bs = 0, num_blocks = 0;
   int64_t bt_stride = 0;
-  bool f16 = false;  // an fp16 cache (kc16 / vc16)
+  DType kv = DType::F32;  // F16 / BF16: a 16-bit cache (kc16 / vc16)
   std::vector<float> kc, vc;
   std::vector<uint16_t> kc16, vc16;
   std::vector<std::vector<float>> k, v;  // per sequence: [len][n_kv * hd]
   std::vector<int32_t> bt;               // [n_seq][bt_stride]
 
   KvLayerView view() {
-    if (f16) return KvLayerView{kc16.data(), vc16.data(), bs, n_kv, hd, DType::F16};
+    if (kv != DType::F32) return KvLayerView{kc16.data(), vc16.data(), bs, n_kv, hd, kv};
     return KvLayerView{kc.data(), vc.data(), bs, n_kv, hd};
   }
   int64_t row() const { return int64_t(n_kv) * hd; }
@@ -47,12 +47,12 @@ struct Cache {
   }
 };
 
-// f16: an fp16 cache, with K/V drawn already fp16-representable so the reference reads the
-// values the cache holds.
+// kv: F16 / BF16 for a 16-bit cache, with K/V drawn already representable in it so the
+// reference reads the values the cache holds.
 Cache make_cache(int n_heads, int n_kv, int hd, int bs, const std::vector<int>& lens, uint32_t seed,
-                 bool f16 = false) {
+                 DType kv = DType::F32) {
   Cache c;
-  c.f16 = f16;
+  c.kv = kv;
   c.n_heads = n_heads;
   c.n_kv = n_kv;
   c.hd = hd;
@@ -76,13 +76,16 @@ Cache make_cache(int n_heads, int n_kv, int hd, int bs, const std::vector<int>& 
     for (int b = 0; b < (lens[s] + bs - 1) / bs; ++b) c.bt[s * c.bt_stride + b] = ids[next++];
   c.kc.assign(int64_t(c.num_blocks) * bs * c.row(), NAN);
   c.vc.assign(c.kc.size(), NAN);
-  if (f16) {
-    c.kc16.assign(c.kc.size(), 0x7e00);  // NaN
-    c.vc16.assign(c.kc.size(), 0x7e00);
+  if (kv != DType::F32) {
+    const uint16_t nan = kv == DType::F16 ? 0x7e00 : 0x7fc0;
+    c.kc16.assign(c.kc.size(), nan);
+    c.vc16.assign(c.kc.size(), nan);
   }
   auto draw = [&] {
     const float x = d(rng_kv);
-    return f16 ? fp16_to_fp32(fp32_to_fp16(x)) : x;
+    if (kv == DType::F16) return fp16_to_fp32(fp32_to_fp16(x));
+    if (kv == DType::BF16) return bf16_to_fp32(fp32_to_bf16(x));
+    return x;
   };
   for (int len : lens) {
     c.k.emplace_back(int64_t(len) * c.row());
@@ -314,26 +317,27 @@ TEST(PagedAttention, PrefillEqualsTokenByTokenDecode) {
   }
 }
 
-// --kv-cache-dtype float16: the same kernel reading fp16 pages. Against the reference on
-// every ISA and block-size path, and bit-identical alone vs in a batch.
-TEST(PagedAttention, Fp16CacheMatchesReferenceAndIsBatchInvariant) {
+// --kv-cache-dtype float16 / bfloat16: the same kernel reading 16-bit pages. Against the
+// reference on every ISA and block-size path, and bit-identical alone vs in a batch.
+TEST(PagedAttention, SixteenBitCachesMatchReferenceAndAreBatchInvariant) {
   const Shape shapes[] = {{9, 3, 64, 16}, {16, 4, 128, 16}, {6, 2, 40, 5}, {9, 3, 64, 24}};
   const std::vector<int> lens = {37, 1, 256, 257, 600, 16};
   ThreadPool p1(1), p2(2);
-  for (const Shape& sh : shapes) {
-    Cache c = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, lens, 17, /*f16=*/true);
-    write_all(c);
-    auto toks = mixed_batch(lens);
-    const int64_t n = int64_t(sh.n_heads) * sh.hd;
-    for (Isa is : isas()) {
-      AttnRun big = attend(is, c, toks, p2);
-      check_against_reference(is, c, toks, big);
-      for (size_t t = 0; t < toks.size(); t += 7) {
-        AttnRun alone = attend(is, c, {toks[t]}, p1);
-        expect_same_rows(big, t, alone, 0, n, name(is));
+  for (DType kv : {DType::F16, DType::BF16})
+    for (const Shape& sh : shapes) {
+      Cache c = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, lens, 17, kv);
+      write_all(c);
+      auto toks = mixed_batch(lens);
+      const int64_t n = int64_t(sh.n_heads) * sh.hd;
+      for (Isa is : isas()) {
+        AttnRun big = attend(is, c, toks, p2);
+        check_against_reference(is, c, toks, big);
+        for (size_t t = 0; t < toks.size(); t += 7) {
+          AttnRun alone = attend(is, c, {toks[t]}, p1);
+          expect_same_rows(big, t, alone, 0, n, name(is));
+        }
       }
     }
-  }
 }
 
 TEST(ReshapeAndCache, Fp16RoundsToNearestEvenInTheSameLayout) {
@@ -355,6 +359,28 @@ TEST(ReshapeAndCache, Fp16RoundsToNearestEvenInTheSameLayout) {
   for (uint16_t x : kc) written += x != 0;
   for (uint16_t x : vc) written += x != 0;
   EXPECT_EQ(written, 2 * row);
+}
+
+TEST(ReshapeAndCache, Bf16RoundsToNearestEvenInTheSameLayout) {
+  const int n_kv = 2, hd = 8, bs = 4, nb = 3;
+  const int64_t row = n_kv * hd;
+  std::vector<uint16_t> kc(nb * bs * row, 0), vc(kc.size(), 0);
+  KvLayerView view{kc.data(), vc.data(), bs, n_kv, hd, DType::BF16};
+  std::vector<float> k(2 * row), v(2 * row);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = 0.1f * float(i + 1), v[i] = -1.0f / float(i + 3);
+  k[3] = NAN;
+  k[4] = INFINITY;
+  v[5] = 1.00390625f;  // exactly between two bf16 values: rounds to the even one (1.0)
+  const int64_t slots[] = {9, -1};
+  reshape_and_cache(k.data(), row, v.data(), row, 2, slots, view);
+  for (int h = 0; h < n_kv; ++h)
+    for (int d = 0; d < hd; ++d) {
+      const int64_t i = int64_t(h) * hd + d;
+      EXPECT_EQ(kc[2 * bs * row + i * bs + 1], fp32_to_bf16(k[i])) << h << " " << d;
+      EXPECT_EQ(vc[9 * row + i], fp32_to_bf16(v[i])) << h << " " << d;
+    }
+  EXPECT_EQ(vc[9 * row + 5], 0x3f80);
+  EXPECT_TRUE(std::isnan(bf16_to_fp32(kc[2 * bs * row + 3 * bs + 1])));
 }
 
 TEST(ReshapeAndCache, WritesSlotsAndSkipsNegative) {

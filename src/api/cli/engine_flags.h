@@ -26,8 +26,9 @@ struct EngineFlags {
                  "reuse KV blocks of shared prompt prefixes (default on)");
     app.add_option("--kv-cache-memory", kv_cache_memory, "KV cache size in bytes");
     app.add_option("--kv-cache-dtype", kv_cache_dtype,
-                   "KV cache element type: auto (= activations, float32) or float16")
-        ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half"}));
+                   "KV cache element type: auto (bfloat16 for bf16 checkpoints, float16 "
+                   "otherwise), bfloat16, float16 or float32")
+        ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
@@ -37,8 +38,12 @@ struct EngineFlags {
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;
     if (kv_cache_memory > 0) c.kv_cache_memory_bytes = kv_cache_memory;
-    c.kv_cache_dtype =
-        kv_cache_dtype == "auto" || kv_cache_dtype == "float32" ? vt::DType::F32 : vt::DType::F16;
+    if (kv_cache_dtype == "float32")
+      c.kv_cache_dtype = vt::DType::F32;
+    else if (kv_cache_dtype == "bfloat16" || kv_cache_dtype == "bf16")
+      c.kv_cache_dtype = vt::DType::BF16;
+    else if (kv_cache_dtype != "auto")
+      c.kv_cache_dtype = vt::DType::F16;
     return c;
   }
 };

@@ -39,6 +39,18 @@ void to_fp16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
 
+// fp32 -> bf16 with round to nearest even (fp32_to_bf16's rule, NaN kept quiet), written so
+// the compiler vectorizes it.
+void to_bf16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    y[i] = static_cast<uint16_t>(nan ? (u >> 16) | 0x40u : r);
+  }
+}
+
 template <class E>
 void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
                  const int64_t* slot_mapping, const KvLayerView& cache) {
@@ -48,7 +60,7 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
   const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * hd;
   E* kc = static_cast<E*>(cache.k);
   E* vc = static_cast<E*>(cache.v);
-  thread_local std::vector<uint16_t> k16;  // fp16 cache: a K row before its scatter
+  thread_local std::vector<uint16_t> k16;  // 16-bit cache: a K row before its scatter
   if constexpr (!std::is_same_v<E, float>)
     if (k16.size() < static_cast<size_t>(row)) k16.resize(row);
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -60,8 +72,9 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
       std::memcpy(vc + slot * row, v + t * ldv, row * sizeof(float));
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
     } else {
-      to_fp16(v + t * ldv, vc + slot * row, row);
-      to_fp16(kr, k16.data(), row);
+      auto narrow = cache.dtype == DType::BF16 ? to_bf16 : to_fp16;
+      narrow(v + t * ldv, vc + slot * row, row);
+      narrow(kr, k16.data(), row);
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = k16[i];
     }
   }
@@ -71,7 +84,7 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
 
 void reshape_and_cache(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
                        const int64_t* slot_mapping, const KvLayerView& cache) {
-  if (cache.dtype == DType::F16)
+  if (cache.dtype == DType::F16 || cache.dtype == DType::BF16)
     write_slots<uint16_t>(k, ldk, v, ldv, n_tok, slot_mapping, cache);
   else
     write_slots<float>(k, ldk, v, ldv, n_tok, slot_mapping, cache);

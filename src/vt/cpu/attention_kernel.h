@@ -33,6 +33,11 @@
 namespace vt::cpu {
 namespace {
 
+// A bf16 KV element: distinct from fp16's uint16_t so the element type picks the widening.
+struct Bf16Elem {
+  uint16_t bits;
+};
+
 constexpr int kAttnSeg = 256;     // positions per segment (absolute-aligned)
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
 constexpr int kAttnPrefetch = 8;  // P.V: keys ahead whose V row is prefetched
@@ -95,12 +100,16 @@ struct AttnVec : Base {
   static typename Base::R kv_load(const E* p) {
     if constexpr (std::is_same_v<E, float>)
       return Base::load(p);
+    else if constexpr (std::is_same_v<E, Bf16Elem>)
+      return Base::load_bf16(&p->bits);
     else
       return Base::load_f16(p);
   }
   static typename Base::R kv_load_partial(const E* p, int n) {
     if constexpr (std::is_same_v<E, float>)
       return Base::load_partial(p, n, 0.f);
+    else if constexpr (std::is_same_v<E, Bf16Elem>)
+      return Base::load_bf16_partial(&p->bits, n);
     else
       return Base::load_f16_partial(p, n);
   }
@@ -527,6 +536,9 @@ void paged_attention_any(const float* q, int64_t ldq, int n_heads, const KvLayer
                          ThreadPool& pool) {
   if (cache.dtype == DType::F16)
     paged_attention_impl<AttnVec<Base, uint16_t>>(q, ldq, n_heads, cache, batch, scale, out, ldo,
+                                                  pool);
+  else if (cache.dtype == DType::BF16)
+    paged_attention_impl<AttnVec<Base, Bf16Elem>>(q, ldq, n_heads, cache, batch, scale, out, ldo,
                                                   pool);
   else
     paged_attention_impl<AttnVec<Base, float>>(q, ldq, n_heads, cache, batch, scale, out, ldo,

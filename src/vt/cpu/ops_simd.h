@@ -63,6 +63,9 @@ struct VecScalar {
   // fp16 elements (KV cache) widened on load; partial loads fill with 0.
   static R load_f16(const uint16_t* p) { return fp16_to_fp32(*p); }
   static R load_f16_partial(const uint16_t* p, int n) { return n > 0 ? fp16_to_fp32(*p) : 0.f; }
+  // bf16 elements (KV cache): the top half of an fp32, so widening is exact.
+  static R load_bf16(const uint16_t* p) { return bf16_to_fp32(*p); }
+  static R load_bf16_partial(const uint16_t* p, int n) { return n > 0 ? bf16_to_fp32(*p) : 0.f; }
   static void store(float* p, R v) { *p = v; }
   static void store_partial(float* p, R v, int n) {
     if (n > 0) *p = v;
@@ -99,6 +102,17 @@ struct VecAvx2 {
     alignas(16) uint16_t buf[8] = {};
     std::memcpy(buf, p, static_cast<size_t>(n) * sizeof(uint16_t));
     return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
+  }
+  static R widen_bf16(__m128i h) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  static R load_bf16(const uint16_t* p) {
+    return widen_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static R load_bf16_partial(const uint16_t* p, int n) {
+    alignas(16) uint16_t buf[8] = {};
+    std::memcpy(buf, p, static_cast<size_t>(n) * sizeof(uint16_t));
+    return widen_bf16(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
   }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static void store_partial(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
@@ -151,6 +165,15 @@ struct VecAvx512 {
   }
   static R load_f16_partial(const uint16_t* p, int n) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask(n), p));
+  }
+  static R widen_bf16(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static R load_bf16(const uint16_t* p) {
+    return widen_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static R load_bf16_partial(const uint16_t* p, int n) {
+    return widen_bf16(_mm256_maskz_loadu_epi16(mask(n), p));
   }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static void store_partial(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
