@@ -1,0 +1,145 @@
+// The shared token-mask caches of a compiled grammar (see compiled_grammar.h).
+#include "engine/structured_output/compiled_grammar.h"
+
+#include <cstring>
+
+#include "engine/structured_output/stack_walk.h"
+
+namespace vllm::engine::so {
+
+void TokenSet::assign(std::vector<int32_t> ids, int32_t vocab_size) {
+  count_ = ids.size();
+  const size_t words = (static_cast<size_t>(vocab_size) + 31) / 32;
+  if (ids.size() >= words) {
+    bits_.assign(words, 0);
+    for (int32_t id : ids) bits_[id >> 5] |= 1u << (id & 31);
+    ids_.clear();
+    ids_.shrink_to_fit();
+  } else {
+    ids_ = std::move(ids);
+    ids_.shrink_to_fit();
+    bits_.clear();
+  }
+}
+
+void TokenSet::or_into(uint32_t* words) const {
+  if (!bits_.empty()) {
+    for (size_t i = 0; i < bits_.size(); ++i) words[i] |= bits_[i];
+  } else {
+    for (int32_t id : ids_) words[id >> 5] |= 1u << (id & 31);
+  }
+}
+
+CompiledGrammar::CompiledGrammar(Fsm fsm, std::shared_ptr<const VocabIndex> vocab,
+                                 int32_t num_rules, CacheLimits limits)
+    : fsm_(std::move(fsm)), vocab_(std::move(vocab)), num_rules_(num_rules), limits_(limits) {
+  ci_.resize(fsm_.num_states());
+}
+
+std::shared_ptr<ContextIndependent> CompiledGrammar::compute_ci(int32_t state) const {
+  auto ci = std::make_shared<ContextIndependent>();
+  thread_local WalkBuffers wb;
+  Stacks stacks(nullptr, false);
+  const std::vector<Config> start{{state, -1}};
+  std::vector<int32_t> accepted;
+  const VocabIndex& v = *vocab_;
+  walk(fsm_, stacks, v, nullptr, nullptr, v.num_sorted(), start, /*track_pop=*/true, wb,
+       [&](int32_t i, TokenOutcome o) {
+         if (o == TokenOutcome::kAccepted) {
+           accepted.push_back(v.sorted_id(i));
+         } else {
+           ci->uncertain.push_back(i);
+         }
+       });
+  ci->accepted.assign(std::move(accepted), v.vocab_size());
+  ci->uncertain_lcp.resize(ci->uncertain.size());
+  for (size_t k = 0; k < ci->uncertain.size(); ++k) {
+    if (k == 0) {
+      ci->uncertain_lcp[k] = 0;
+      continue;
+    }
+    const std::string_view a = v.sorted_bytes(ci->uncertain[k - 1]),
+                           b = v.sorted_bytes(ci->uncertain[k]);
+    size_t m = 0;
+    while (m < a.size() && m < b.size() && a[m] == b[m]) ++m;
+    ci->uncertain_lcp[k] = static_cast<uint16_t>(m);
+  }
+  ci->uncertain.shrink_to_fit();
+  return ci;
+}
+
+std::shared_ptr<const ContextIndependent> CompiledGrammar::context_independent(
+    int32_t state) const {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (ci_[state]) return ci_[state];
+  }
+  // Computed outside the lock; two threads racing on one state both compute, one keeps it.
+  std::shared_ptr<const ContextIndependent> ci = compute_ci(state);
+  std::lock_guard<std::mutex> l(mu_);
+  ++ci_computed_;
+  if (ci_[state]) return ci_[state];
+  if (ci_bytes_ + ci->memory_bytes() <= limits_.ci_cache_bytes) {
+    ci_bytes_ += ci->memory_bytes();
+    ci_[state] = ci;
+  }
+  return ci;
+}
+
+bool CompiledGrammar::lookup_mask(const std::string& key, uint32_t* words) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = index_.find(key);
+  if (it == index_.end()) {
+    ++misses_;
+    return false;
+  }
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  std::memset(words, 0, sizeof(uint32_t) * vocab_->mask_words());
+  it->second->set.or_into(words);
+  return true;
+}
+
+void CompiledGrammar::store_mask(const std::string& key, const uint32_t* words) const {
+  std::vector<int32_t> ids;
+  const int32_t nw = vocab_->mask_words();
+  for (int32_t w = 0; w < nw; ++w)
+    for (uint32_t x = words[w]; x; x &= x - 1) ids.push_back(w * 32 + __builtin_ctz(x));
+  MaskEntry e{key, {}};
+  e.set.assign(std::move(ids), vocab_->vocab_size());
+  const size_t cost = e.set.memory_bytes() + key.size() * 2 + 96;
+  std::lock_guard<std::mutex> l(mu_);
+  if (index_.count(key) || cost > limits_.mask_cache_bytes) return;
+  while (!lru_.empty() && mask_bytes_ + cost > limits_.mask_cache_bytes) {
+    const MaskEntry& old = lru_.back();
+    mask_bytes_ -= old.set.memory_bytes() + old.key.size() * 2 + 96;
+    index_.erase(old.key);
+    lru_.pop_back();
+  }
+  lru_.push_front(std::move(e));
+  index_.emplace(std::string_view(lru_.front().key), lru_.begin());
+  mask_bytes_ += cost;
+}
+
+GrammarStats CompiledGrammar::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  GrammarStats s;
+  s.num_states = fsm_.num_states();
+  s.num_rules = num_rules_;
+  s.num_classes = fsm_.num_classes;
+  s.fsm_bytes = fsm_.memory_bytes();
+  s.ci_bytes = ci_bytes_;
+  s.mask_cache_bytes = mask_bytes_;
+  s.ci_computed = ci_computed_;
+  s.mask_hits = hits_;
+  s.mask_misses = misses_;
+  s.mask_entries = lru_.size();
+  return s;
+}
+
+size_t CompiledGrammar::memory_bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return fsm_.memory_bytes() + ci_bytes_ + mask_bytes_ + ci_.size() * 16;
+}
+
+}  // namespace vllm::engine::so
