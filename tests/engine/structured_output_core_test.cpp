@@ -36,8 +36,9 @@ std::vector<int32_t> mask_of(Matcher& m) {
 
 TEST(StructuredOutputCore, Utf8SequencesCoverExactlyTheRange) {
   // Every code point in [lo, hi] encodes to a path of the sequences and nothing else does.
-  const std::pair<uint32_t, uint32_t> cases[] = {
-      {0, 0x10FFFF}, {0x80, 0x7FF}, {0x7F, 0x800}, {0x3B1, 0x3C9}, {0xE000, 0x10FFFF}, {0x1F600, 0x1F64F}};
+  const std::pair<uint32_t, uint32_t> cases[] = {{0, 0x10FFFF},      {0x80, 0x7FF},
+                                                 {0x7F, 0x800},      {0x3B1, 0x3C9},
+                                                 {0xE000, 0x10FFFF}, {0x1F600, 0x1F64F}};
   for (auto [lo, hi] : cases) {
     auto rs = normalize_ranges({{lo, hi}});
     std::vector<std::vector<std::pair<uint8_t, uint8_t>>> seqs;

@@ -59,7 +59,9 @@ inline GrammarKind kind_of(const std::string& k) {
   throw std::runtime_error("unknown kind " + k);
 }
 
-inline bool bit(const std::vector<uint32_t>& m, int32_t id) { return (m[id >> 5] >> (id & 31)) & 1; }
+inline bool bit(const std::vector<uint32_t>& m, int32_t id) {
+  return (m[id >> 5] >> (id & 31)) & 1;
+}
 
 // The mask by definition: token t is allowed iff a copy of the matcher accepts it.
 inline std::vector<uint32_t> brute_force_mask(const Matcher& m, int32_t vocab) {
@@ -74,7 +76,8 @@ inline std::vector<uint32_t> brute_force_mask(const Matcher& m, int32_t vocab) {
 inline std::vector<int32_t> allowed(const std::vector<uint32_t>& mask) {
   std::vector<int32_t> ids;
   for (size_t w = 0; w < mask.size(); ++w)
-    for (uint32_t x = mask[w]; x; x &= x - 1) ids.push_back(static_cast<int32_t>(w * 32 + __builtin_ctz(x)));
+    for (uint32_t x = mask[w]; x; x &= x - 1)
+      ids.push_back(static_cast<int32_t>(w * 32 + __builtin_ctz(x)));
   return ids;
 }
 

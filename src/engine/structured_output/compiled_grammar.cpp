@@ -1,6 +1,8 @@
 // The shared token-mask caches of a compiled grammar (see compiled_grammar.h).
 #include "engine/structured_output/compiled_grammar.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "engine/structured_output/stack_walk.h"
@@ -119,6 +121,38 @@ void CompiledGrammar::store_mask(const std::string& key, const uint32_t* words) 
   lru_.push_front(std::move(e));
   index_.emplace(std::string_view(lru_.front().key), lru_.begin());
   mask_bytes_ += cost;
+}
+
+const std::vector<int32_t>& CompiledGrammar::finish_distance() const {
+  std::call_once(dist_once_, [&] {
+    const Fsm& f = fsm_;
+    const int32_t n = f.num_states();
+    constexpr int32_t kInf = INT32_MAX / 4;
+    dist_.assign(n, kInf);
+    // Bellman-Ford relaxation; states are numbered from each rule's start, so sweeping
+    // backwards moves distances from final states toward starts quickly.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int32_t s = n - 1; s >= 0; --s) {
+        int32_t d = (f.flags[s] & Fsm::kFinal) ? 0 : kInf;
+        for (int32_t c = 0; c < f.num_classes && d > 1; ++c) {
+          const int32_t t = f.next[static_cast<size_t>(s) * f.num_classes + c];
+          if (t >= 0) d = std::min(d, 1 + dist_[t]);
+        }
+        for (int32_t k = f.call_begin[s]; k < f.call_begin[s + 1]; ++k) {
+          const Fsm::Call& c = f.calls[k];
+          d = std::min(d, dist_[c.target] + (c.ret < 0 ? 0 : dist_[c.ret]));
+        }
+        if (d < dist_[s]) {
+          dist_[s] = d;
+          changed = true;
+        }
+      }
+    }
+    for (auto& d : dist_)
+      if (d >= kInf) d = INT32_MAX;
+  });
+  return dist_;
 }
 
 GrammarStats CompiledGrammar::stats() const {

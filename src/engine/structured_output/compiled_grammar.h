@@ -48,9 +48,9 @@ class TokenSet {
 };
 
 struct ContextIndependent {
-  TokenSet accepted;                   // token ids
-  std::vector<int32_t> uncertain;      // sorted vocabulary positions
-  std::vector<uint16_t> uncertain_lcp; // common prefix with the previous uncertain token
+  TokenSet accepted;                    // token ids
+  std::vector<int32_t> uncertain;       // sorted vocabulary positions
+  std::vector<uint16_t> uncertain_lcp;  // common prefix with the previous uncertain token
   size_t memory_bytes() const {
     return accepted.memory_bytes() + uncertain.size() * 6 + sizeof(*this);
   }
@@ -75,6 +75,9 @@ class CompiledGrammar {
   // Copies the cached mask for `key` into words (mask_words() of them); false on a miss.
   bool lookup_mask(const std::string& key, uint32_t* words) const;
   void store_mask(const std::string& key, const uint32_t* words) const;
+  // Per state: the fewest bytes that finish its rule (INT32_MAX: never), computed on first
+  // use. For shortest completions (tests, forced endings), not for masks.
+  const std::vector<int32_t>& finish_distance() const;
   GrammarStats stats() const;
   size_t memory_bytes() const;  // automaton + caches now
 
@@ -97,6 +100,8 @@ class CompiledGrammar {
   mutable std::list<MaskEntry> lru_;  // front = most recent
   mutable std::unordered_map<std::string_view, std::list<MaskEntry>::iterator> index_;
   mutable size_t mask_bytes_ = 0;
+  mutable std::once_flag dist_once_;
+  mutable std::vector<int32_t> dist_;
 };
 
 }  // namespace vllm::engine::so

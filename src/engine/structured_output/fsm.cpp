@@ -88,9 +88,8 @@ class NfaBuilder {
       case K::kClass:
         if (e.raw_bytes) {
           for (const auto& r : e.ranges)
-            st[from].bytes.push_back(
-                {static_cast<int32_t>(r.lo), static_cast<int32_t>(std::min<uint32_t>(r.hi, 255)),
-                 to});
+            st[from].bytes.push_back({static_cast<int32_t>(r.lo),
+                                      static_cast<int32_t>(std::min<uint32_t>(r.hi, 255)), to});
           return;
         }
         for (const auto& r : e.ranges)
@@ -519,8 +518,8 @@ Fsm compile_fsm(const Grammar& g, const Limits& lim) {
         auto it = std::find(path.begin(), path.end(), c);
         for (; it != path.end(); ++it) cyc += g.rules[*it].name + " -> ";
         throw GrammarError("left recursion: rule '" + g.rules[c].name +
-                           "' can reach itself without consuming input (" + cyc +
-                           g.rules[c].name + "); rewrite it right-recursively");
+                           "' can reach itself without consuming input (" + cyc + g.rules[c].name +
+                           "); rewrite it right-recursively");
       }
       if (color[c] == 0) dfs(c);
     }

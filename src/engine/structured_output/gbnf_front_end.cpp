@@ -226,10 +226,13 @@ class GbnfParser {
   Expr primary() {
     const char c = peek();
     if (c == '"' || c == '\'') {
-      ++i_;
+      const size_t open = i_++;
       std::string s;
       while (true) {
-        if (eof() || peek() == '\n') fail("unterminated string literal");
+        if (eof() || peek() == '\n') {
+          i_ = open;
+          fail("unterminated string literal");
+        }
         if (peek() == c) {
           ++i_;
           break;
@@ -249,8 +252,12 @@ class GbnfParser {
         ++i_;
       }
       std::vector<CodeRange> r;
+      const size_t open = i_ - (neg ? 2 : 1);
       while (true) {
-        if (eof()) fail("unterminated character class");
+        if (eof()) {
+          i_ = open;
+          fail("unterminated character class");
+        }
         if (peek() == ']') {
           ++i_;
           break;

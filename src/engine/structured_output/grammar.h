@@ -46,7 +46,7 @@ Expr empty();
 Expr lit(std::string_view bytes);
 Expr cls(std::vector<CodeRange> ranges, bool negate = false);
 Expr byte_cls(std::vector<CodeRange> ranges);  // raw byte ranges
-Expr any_char();                                // any Unicode scalar value
+Expr any_char();                               // any Unicode scalar value
 Expr seq(std::vector<Expr> kids);
 Expr alt(std::vector<Expr> kids);
 Expr ref(int32_t rule);

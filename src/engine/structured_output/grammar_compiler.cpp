@@ -74,9 +74,8 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(GrammarKind kind
     }
   }
   const Grammar g = to_grammar(kind, text, cfg_.json);
-  auto cg = std::make_shared<const CompiledGrammar>(compile_fsm(g, cfg_.limits), vocab_,
-                                                    static_cast<int32_t>(g.rules.size()),
-                                                    cfg_.cache);
+  auto cg = std::make_shared<const CompiledGrammar>(
+      compile_fsm(g, cfg_.limits), vocab_, static_cast<int32_t>(g.rules.size()), cfg_.cache);
   std::lock_guard<std::mutex> l(mu_);
   auto it = index_.find(key);
   if (it != index_.end()) return it->second->second;

@@ -11,17 +11,18 @@ Expr ws(const JsonOptions& o) {
 }
 
 Expr string_char() {
-  return alt({cls({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, /*negate=*/true),
-              seq({lit("\\"), alt({byte_cls({{'"', '"'},
-                                             {'\\', '\\'},
-                                             {'/', '/'},
-                                             {'b', 'b'},
-                                             {'f', 'f'},
-                                             {'n', 'n'},
-                                             {'r', 'r'},
-                                             {'t', 't'}}),
-                                   seq({lit("u"), rep(byte_cls({{'0', '9'}, {'A', 'F'}, {'a', 'f'}}),
-                                                      4, 4)})})})});
+  return alt(
+      {cls({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, /*negate=*/true),
+       seq({lit("\\"),
+            alt({byte_cls({{'"', '"'},
+                           {'\\', '\\'},
+                           {'/', '/'},
+                           {'b', 'b'},
+                           {'f', 'f'},
+                           {'n', 'n'},
+                           {'r', 'r'},
+                           {'t', 't'}}),
+                 seq({lit("u"), rep(byte_cls({{'0', '9'}, {'A', 'F'}, {'a', 'f'}}), 4, 4)})})})});
 }
 
 Expr unbounded_number() {
@@ -43,8 +44,8 @@ AnyJson any_json_rules(Grammar& g, const JsonOptions& o, AnyJson& c) {
                          lit("false"), lit("null")}));
   const Expr member = seq({ref(c.string), ws(o), lit(":"), ws(o), ref(c.value)});
   const Expr sep = seq({ws(o), lit(","), ws(o)});
-  g.define(c.object, seq({lit("{"), ws(o), opt(seq({member, star(seq({sep, member}))})), ws(o),
-                          lit("}")}));
+  g.define(c.object,
+           seq({lit("{"), ws(o), opt(seq({member, star(seq({sep, member}))})), ws(o), lit("}")}));
   g.define(c.array, seq({lit("["), ws(o), opt(seq({ref(c.value), star(seq({sep, ref(c.value)}))})),
                          ws(o), lit("]")}));
   return c;
@@ -85,7 +86,9 @@ Expr literal_value(const nlohmann::ordered_json& v, const JsonOptions& o) {
 
 namespace {
 
-Expr digits(char lo, char hi) { return byte_cls({{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi)}}); }
+Expr digits(char lo, char hi) {
+  return byte_cls({{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi)}});
+}
 
 // Decimal strings of equal length n with a <= x <= b (leading zeros allowed: used for
 // suffixes).
@@ -96,8 +99,8 @@ Expr same_len(const std::string& a, const std::string& b) {
   std::vector<Expr> alts;
   alts.push_back(seq({lit(a.substr(0, 1)), same_len(a.substr(1), std::string(n, '9'))}));
   if (b[0] - a[0] > 1)
-    alts.push_back(seq({digits(a[0] + 1, b[0] - 1), rep(digits('0', '9'), static_cast<int32_t>(n),
-                                                        static_cast<int32_t>(n))}));
+    alts.push_back(seq({digits(a[0] + 1, b[0] - 1),
+                        rep(digits('0', '9'), static_cast<int32_t>(n), static_cast<int32_t>(n))}));
   alts.push_back(seq({lit(b.substr(0, 1)), same_len(std::string(n, '0'), b.substr(1))}));
   return alt(std::move(alts));
 }
@@ -189,13 +192,15 @@ struct Format {
   const char* name;
   const char* regex;
 };
-// Dates exclude February 29 (a regex cannot check leap years cheaply); times exclude leap
-// seconds; ipv6 is the full eight-group form.
+// Years are 0001-9999 (Python's datetime range); dates exclude February 29 (a regex cannot check
+// leap years cheaply); times exclude leap seconds; ipv6 is the full eight-group form.
 constexpr const char* kDate =
-    "[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    "(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-"
+    "9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
     "|02-(?:0[1-9]|1[0-9]|2[0-8]))";
 constexpr const char* kTime =
-    "(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,9})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5]"
+    "(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,9})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-"
+    "5]"
     "[0-9])";
 const Format kFormats[] = {
     {"date", kDate},
@@ -212,8 +217,7 @@ const Format kFormats[] = {
     {"hostname",
      "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-"
      "z0-9])?)*"},
-    {"uri",
-     "[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+"},
+    {"uri", "[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+"},
 };
 }  // namespace
 

@@ -28,8 +28,7 @@ std::string dump_string(const std::string& s);  // "..." as json.dumps(ensure_as
 Expr integer_range(std::optional<int64_t> lo, std::optional<int64_t> hi);
 // Decimal numbers (no exponent) x with lo <= x <= hi, or lo < x / x < hi when exclusive;
 // bounds are integers.
-Expr number_range(std::optional<int64_t> lo, bool lo_excl, std::optional<int64_t> hi,
-                  bool hi_excl);
+Expr number_range(std::optional<int64_t> lo, bool lo_excl, std::optional<int64_t> hi, bool hi_excl);
 Expr unbounded_number();
 
 // String content (between the quotes) for a `format`; nullopt when unsupported.

@@ -19,19 +19,35 @@ using ojson = nlohmann::ordered_json;
 namespace jp = json_parts;
 
 const std::set<std::string> kAnnotations = {
-    "title",     "description",      "examples",        "default",  "$comment", "$schema",
-    "$id",       "id",               "deprecated",      "readOnly", "writeOnly", "$anchor",
-    "$defs",     "definitions",      "contentMediaType", "contentEncoding", "discriminator",
-    "$vocabulary", "example",        "externalDocs",    "xml"};
-const std::set<std::string> kUnsupported = {
-    "not",          "if",           "then",         "else",           "patternProperties",
-    "dependentSchemas", "dependentRequired", "dependencies", "multipleOf", "minProperties",
-    "maxProperties", "propertyNames", "contains",    "minContains",    "maxContains",
-    "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
-    "$dynamicAnchor", "$recursiveAnchor"};
+    "title", "description", "examples", "default", "$comment", "$schema", "$id", "id", "deprecated",
+    "readOnly", "writeOnly", "$anchor", "$defs", "definitions", "contentMediaType",
+    "contentEncoding", "discriminator", "$vocabulary", "example", "externalDocs", "xml",
+    // OpenAPI's `nullable` is not JSON Schema; validators ignore it, and so do we.
+    "nullable"};
+const std::set<std::string> kUnsupported = {"not",
+                                            "if",
+                                            "then",
+                                            "else",
+                                            "patternProperties",
+                                            "dependentSchemas",
+                                            "dependentRequired",
+                                            "dependencies",
+                                            "multipleOf",
+                                            "minProperties",
+                                            "maxProperties",
+                                            "propertyNames",
+                                            "contains",
+                                            "minContains",
+                                            "maxContains",
+                                            "unevaluatedProperties",
+                                            "unevaluatedItems",
+                                            "$dynamicRef",
+                                            "$recursiveRef",
+                                            "$dynamicAnchor",
+                                            "$recursiveAnchor"};
 const std::set<std::string> kObjectKeys = {"properties", "required", "additionalProperties"};
-const std::set<std::string> kArrayKeys = {"items", "prefixItems", "additionalItems", "minItems",
-                                          "maxItems", "uniqueItems"};
+const std::set<std::string> kArrayKeys = {"items",    "prefixItems", "additionalItems",
+                                          "minItems", "maxItems",    "uniqueItems"};
 const std::set<std::string> kStringKeys = {"minLength", "maxLength", "pattern", "format"};
 const std::set<std::string> kNumberKeys = {"minimum", "maximum", "exclusiveMinimum",
                                            "exclusiveMaximum"};
@@ -136,10 +152,10 @@ class SchemaCompiler {
     for (const char* comb : {"anyOf", "oneOf", "allOf"}) {
       if (!seen.count(comb)) continue;
       for (const auto& k : seen)
-        if (k != comb && k != "type" && k != "nullable")
-          fail(path, "keyword '" + k + "' next to '" + comb + "' is not supported");
+        if (k != comb) fail(path, "keyword '" + k + "' next to '" + comb + "' is not supported");
       const ojson& list = s[comb];
-      if (!list.is_array() || list.empty()) fail(path, std::string(comb) + " must be a non-empty array");
+      if (!list.is_array() || list.empty())
+        fail(path, std::string(comb) + " must be a non-empty array");
       if (std::string(comb) == "allOf") {
         if (list.size() != 1) fail(path, "allOf with more than one subschema is not supported");
         return compile(list[0], path + "/allOf/0", depth + 1);
@@ -148,7 +164,6 @@ class SchemaCompiler {
       std::vector<Expr> alts;
       for (size_t i = 0; i < list.size(); ++i)
         alts.push_back(compile(list[i], path + "/" + comb + "/" + std::to_string(i), depth + 1));
-      if (s.contains("nullable") && s["nullable"] == true) alts.push_back(lit("null"));
       return alt(std::move(alts));
     }
     if (s.contains("const")) return jp::literal_value(s["const"], o_);
@@ -174,7 +189,8 @@ class SchemaCompiler {
       }
     } else {
       auto any_of = [&](const std::set<std::string>& ks) {
-        return std::any_of(ks.begin(), ks.end(), [&](const std::string& k) { return seen.count(k) > 0; });
+        return std::any_of(ks.begin(), ks.end(),
+                           [&](const std::string& k) { return seen.count(k) > 0; });
       };
       if (any_of(kObjectKeys)) types.push_back("object");
       if (any_of(kArrayKeys)) types.push_back("array");
@@ -182,7 +198,6 @@ class SchemaCompiler {
       if (any_of(kNumberKeys)) types.push_back("number");
       if (types.empty()) return any_value();
     }
-    if (s.contains("nullable") && s["nullable"] == true) types.push_back("null");
     std::vector<Expr> alts;
     for (const auto& t : types) {
       if (t == "object") {
@@ -233,15 +248,16 @@ class SchemaCompiler {
       if (has_len) fail(path, "'format' together with 'minLength'/'maxLength' is not supported");
       auto e = jp::format_content(f);
       if (!e)
-        fail(path, "format '" + f + "' is not supported (supported: " + jp::supported_formats() +
-                       ")");
+        fail(path,
+             "format '" + f + "' is not supported (supported: " + jp::supported_formats() + ")");
       return seq({lit("\""), std::move(*e), lit("\"")});
     }
     if (!has_len) return any_string();
     const int64_t lo = get_count(s, "minLength", path, 0);
     const int64_t hi = get_count(s, "maxLength", path, -1);
     if (hi >= 0 && hi < lo) fail(path, "maxLength < minLength");
-    return seq({lit("\""), rep(jp::string_char(), static_cast<int32_t>(lo), static_cast<int32_t>(hi)),
+    return seq({lit("\""),
+                rep(jp::string_char(), static_cast<int32_t>(lo), static_cast<int32_t>(hi)),
                 lit("\"")});
   }
 
@@ -252,8 +268,8 @@ class SchemaCompiler {
     if (std::abs(d) > 9e15) fail(path, std::string(k) + " = " + v.dump() + " is too large");
     if (d != std::floor(d)) {
       if (!integer)
-        fail(path, std::string(k) + " = " + v.dump() +
-                       " on a number: only integer bounds are supported");
+        fail(path,
+             std::string(k) + " = " + v.dump() + " on a number: only integer bounds are supported");
       // An integer bound equivalent to a fractional one.
       return static_cast<int64_t>(up ? std::floor(d) : std::ceil(d));
     }
@@ -326,7 +342,8 @@ class SchemaCompiler {
       }
       trie[cur].end = true;
     }
-    const std::vector<CodeRange> safe = normalize_ranges({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true);
+    const std::vector<CodeRange> safe =
+        normalize_ranges({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true);
     std::function<Expr(int)> build = [&](int n) -> Expr {
       std::vector<Expr> alts;
       if (!trie[n].end) alts.push_back(empty());
@@ -385,7 +402,8 @@ class SchemaCompiler {
       if (std::find(names.begin(), names.end(), r) == names.end()) {
         // Required but not described: any value.
         names.push_back(r);
-        props.push_back({r, seq({lit(jp::dump_string(r)), ws(), lit(":"), ws(), any_value()}), true});
+        props.push_back(
+            {r, seq({lit(jp::dump_string(r)), ws(), lit(":"), ws(), any_value()}), true});
       }
     // Additional properties: absent means any when nothing is declared, else the strict
     // default (false, as xgrammar/vLLM do).
@@ -398,8 +416,7 @@ class SchemaCompiler {
       extra_value = any_value();
     }
     std::optional<Expr> extra;
-    if (extra_value)
-      extra = seq({other_key(names), ws(), lit(":"), ws(), std::move(*extra_value)});
+    if (extra_value) extra = seq({other_key(names), ws(), lit(":"), ws(), std::move(*extra_value)});
 
     // Declared properties in order, optional ones skippable: one alternative per possible
     // first property (those up to the first required one), then the rest with commas.
@@ -421,7 +438,8 @@ class SchemaCompiler {
     std::vector<Expr> firsts;
     for (size_t i = 0; i < props.size() && i <= first_req; ++i)
       firsts.push_back(seq({props[i].member, rest_from(i + 1)}));
-    if (first_req == props.size() && extra) firsts.push_back(seq({*extra, star(seq({sep(), *extra}))}));
+    if (first_req == props.size() && extra)
+      firsts.push_back(seq({*extra, star(seq({sep(), *extra}))}));
     Expr body = alt(std::move(firsts));
     if (first_req == props.size()) body = opt(std::move(body));
     if (props.empty() && !extra) body = empty();

@@ -2,10 +2,10 @@
 #include "engine/structured_output/matcher.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
-#include <deque>
+#include <functional>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace vllm::engine::so {
 
@@ -59,8 +59,8 @@ bool Matcher::accept_bytes(std::string_view bytes) {
 bool Matcher::accept(int32_t token) {
   if (terminated_ || token < 0 || token >= grammar_->vocab_size()) return false;
   const VocabIndex& v = grammar_->vocab();
-  if (v.is_stop(token) || std::find(extra_stops_.begin(), extra_stops_.end(), token) !=
-                              extra_stops_.end()) {
+  if (v.is_stop(token) ||
+      std::find(extra_stops_.begin(), extra_stops_.end(), token) != extra_stops_.end()) {
     if (!complete_) return false;
     history_.push_back({configs_, complete_, terminated_, pool_.size()});
     if (static_cast<int32_t>(history_.size()) > max_rollback_) history_.erase(history_.begin());
@@ -128,9 +128,8 @@ void Matcher::compute_mask(uint32_t* words) {
 void Matcher::fill_mask(std::span<uint32_t> words) {
   const int32_t nw = mask_words();
   if (static_cast<int32_t>(words.size()) < nw)
-    throw std::invalid_argument("Matcher::fill_mask: bitmask has " +
-                                std::to_string(words.size()) + " words, the vocabulary needs " +
-                                std::to_string(nw));
+    throw std::invalid_argument("Matcher::fill_mask: bitmask has " + std::to_string(words.size()) +
+                                " words, the vocabulary needs " + std::to_string(nw));
   std::fill(words.begin() + nw, words.end(), 0u);
   if (terminated_) {
     std::fill(words.begin(), words.begin() + nw, 0u);
@@ -147,38 +146,56 @@ void Matcher::fill_mask(std::span<uint32_t> words) {
 }
 
 bool Matcher::shortest_completion(std::string& out, int32_t max_bytes) const {
-  if (complete_) {
-    out.clear();
-    return true;
-  }
-  struct Item {
-    Matcher m;
-    std::string path;
-  };
-  std::deque<Item> q;
-  std::unordered_map<std::string, bool> seen;
-  Matcher start = *this;
-  start.max_rollback_ = 0;
-  start.history_.clear();
-  seen[start.state_key()] = true;
-  q.push_back({std::move(start), ""});
-  while (!q.empty()) {
-    Item it = std::move(q.front());
-    q.pop_front();
-    if (static_cast<int32_t>(it.path.size()) >= max_bytes) continue;
-    for (int b = 0; b < 256; ++b) {
-      Matcher m = it.m;
-      const char c = static_cast<char>(b);
-      if (!m.advance(std::string_view(&c, 1))) continue;
-      std::string p = it.path + c;
-      if (m.complete_) {
-        out = p;
-        return true;
-      }
-      if (seen.emplace(m.state_key(), true).second) q.push_back({std::move(m), std::move(p)});
+  out.clear();
+  if (complete_) return true;
+  const Fsm& f = grammar_->fsm();
+  const std::vector<int32_t>& dist = grammar_->finish_distance();
+  // Cost of a configuration: finish its rule, then every rule below it on the stack.
+  int64_t best = INT64_MAX;
+  const Config* pick = nullptr;
+  for (const Config& c : configs_) {
+    int64_t cost = dist[c.state];
+    for (int32_t n = c.node; n >= 0 && cost < INT32_MAX; n = pool_[n].parent)
+      cost += dist[pool_[n].ret];
+    if (cost < best) {
+      best = cost;
+      pick = &c;
     }
   }
-  return false;
+  if (!pick || best >= INT32_MAX || best > max_bytes) return false;
+  // Lowest byte of each class, to spell a class edge.
+  std::vector<int32_t> rep(f.num_classes, -1);
+  for (int b = 255; b >= 0; --b) rep[f.byte_class[b]] = b;
+  // Finish the rule at `s` along strictly decreasing distances (calls recurse).
+  std::function<bool(int32_t, int)> finish = [&](int32_t s, int depth) -> bool {
+    for (int guard = 0; dist[s] > 0; ++guard) {
+      if (guard > max_bytes + 64 || depth > 256) return false;
+      bool moved = false;
+      for (int32_t c = 0; c < f.num_classes && !moved; ++c) {
+        const int32_t t = f.next[static_cast<size_t>(s) * f.num_classes + c];
+        if (t >= 0 && dist[t] != INT32_MAX && 1 + dist[t] == dist[s]) {
+          out += static_cast<char>(rep[c]);
+          s = t;
+          moved = true;
+        }
+      }
+      for (int32_t k = f.call_begin[s]; k < f.call_begin[s + 1] && !moved; ++k) {
+        const Fsm::Call& c = f.calls[k];
+        const int64_t after = c.ret < 0 ? 0 : dist[c.ret];
+        if (static_cast<int64_t>(dist[c.target]) + after != dist[s]) continue;
+        if (!finish(c.target, depth + 1)) return false;
+        if (c.ret < 0) return true;
+        s = c.ret;
+        moved = true;
+      }
+      if (!moved) return false;
+    }
+    return true;
+  };
+  if (!finish(pick->state, 0)) return false;
+  for (int32_t n = pick->node; n >= 0; n = pool_[n].parent)
+    if (!finish(pool_[n].ret, 0)) return false;
+  return static_cast<int32_t>(out.size()) <= max_bytes;
 }
 
 }  // namespace vllm::engine::so

@@ -49,8 +49,8 @@ class Matcher {
   // The normalized state as a canonical string: equal for equal states, whatever the
   // matcher; the mask cache key.
   std::string state_key() const;
-  // For tests: the shortest byte string that completes the grammar from here (BFS over
-  // bytes, at most max_bytes long; empty optional-like result "nullopt" as `found=false`).
+  // A shortest byte string that completes the grammar from here (false when none within
+  // max_bytes): for tests, and for forcing an ending.
   bool shortest_completion(std::string& out, int32_t max_bytes = 4096) const;
 
  private:

@@ -126,8 +126,8 @@ class RegexParser {
           return a;
         }
         ++i_;
-        if (n >= 0 && n < m) fail("repetition {" + std::to_string(m) + "," + std::to_string(n) +
-                                  "} has max < min");
+        if (n >= 0 && n < m)
+          fail("repetition {" + std::to_string(m) + "," + std::to_string(n) + "} has max < min");
         if (m > 10000 || n > 10000)
           fail("repetition bound " + std::to_string(std::max(m, n)) +
                " exceeds the limit of 10000");

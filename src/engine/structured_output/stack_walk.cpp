@@ -6,20 +6,32 @@
 namespace vllm::engine::so {
 
 int32_t NodePool::intern(int32_t ret, int32_t parent) {
-  const uint64_t k = key(ret, parent);
-  auto it = index_.find(k);
-  if (it != index_.end()) return it->second;
-  const int32_t id = static_cast<int32_t>(nodes_.size());
-  nodes_.push_back({ret, parent});
-  index_.emplace(k, id);
-  return id;
+  if (slots_.size() < 2 * (nodes_.size() + 1)) rehash(std::max<size_t>(16, slots_.size() * 2));
+  for (size_t i = slot_of(ret, parent);; i = (i + 1) & (slots_.size() - 1)) {
+    const int32_t id = slots_[i];
+    if (id < 0) {
+      slots_[i] = static_cast<int32_t>(nodes_.size());
+      nodes_.push_back({ret, parent});
+      return slots_[i];
+    }
+    if (nodes_[id].ret == ret && nodes_[id].parent == parent) return id;
+  }
+}
+
+void NodePool::rehash(size_t n) {
+  slots_.assign(n, -1);
+  for (size_t id = 0; id < nodes_.size(); ++id)
+    for (size_t i = slot_of(nodes_[id].ret, nodes_[id].parent);; i = (i + 1) & (n - 1))
+      if (slots_[i] < 0) {
+        slots_[i] = static_cast<int32_t>(id);
+        break;
+      }
 }
 
 void NodePool::truncate(size_t n) {
-  while (nodes_.size() > n) {
-    index_.erase(key(nodes_.back().ret, nodes_.back().parent));
-    nodes_.pop_back();
-  }
+  if (n >= nodes_.size()) return;
+  nodes_.resize(n);
+  rehash(slots_.size());
 }
 
 bool closure(const Fsm& f, Stacks& stacks, std::vector<Config>& raw, std::vector<Config>& out) {

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/structured_output/fsm.h"
@@ -43,16 +42,20 @@ class NodePool {
   void truncate(size_t n);  // forget nodes >= n (nothing may reference them)
   void clear() {
     nodes_.clear();
-    index_.clear();
+    slots_.clear();
   }
 
  private:
-  static uint64_t key(int32_t ret, int32_t parent) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(ret)) << 32) |
-           static_cast<uint32_t>(parent);
+  // Open addressing over node ids (-1 empty): copying a pool (a matcher copy) is two vector
+  // copies, no per-node allocations.
+  size_t slot_of(int32_t ret, int32_t parent) const {
+    const uint64_t k =
+        (static_cast<uint64_t>(static_cast<uint32_t>(ret)) << 32) | static_cast<uint32_t>(parent);
+    return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 32) & (slots_.size() - 1);
   }
+  void rehash(size_t n);
   std::vector<StackNode> nodes_;
-  std::unordered_map<uint64_t, int32_t> index_;
+  std::vector<int32_t> slots_;
 };
 
 // Where stack nodes live during one operation: a matcher's own pool (ids below kScratch)
@@ -60,13 +63,13 @@ class NodePool {
 class Stacks {
  public:
   static constexpr int32_t kScratch = 1 << 30;
-  Stacks(NodePool* persist, bool write_persist) : persist_(persist), write_persist_(write_persist) {}
+  Stacks(NodePool* persist, bool write_persist)
+      : persist_(persist), write_persist_(write_persist) {}
   const StackNode& get(int32_t id) const {
     return id >= kScratch ? scratch_[id - kScratch] : (*persist_)[id];
   }
   int32_t push(int32_t ret, int32_t parent) {
-    return write_persist_ ? persist_->intern(ret, parent)
-                          : kScratch + scratch_.intern(ret, parent);
+    return write_persist_ ? persist_->intern(ret, parent) : kScratch + scratch_.intern(ret, parent);
   }
 
  private:
@@ -132,6 +135,8 @@ void walk(const Fsm& f, Stacks& stacks, const VocabIndex& voc, const int32_t* it
     if (out == TokenOutcome::kUncertain) on_token(i, out);
     // Every following token sharing the first pos+1 bytes fails at the same byte.
     int32_t j = i + 1;
+    if (pos == 0 && !items && out == TokenOutcome::kRejected)
+      j = voc.first_byte_end(static_cast<uint8_t>(t[0]));
     while (j < n) {
       const int32_t lj = item_lcp ? item_lcp[j] : voc.sorted_lcp(items ? items[j] : j);
       if (lj <= pos) break;

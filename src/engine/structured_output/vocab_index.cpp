@@ -18,9 +18,13 @@ std::shared_ptr<const VocabIndex> VocabIndex::build(const tok::Tokenizer& tok,
   const int32_t n = tok.vocab_size();
   std::vector<std::string> bytes(n);
   std::vector<bool> excluded(n, false);
+  std::vector<bool> stop(n, false);
+  for (int32_t s : stop_ids)
+    if (s >= 0 && s < n) stop[s] = true;
   for (int32_t i = 0; i < n; ++i) {
-    // Special tokens (EOS, <|im_end|>, ...) are control symbols, not text the grammar spells.
-    if (tok.is_special(i)) {
+    // Special and stop tokens (EOS, <|im_end|>, ...) are control symbols, not text the
+    // grammar spells, even where the tokenizer does not flag them special.
+    if (tok.is_special(i) || stop[i]) {
       excluded[i] = true;
       continue;
     }
@@ -68,6 +72,9 @@ void VocabIndex::finish(const std::vector<std::string>& bytes_by_id,
       lcp_[i] = static_cast<uint16_t>(std::min<size_t>(k, 65535));
     }
   }
+  for (size_t i = 0; i < ids.size(); ++i)
+    first_end_[static_cast<uint8_t>(blob_[off_[i]])] = static_cast<int32_t>(i + 1);
+  for (int b = 1; b < 256; ++b) first_end_[b] = std::max(first_end_[b], first_end_[b - 1]);
   stop_.assign(vocab_size_, 0);
   for (int32_t s : stop_ids) {
     if (s < 0 || s >= vocab_size_)

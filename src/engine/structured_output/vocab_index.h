@@ -41,6 +41,9 @@ class VocabIndex {
   bool is_stop(int32_t id) const { return id >= 0 && id < vocab_size_ && stop_[id]; }
   const std::vector<int32_t>& stop_ids() const { return stop_ids_; }
   int32_t max_token_len() const { return max_len_; }
+  // One past the last sorted position whose token starts with byte b (the walk jumps over a
+  // whole first-byte subtree in one step).
+  int32_t first_byte_end(uint8_t b) const { return first_end_[b]; }
   size_t memory_bytes() const;
 
  private:
@@ -52,6 +55,7 @@ class VocabIndex {
   std::string blob_;
   std::vector<uint32_t> off_;
   std::vector<uint8_t> stop_;
+  std::vector<int32_t> first_end_ = std::vector<int32_t>(256, 0);
 };
 
 }  // namespace vllm::engine::so
