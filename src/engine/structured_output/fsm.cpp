@@ -245,6 +245,33 @@ RuleDfa determinize(const std::vector<NState>& st, int32_t start, int32_t accept
   return d;
 }
 
+// Upper bound on the NFA states an expression expands to (saturating), so a nest of large
+// repetitions fails before anything is built.
+int64_t estimate_states(const Expr& e) {
+  constexpr int64_t kCap = int64_t{1} << 40;
+  using K = Expr::Kind;
+  switch (e.kind) {
+    case K::kEmpty:
+    case K::kRef:
+      return 1;
+    case K::kBytes:
+      return static_cast<int64_t>(e.bytes.size());
+    case K::kClass:
+      return 4 * static_cast<int64_t>(e.ranges.size()) + 1;
+    case K::kSeq:
+    case K::kAlt: {
+      int64_t n = 2;
+      for (const auto& k : e.kids) n = std::min(kCap, n + estimate_states(k) + 2);
+      return n;
+    }
+    case K::kRepeat: {
+      const int64_t copies = (e.max < 0 ? e.min + 1 : e.max) + 1;
+      return std::min(kCap, copies * (estimate_states(e.kids[0]) + 2));
+    }
+  }
+  return 1;
+}
+
 void collect_refs(const Expr& e, std::vector<int32_t>& out) {
   if (e.kind == Expr::Kind::kRef) out.push_back(e.rule);
   for (const auto& k : e.kids) collect_refs(k, out);
@@ -310,6 +337,13 @@ Fsm compile_fsm(const Grammar& g, const Limits& lim) {
   int64_t nfa_budget = lim.max_nfa_states;
   int32_t dfa_budget = lim.max_dfa_states;
   std::vector<RuleDfa> dfas(nr);
+  int64_t estimate = 0;
+  for (int32_t r : order) estimate += estimate_states(g.rules[r].body);
+  if (estimate > lim.max_nfa_states)
+    throw GrammarError("grammar too large: it expands to about " + std::to_string(estimate) +
+                       " automaton states, over the limit of " +
+                       std::to_string(lim.max_nfa_states) +
+                       " (nested or large repetition counts, a huge enum or choice list?)");
   for (int32_t r : order) {
     NfaBuilder nb(g, lim, nfa_budget);
     const int32_t s = nb.add(), e = nb.add();

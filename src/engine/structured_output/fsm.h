@@ -16,7 +16,7 @@
 namespace vllm::engine::so {
 
 struct Limits {
-  int32_t max_nfa_states = 2'000'000;  // before determinization
+  int32_t max_nfa_states = 1'000'000;  // before determinization
   int32_t max_dfa_states = 250'000;    // all rules together
   int32_t max_repeat = 10'000;         // {m,n} bounds, maxItems, maxLength, ...
   int64_t max_table_entries = 64'000'000;
