@@ -4,6 +4,7 @@
 //             decoding many requests with one schema): fill_mask + accept per token;
 //   ColdCI  — a freshly compiled grammar each iteration: every state's context-independent
 //             set and full mask computed on first use (the first request of a new schema);
+//   ColdNewSchema — a fresh grammar, but the compiler has served another schema before;
 //   Compile — schema text -> automaton (no vocabulary work; that is lazy).
 // Counter "mask" is CPU seconds per token (fill_mask + accept); worst_mask_ms is the slowest
 // single cold fill_mask (wall clock). Budget (brief): 32 requests at
@@ -127,6 +128,42 @@ void BM_ColdCI(benchmark::State& state) {
   state.counters["ci_states"] = static_cast<double>(ci);
 }
 
+// A new schema on a server that has served another one: the context-independent sets of
+// states it shares with earlier grammars (string content, ...) come from the compiler-wide
+// cache; the rest is computed.
+void BM_ColdNewSchema(benchmark::State& state) {
+  const Setup& s = setup(state.range(0));
+  GrammarCompiler compiler(s.vocab);
+  std::vector<uint32_t> mask(s.vocab->mask_words());
+  {
+    auto other = compiler.compile(GrammarKind::kJsonSchema,
+                                  R"({"type":"object","properties":{"q":{"type":"string"}}})");
+    Matcher m(other);
+    for (int32_t t : s.tok->encode(R"({"q": "hello there"})", false)) {
+      m.fill_mask(mask);
+      m.accept(t);
+    }
+  }
+  int64_t shared = 0, computed = 0;
+  double worst = 0;
+  int i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    // A text the compile cache has not seen, for the same schema.
+    auto g = compiler.compile(GrammarKind::kJsonSchema, s.schema + std::string(++i, ' '));
+    state.ResumeTiming();
+    worst = std::max(worst, run_doc(g, s, mask));
+    shared = g->stats().ci_shared;
+    computed = g->stats().ci_computed;
+  }
+  state.counters["mask"] = benchmark::Counter(
+      static_cast<double>(s.doc.size()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["worst_mask_ms"] = worst * 1e3;
+  state.counters["ci_shared"] = static_cast<double>(shared);
+  state.counters["ci_computed"] = static_cast<double>(computed);
+}
+
 void BM_Compile(benchmark::State& state) {
   const Setup& s = setup(state.range(0));
   int32_t states = 0;
@@ -140,6 +177,7 @@ void BM_Compile(benchmark::State& state) {
 // 0 = SmolLM2, 1 = Qwen3
 BENCHMARK(BM_Warm)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ColdCI)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ColdNewSchema)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Compile)->Arg(0)->Unit(benchmark::kMillisecond);
 
 }  // namespace

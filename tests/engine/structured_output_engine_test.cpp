@@ -93,6 +93,40 @@ TEST(StructuredOutputEngine, ReplayAfterResetRestoresTheState) {
   EXPECT_FALSE(m.is_complete());
 }
 
+TEST(StructuredOutputEngine, ContextIndependentSetsAreSharedAcrossGrammars) {
+  // Two schemas with string values: the second reuses the string-content sets of the first,
+  // and its masks equal those of a compiler that never saw the first (and brute force).
+  GrammarCompiler c(VocabIndex::build(smollm2_tok()));
+  const std::string a =
+      R"({"type":"object","properties":{"x":{"type":"string"}},"required":["x"]})";
+  const std::string b =
+      R"({"type":"object","properties":{"y":{"type":"integer"},"z":{"type":"string"}},"required":["y","z"]})";
+  const auto doc_a = smollm2_tok().encode(R"({"x": "some text"})", false);
+  const auto doc_b = smollm2_tok().encode(R"({"y": 7, "z": "more \"text\" here"})", false);
+  auto masks = [&](std::shared_ptr<const CompiledGrammar> g, const std::vector<int32_t>& doc) {
+    std::vector<std::vector<uint32_t>> out;
+    Matcher m(g);
+    for (int32_t t : doc) {
+      std::vector<uint32_t> w(m.mask_words());
+      m.fill_mask(w);
+      out.push_back(w);
+      if (out.size() == 9) {
+        EXPECT_EQ(w, brute_force_mask(m, smollm2_tok().vocab_size()));
+      }
+      EXPECT_TRUE(m.accept(t));
+    }
+    return out;
+  };
+  masks(c.compile(GrammarKind::kJsonSchema, a), doc_a);
+  auto gb = c.compile(GrammarKind::kJsonSchema, b);
+  const auto shared = masks(gb, doc_b);
+  EXPECT_GT(gb->stats().ci_shared, 0);
+  GrammarCompiler alone(VocabIndex::build(smollm2_tok()));
+  auto gb2 = alone.compile(GrammarKind::kJsonSchema, b);
+  EXPECT_EQ(masks(gb2, doc_b), shared);
+  EXPECT_EQ(gb2->stats().ci_shared, 0);
+}
+
 TEST(StructuredOutputEngine, PaddedMaskRowsAreCleared) {
   auto g = smollm2_compiler().compile(GrammarKind::kChoice, R"(["yes","no"])");
   Matcher m(g);

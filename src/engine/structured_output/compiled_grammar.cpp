@@ -32,9 +32,116 @@ void TokenSet::or_into(uint32_t* words) const {
   }
 }
 
+std::shared_ptr<const ContextIndependent> SharedCiCache::find(const std::string& sig) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = index_.find(sig);
+  if (it == index_.end()) return nullptr;
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void SharedCiCache::insert(const std::string& sig, std::shared_ptr<const ContextIndependent> ci) {
+  const size_t cost = ci->memory_bytes() + sig.size() * 2 + 96;
+  std::lock_guard<std::mutex> l(mu_);
+  if (index_.count(sig) || cost > max_bytes_) return;
+  while (!lru_.empty() && bytes_ + cost > max_bytes_) {
+    bytes_ -= lru_.back().second->memory_bytes() + lru_.back().first.size() * 2 + 96;
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  lru_.emplace_front(sig, std::move(ci));
+  index_.emplace(sig, lru_.begin());
+  bytes_ += cost;
+}
+
+int64_t SharedCiCache::hits() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return hits_;
+}
+
+std::string reachable_signature(const Fsm& f, int32_t state, int32_t max_states) {
+  // States numbered in BFS order from `state`; transitions spelled per byte (not per byte
+  // class, which differs between grammars) as runs of equal targets.
+  std::unordered_map<int32_t, int32_t> local{{state, 0}};
+  std::vector<int32_t> order{state};
+  std::string sig;
+  auto id = [&](int32_t s) -> int32_t {
+    if (s < 0) return -1;
+    auto [it, fresh] = local.emplace(s, static_cast<int32_t>(order.size()));
+    if (fresh) order.push_back(s);
+    return it->second;
+  };
+  auto put = [&](int32_t v) { sig.append(reinterpret_cast<const char*>(&v), 4); };
+  std::vector<int32_t> by_class(f.num_classes);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (static_cast<int32_t>(order.size()) > max_states) return {};
+    const int32_t s = order[i];
+    put(f.flags[s] & Fsm::kFinal);
+    for (int32_t c = 0; c < f.num_classes; ++c)
+      by_class[c] = id(f.next[static_cast<size_t>(s) * f.num_classes + c]);
+    int32_t prev = -2;
+    for (int b = 0; b < 256; ++b) {
+      const int32_t t = by_class[f.byte_class[b]];
+      if (t != prev) {
+        put(b);
+        put(t);
+        prev = t;
+      }
+    }
+    put(-3);
+    for (int32_t k = f.call_begin[s]; k < f.call_begin[s + 1]; ++k) {
+      put(id(f.calls[k].target));
+      put(id(f.calls[k].ret));
+    }
+    put(-4);
+  }
+  return sig;
+}
+
+const std::vector<int32_t>& CompiledGrammar::rule_closure_states() const {
+  std::call_once(closure_once_, [&] {
+    const Fsm& f = fsm_;
+    int32_t nr = 0;
+    for (int32_t r : f.state_rule) nr = std::max(nr, r + 1);
+    std::vector<int32_t> size(nr, 0);
+    std::vector<std::vector<int32_t>> callees(nr);
+    for (int32_t s = 0; s < f.num_states(); ++s) {
+      const int32_t r = f.state_rule[s];
+      ++size[r];
+      for (int32_t k = f.call_begin[s]; k < f.call_begin[s + 1]; ++k)
+        callees[r].push_back(f.state_rule[f.calls[k].target]);
+    }
+    closure_.assign(nr, 0);
+    for (int32_t r = 0; r < nr; ++r) {
+      std::vector<bool> seen(nr, false);
+      std::vector<int32_t> stack{r};
+      seen[r] = true;
+      int64_t total = 0;
+      while (!stack.empty()) {
+        const int32_t x = stack.back();
+        stack.pop_back();
+        total += size[x];
+        for (int32_t y : callees[x])
+          if (!seen[y]) {
+            seen[y] = true;
+            stack.push_back(y);
+          }
+      }
+      closure_[r] = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+    }
+  });
+  return closure_;
+}
+
 CompiledGrammar::CompiledGrammar(Fsm fsm, std::shared_ptr<const VocabIndex> vocab,
-                                 int32_t num_rules, CacheLimits limits)
-    : fsm_(std::move(fsm)), vocab_(std::move(vocab)), num_rules_(num_rules), limits_(limits) {
+                                 int32_t num_rules, CacheLimits limits,
+                                 std::shared_ptr<SharedCiCache> shared)
+    : fsm_(std::move(fsm)),
+      vocab_(std::move(vocab)),
+      num_rules_(num_rules),
+      limits_(limits),
+      shared_(std::move(shared)) {
   ci_.resize(fsm_.num_states());
 }
 
@@ -77,9 +184,20 @@ std::shared_ptr<const ContextIndependent> CompiledGrammar::context_independent(
     if (ci_[state]) return ci_[state];
   }
   // Computed outside the lock; two threads racing on one state both compute, one keeps it.
-  std::shared_ptr<const ContextIndependent> ci = compute_ci(state);
+  std::string sig;
+  std::shared_ptr<const ContextIndependent> ci;
+  constexpr int32_t kMaxShared = 512;
+  if (shared_ && rule_closure_states()[fsm_.state_rule[state]] <= kMaxShared) {
+    sig = reachable_signature(fsm_, state, kMaxShared);
+    if (!sig.empty()) ci = shared_->find(sig);
+  }
+  const bool from_shared = ci != nullptr;
+  if (!ci) {
+    ci = compute_ci(state);
+    if (!sig.empty()) shared_->insert(sig, ci);
+  }
   std::lock_guard<std::mutex> l(mu_);
-  ++ci_computed_;
+  ++(from_shared ? ci_shared_ : ci_computed_);
   if (ci_[state]) return ci_[state];
   if (ci_bytes_ + ci->memory_bytes() <= limits_.ci_cache_bytes) {
     ci_bytes_ += ci->memory_bytes();
@@ -165,6 +283,7 @@ GrammarStats CompiledGrammar::stats() const {
   s.ci_bytes = ci_bytes_;
   s.mask_cache_bytes = mask_bytes_;
   s.ci_computed = ci_computed_;
+  s.ci_shared = ci_shared_;
   s.mask_hits = hits_;
   s.mask_misses = misses_;
   s.mask_entries = lru_.size();

@@ -56,17 +56,41 @@ struct ContextIndependent {
   }
 };
 
+// Context-independent sets shared by all grammars of one GrammarCompiler (one vocabulary):
+// keyed by a canonical spelling of everything reachable from the state (byte transitions,
+// calls, final flags), so e.g. the JSON string-content state is walked over the vocabulary
+// once per process instead of once per schema. Bounded by bytes (LRU).
+class SharedCiCache {
+ public:
+  explicit SharedCiCache(size_t max_bytes) : max_bytes_(max_bytes) {}
+  std::shared_ptr<const ContextIndependent> find(const std::string& sig);
+  void insert(const std::string& sig, std::shared_ptr<const ContextIndependent> ci);
+  int64_t hits() const;
+
+ private:
+  mutable std::mutex mu_;
+  size_t max_bytes_, bytes_ = 0;
+  int64_t hits_ = 0;
+  using Entry = std::pair<std::string, std::shared_ptr<const ContextIndependent>>;
+  std::list<Entry> lru_;
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+// The canonical spelling used as SharedCiCache key; empty when more than max_states states
+// are reachable (large rules are not worth sharing).
+std::string reachable_signature(const Fsm& f, int32_t state, int32_t max_states = 512);
+
 struct GrammarStats {
   int32_t num_states = 0, num_rules = 0, num_classes = 0;
   size_t fsm_bytes = 0, ci_bytes = 0, mask_cache_bytes = 0;
-  int64_t ci_computed = 0, mask_hits = 0, mask_misses = 0;
+  int64_t ci_computed = 0, ci_shared = 0, mask_hits = 0, mask_misses = 0;
   size_t mask_entries = 0;
 };
 
 class CompiledGrammar {
  public:
   CompiledGrammar(Fsm fsm, std::shared_ptr<const VocabIndex> vocab, int32_t num_rules,
-                  CacheLimits limits = {});
+                  CacheLimits limits = {}, std::shared_ptr<SharedCiCache> shared = nullptr);
   const Fsm& fsm() const { return fsm_; }
   const VocabIndex& vocab() const { return *vocab_; }
   int32_t vocab_size() const { return vocab_->vocab_size(); }
@@ -83,16 +107,19 @@ class CompiledGrammar {
 
  private:
   std::shared_ptr<ContextIndependent> compute_ci(int32_t state) const;
+  // Per rule: states of the rule and of every rule it can call (bounds a signature's size).
+  const std::vector<int32_t>& rule_closure_states() const;
 
   Fsm fsm_;
   std::shared_ptr<const VocabIndex> vocab_;
   int32_t num_rules_;
   CacheLimits limits_;
+  std::shared_ptr<SharedCiCache> shared_;
 
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<const ContextIndependent>> ci_;
   mutable size_t ci_bytes_ = 0;
-  mutable int64_t ci_computed_ = 0, hits_ = 0, misses_ = 0;
+  mutable int64_t ci_computed_ = 0, ci_shared_ = 0, hits_ = 0, misses_ = 0;
   struct MaskEntry {
     std::string key;
     TokenSet set;
@@ -100,7 +127,8 @@ class CompiledGrammar {
   mutable std::list<MaskEntry> lru_;  // front = most recent
   mutable std::unordered_map<std::string_view, std::list<MaskEntry>::iterator> index_;
   mutable size_t mask_bytes_ = 0;
-  mutable std::once_flag dist_once_;
+  mutable std::once_flag dist_once_, closure_once_;
+  mutable std::vector<int32_t> closure_;
   mutable std::vector<int32_t> dist_;
 };
 

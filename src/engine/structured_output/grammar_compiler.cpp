@@ -22,7 +22,9 @@ const char* kind_name(GrammarKind k) {
 }
 
 GrammarCompiler::GrammarCompiler(std::shared_ptr<const VocabIndex> vocab, CompilerConfig cfg)
-    : vocab_(std::move(vocab)), cfg_(cfg) {}
+    : vocab_(std::move(vocab)),
+      cfg_(cfg),
+      shared_ci_(std::make_shared<SharedCiCache>(cfg.shared_ci_bytes)) {}
 
 Grammar GrammarCompiler::to_grammar(GrammarKind kind, const std::string& text,
                                     const JsonOptions& o) {
@@ -74,8 +76,9 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(GrammarKind kind
     }
   }
   const Grammar g = to_grammar(kind, text, cfg_.json);
-  auto cg = std::make_shared<const CompiledGrammar>(
-      compile_fsm(g, cfg_.limits), vocab_, static_cast<int32_t>(g.rules.size()), cfg_.cache);
+  auto cg = std::make_shared<const CompiledGrammar>(compile_fsm(g, cfg_.limits), vocab_,
+                                                    static_cast<int32_t>(g.rules.size()),
+                                                    cfg_.cache, shared_ci_);
   std::lock_guard<std::mutex> l(mu_);
   auto it = index_.find(key);
   if (it != index_.end()) return it->second->second;

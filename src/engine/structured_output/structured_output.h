@@ -41,6 +41,7 @@ struct CompilerConfig {
   CacheLimits cache;
   JsonOptions json;
   size_t max_cached_grammars = 64;
+  size_t shared_ci_bytes = 64u << 20;  // context-independent sets shared across grammars
 };
 
 class GrammarCompiler {
@@ -52,12 +53,14 @@ class GrammarCompiler {
   static Grammar to_grammar(GrammarKind kind, const std::string& text, const JsonOptions& o = {});
 
   const VocabIndex& vocab() const { return *vocab_; }
+  const std::shared_ptr<SharedCiCache>& shared_ci() const { return shared_ci_; }
   size_t cached_grammars() const;
   int64_t cache_hits() const;
 
  private:
   std::shared_ptr<const VocabIndex> vocab_;
   CompilerConfig cfg_;
+  std::shared_ptr<SharedCiCache> shared_ci_;
   mutable std::mutex mu_;
   using Entry = std::pair<std::string, std::shared_ptr<const CompiledGrammar>>;
   std::list<Entry> lru_;
