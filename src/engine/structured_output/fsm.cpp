@@ -257,16 +257,21 @@ int64_t estimate_states(const Expr& e) {
     case K::kBytes:
       return static_cast<int64_t>(e.bytes.size());
     case K::kClass:
-      return 4 * static_cast<int64_t>(e.ranges.size()) + 1;
-    case K::kSeq:
+      // Byte classes are edges only; a code-point range needs a few UTF-8 inner states.
+      return e.raw_bytes ? 0 : 3 * static_cast<int64_t>(e.ranges.size());
+    case K::kSeq: {
+      int64_t n = 0;
+      for (const auto& k : e.kids) n = std::min(kCap, n + estimate_states(k) + 1);
+      return n;
+    }
     case K::kAlt: {
-      int64_t n = 2;
+      int64_t n = 0;
       for (const auto& k : e.kids) n = std::min(kCap, n + estimate_states(k) + 2);
       return n;
     }
     case K::kRepeat: {
-      const int64_t copies = (e.max < 0 ? e.min + 1 : e.max) + 1;
-      return std::min(kCap, copies * (estimate_states(e.kids[0]) + 2));
+      const int64_t copies = (e.max < 0 ? e.min + 2 : e.max + 1);
+      return std::min(kCap, copies * (estimate_states(e.kids[0]) + 1) + 1);
     }
   }
   return 1;

@@ -426,13 +426,33 @@ class SchemaCompiler {
         first_req = i;
         break;
       }
+    // Up to 8 properties: inline (one automaton, one configuration per state). Beyond, the
+    // alternatives would repeat the tails quadratically, so each tail "properties i.. with
+    // commas" is its own rule ending in a tail call to the next: linear in size, and the
+    // stack stays flat.
+    const bool chain = props.size() > 8;
+    std::vector<int32_t> tail_rule(props.size() + 1, -1);
+    auto extras_tail = [&] { return extra ? star(seq({sep(), *extra})) : empty(); };
+    if (chain) {
+      for (size_t i = 0; i <= props.size(); ++i) tail_rule[i] = new_rule("tail");
+      for (size_t i = props.size() + 1; i-- > 0;) {
+        if (i == props.size()) {
+          g_.define(tail_rule[i], extras_tail());
+          continue;
+        }
+        Expr m = seq({sep(), props[i].member});
+        g_.define(tail_rule[i], seq({props[i].required ? std::move(m) : opt(std::move(m)),
+                                     ref(tail_rule[i + 1])}));
+      }
+    }
     auto rest_from = [&](size_t i) {
+      if (chain) return ref(tail_rule[i]);
       std::vector<Expr> items;
       for (size_t j = i; j < props.size(); ++j) {
         Expr m = seq({sep(), props[j].member});
         items.push_back(props[j].required ? std::move(m) : opt(std::move(m)));
       }
-      if (extra) items.push_back(star(seq({sep(), *extra})));
+      items.push_back(extras_tail());
       return seq(std::move(items));
     };
     std::vector<Expr> firsts;
