@@ -69,8 +69,21 @@ bool closure(const Fsm& f, Stacks& stacks, std::vector<Config>& raw, std::vector
 
 bool step(const Fsm& f, Stacks& stacks, const std::vector<Config>& in, uint8_t b,
           std::vector<Config>& out, bool& bottom_final, std::vector<Config>& scratch) {
-  scratch.clear();
   const int32_t cls = f.byte_class[b];
+  if (in.size() == 1) {
+    // Fast path (inside strings, literals): one configuration stepping to a state that
+    // neither calls nor finishes needs no closure.
+    const int32_t t = f.next[static_cast<size_t>(in[0].state) * f.num_classes + cls];
+    if (t < 0) return false;
+    if ((f.flags[t] & (Fsm::kFinal | Fsm::kHasCalls | Fsm::kHasBytes)) == Fsm::kHasBytes) {
+      const int32_t node = in[0].node;
+      out.clear();
+      out.push_back({t, node});
+      bottom_final = false;
+      return true;
+    }
+  }
+  scratch.clear();
   for (const Config& c : in) {
     const int32_t t = f.next[static_cast<size_t>(c.state) * f.num_classes + cls];
     if (t >= 0) scratch.push_back({t, c.node});

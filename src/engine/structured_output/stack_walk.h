@@ -118,6 +118,22 @@ void walk(const Fsm& f, Stacks& stacks, const VocabIndex& voc, const int32_t* it
     int32_t pos = valid;
     const int32_t len = static_cast<int32_t>(t.size());
     while (pos < len) {
+      const std::vector<Config>& in = wb.sets[pos];
+      if (in.size() == 1) {
+        // Inline fast path: one configuration, a target that neither calls nor finishes.
+        const int32_t tgt = f.next[static_cast<size_t>(in[0].state) * f.num_classes +
+                                   f.byte_class[static_cast<uint8_t>(t[pos])]];
+        if (tgt < 0) break;
+        if ((f.flags[tgt] & (Fsm::kFinal | Fsm::kHasCalls | Fsm::kHasBytes)) == Fsm::kHasBytes) {
+          std::vector<Config>& out = wb.sets[pos + 1];
+          const int32_t node = in[0].node;
+          out.clear();
+          out.push_back({tgt, node});
+          wb.popped[pos + 1] = wb.popped[pos];
+          ++pos;
+          continue;
+        }
+      }
       bool bf = false;
       if (!step(f, stacks, wb.sets[pos], static_cast<uint8_t>(t[pos]), wb.sets[pos + 1], bf,
                 wb.raw))
