@@ -219,6 +219,8 @@ ERRORS = [
     ("json_schema", '{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"', "not valid JSON"),
     ("json_schema", 'false', "matches no string"),
     ("json_schema", '{"type": "strng"}', "unknown type 'strng'"),
+    ("json_schema", '{"type": "object", "properties": {"a": {}}, "required": "a"}', "required must be an array"),
+    ("json_schema", '{"type": "object", "properties": {"a": {"$ref": 3}}}', "wrong type"),
     ("regex", "(a)\\1", "backreference"),
     ("regex", "a(?=b)", "lookahead"),
     ("regex", "(?<!x)y", "lookbehind"),

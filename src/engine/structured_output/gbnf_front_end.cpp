@@ -1,5 +1,7 @@
 // GBNF / EBNF text -> grammar IR. Tokens are read with one-token lookahead so a rule may
 // span lines: a sequence ends at '|', ')', the end of the text, or the next `name ::=`.
+#include <cctype>
+#include <cstdio>
 #include <string>
 
 #include "engine/structured_output/front_ends.h"

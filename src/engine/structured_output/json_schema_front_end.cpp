@@ -3,6 +3,7 @@
 // inline. A keyword that would change which documents are valid and that we cannot honour
 // is an error naming it and where it is; annotations are ignored.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -102,7 +103,9 @@ class SchemaCompiler {
         if (ref[i] == '~' && i + 1 < ref.size()) {
           tok += ref[i + 1] == '1' ? '/' : '~';
           i += 2;
-        } else if (ref[i] == '%' && i + 2 < ref.size()) {
+        } else if (ref[i] == '%' && i + 2 < ref.size() &&
+                   isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
+                   isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
           tok += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
           i += 3;
         } else {
@@ -111,7 +114,7 @@ class SchemaCompiler {
       }
       if (cur->is_object() && cur->contains(tok)) {
         cur = &(*cur)[tok];
-      } else if (cur->is_array() && !tok.empty() &&
+      } else if (cur->is_array() && !tok.empty() && tok.size() < 10 &&
                  std::all_of(tok.begin(), tok.end(), ::isdigit) && std::stoul(tok) < cur->size()) {
         cur = &(*cur)[std::stoul(tok)];
       } else {
@@ -519,7 +522,13 @@ class SchemaCompiler {
 }  // namespace
 
 Grammar json_schema_grammar(const nlohmann::ordered_json& schema, const JsonOptions& o) {
-  return SchemaCompiler(schema, o).run();
+  try {
+    return SchemaCompiler(schema, o).run();
+  } catch (const nlohmann::json::exception& e) {
+    // A keyword whose value has the wrong JSON type ("required": "a", "$ref": 3, ...).
+    throw GrammarError(std::string("JSON schema: a keyword has a value of the wrong type (") +
+                       e.what() + ")");
+  }
 }
 
 Grammar json_object_grammar(const JsonOptions& o) {

@@ -1,5 +1,7 @@
 // Regex -> grammar IR. A recursive-descent parser over code points; classes stay classes
 // until the CharMapper spells them (as UTF-8, or as JSON string content for `pattern`).
+#include <cctype>
+#include <cstdio>
 #include <string>
 
 #include "engine/structured_output/front_ends.h"
