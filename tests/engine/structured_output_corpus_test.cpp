@@ -35,13 +35,13 @@ std::vector<Vocab> vocabs() {
   return {{"smollm2", smollm2_tok(), smollm2_compiler()}, {"qwen3", qwen3_tok(), qwen3_compiler()}};
 }
 
-std::string fill(Matcher& m, std::vector<uint32_t>& w) {
+void fill(Matcher& m, std::vector<uint32_t>& w) {
   w.assign(m.mask_words(), 0);
   m.fill_mask(w);
-  return {};
 }
 
-// One random walk; returns the text, or "" with ok=false on a dead end (a bug).
+// One random walk: random allowed tokens, then (after a random point, at the latest at step
+// 40) the tokens spelling a shortest completion; returns the decoded text.
 std::string random_walk(Matcher& m, const Vocab& v, std::mt19937_64& rng, bool check_brute,
                         int& brute_checks) {
   std::vector<uint32_t> w;
