@@ -4,7 +4,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <deque>
+#include <limits>
 #include <stdexcept>
 
 #include "tokenizer/bpe.h"
@@ -101,28 +101,31 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
   return t;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens,
+                                       EncodeStats* stats) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
   if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
+  constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
   for (const auto& s : segs) {
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_text(s.text, out);
+      encode_text(s.text, out, kNoLimit, stats);
     }
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return out;
 }
 
-void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
+void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                            EncodeStats* stats) const {
   // Valid runs go through the normal pipeline; each invalid byte is its own piece so that no
   // input byte is ever dropped (Hugging Face cannot receive invalid UTF-8 at all).
   size_t run = 0, i = 0;
-  while (i < text.size()) {
+  while (i < text.size() && out.size() <= limit) {
     if (static_cast<uint8_t>(text[i]) < 0x80) {
       ++i;
       continue;
@@ -132,32 +135,42 @@ void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) co
       i += n;
       continue;
     }
-    if (i > run) encode_valid(text.substr(run, i - run), out);
-    bpe_->encode(text.substr(i, 1), out);
+    if (i > run) encode_valid(text.substr(run, i - run), out, limit, stats);
+    bpe_->encode(text.substr(i, 1), out, limit, stats);
     run = ++i;
   }
-  if (i > run) encode_valid(text.substr(run, i - run), out);
+  if (i > run && out.size() <= limit) encode_valid(text.substr(run, i - run), out, limit, stats);
 }
 
-void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out) const {
+void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                             EncodeStats* stats) const {
   std::string normalized;
-  if (nfc_) {
+  if (nfc_ && !nfc_quick_stable(text)) {
     normalized = nfc_normalize(text);
     text = normalized;
   }
+  if (normalized_matcher_.empty()) {
+    encode_pieces(text, out, limit, stats);
+    return;
+  }
   std::vector<TextSegment> segs;
   normalized_matcher_.split(text, segs);
-  std::vector<std::string_view> pieces;
-  std::deque<std::string> scratch;
   for (const auto& s : segs) {
+    if (out.size() > limit) return;
     if (s.id >= 0) {
       out.push_back(s.id);
-      continue;
+    } else {
+      encode_pieces(s.text, out, limit, stats);
     }
-    pieces.clear();
-    pre_->split(s.text, pieces, scratch);
-    for (std::string_view p : pieces) bpe_->encode(p, out);
   }
+}
+
+void Tokenizer::encode_pieces(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                              EncodeStats* stats) const {
+  pre_->for_each(text, [&](std::string_view piece) {
+    bpe_->encode(piece, out, limit, stats);
+    return out.size() <= limit;
+  });
 }
 
 void Tokenizer::check_id(int32_t id) const {
