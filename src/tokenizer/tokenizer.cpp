@@ -45,6 +45,16 @@ void Tokenizer::finalize(const std::vector<std::string>& tokens) {
   for (const auto& t : added_) flags_[t.id] = static_cast<uint8_t>(1 | (t.special ? 2 : 0));
   raw_matcher_.build(added_, /*normalized_set=*/false);
   normalized_matcher_.build(added_, /*normalized_set=*/true);
+  // Every id stands for at most max_len bytes of the text BPE sees (added tokens match their
+  // content exactly, an invalid byte is one id), and NFC shrinks text by at most
+  // nfc_max_shrink(). Anything that can consume input without producing ids voids the bound.
+  size_t max_len = 1;
+  for (size_t i = 0; i < n; ++i) max_len = std::max(max_len, id_bytes_[i].size());
+  const bool swallows = std::any_of(added_.begin(), added_.end(),
+                                    [](const AddedToken& t) { return t.lstrip || t.rstrip; });
+  max_bytes_per_id_ = swallows || pre_->removes_text() || bpe_->drops_bytes()
+                          ? 0
+                          : max_len * (nfc_ ? nfc_max_shrink() : 1);
   auto name_of = [&](int32_t id) {
     return id >= 0 && id < vocab_size() ? std::string(id_to_token_[id]) : std::string();
   };
@@ -118,6 +128,36 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return out;
+}
+
+bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, size_t max_tokens,
+                               std::vector<int32_t>& out, EncodeStats* stats) const {
+  out.clear();
+  const size_t fixed = add_special_tokens ? prefix_ids_.size() + suffix_ids_.size() : 0;
+  if (fixed > max_tokens) return false;
+  // The text alone yields at least ceil(bytes / max_bytes_per_id_) ids.
+  if (max_bytes_per_id_ > 0 &&
+      (text.size() + max_bytes_per_id_ - 1) / max_bytes_per_id_ > max_tokens - fixed)
+    return false;
+  // The ids come out in order and are never taken back, so the text's ids may stop as soon as
+  // they alone pass what the budget leaves after the suffix.
+  const size_t limit = max_tokens - (add_special_tokens ? suffix_ids_.size() : 0);
+  if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
+  std::vector<TextSegment> segs;
+  raw_matcher_.split(text, segs);
+  for (const auto& s : segs) {
+    if (s.id >= 0) {
+      out.push_back(s.id);
+    } else {
+      encode_text(s.text, out, limit, stats);
+    }
+    if (out.size() > limit) {
+      out.clear();
+      return false;
+    }
+  }
+  if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
+  return true;
 }
 
 void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,

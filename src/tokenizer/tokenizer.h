@@ -58,6 +58,17 @@ class Tokenizer {
   // (docs/TOKENIZER.md), so the cost is linear in the text whatever it holds.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true,
                               EncodeStats* stats = nullptr) const;
+  // encode() for a caller with a token budget: returns false, with out cleared, as soon as it
+  // is known that more than max_tokens ids would be produced; otherwise fills out with exactly
+  // encode()'s ids and returns true. Refusing costs work proportional to max_tokens, not to the
+  // text: a text longer than max_tokens * max_bytes_per_id() bytes is refused without being
+  // looked at, and a shorter one stops at the piece that passes the budget.
+  bool encode_bounded(std::string_view text, bool add_special_tokens, size_t max_tokens,
+                      std::vector<int32_t>& out, EncodeStats* stats = nullptr) const;
+  // The most input bytes one id can account for (the longest token, times the most NFC can
+  // shrink text), or 0 when no such bound exists: an added token with lstrip / rstrip swallows
+  // any run of whitespace, a "Removed" split or bytes without a token drop text.
+  size_t max_bytes_per_id() const { return max_bytes_per_id_; }
   // Throws std::out_of_range on an id outside [0, vocab_size()).
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
   // The raw bytes one id stands for (may be part of a UTF-8 character). Throws like decode.
@@ -108,6 +119,7 @@ class Tokenizer {
   AddedTokenMatcher raw_matcher_, normalized_matcher_;
   std::vector<int32_t> prefix_ids_, suffix_ids_;
   int32_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1, unk_id_ = -1;
+  size_t max_bytes_per_id_ = 0;
   std::string bos_token_, eos_token_, chat_template_;
   std::vector<int32_t> generation_eos_ids_;
 };

@@ -65,6 +65,9 @@ TEST(TokenizerLinear, EightMegabytesOfOneLetter) {
 }
 
 TEST(TokenizerLinear, ShortPiecesAreMergedWhole) {
+  // The bound on a merge loop is what makes the work linear; it must stay a small constant.
+  EXPECT_LE(Bpe::kMaxPieceBytes, 4096u);
+  EXPECT_LT(Bpe::kCommitBytes, Bpe::kMaxPieceBytes);
   // Below the window nothing changes: one merge loop over the whole piece.
   for (size_t n : {size_t{200}, Bpe::kMaxPieceBytes}) {
     EncodeStats s;
