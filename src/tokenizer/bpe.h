@@ -77,6 +77,8 @@ class Bpe {
   static constexpr size_t kCacheMaxEntries = 1 << 16;
   mutable std::mutex cache_mu_;
   mutable std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache_;
+  // A windowed piece can stop early (encode's limit): it must never be one the cache keeps.
+  static_assert(kCacheMaxPiece < kMaxPieceBytes);
 };
 
 }  // namespace vllm::tok

@@ -1,6 +1,6 @@
-// Tokenizer core: encode (added tokens -> NFC -> pre-tokenizer -> BPE -> BOS/EOS), decode,
-// id tables, and construction from GGUF vocabulary data. tokenizer_json.cpp holds the
-// tokenizer.json loader.
+// Tokenizer core: encode and encode_bounded (added tokens -> NFC -> pre-tokenizer -> BPE ->
+// BOS/EOS, stopping early when a token budget runs out), decode, id tables, and construction
+// from GGUF vocabulary data. tokenizer_json.cpp holds the tokenizer.json loader.
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
