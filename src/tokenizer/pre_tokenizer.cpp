@@ -2,6 +2,7 @@
 // Sequence pre-tokenizer does; the byte-level character mapping itself happens in BPE.
 #include "tokenizer/pre_tokenizer.h"
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -87,39 +88,45 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   return p;
 }
 
+bool PreTokenizer::visit(size_t step, std::string_view piece, PieceFn fn, void* ctx) const {
+  if (piece.empty()) return true;
+  if (step == steps_.size()) return fn(ctx, piece);
+  const Step& st = steps_[step];
+  if (st.kind == Kind::kByteLevelPrefixSpace) {
+    if (piece[0] == ' ') return visit(step + 1, piece, fn, ctx);
+    const std::string spaced = " " + std::string(piece);
+    return visit(step + 1, spaced, fn, ctx);
+  }
+  size_t pos = 0, from = 0, b = 0, e = 0;
+  while (st.re->find(piece, from, b, e)) {
+    if (b > pos && !visit(step + 1, piece.substr(pos, b - pos), fn, ctx)) return false;
+    if (st.kind == Kind::kIsolate && !visit(step + 1, piece.substr(b, e - b), fn, ctx))
+      return false;
+    pos = e;
+  }
+  return visit(step + 1, piece.substr(pos), fn, ctx);
+}
+
 void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out,
                          std::deque<std::string>& scratch) const {
-  std::vector<std::string_view> cur{text}, next;
-  std::vector<std::pair<size_t, size_t>> m;
-  if (text.empty()) {
-    return;
-  }
-  for (const Step& st : steps_) {
-    next.clear();
-    for (std::string_view piece : cur) {
-      if (st.kind == Kind::kByteLevelPrefixSpace) {
-        if (piece.empty() || piece[0] == ' ') {
-          next.push_back(piece);
-        } else {
-          // A deque never moves its elements, so earlier views stay valid.
-          scratch.push_back(" " + std::string(piece));
-          next.emplace_back(scratch.back());
-        }
-        continue;
-      }
-      m.clear();
-      st.re->find_all(piece, m);
-      size_t pos = 0;
-      for (auto [b, e] : m) {
-        if (b > pos) next.push_back(piece.substr(pos, b - pos));
-        if (st.kind == Kind::kIsolate) next.push_back(piece.substr(b, e - b));
-        pos = e;
-      }
-      if (pos < piece.size()) next.push_back(piece.substr(pos));
+  for_each(text, [&](std::string_view p) {
+    // A piece may live in a temporary (prefix space added); a deque never moves its elements,
+    // so the views handed out earlier stay valid.
+    const std::less<const char*> before;
+    if (before(p.data(), text.data()) || !before(p.data(), text.data() + text.size())) {
+      scratch.emplace_back(p);
+      p = scratch.back();
     }
-    cur.swap(next);
+    out.push_back(p);
+    return true;
+  });
+}
+
+bool PreTokenizer::removes_text() const {
+  for (const Step& st : steps_) {
+    if (st.kind == Kind::kRemove) return true;
   }
-  out.insert(out.end(), cur.begin(), cur.end());
+  return false;
 }
 
 std::string PreTokenizer::describe() const {

@@ -1,10 +1,11 @@
-// PCRE2-backed regex: compile once (JIT when available), match with per-call match data so
+// PCRE2-backed regex: compile once (JIT when available), match with per-thread match data so
 // one Regex can serve many threads.
 #include "tokenizer/regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace vllm::tok {
@@ -12,10 +13,25 @@ namespace {
 
 constexpr const char* kWs = "\\t-\\r\\x{85}\\p{Z}";  // Unicode White_Space, as a class body
 
-struct JitStack {
+// Match data and context are reused across calls on a thread: creating them per call cost
+// more than matching a short piece. One ovector pair is enough, as only the whole match is read
+// (PCRE2 then returns 0 for a pattern with groups, which still means a match).
+struct MatchScratch {
   pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, nullptr);
-  ~JitStack() { pcre2_jit_stack_free(stack); }
+  pcre2_match_context* context = pcre2_match_context_create(nullptr);
+  pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
+  MatchScratch() { pcre2_jit_stack_assign(context, nullptr, stack); }
+  ~MatchScratch() {
+    pcre2_match_data_free(data);
+    pcre2_match_context_free(context);
+    pcre2_jit_stack_free(stack);
+  }
 };
+
+MatchScratch& match_scratch() {
+  thread_local MatchScratch s;
+  return s;
+}
 
 }  // namespace
 
@@ -79,41 +95,39 @@ Regex::Regex(const std::string& pattern, bool literal) : pattern_(pattern) {
 
 Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
 
-void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
+bool Regex::find(std::string_view text, size_t& pos, size_t& begin, size_t& end) const {
   auto* code = static_cast<pcre2_code*>(code_);
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  pcre2_match_context* mc = nullptr;
-  if (jit_) {
-    thread_local JitStack jit_stack;
-    mc = pcre2_match_context_create(nullptr);
-    pcre2_jit_stack_assign(mc, nullptr, jit_stack.stack);
-  }
+  MatchScratch& ms = match_scratch();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0;
   while (pos < text.size()) {
-    const int rc = jit_ ? pcre2_jit_match(code, subject, text.size(), pos, 0, md, mc)
-                        : pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md, mc);
+    const int rc = jit_ ? pcre2_jit_match(code, subject, text.size(), pos, 0, ms.data, ms.context)
+                        : pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, ms.data,
+                                      ms.context);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
-      pcre2_match_data_free(md);
-      pcre2_match_context_free(mc);
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof(msg));
       throw std::runtime_error("regex match failed for '" + pattern_ +
                                "': " + reinterpret_cast<char*>(msg));
     }
-    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(ms.data);
     if (ov[1] == ov[0]) {
       // Empty match: step over one character so the scan always advances.
       pos = ov[0] + 1;
       while (pos < text.size() && (static_cast<uint8_t>(text[pos]) & 0xC0) == 0x80) ++pos;
       continue;
     }
-    out.emplace_back(ov[0], ov[1]);
-    pos = ov[1];
+    begin = ov[0];
+    end = pos = ov[1];
+    return true;
   }
-  pcre2_match_data_free(md);
-  pcre2_match_context_free(mc);
+  pos = text.size();
+  return false;
+}
+
+void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
+  size_t pos = 0, b = 0, e = 0;
+  while (find(text, pos, b, e)) out.emplace_back(b, e);
 }
 
 }  // namespace vllm::tok

@@ -1,10 +1,10 @@
-// Tokenizer core: encode (added tokens -> NFC -> pre-tokenizer -> BPE -> BOS/EOS), decode,
-// id tables, and construction from GGUF vocabulary data. tokenizer_json.cpp holds the
-// tokenizer.json loader.
+// Tokenizer core: encode and encode_bounded (added tokens -> NFC -> pre-tokenizer -> BPE ->
+// BOS/EOS, stopping early when a token budget runs out), decode, id tables, and construction
+// from GGUF vocabulary data. tokenizer_json.cpp holds the tokenizer.json loader.
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <deque>
+#include <limits>
 #include <stdexcept>
 
 #include "tokenizer/bpe.h"
@@ -45,6 +45,16 @@ void Tokenizer::finalize(const std::vector<std::string>& tokens) {
   for (const auto& t : added_) flags_[t.id] = static_cast<uint8_t>(1 | (t.special ? 2 : 0));
   raw_matcher_.build(added_, /*normalized_set=*/false);
   normalized_matcher_.build(added_, /*normalized_set=*/true);
+  // Every id stands for at most max_len bytes of the text BPE sees (added tokens match their
+  // content exactly, an invalid byte is one id), and NFC shrinks text by at most
+  // nfc_max_shrink(). Anything that can consume input without producing ids voids the bound.
+  size_t max_len = 1;
+  for (size_t i = 0; i < n; ++i) max_len = std::max(max_len, id_bytes_[i].size());
+  const bool swallows = std::any_of(added_.begin(), added_.end(),
+                                    [](const AddedToken& t) { return t.lstrip || t.rstrip; });
+  max_bytes_per_id_ = swallows || pre_->removes_text() || bpe_->drops_bytes()
+                          ? 0
+                          : max_len * (nfc_ ? nfc_max_shrink() : 1);
   auto name_of = [&](int32_t id) {
     return id >= 0 && id < vocab_size() ? std::string(id_to_token_[id]) : std::string();
   };
@@ -101,9 +111,37 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
   return t;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens,
+                                       EncodeStats* stats) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
+  if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
+  std::vector<TextSegment> segs;
+  raw_matcher_.split(text, segs);
+  constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
+  for (const auto& s : segs) {
+    if (s.id >= 0) {
+      out.push_back(s.id);
+    } else {
+      encode_text(s.text, out, kNoLimit, stats);
+    }
+  }
+  if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
+  return out;
+}
+
+bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, size_t max_tokens,
+                               std::vector<int32_t>& out, EncodeStats* stats) const {
+  out.clear();
+  const size_t fixed = add_special_tokens ? prefix_ids_.size() + suffix_ids_.size() : 0;
+  if (fixed > max_tokens) return false;
+  // The text alone yields at least ceil(bytes / max_bytes_per_id_) ids.
+  if (max_bytes_per_id_ > 0 &&
+      (text.size() + max_bytes_per_id_ - 1) / max_bytes_per_id_ > max_tokens - fixed)
+    return false;
+  // The ids come out in order and are never taken back, so the text's ids may stop as soon as
+  // they alone pass what the budget leaves after the suffix.
+  const size_t limit = max_tokens - (add_special_tokens ? suffix_ids_.size() : 0);
   if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
@@ -111,18 +149,23 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_text(s.text, out);
+      encode_text(s.text, out, limit, stats);
+    }
+    if (out.size() > limit) {
+      out.clear();
+      return false;
     }
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
-  return out;
+  return true;
 }
 
-void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
+void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                            EncodeStats* stats) const {
   // Valid runs go through the normal pipeline; each invalid byte is its own piece so that no
   // input byte is ever dropped (Hugging Face cannot receive invalid UTF-8 at all).
   size_t run = 0, i = 0;
-  while (i < text.size()) {
+  while (i < text.size() && out.size() <= limit) {
     if (static_cast<uint8_t>(text[i]) < 0x80) {
       ++i;
       continue;
@@ -132,32 +175,42 @@ void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) co
       i += n;
       continue;
     }
-    if (i > run) encode_valid(text.substr(run, i - run), out);
-    bpe_->encode(text.substr(i, 1), out);
+    if (i > run) encode_valid(text.substr(run, i - run), out, limit, stats);
+    bpe_->encode(text.substr(i, 1), out, limit, stats);
     run = ++i;
   }
-  if (i > run) encode_valid(text.substr(run, i - run), out);
+  if (i > run && out.size() <= limit) encode_valid(text.substr(run, i - run), out, limit, stats);
 }
 
-void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out) const {
+void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                             EncodeStats* stats) const {
   std::string normalized;
-  if (nfc_) {
+  if (nfc_ && !nfc_quick_stable(text)) {
     normalized = nfc_normalize(text);
     text = normalized;
   }
+  if (normalized_matcher_.empty()) {
+    encode_pieces(text, out, limit, stats);
+    return;
+  }
   std::vector<TextSegment> segs;
   normalized_matcher_.split(text, segs);
-  std::vector<std::string_view> pieces;
-  std::deque<std::string> scratch;
   for (const auto& s : segs) {
+    if (out.size() > limit) return;
     if (s.id >= 0) {
       out.push_back(s.id);
-      continue;
+    } else {
+      encode_pieces(s.text, out, limit, stats);
     }
-    pieces.clear();
-    pre_->split(s.text, pieces, scratch);
-    for (std::string_view p : pieces) bpe_->encode(p, out);
   }
+}
+
+void Tokenizer::encode_pieces(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                              EncodeStats* stats) const {
+  pre_->for_each(text, [&](std::string_view piece) {
+    bpe_->encode(piece, out, limit, stats);
+    return out.size() <= limit;
+  });
 }
 
 void Tokenizer::check_id(int32_t id) const {

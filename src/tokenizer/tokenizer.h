@@ -4,6 +4,7 @@
 // StopStringMatcher), implemented in detokenizer.cpp and stop_strings.cpp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,6 +19,16 @@ namespace vllm::tok {
 
 class Bpe;
 class PreTokenizer;
+
+// Work counters for one encode call. Tests use them to show that tokenization work is linear
+// in the input whatever its content; they cost nothing when not asked for.
+struct EncodeStats {
+  size_t pieces = 0;           // pre-tokens handed to BPE
+  size_t merge_loops = 0;      // BPE merge loops run (whole pieces or windows of long ones)
+  size_t merge_bytes = 0;      // bytes that entered merge loops
+  size_t max_merge_bytes = 0;  // the largest single merge loop, in bytes
+  size_t merge_steps = 0;      // heap pops in merge loops
+};
 
 // What GGUF metadata gives (tokenizer.ggml.*).
 struct VocabData {
@@ -43,8 +54,21 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_vocab(const VocabData& v);
 
   // Invalid UTF-8 in text is kept: each invalid byte becomes its own piece and is encoded as
-  // that byte's token.
-  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+  // that byte's token. Pre-tokens longer than Bpe::kMaxPieceBytes are merged in windows
+  // (docs/TOKENIZER.md), so the cost is linear in the text whatever it holds.
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true,
+                              EncodeStats* stats = nullptr) const;
+  // encode() for a caller with a token budget: returns false, with out cleared, as soon as it
+  // is known that more than max_tokens ids would be produced; otherwise fills out with exactly
+  // encode()'s ids and returns true. Refusing costs work proportional to max_tokens, not to the
+  // text: a text longer than max_tokens * max_bytes_per_id() bytes is refused without being
+  // looked at, and a shorter one stops at the piece that passes the budget.
+  bool encode_bounded(std::string_view text, bool add_special_tokens, size_t max_tokens,
+                      std::vector<int32_t>& out, EncodeStats* stats = nullptr) const;
+  // The most input bytes one id can account for (the longest token, times the most NFC can
+  // shrink text), or 0 when no such bound exists: an added token with lstrip / rstrip swallows
+  // any run of whitespace, a "Removed" split or bytes without a token drop text.
+  size_t max_bytes_per_id() const { return max_bytes_per_id_; }
   // Throws std::out_of_range on an id outside [0, vocab_size()).
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
   // The raw bytes one id stands for (may be part of a UTF-8 character). Throws like decode.
@@ -75,8 +99,14 @@ class Tokenizer {
   // Builds the id tables (tokens, with added tokens' content at their ids) and the matchers
   // once the other fields are filled.
   void finalize(const std::vector<std::string>& tokens);
-  void encode_text(std::string_view text, std::vector<int32_t>& out) const;
-  void encode_valid(std::string_view text, std::vector<int32_t>& out) const;
+  // The encode pipeline. Each stage stops once out holds more than `limit` ids; the ids
+  // produced so far are then a prefix of encode()'s.
+  void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                   EncodeStats* stats) const;
+  void encode_valid(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                    EncodeStats* stats) const;
+  void encode_pieces(std::string_view text, std::vector<int32_t>& out, size_t limit,
+                     EncodeStats* stats) const;
   void check_id(int32_t id) const;
 
   StringTable id_to_token_;     // vocabulary form (byte-level)
@@ -89,6 +119,7 @@ class Tokenizer {
   AddedTokenMatcher raw_matcher_, normalized_matcher_;
   std::vector<int32_t> prefix_ids_, suffix_ids_;
   int32_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1, unk_id_ = -1;
+  size_t max_bytes_per_id_ = 0;
   std::string bos_token_, eos_token_, chat_template_;
   std::vector<int32_t> generation_eos_ids_;
 };

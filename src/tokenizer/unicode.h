@@ -28,8 +28,19 @@ bool utf8_is_valid(std::string_view s);
 // Unicode White_Space property (what Rust's char::is_whitespace and Oniguruma's \s use).
 bool is_unicode_whitespace(uint32_t cp);
 
+bool is_ascii(std::string_view s);
+
 // Canonical composition (NFC). Input must be valid UTF-8. ASCII-only input returns fast.
 std::string nfc_normalize(std::string_view s);
+// True when NFC certainly leaves s unchanged: every character is ASCII or a Basic Multilingual
+// Plane starter that is its own NFC and that nothing composes with from the left (most text in
+// most scripts, accented letters in their usual precomposed form included; not text with
+// combining marks or conjoining jamo). False means "maybe".
+bool nfc_quick_stable(std::string_view s);
+// NFC never makes UTF-8 text shorter than 1 / nfc_max_shrink() of its length (derived from the
+// tables: the most bytes that can compose into, or be canonically equivalent to, one output
+// character, per byte of that character; e.g. KELVIN SIGN, 3 bytes, is "K").
+size_t nfc_max_shrink();
 const char* nfc_unicode_version();
 
 }  // namespace vllm::tok

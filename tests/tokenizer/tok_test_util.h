@@ -75,4 +75,51 @@ inline std::string big_text(const std::vector<GoldenCase>& cases, size_t target 
   return s;
 }
 
+// Inputs that are one huge pre-token, or millions of tiny ones: what an unauthenticated client
+// can send to make tokenization expensive. Deterministic; each is about `bytes` long.
+struct NamedText {
+  std::string name, text;
+};
+inline std::vector<NamedText> pathological_inputs(size_t bytes) {
+  auto repeat = [&](const std::string& unit) {
+    std::string s;
+    s.reserve(bytes);
+    while (s.size() + unit.size() <= bytes) s += unit;
+    return s;
+  };
+  uint32_t x = 12345;
+  auto rnd = [&x]() {
+    x = x * 1103515245u + 12345u;
+    return x >> 8;
+  };
+  auto random_of = [&](uint32_t lo, uint32_t hi) {
+    std::string s(bytes, '\0');
+    for (char& c : s) c = static_cast<char>(lo + rnd() % (hi - lo + 1));
+    return s;
+  };
+  std::string cjk_random;  // distinct CJK ideographs: one piece that never repeats a window
+  while (cjk_random.size() + 3 <= bytes) {
+    const uint32_t cp = 0x4E00 + rnd() % 0x5000;
+    cjk_random += static_cast<char>(0xE0 | (cp >> 12));
+    cjk_random += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    cjk_random += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return {
+      {"a", std::string(bytes, 'a')},
+      {"spaces", std::string(bytes, ' ')},
+      {"newlines", std::string(bytes, '\n')},
+      {"space_newline", repeat(" \n")},
+      {"random_bytes", random_of(0, 255)},
+      {"cjk_repeated", repeat("\xE4\xB8\xAD")},
+      {"cjk_random", cjk_random},
+      {"digits", random_of('0', '9')},
+      {"letters_random", random_of('a', 'z')},
+      {"punctuation", repeat("!")},
+      {"nul", std::string(bytes, '\0')},
+      {"combining_marks", "a" + repeat("\xCC\x81")},
+      {"mixed_scripts", repeat("a\xE4\xB8\xAD"
+                               "1!\xD0\xB6 ")},
+  };
+}
+
 }  // namespace vllm::tok::testing

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tok_test_util.h"
+#include "tokenizer/byte_level.h"
 
 namespace vllm::tok::testing {
 namespace {
@@ -41,6 +42,38 @@ TEST(IncrementalDetokenizer, SkipsSpecialAndRejectsBadIds) {
   for (int32_t id : t.encode("<|im_start|>hi<|im_end|>")) out += d.step(id);
   EXPECT_EQ(out + d.finish(), "hi");
   EXPECT_THROW(d.step(t.vocab_size()), std::out_of_range);
+}
+
+TEST(IncrementalDetokenizer, LongAdversarialStreamHoldsAtMostOneCharacter) {
+  // 200k byte tokens mixing lead bytes, continuation bytes and ASCII: whatever a model emits,
+  // the detokenizer holds back at most one incomplete character (3 bytes), so each step's work
+  // is bounded by its token's length and a long output costs linear time.
+  const Tokenizer& t = qwen3();
+  int32_t byte_id[256];
+  for (int b = 0; b < 256; ++b) {
+    const auto id = t.token_to_id(ByteLevel::get().encode_byte(static_cast<uint8_t>(b)));
+    ASSERT_TRUE(id.has_value()) << b;
+    byte_id[b] = *id;
+  }
+  static const uint8_t kBytes[] = {0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xC3, 0xA9,
+                                   0x80, 0xBF, 0xFF, 0xED, 0xA0, 'a',  ' ',  0xF4, 0x90};
+  std::vector<int32_t> ids;
+  uint32_t x = 7;
+  for (int i = 0; i < 200000; ++i) {
+    x = x * 1103515245u + 12345u;
+    ids.push_back(byte_id[kBytes[(x >> 16) % sizeof(kBytes)]]);
+  }
+  IncrementalDetokenizer d(t);
+  std::string streamed;
+  size_t most_held = 0;
+  for (int32_t id : ids) {
+    streamed += d.step(id);
+    most_held = std::max(most_held, d.held_bytes());
+  }
+  streamed += d.finish();
+  EXPECT_LE(most_held, 3u);
+  EXPECT_GT(most_held, 0u);
+  EXPECT_TRUE(streamed == t.decode(ids));
 }
 
 TEST(StopStringMatcher, SpansTokensAndHoldsBack) {
