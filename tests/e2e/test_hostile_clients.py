@@ -119,6 +119,20 @@ def test_chunked_body_is_held_to_the_body_limit(server):
     assert health_latency(server) < 5
 
 
+def test_huge_prompt_is_refused_without_tokenizing_it_all(server):
+    # One 7.5 MB "word" (BPE on it took ~30 s before the length check) and 4 MB of spaces.
+    for text in ("a" * (15 << 19), " " * (4 << 20)):
+        for path, body in (("/v1/completions", {"prompt": text, "max_tokens": 1}),
+                           ("/v1/chat/completions",
+                            {"messages": [{"role": "user", "content": text}], "max_tokens": 1}),
+                           ("/tokenize", {"prompt": text})):
+            t0 = time.time()
+            status, out = post(server, path, json.dumps(body).encode())
+            assert status == 400 and "too long" in out["error"]["message"], out
+            assert time.time() - t0 < 5, path
+    assert health_latency(server) < 5
+
+
 def _send_request(port, body):
     s = socket.create_connection(("127.0.0.1", port), timeout=30)
     s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

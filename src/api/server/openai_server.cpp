@@ -111,6 +111,19 @@ bool OpenAIServer::authorized(const http::Request& req, http::Response& res) con
   return false;
 }
 
+// Tokenizes a prompt, refusing one longer than the context as soon as that is certain: the
+// work is bounded by max_model_len, not by the text (an 8 MB prompt is refused unread).
+std::vector<int32_t> OpenAIServer::encode_prompt(const std::string& text, bool add_special,
+                                                 const char* field) const {
+  const int32_t max_len = engine_->config().max_model_len;
+  std::vector<int32_t> ids;
+  if (!llm_.tokenizer().encode_bounded(text, add_special, static_cast<size_t>(max_len), ids))
+    throw bad_request(std::string("The prompt is too long: more than ") + std::to_string(max_len) +
+                          " tokens, the maximum model length is " + std::to_string(max_len),
+                      field);
+  return ids;
+}
+
 void OpenAIServer::check_model(const std::optional<std::string>& model) const {
   if (!model) return;
   for (const auto& n : names_)
@@ -131,14 +144,14 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
     const std::string prompt = llm_.apply_chat_template(
         r.messages, r.tools, r.add_generation_prompt, r.chat_template_kwargs);
     // The template already holds the special tokens (vLLM: add_special_tokens=False).
-    prompts.push_back(tk.encode(prompt, /*add_special_tokens=*/false));
+    prompts.push_back(encode_prompt(prompt, /*add_special=*/false, "messages"));
     stream = r.stream;
     gen = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(prompts), {}, r.logprobs);
   } else {
     CompletionRequest r = parse_completion_request(body);
     check_model(r.model);
     for (const auto& t : r.prompt_texts) {
-      prompts.push_back(tk.encode(t, /*add_special_tokens=*/true));
+      prompts.push_back(encode_prompt(t, /*add_special=*/true, "prompt"));
       if (r.echo) echo.push_back(t);
     }
     for (auto& ids : r.prompt_ids) {
@@ -178,7 +191,8 @@ void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res
                          ? *r.prompt
                          : llm_.apply_chat_template(r.messages, ojson(), r.add_generation_prompt,
                                                     r.chat_template_kwargs);
-  const std::vector<int32_t> ids = tk.encode(text, r.add_special_tokens);
+  const std::vector<int32_t> ids =
+      encode_prompt(text, r.add_special_tokens, r.prompt ? "prompt" : "messages");
   json out = {{"count", ids.size()},
               {"max_model_len", engine_->config().max_model_len},
               {"tokens", ids},

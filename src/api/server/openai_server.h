@@ -59,6 +59,8 @@ class OpenAIServer {
   void install_routes();
   bool authorized(const http::Request& req, http::Response& res) const;
   void check_model(const std::optional<std::string>& model) const;
+  std::vector<int32_t> encode_prompt(const std::string& text, bool add_special,
+                                     const char* field) const;
   void handle_generate(const http::Request& req, http::Response& res, bool chat);
   void handle_tokenize(const http::Request& req, http::Response& res);
   void handle_detokenize(const http::Request& req, http::Response& res);
