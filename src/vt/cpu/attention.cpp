@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vt/cpu/attention_kernel.h"
+#include "vt/cpu/isa.h"
 #include "vt/cpu/ops.h"
 
 namespace vt::cpu {
@@ -31,10 +32,8 @@ __attribute__((target("avx2,f16c"))) void to_fp16_f16c(const float* x, uint16_t*
 }
 
 void to_fp16(const float* x, uint16_t* y, int64_t n) {
-  static const bool f16c = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  }();
+  // The AVX2 level includes F16C (isa.h); VT_ISA=scalar takes the (bit-identical) fallback.
+  static const bool f16c = isa() != Isa::kScalar;
   if (f16c) return to_fp16_f16c(x, y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
