@@ -43,6 +43,15 @@ std::vector<Path> paths() {
   return v;
 }
 
+// BF16's activation contract for the scope (matmul_half.h): rounded to bf16 or fp32.
+struct RoundActivations {
+  bool old;
+  explicit RoundActivations(bool on) : old(bf16_round_activations()) {
+    set_bf16_round_activations(on);
+  }
+  ~RoundActivations() { set_bf16_round_activations(old); }
+};
+
 void run(const Path& p, const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y,
          int64_t ldy, ThreadPool& pool) {
   force_bf16_emulation(!p.native);
@@ -138,6 +147,7 @@ TEST(Bf16Act, RowRoundingSameOnEveryIsa) {
 // every lane position of a tile: the diagonal must give the documented result, the whole
 // product the scalar path's bits.
 TEST(MatmulHalf, CraftedCasesOnEveryPath) {
+  const RoundActivations mode(true);
   ThreadPool pool(1);
   const int n = kBf16CaseCount;
   std::vector<uint16_t> wb(n * 4);
@@ -190,10 +200,24 @@ float special_act(std::mt19937& rng) {
   return std::bit_cast<float>(sp[(r >> 4) % std::size(sp)]);
 }
 
+// BF16 in both activation contracts (bf16 first), F16.
+struct Mode {
+  DType t;
+  bool rounded;
+  std::string name() const {
+    return std::string(dtype_name(t)) + (t == DType::F16 ? ""
+                                         : rounded       ? " bf16-act"
+                                                         : " fp32-act");
+  }
+};
+const Mode kModes[] = {{DType::BF16, true}, {DType::BF16, false}, {DType::F16, false}};
+
 TEST(MatmulHalf, SpecialValuesBitIdenticalOnEveryPath) {
   ThreadPool pool(2);
   std::mt19937 rng(7);
-  for (DType t : {DType::BF16, DType::F16}) {
+  for (const Mode m : kModes) {
+    const RoundActivations mode(m.rounded);
+    const DType t = m.t;
     for (int64_t rows : {1, 17, 37, 67}) {
       for (int64_t cols : {1, 6, 37}) {
         std::vector<uint16_t> wb(rows * cols);
@@ -206,8 +230,7 @@ TEST(MatmulHalf, SpecialValuesBitIdenticalOnEveryPath) {
           std::vector<float> ref;
           for (const Path& p : paths()) {
             for (const WeightView* v : {&w.view, &w.packed}) {
-              SCOPED_TRACE(std::string(dtype_name(t)) + " " + p.name() +
-                           (v->packed ? " packed" : " row-major") +
+              SCOPED_TRACE(m.name() + " " + p.name() + (v->packed ? " packed" : " row-major") +
                            " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
                            " n_tok=" + std::to_string(n_tok));
               std::vector<float> y(n_tok * ldy, -7.0f);
@@ -233,7 +256,7 @@ double gamma(int64_t n) {
 // Gaussian weights and activations (some rows scaled so terms cancel), every token count
 // 1..67, odd and even row and column counts: every path bit-identical, packed and
 // row-major, and within the contract's bound of the exact product of what the kernel
-// multiplies (BF16: bf16-rounded activations; F16: fp32 activations).
+// multiplies (activations rounded to bf16 or not, as the contract says).
 TEST(MatmulHalf, WithinContractBoundAndBitIdentical) {
   ThreadPool pool(2);
   std::mt19937 rng(11);
@@ -241,7 +264,9 @@ TEST(MatmulHalf, WithinContractBoundAndBitIdentical) {
   struct Shape {
     int64_t rows, cols;
   };
-  for (DType t : {DType::BF16, DType::F16}) {
+  for (const Mode m : kModes) {
+    const RoundActivations mode(m.rounded);
+    const DType t = m.t;
     // 37 rows: single groups; 130: four-group tiles, then single ones (AVX-512).
     for (const Shape s :
          {Shape{37, 263}, Shape{130, 40}, Shape{16, 64}, Shape{33, 3}, Shape{1, 1}}) {
@@ -261,8 +286,7 @@ TEST(MatmulHalf, WithinContractBoundAndBitIdentical) {
         std::vector<float> ref;
         for (const Path& p : paths()) {
           for (const WeightView* v : {&w.view, &w.packed}) {
-            SCOPED_TRACE(std::string(dtype_name(t)) + " " + p.name() +
-                         (v->packed ? " packed" : " row-major") +
+            SCOPED_TRACE(m.name() + " " + p.name() + (v->packed ? " packed" : " row-major") +
                          " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols) +
                          " n_tok=" + std::to_string(n_tok));
             std::vector<float> y(n_tok * ldy, -7.0f);
@@ -273,8 +297,8 @@ TEST(MatmulHalf, WithinContractBoundAndBitIdentical) {
                 for (int64_t r = 0; r < s.rows; ++r) {
                   double exact = 0, abs_sum = 0;
                   for (int64_t c = 0; c < s.cols; ++c) {
-                    const float xv = t == DType::BF16 ? bf16_to_fp32(bf16_act_round(x[k * ldx + c]))
-                                                      : x[k * ldx + c];
+                    const float xv =
+                        m.rounded ? bf16_to_fp32(bf16_act_round(x[k * ldx + c])) : x[k * ldx + c];
                     exact += double(w.w(r, c)) * xv;
                     abs_sum += std::fabs(double(w.w(r, c)) * xv);
                   }

@@ -9,6 +9,8 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace vt::cpu {
@@ -41,11 +43,11 @@ float bf16_fma(float a, float b, float c) {
   if (m < FLT_MIN) return std::copysign(0.0f, r);
   // |r| == FLT_MIN: the exact value e may lie in [FLT_MIN - 2^-150, FLT_MIN - 2^-151), where
   // gradual underflow rounds up to FLT_MIN but rounding to 24 bits with unbounded exponent
-  // stays below it (tiny after rounding). In double, a*b (16 significant bits) is exact and
-  // so is the sum whenever it can land near the threshold: if a*b and c cancel, their bits
+  // stays below it (tiny after rounding). In double, a*b + c is exact whenever it can land
+  // near the threshold: a*b has 16 significant bits, and if a*b and c cancel, their bits
   // span at most ~50 places; if one is far smaller, e is far from the threshold and
   // rounding, being monotonic, keeps it on its side.
-  const double e = static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c);
+  const double e = std::fma(static_cast<double>(a), static_cast<double>(b), static_cast<double>(c));
   if (std::fabs(e) < static_cast<double>(FLT_MIN) - 0x1p-151) return std::copysign(0.0f, r);
   return r;
 }
@@ -131,13 +133,17 @@ inline float act_bf16(const ActView& a, int64_t t, int64_t i) {
   return bf16_to_fp32(reinterpret_cast<const uint16_t*>(a.xp)[at]);
 }
 
+template <bool kRounded>
 float dot_bf16(const uint16_t* w, const ActView& a, int64_t t) {
   const int64_t n = a.cols;
+  auto f = [](float x, float y, float acc) {
+    return kRounded ? bf16_fma(x, y, acc) : std::fma(x, y, acc);
+  };
   float acc = 0.0f;
   for (int64_t i = 0; i < n; i += 2) {
     const float w1 = i + 1 < n ? bf16_to_fp32(w[i + 1]) : 0.0f;
-    acc = bf16_fma(w1, act_bf16(a, t, i + 1), acc);  // the padded activation is zero
-    acc = bf16_fma(bf16_to_fp32(w[i]), act_bf16(a, t, i), acc);
+    acc = f(w1, act_bf16(a, t, i + 1), acc);  // the padded activation is zero
+    acc = f(bf16_to_fp32(w[i]), act_bf16(a, t, i), acc);
   }
   return canonical(acc);
 }
@@ -156,8 +162,9 @@ void matmul_rows_half_scalar(const WeightView& w, const ActView& a, int64_t r0, 
   for (int64_t r = r0; r < r1; ++r) {
     const uint16_t* row = row16(w, r, buf);
     for (int64_t t = 0; t < a.n_tok; ++t)
-      y[t * ldy + r] =
-          w.dtype == DType::BF16 ? dot_bf16(row, a, t) : dot_f16(row, a.x + t * a.ldx, w.cols);
+      y[t * ldy + r] = w.dtype == DType::F16 ? dot_f16(row, a.x + t * a.ldx, w.cols)
+                       : a.rounded           ? dot_bf16<true>(row, a, t)
+                                             : dot_bf16<false>(row, a, t);
   }
 }
 
@@ -166,6 +173,12 @@ void matmul_rows_half_scalar(const WeightView& w, const ActView& a, int64_t r0, 
 namespace {
 
 std::atomic<bool> g_force_emulation{false};
+
+bool round_from_env() {
+  const char* v = std::getenv("VT_BF16_ACTIVATIONS");
+  return v && std::strcmp(v, "bf16") == 0;
+}
+std::atomic<bool> g_round_activations{round_from_env()};
 
 void bf16_round_row_scalar(const float* x, int64_t n, int64_t ldr, uint16_t* out) {
   for (int64_t i = 0; i < ldr; ++i) out[i] = i < n ? bf16_act_round(x[i]) : 0;
@@ -186,6 +199,12 @@ bool bf16_native_dot() {
 
 void force_bf16_emulation(bool on) { g_force_emulation.store(on, std::memory_order_relaxed); }
 
+bool bf16_round_activations() { return g_round_activations.load(std::memory_order_relaxed); }
+
+void set_bf16_round_activations(bool on) {
+  g_round_activations.store(on, std::memory_order_relaxed);
+}
+
 ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, int64_t cols,
                          ThreadPool& pool) {
   ActView a;
@@ -196,10 +215,11 @@ ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, in
   a.fmt = DType::BF16;
   a.ldr = (cols + 1) & ~int64_t{1};
   a.tile = isa == Isa::kAvx512 ? kHalfTileAvx512 : isa == Isa::kAvx2 ? kHalfTileAvx2 : 1;
+  a.rounded = bf16_round_activations();
   const size_t n = static_cast<size_t>(n_tok * a.ldr);
   float* xr = nullptr;
   uint32_t* xp = nullptr;
-  if (isa == Isa::kAvx512 && bf16_native_dot()) {
+  if (a.rounded && isa == Isa::kAvx512 && bf16_native_dot()) {
     if (tl_bf16.xp.size() < n / 2) tl_bf16.xp.resize(n / 2);
     a.xp = xp = tl_bf16.xp.data();
   } else {
@@ -216,8 +236,14 @@ ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, in
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t t0 = j * tile, nt = std::min(tile, n_tok - t0);
       for (int64_t t = 0; t < nt; ++t) {
-        round_row(x + (t0 + t) * ldx, cols, ldr, row.data());
-        // Pair k of token t goes to pair slot k * nt + t of the tile.
+        const float* xt = x + (t0 + t) * ldx;
+        // Element i of token t goes to slot (i / 2) * 2 nt + 2 t + (i & 1) of the tile.
+        if (!a.rounded) {
+          float* dst = xr + t0 * ldr + 2 * t;
+          for (int64_t i = 0; i < ldr; ++i) dst[(i / 2) * 2 * nt + (i & 1)] = i < cols ? xt[i] : 0;
+          continue;
+        }
+        round_row(xt, cols, ldr, row.data());
         if (xp) {
           uint32_t* dst = xp + t0 * ldr / 2 + t;
           for (int64_t k = 0; k < ldr / 2; ++k)

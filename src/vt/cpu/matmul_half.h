@@ -12,7 +12,16 @@
 // A lane of a vector is a row, so a tile needs no horizontal sums, and each (row, token)
 // pair is one fp32 chain over the columns whatever the tile shape or ISA.
 //
-// BF16 contract: that of AVX512-BF16's vdpbf16ps, the fast path where the CPU has it.
+// BF16 has two contracts, chosen per process (bf16_round_activations, VT_BF16_ACTIVATIONS):
+//
+// BF16, fp32 activations (the default): what transformers computes when it runs a bf16
+//   checkpoint in fp32, so the fp32 reference gates hold. Per (row, token): acc = +0, then
+//   for k = 0, 1, ...:  acc = fma(w[2k+1], x[2k+1], acc);  acc = fma(w[2k], x[2k], acc)
+//   (IEEE fp32 fma, default MXCSR; the same order as below, so one kernel serves both);
+//   NaN results stored as 0x7fc00000. Costs the same as the emulation of the other one.
+//
+// BF16, bf16 activations (VT_BF16_ACTIVATIONS=bf16): that of AVX512-BF16's vdpbf16ps, the
+//   fast path where the CPU has it (twice the multiply-adds per instruction of fp32 fma).
 //   Activations are rounded to bf16 once per call (bf16_act_round): round to nearest even,
 //   fp32 denormals become zeros of their sign, NaN becomes 0x7fc0.
 //   Per (row, token): acc = +0, then for k = 0, 1, ...
@@ -74,9 +83,16 @@ extern const int kBf16CaseCount;
 // The contract's result for a case, from bf16_fma, activations taken as they are.
 float bf16_case_result(const Bf16Case& c);
 
+// Whether BF16 products round their activations to bf16 (the vdpbf16ps contract) or keep
+// them fp32: VT_BF16_ACTIVATIONS=bf16 | fp32 (default fp32), read once; the setter is for
+// tests and benches and applies to later calls.
+bool bf16_round_activations();
+void set_bf16_round_activations(bool on);
+
 // ---- activations ----
-// Rounds n_tok rows of x to bf16 for a BF16 product on `isa`: as bf16 pairs (a.xp) for
-// vdpbf16ps, else as fp32 values (a.xr) the emulation broadcasts. Rows are padded with a
+// The activations of a BF16 product on `isa`: with bf16_round_activations(), rounded to
+// bf16, as bf16 pairs (a.xp) for vdpbf16ps, else as fp32 values (a.xr) the emulation
+// broadcasts; otherwise the fp32 values as they are (a.xr). Rows are padded with a
 // zero to an even length a.ldr and stored in tiles of a.tile tokens (the ISA's tile width),
 // pair-major inside a tile so that one kernel step reads one contiguous run: element i of
 // token t, in the tile of n tokens that starts at token t0, is element

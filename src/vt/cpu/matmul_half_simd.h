@@ -353,6 +353,7 @@ void half_rows_any(const WeightView& w, const ActView& a, int64_t r0, int64_t r1
   if (a.xp) return half_rows<HalfKind::kBf16Native>(w, a, r0, r1, y, ldy);
 #endif
   if (!a.xr) return matmul_rows_half_scalar(w, a, r0, r1, y, ldy);  // pairs without vdpbf16ps
+  if (!a.rounded) return half_rows<HalfKind::kBf16Emul>(w, a, r0, r1, y, ldy);  // IEEE fma
   const unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
   bf16_rows_emul(w, a, r0, r1, y, ldy);

@@ -44,8 +44,10 @@ struct ActView {
   const int32_t* xsum = nullptr;   // Q8_0 only: exact sum(qs) per block (for Q8_0 / Q4_0)
   const int16_t* bsums = nullptr;  // Q8_K only: token t: bsums + t * n_blocks * 16
   int64_t n_blocks = 0;
-  // BF16 (layout in matmul_half.h): bf16 values as fp32 for the emulated paths (xr) or as
-  // bf16 pairs for vdpbf16ps (xp), cols padded to ldr (even), in tiles of `tile` tokens.
+  // BF16 (layout in matmul_half.h): fp32 values (xr; rounded to bf16 when `rounded`, the
+  // vdpbf16ps contract) or bf16 pairs for vdpbf16ps (xp), cols padded to ldr (even), in
+  // tiles of `tile` tokens.
+  bool rounded = false;
   const float* xr = nullptr;
   const uint32_t* xp = nullptr;
   int64_t ldr = 0;
