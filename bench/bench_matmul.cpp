@@ -2,6 +2,9 @@
 // models, batch-1 matvec (memory-bound) and 32/128 tokens (compute-bound). Counters:
 // weight bytes/s and GFLOP/s. The "cold" variants cycle through enough copies of the weight
 // (> L3) that every call streams it from DRAM, as a decode step over a whole model does.
+// BF16 / F16 also run at the Qwen3-0.6B projection shapes (matmul_half/...): BF16 with fp32
+// activations (the default) and with bf16 activations ("bf16act": vdpbf16ps where the CPU
+// has it, and "bf16act-emul", its emulation, there too); the label says which ran.
 //   VT_ISA=avx2|scalar selects a lower ISA; VT_NUM_THREADS the thread count.
 #include <benchmark/benchmark.h>
 
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "vt/cpu/kernels.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace {
 
@@ -50,22 +54,36 @@ std::unique_ptr<Setup> make_setup(DType t, int64_t rows, int64_t cols, int64_t n
   return s;
 }
 
+// How a BF16 product runs: fp32 activations, or bf16 ones with vdpbf16ps where available or
+// forced onto its emulation.
+enum class Bf16 { kFp32Act, kBf16Act, kBf16ActEmul };
+
 void bm_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int64_t n_tok,
-               bool cold) {
+               bool cold, Bf16 mode) {
   auto s = make_setup(t, rows, cols, n_tok, cold);
   vt::ThreadPool& pool = vt::ThreadPool::global();
+  const bool round_was = vt::cpu::bf16_round_activations();
+  vt::cpu::set_bf16_round_activations(mode != Bf16::kFp32Act);
+  vt::cpu::force_bf16_emulation(mode == Bf16::kBf16ActEmul);
   size_t i = 0;
   for (auto _ : state) {
     vt::cpu::matmul(s->views[i], s->x.data(), cols, n_tok, s->y.data(), rows, pool);
     benchmark::ClobberMemory();
     if (++i == s->views.size()) i = 0;
   }
+  std::string label = vt::cpu::active_isa();
+  if (t == DType::BF16)
+    label += mode == Bf16::kFp32Act                            ? " fp32-act"
+             : label == "avx512" && vt::cpu::bf16_native_dot() ? " bf16-act vdpbf16ps"
+                                                               : " bf16-act emulated";
+  vt::cpu::force_bf16_emulation(false);
+  vt::cpu::set_bf16_round_activations(round_was);
   const double iters = static_cast<double>(state.iterations());
   state.counters["bytes/s"] = benchmark::Counter(
       iters * static_cast<double>(vt::row_bytes(t, cols) * rows), benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] = benchmark::Counter(
       iters * 2e-9 * static_cast<double>(rows * cols * n_tok), benchmark::Counter::kIsRate);
-  state.SetLabel(vt::cpu::active_isa());
+  state.SetLabel(label);
 }
 
 }  // namespace
@@ -82,7 +100,30 @@ int main(int argc, char** argv) {
           const std::string name = "matmul/" + std::string(vt::dtype_name(t)) + "/" +
                                    std::to_string(sh[0]) + "x" + std::to_string(sh[1]) +
                                    "/tok:" + std::to_string(n_tok) + (cold ? "/cold" : "");
-          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, sh[0], sh[1], n_tok, cold)
+          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, sh[0], sh[1], n_tok, cold,
+                                       Bf16::kFp32Act)
+              ->UseRealTime();
+        }
+      }
+    }
+  }
+  // Qwen3-0.6B: q, o, gate (and up), down.
+  const int64_t qwen3[][2] = {{2048, 1024}, {1024, 2048}, {3072, 1024}, {1024, 3072}};
+  for (DType t : {DType::BF16, DType::F16}) {
+    for (const auto& sh : qwen3) {
+      for (int64_t n_tok : {1, 32, 128}) {
+        for (Bf16 mode : {Bf16::kFp32Act, Bf16::kBf16Act, Bf16::kBf16ActEmul}) {
+          if (t != DType::BF16 && mode != Bf16::kFp32Act) continue;
+          if (mode == Bf16::kBf16ActEmul && !vt::cpu::has_avx512_bf16()) continue;
+          const char* suffix = mode == Bf16::kBf16Act       ? "/bf16act"
+                               : mode == Bf16::kBf16ActEmul ? "/bf16act-emul"
+                                                            : "";
+          const std::string name = "matmul_half/" + std::string(vt::dtype_name(t)) + "/" +
+                                   std::to_string(sh[0]) + "x" + std::to_string(sh[1]) +
+                                   "/tok:" + std::to_string(n_tok) + (n_tok == 1 ? "/cold" : "") +
+                                   suffix;
+          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, sh[0], sh[1], n_tok, n_tok == 1,
+                                       mode)
               ->UseRealTime();
         }
       }

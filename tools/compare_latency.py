@@ -34,7 +34,9 @@ def peak_rss_mib(cmd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model", required=True, help="what vllm.cpp loads: a .gguf or a Hugging Face folder")
+    ap.add_argument("--peer-model", help="what llama.cpp loads (default --model): a GGUF of the "
+                    "same weights when --model is a folder, e.g. from tools/make_shape_hf.py --gguf")
     ap.add_argument("--vllm", default=os.path.join(ROOT, "build", "vllm"))
     ap.add_argument("--input-len", type=int, default=128)
     ap.add_argument("--output-len", type=int, default=128)
@@ -45,7 +47,7 @@ def main():
     lens = ["--input-len", str(a.input_len), "--output-len", str(a.output_len)]
     ours = [a.vllm, "bench", "latency", "--model", a.model, "--batch-size", str(a.batch_size),
             "--num-iters", "2", "--json"] + lens
-    peer = [sys.executable, os.path.join(HERE, "bench_llamacpp.py"), "--model", a.model,
+    peer = [sys.executable, os.path.join(HERE, "bench_llamacpp.py"), "--model", a.peer_model or a.model,
             "--runs", "2", "--json"] + lens
     res = {"peer": [], "graph": [], "eager": []}
     jobs = [("graph", ours), ("eager", ours + ["--enforce-eager"])]
@@ -60,8 +62,12 @@ def main():
     def med(k, f):
         return statistics.median(r[f] for r in res[k]) if res[k] else float("nan")
 
-    name = os.path.basename(a.model)
-    size_mib = os.path.getsize(a.model) / 2**20
+    name = os.path.basename(a.model.rstrip("/"))
+    if os.path.isdir(a.model):  # a Hugging Face folder: its weight files
+        size_mib = sum(os.path.getsize(os.path.join(a.model, f)) for f in os.listdir(a.model)
+                       if f.endswith(".safetensors")) / 2**20
+    else:
+        size_mib = os.path.getsize(a.model) / 2**20
     rss = peak_rss_mib([a.vllm, "generate", "--model", a.model, "--prompt", "Hello",
                         "--max-tokens", "128", "--ignore-eos", "--max-model-len", "1024"])
     print(f"{name}: batch {a.batch_size}, input {a.input_len}, output {a.output_len}, "

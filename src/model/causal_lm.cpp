@@ -102,8 +102,8 @@ void CausalLM::pack_weights() {
   for (const auto* w : views)
     if (seen.insert(w->data).second) total += PackedWeights::arena_bytes(*w);
   packed_.reserve(total);
-  const MappedFile* file = gguf_ ? &gguf_->file() : nullptr;
-  for (auto* w : views) packed_.pack(*w, file, *pool_);
+  for (auto* w : views)
+    packed_.pack(*w, gguf_ ? &gguf_->file() : store_.file_containing(w->data), *pool_);
 }
 
 void CausalLM::drop_tokenizer_metadata() {

@@ -1,8 +1,9 @@
-// Copies of Q8_0 / Q4_0 / Q4_1 matrices in the kernels' packed layout (vt/cpu/pack.cpp),
-// made once at load. The mapped source pages are released as each piece is packed, so
-// the process holds one copy of the weights, not two. The copies live in one arena asked
-// for transparent huge pages: decode streams every weight byte each step, and 2 MiB pages
-// spare the TLB walks and let the hardware prefetchers run across 4 KiB boundaries.
+// Copies of Q8_0 / Q4_0 / Q4_1 / BF16 / F16 matrices in the kernels' packed layouts
+// (vt/cpu/pack.cpp, pack_half.cpp), made once at load. The mapped source pages (GGUF or
+// safetensors) are released as each piece is packed, so the process holds one copy of the
+// weights, not two. The copies live in one arena asked for transparent huge pages: decode
+// streams every weight byte each step, and 2 MiB pages spare the TLB walks and let the
+// hardware prefetchers run across 4 KiB boundaries.
 #pragma once
 
 #include <cstdint>

@@ -31,6 +31,13 @@ void WeightStore::add(TensorRef t) {
     throw LoadError(tensors_.at(name).file, "tensor '" + name + "' appears twice");
 }
 
+const MappedFile* WeightStore::file_containing(const void* p) const {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (const auto& f : files_)
+    if (b >= f->data() && b < f->data() + f->size()) return f.get();
+  return nullptr;
+}
+
 const TensorRef* WeightStore::find(const std::string& name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;

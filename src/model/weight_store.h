@@ -34,7 +34,10 @@ struct TensorRef {
 class WeightStore {
  public:
   void add(TensorRef t);
-  void keep_file(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
+  // Keeps a mapped file alive as long as the store; file_containing(p) finds the one p
+  // points into (null if none), so a packed copy can release its source pages.
+  void keep_file(std::shared_ptr<MappedFile> f) { files_.push_back(std::move(f)); }
+  const MappedFile* file_containing(const void* p) const;
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   const TensorRef* find(const std::string& name) const;
   // Throws LoadError when the tensor is missing, has an unsupported type, or its shape
@@ -52,7 +55,7 @@ class WeightStore {
 
  private:
   std::map<std::string, TensorRef> tensors_;
-  std::vector<std::shared_ptr<void>> owners_;
+  std::vector<std::shared_ptr<MappedFile>> files_;
   std::string source_;
 };
 

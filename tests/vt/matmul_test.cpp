@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "vt/cpu/kernels.h"
-#include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
 namespace {
@@ -90,6 +90,8 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   } else if (fmt == DType::Q8_K) {
     quantize_act_q8_k(x, v.cols, qs.data(), d.data(), bs.data());
     for (int64_t i = 0; i < v.cols; ++i) xa[i] = d[i / 256] * qs[i];
+  } else if (fmt == DType::BF16 && bf16_round_activations()) {
+    for (int64_t i = 0; i < v.cols; ++i) xa[i] = bf16_to_fp32(bf16_act_round(x[i]));
   }
   std::vector<double> y(v.rows);
   *abs_sum = 0;
@@ -145,6 +147,10 @@ TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
             double abs_sum;
             ref[k] = reference(w, x.data() + k * ldx, &abs_sum);
             tol[k] = 1e-6 * abs_sum * std::sqrt(double(cols)) + 1e-6;
+            // BF16 / F16: one sequential fp32 chain per row (matmul_half.h), whose bound
+            // is gamma_n = n u / (1 - n u) times the sum of |terms|.
+            const double steps = double(cols + 1), u = 0x1p-24;
+            if (is_half(t)) tol[k] = steps * u / (1 - steps * u) * abs_sum;
           }
           std::vector<float> first;
           for (Isa i : isas()) {
@@ -190,8 +196,12 @@ TEST(Matmul, CloseToUnquantizedProduct) {
         acc += double(wr[c]) * x[c];
         as += std::fabs(double(wr[c]) * x[c]);
       }
-      const bool is_float = act_format(t) == DType::F32;
-      EXPECT_NEAR(y[r], acc, (is_float ? 1e-5 : 2e-2) * as) << "row " << r;
+      // BF16 may round activations to bf16 (relative error <= 2^-9 each).
+      const double rel = act_format(t) == DType::F32 ? 1e-5
+                         : t != DType::BF16          ? 2e-2
+                         : bf16_round_activations()  ? 0x1p-8
+                                                     : 1e-5;
+      EXPECT_NEAR(y[r], acc, rel * as) << "row " << r;
     }
   }
 }

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
 
@@ -73,6 +73,7 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   a.ldx = ldx;
   a.fmt = fmt;
   if (fmt == DType::F32) return a;
+  if (fmt == DType::BF16) return prepare_act_bf16(isa, x, ldx, n_tok, cols, pool);
   const int64_t blk = fmt == DType::Q8_0 ? kQK : kQK_K;
   const int64_t nb = cols / blk;
   a.n_blocks = nb;
@@ -125,9 +126,11 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
   if (n_outs <= 0 || n_tok <= 0) return;
   const int64_t cols = outs[0].w->cols;
   // One quantization per activation format present among the outputs.
-  ActView acts[3];
-  bool need[3] = {false, false, false};
-  auto fmt_index = [](DType f) { return f == DType::F32 ? 0 : f == DType::Q8_0 ? 1 : 2; };
+  ActView acts[4];
+  bool need[4] = {false, false, false, false};
+  auto fmt_index = [](DType f) {
+    return f == DType::F32 ? 0 : f == DType::Q8_0 ? 1 : f == DType::Q8_K ? 2 : 3;
+  };
   int64_t total_units = 0, macs = 0;
   for (int i = 0; i < n_outs; ++i) {
     need[fmt_index(act_format(outs[i].w->dtype))] = true;
@@ -137,6 +140,7 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
   if (need[0]) acts[0] = prepare_act(isa, DType::F32, x, ldx, n_tok, cols, tl_q8_0, pool);
   if (need[1]) acts[1] = prepare_act(isa, DType::Q8_0, x, ldx, n_tok, cols, tl_q8_0, pool);
   if (need[2]) acts[2] = prepare_act(isa, DType::Q8_K, x, ldx, n_tok, cols, tl_q8_k, pool);
+  if (need[3]) acts[3] = prepare_act(isa, DType::BF16, x, ldx, n_tok, cols, tl_q8_0, pool);
   const RowsFn fn = rows_fn(isa);
 
   auto work = [&](int64_t u0, int64_t u1) {

@@ -23,6 +23,10 @@ void quantize_act_q8_0_avx2(const float* x, int64_t n, int8_t* qs, float* d, flo
   avx2::quant_act_q8_0(x, n, qs, d, s, xsum);
 }
 
+void bf16_round_row_avx2(const float* x, int64_t n, int64_t ldr, uint16_t* out) {
+  avx2::bf16_round_row(x, n, ldr, out);
+}
+
 void quantize_act_q8_k_avx2(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums) {
   avx2::quant_act_q8_k(x, n, qs, d, bsums);
 }

@@ -4,9 +4,10 @@
 // Numerics contract (what makes results batch-invariant and identical across ISAs):
 // every (weight row, activation row) dot product is computed in a fixed set of lanes whose
 // assignment and reduction tree depend only on the row length:
-//   * float weights (F32/F16/BF16): 16 fp32 lanes; element i goes to lane i % 16, each lane
-//     accumulates with fma in index order, then lanes reduce as 16->8->4->2->1
-//     (v[l] + v[l + half]).
+//   * F32 weights: 16 fp32 lanes; element i goes to lane i % 16, each lane accumulates with
+//     fma in index order, then lanes reduce as 16->8->4->2->1 (v[l] + v[l + half]).
+//   * BF16 / F16 weights: one fp32 chain per (row, token) over the columns, BF16 with
+//     activations rounded to bf16 and vdpbf16ps's arithmetic; see matmul_half.h.
 //   * Q8_0 / Q4_0 / Q4_1 weights: per 32-element block b, the exact integer dot I_b of the
 //     weight integers (Q8_0: w, Q4_0: q - 8, Q4_1: q) with the activation's int8 values,
 //     then one fp32 chain per (row, token) in block order:
@@ -27,21 +28,30 @@
 
 namespace vt::cpu {
 
-// Activations as the kernels read them. For float weights `x` is used as is; for quantized
-// weights the rows are quantized once per call into Q8_0 (32-element blocks, for
+// Activations as the kernels read them. For F32 / F16 weights `x` is used as is; for BF16
+// weights the rows are rounded to bf16 once per call (fmt BF16, matmul_half.h); for
+// quantized weights they are quantized once per call into Q8_0 (32-element blocks, for
 // Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q6_K weights).
 struct ActView {
   int64_t n_tok = 0;
   int64_t cols = 0;
   const float* x = nullptr;  // float activations, row t at x + t * ldx
   int64_t ldx = 0;
-  DType fmt = DType::F32;          // F32, Q8_0 or Q8_K
+  DType fmt = DType::F32;          // F32, BF16, Q8_0 or Q8_K
   const int8_t* qs = nullptr;      // token t: qs + t * cols
   const float* d = nullptr;        // token t: d + t * n_blocks (block scales)
   const float* s = nullptr;        // Q8_0 only: fp16-rounded d * sum(qs) per block (for Q4_1)
   const int32_t* xsum = nullptr;   // Q8_0 only: exact sum(qs) per block (for Q8_0 / Q4_0)
   const int16_t* bsums = nullptr;  // Q8_K only: token t: bsums + t * n_blocks * 16
   int64_t n_blocks = 0;
+  // BF16 (layout in matmul_half.h): fp32 values (xr; rounded to bf16 when `rounded`, the
+  // vdpbf16ps contract) or bf16 pairs for vdpbf16ps (xp), cols padded to ldr (even), in
+  // tiles of `tile` tokens.
+  bool rounded = false;
+  const float* xr = nullptr;
+  const uint32_t* xp = nullptr;
+  int64_t ldr = 0;
+  int64_t tile = 1;
 };
 
 // Packed Q8_0 / Q4_0 / Q4_1 blocks (layout described in pack.cpp): per block index, the

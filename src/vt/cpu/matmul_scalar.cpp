@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
 
@@ -24,21 +24,12 @@ inline float reduce16(const float* v) {
   return reduce8(h);
 }
 
-template <DType T>
-inline float load_float(const void* row, int64_t i) {
-  if constexpr (T == DType::F32) return static_cast<const float*>(row)[i];
-  if constexpr (T == DType::F16) return fp16_to_fp32(static_cast<const uint16_t*>(row)[i]);
-  if constexpr (T == DType::BF16) return bf16_to_fp32(static_cast<const uint16_t*>(row)[i]);
-  return 0;
-}
-
-template <DType T>
-float dot_float(const void* row, const float* x, int64_t n) {
+float dot_f32(const void* row, const float* x, int64_t n) {
   float acc[16] = {};
   for (int64_t i0 = 0; i0 < n; i0 += 16) {
     for (int l = 0; l < 16; ++l) {
       const int64_t i = i0 + l;
-      const float w = i < n ? load_float<T>(row, i) : 0.0f;
+      const float w = i < n ? static_cast<const float*>(row)[i] : 0.0f;
       const float v = i < n ? x[i] : 0.0f;
       acc[l] = std::fma(w, v, acc[l]);
     }
@@ -182,20 +173,12 @@ void matmul_rows_scalar(const WeightView& w, const ActView& a, int64_t r0, int64
   const int64_t n = w.cols;
   switch (w.dtype) {
     case DType::F32:
-      rows_loop(w, a, r0, r1, y, ldy, [&](const void* row, int64_t t) {
-        return dot_float<DType::F32>(row, a.x + t * a.ldx, n);
-      });
+      rows_loop(w, a, r0, r1, y, ldy,
+                [&](const void* row, int64_t t) { return dot_f32(row, a.x + t * a.ldx, n); });
       return;
     case DType::F16:
-      rows_loop(w, a, r0, r1, y, ldy, [&](const void* row, int64_t t) {
-        return dot_float<DType::F16>(row, a.x + t * a.ldx, n);
-      });
-      return;
     case DType::BF16:
-      rows_loop(w, a, r0, r1, y, ldy, [&](const void* row, int64_t t) {
-        return dot_float<DType::BF16>(row, a.x + t * a.ldx, n);
-      });
-      return;
+      return matmul_rows_half_scalar(w, a, r0, r1, y, ldy);
     case DType::Q8_0:
       rows_loop(w, a, r0, r1, y, ldy, [&](const void* row, int64_t t) {
         return dot_q8_0_family<DType::Q8_0>(row, a, t);

@@ -77,22 +77,13 @@ inline const uint8_t* row_ptr(const WeightView& w, int64_t r) {
   return static_cast<const uint8_t*>(w.data) + r * w.row_stride;
 }
 
-// ---- float weights: 16 lanes as two 8-lane halves ----
+// ---- F32 weights: 16 lanes as two 8-lane halves (BF16 / F16: matmul_half_simd.h) ----
 
 template <DType T>
 inline void load16(const void* p, __m256& lo, __m256& hi) {
-  if constexpr (T == DType::F32) {
-    lo = _mm256_loadu_ps(static_cast<const float*>(p));
-    hi = _mm256_loadu_ps(static_cast<const float*>(p) + 8);
-  } else if constexpr (T == DType::F16) {
-    lo = _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
-    hi = _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p) + 1));
-  } else {
-    const __m128i a = _mm_loadu_si128(static_cast<const __m128i*>(p));
-    const __m128i b = _mm_loadu_si128(static_cast<const __m128i*>(p) + 1);
-    lo = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(a), 16));
-    hi = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
-  }
+  static_assert(T == DType::F32);
+  lo = _mm256_loadu_ps(static_cast<const float*>(p));
+  hi = _mm256_loadu_ps(static_cast<const float*>(p) + 8);
 }
 
 template <DType T>
@@ -355,19 +346,22 @@ void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, fl
 }  // namespace vt::cpu::VT_MM_NS
 
 #include "vt/cpu/matmul_packed_simd.h"
+// clang-format off
+#include "vt/cpu/matmul_half_simd.h"
+// clang-format on
 
 namespace vt::cpu::VT_MM_NS {
 
 void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
-  if (packable(w.dtype) && !w.packed) return matmul_rows_scalar(w, a, r0, r1, y, ldy);
+  if (packable(w.dtype) && !w.packed && !is_half(w.dtype))
+    return matmul_rows_scalar(w, a, r0, r1, y, ldy);
   switch (w.dtype) {
     case DType::F32:
       return rows_loop<FloatKernel<DType::F32>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
     case DType::F16:
-      return rows_loop<FloatKernel<DType::F16>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
     case DType::BF16:
-      return rows_loop<FloatKernel<DType::BF16>, VT_MM_RF, VT_MM_TF>(w, a, r0, r1, y, ldy);
+      return half_rows_any(w, a, r0, r1, y, ldy);
     case DType::Q8_0:
       return packed_rows<DType::Q8_0>(w, a, r0, r1, y, ldy);
     case DType::Q4_0:

@@ -12,30 +12,42 @@
 // rearranged: one 64-byte load gives every row of the group four consecutive elements, and
 // a VNNI dot product against 4 broadcast activation bytes yields one partial sum per row.
 // Rows past the end of the matrix are zero blocks (scale 0).
+// BF16 / F16 weights have their own packed layout (pack_half.cpp); these entry points
+// dispatch to it.
 #include <algorithm>
 #include <cstring>
 
-#include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
 
-bool packable(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1; }
+bool packable(DType t) {
+  return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || is_half(t);
+}
+
+namespace {
+// Bytes of one row in the packed copy (a group is kPackRows of them).
+size_t packed_row_bytes(const WeightView& w) {
+  return is_half(w.dtype) ? half_packed_row_bytes(w.dtype, w.cols) : row_bytes(w.dtype, w.cols);
+}
+}  // namespace
 
 int64_t pack_group_count(const WeightView& w) { return (w.rows + kPackRows - 1) / kPackRows; }
 
 size_t packed_bytes(const WeightView& w) {
-  return static_cast<size_t>(pack_group_count(w) * kPackRows) * row_bytes(w.dtype, w.cols);
+  return static_cast<size_t>(pack_group_count(w) * kPackRows) * packed_row_bytes(w);
 }
 
 WeightView packed_view(const WeightView& w, const uint8_t* dst) {
   WeightView p = w;
   p.data = dst;
-  p.row_stride = row_bytes(w.dtype, w.cols);
+  p.row_stride = packed_row_bytes(w);
   p.packed = true;
   return p;
 }
 
 void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
+  if (is_half(w.dtype)) return pack_groups_half(w, g0, g1, dst);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
@@ -67,6 +79,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
 }
 
 void unpack_row(const WeightView& w, int64_t r, void* out) {
+  if (is_half(w.dtype)) return unpack_row_half(w, r, out);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();

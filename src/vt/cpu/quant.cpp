@@ -328,6 +328,8 @@ DType act_format(DType weight) {
     case DType::Q4_K:
     case DType::Q6_K:
       return DType::Q8_K;
+    case DType::BF16:
+      return DType::BF16;  // rounded to bf16, see matmul_half.h
     default:
       return DType::F32;
   }
