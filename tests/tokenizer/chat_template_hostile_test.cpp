@@ -1,8 +1,10 @@
 // Runs the hostile-template corpus (chat_template_hostile_corpus.h) with the default
 // ChatTemplateLimits: every case must end in a ChatTemplateError naming the limit or the
 // invalid operation (or, for the benign ones, render the expected text) within 2 s, also under
-// ASan/UBSan. Before the limits each case crashed, hung, ran out of memory or leaked.
+// ASan/UBSan (CPU time). Before the limits each case crashed, hung, ran out of memory or leaked.
 #include <gtest/gtest.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <string>
@@ -21,6 +23,12 @@ using vllm::tok::ChatTemplate;
 using vllm::tok::ChatTemplateError;
 using vllm::tok::ChatTemplateLimits;
 
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 class Hostile : public testing::TestWithParam<hostile::Case> {};
 
 TEST_P(Hostile, FailsCleanlyWithinBounds) {
@@ -33,6 +41,7 @@ TEST_P(Hostile, FailsCleanlyWithinBounds) {
   else
     context = c.context;
   const auto start = std::chrono::steady_clock::now();
+  const int64_t cpu_start = thread_cpu_ns();
   std::string output, error;
   bool failed = false;
   try {
@@ -43,6 +52,7 @@ TEST_P(Hostile, FailsCleanlyWithinBounds) {
     error = e.what();
   }
   // Anything other than ChatTemplateError escapes and fails the test by itself.
+  const double cpu_seconds = (thread_cpu_ns() - cpu_start) * 1e-9;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (c.error.empty()) {
@@ -56,7 +66,11 @@ TEST_P(Hostile, FailsCleanlyWithinBounds) {
     EXPECT_NE(error.find(c.error), std::string::npos)
         << "error '" << error << "' does not mention '" << c.error << "'";
   }
-  EXPECT_LT(seconds, 2.0) << "took " << seconds << " s (on main: " << c.on_main << ")";
+  // The bound is on CPU time, which a loaded machine does not inflate; the wall-clock bound
+  // only catches a case that blocks without computing.
+  EXPECT_LT(cpu_seconds, 2.0) << "took " << cpu_seconds << " s of CPU (on main: " << c.on_main
+                              << ")";
+  EXPECT_LT(seconds, 30.0) << "took " << seconds << " s";
 }
 
 std::string case_name(const testing::TestParamInfo<hostile::Case>& info) { return info.param.name; }

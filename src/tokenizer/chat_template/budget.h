@@ -6,7 +6,6 @@
 // back to the default limits and nothing is charged.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,7 +35,7 @@ class Budget {
   const ChatTemplateLimits& limits() const { return limits_; }
 
   // Work done by a primitive (a comparison, a dict probe, a json node...). Checks the
-  // wall-clock deadline every few thousand units, so the check stays off the fast path.
+  // CPU-time budget every few thousand units, so the check stays off the fast path.
   void tick(uint64_t units = 1) {
     ticks_ += units;
     if (ticks_ >= next_clock_check_) check_clock();
@@ -60,7 +59,7 @@ class Budget {
   void check_clock();
 
   const ChatTemplateLimits limits_;
-  std::chrono::steady_clock::time_point deadline_;
+  int64_t deadline_ns_ = 0;  // on this thread's CPU clock
   bool has_deadline_;
   uint64_t ticks_ = 0;
   uint64_t next_clock_check_ = 0;

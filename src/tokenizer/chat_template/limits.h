@@ -49,9 +49,10 @@ struct ChatTemplateLimits {
   // covers conversations of tens of thousands of messages; it is also what keeps a runaway
   // loop to a fraction of a second.
   int64_t max_loop_iterations = 100000;
-  // Wall-clock bound on one render: the backstop for work that is linear per operation but
-  // repeated many times (a substring search over a large input inside a long loop). Real
-  // templates render in milliseconds. 0 disables it.
+  // CPU time of one render (the rendering thread's, so load elsewhere on the machine does not
+  // count): the backstop for work that is linear per operation but repeated many times (a
+  // substring search over a large input inside a long loop). Real templates render in
+  // milliseconds. 0 disables it.
   int64_t max_render_ms = 2000;
 };
 
