@@ -514,6 +514,124 @@ def base_messages():
     return cases
 
 
+# Hostile-template cases whose right answer Python jinja2 knows (tests/tokenizer/
+# chat_template_test.cpp checks them like the snippets; chat_template_hostile_test.cpp holds the
+# ones Python cannot answer). The comment after each says what the engine did before
+# ChatTemplateLimits (commit 4b92f3b, ASan+UBSan build); "same" cases guard code that changed.
+# Python's output or error is the reference; syntax errors count as errors here too.
+def deep_list(n):
+    v = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+HOSTILE = [
+    # signed overflow stepping past the end (heap over-read without UBSan)
+    ("slice_huge_steps", "{{ 'abc'[1::9223372036854775807] }}|{{ 'abcdef'[::-9223372036854775807] }}|"
+     "{{ [1,2,3][-9223372036854775807:9223372036854775807:9223372036854775807] }}|"
+     "{{ 'abc'[9223372036854775807:] }}|{{ 'abc'[:-9223372036854775807] }}|"
+     "{{ 'abc'[::-9223372036854775807-1] }}|{{ l[::4611686018427387904] }}", {"l": [1, 2, 3]}),
+    # same error; the slice loop was rewritten
+    ("slice_zero_step", "{{ 'abc'[::0] }}", {}),
+    # SIGFPE
+    ("int_min_mod_minus_one", "{{ (-9223372036854775807-1) % -1 }} {{ 7 % -1 }} {{ 7 // -1 }}", {}),
+    # signed overflow in the range loop
+    ("range_extreme_bounds", "{{ range(-9223372036854775807-1, 9223372036854775807, 9223372036854775807) | list }}"
+     "{{ range(9223372036854775806, 9223372036854775807, 2) | list }}"
+     "{{ range(9223372036854775807, -9223372036854775807-1, -9223372036854775807) | list }}", {}),
+    # signed overflow in the range loop
+    ("range_huge_step_count", "{{ range(0, 9223372036854775807, 1000000000000000) | list | length }}", {}),
+    # same error after building 100,000 items; now computed first
+    ("range_too_big", "{{ range(1000000000000) | length }}", {}),
+    # stack overflow printing the cycle (and a leak)
+    ("namespace_self_reference", "{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}", {}),
+    # stack overflow printing the cycle (and a leak)
+    ("namespace_in_own_list", "{% set ns = namespace(a=1) %}{% set ns.l = [ns, 2] %}{{ ns }}", {}),
+    # same
+    ("namespace_chain_print", "{% set ns = namespace(cur=none) %}{% for i in range(3) %}"
+     "{% set ns.cur = namespace(next=ns.cur) %}{% endfor %}{{ ns.cur }}", {}),
+    # std::out_of_range escaped (the 1e999 literal)
+    ("float_to_int_nan_inf", "{{ (1e999 * 0) | int }} {{ 'nan' | int(5) }} {{ '1e999' | int(7) }} "
+     "{{ 1e999 }} {{ -1e999 }} {{ 1e-999 }}", {}),
+    # hang: 10**13 multiplications
+    ("pow_huge_exponents", "{{ 2 ** 62 }} {{ 1 ** 10000000000000 }} {{ (-1) ** 10000000000001 }} "
+     "{{ 0 ** 10000000000000 }} {{ 2 ** -2 }} {{ 2.0 ** 3 }}", {}),
+    # printed inf
+    ("pow_float_overflow", "{{ 2 ** 1e13 }}", {}),
+    # printed inf
+    ("pow_zero_negative", "{{ 0 ** -1 }}", {}),
+    # SIGFPE
+    ("divisibleby_zero", "{{ 4 is divisibleby 0 }}", {}),
+    # SIGFPE
+    ("divisibleby_minus_one", "{{ (-9223372036854775807-1) is divisibleby(-1) }}", {}),
+    # same
+    ("nul_bytes_in_data", "a\x00b{{ 'c\x00d' }}{{ s }}", {"s": "e\x00f"}),
+    # same error
+    ("nul_byte_in_expression", "{{ \x00 }}", {}),
+    # std::invalid_argument escaped
+    ("bad_hex_escape", "{{ '\\xZZ' }}", {}),
+    # printed four invalid bytes
+    ("escape_outside_unicode", "{{ '\\U00110000' }}", {}),
+    # same
+    ("repeat_negative_and_bool", "[{{ 'x' * -5 }}][{{ 'ab' * true }}][{{ [1] * 0 }}][{{ -3 * [1] }}]", {}),
+    # same error
+    ("repeat_by_float", "{{ 'x' * 1e10 }}", {}),
+    # std::length_error escaped
+    ("indent_negative_width", "{{ 'a\nb' | indent(-3) }}|{{ {'a': [1]} | tojson(indent=-1) }}", {}),
+    # same error
+    ("cycle_without_items", "{% for i in [1, 2] %}{{ loop.cycle() }}{% endfor %}", {}),
+    # same error
+    ("unterminated_if", "{% if true %}x", {}),
+    # same error
+    ("unterminated_print", "{{ x", {}),
+    # same error
+    ("unterminated_string", "{{ 'x }}", {}),
+    # same error
+    ("unterminated_comment", "{# x", {}),
+    # same error
+    ("unterminated_raw", "{% raw %}x", {}),
+    # same error (refused)
+    ("recursive_loop", "{% for x in [[1]] recursive %}{{ loop(x) }}{% endfor %}", {}),
+    # same error (refused)
+    ("include_self", "{% include 'self' %}", {}),
+    # Deep but within what Python renders: the limits must not refuse these (same before).
+    # rendered, but leaked the render scope (macro closure cycle)
+    ("macro_recursion_100", "{% macro m(n) %}{% if n > 0 %}{{ m(n-1) }}{% else %}done{% endif %}{% endmacro %}"
+     "{{ m(100) }}", {}),
+    ("parentheses_50", "{{ " + "(" * 50 + "1" + ")" * 50 + " }}", {}),
+    ("if_nesting_60", "{% if true %}" * 60 + "x" + "{% endif %}" * 60, {}),
+    ("plus_chain_300", "{{ " + " + ".join(["1"] * 300) + " }}", {}),
+    ("filter_chain_300", "{{ ' a ' " + "| trim " * 300 + "}}", {}),
+    # same
+    ("tojson_depth_400", "{{ x | tojson }}|{{ x | length }}|{{ x == x }}", {"x": deep_list(400)}),
+    # same
+    ("print_depth_400", "{{ x }}", {"x": deep_list(400)}),
+    # 500 levels: every walk over a value (tojson, str, ==, in, sort, unique) at that depth.
+    # same
+    ("value_walks_depth_500", "{{ x | tojson | length }} {{ x | string | length }} {{ x == y }} "
+     "{{ x in [y] }} {{ [x, y] | sort | length }} "
+     "{{ (x ~ '') | length }}", {"x": deep_list(500), "y": deep_list(500)}),
+    # same: a long namespace chain must still be freed (now iteratively, by the render).
+    ("namespace_chain_20000", "{% set ns = namespace(cur=none) %}{% for i in range(20000) %}"
+     "{% set ns.cur = namespace(next=ns.cur) %}{% endfor %}{{ ns.cur.next.next is defined }}", {}),
+    # 6 GB resident (each of the 100 frames copied the 30 MB string) and a leak.
+    ("macro_args_share_large_string", "{% macro m(s, n) %}{% if n > 0 %}{{ m(s, n - 1) }}"
+     "{% else %}{{ s | length }}{% endif %}{% endmacro %}{{ m('x' * 30000000, 100) }}", {}),
+]
+
+
+def render_hostile(env):
+    out = []
+    for name, source, ctx in HOSTILE:
+        try:
+            entry = render_cases(env, source, [(name, ctx)])[0]
+        except jinja2.exceptions.TemplateSyntaxError as e:
+            entry = {"name": name, "context": ctx, "error_kind": "syntax", "error": str(e)}
+        out.append({"template": source, **entry})
+    return out
+
+
 def build_context(messages, kw, bos, eos):
     ctx = {"messages": messages}
     if not kw.get("_drop_tools"):
@@ -550,8 +668,18 @@ def main():
     ap.add_argument("--gguf", default=os.path.expanduser("~/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--qwen3", default="/work/shared/fixtures/qwen3-tokenizer/tokenizer_config.json")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests/golden/chat_template"))
+    ap.add_argument("--only-hostile", action="store_true",
+                    help="write hostile.json only (needs neither the GGUF nor the Qwen3 config)")
     args = ap.parse_args()
     env = make_env()
+    os.makedirs(args.out, exist_ok=True)
+    hostile = render_hostile(env)
+    # One case per line: the deep contexts would indent quadratically.
+    with open(os.path.join(args.out, "hostile.json"), "w", encoding="utf-8") as f:
+        f.write('{"cases": [\n' + ",\n".join(json.dumps(c, ensure_ascii=False) for c in hostile) + "\n]}\n")
+    print(f"hostile: {len(hostile)} cases ({sum(1 for c in hostile if 'error' in c)} errors)")
+    if args.only_hostile:
+        return
     templates = {
         "qwen3": (json.load(open(args.qwen3))["chat_template"], "", "<|im_end|>"),
         "smollm2": (smollm2_template(args.gguf), "<|im_start|>", "<|im_end|>"),

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/gguf.h"
+#include "model/load_error.h"
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
 
@@ -45,8 +46,17 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
     if (std::find(llm->eos_ids_.begin(), llm->eos_ids_.end(), e) == llm->eos_ids_.end())
       llm->eos_ids_.push_back(e);
   const std::string& tmpl = llm->tokenizer_->chat_template();
-  llm->chat_template_ = std::make_unique<tok::ChatTemplate>(
-      tmpl.empty() ? std::string(tok::ChatTemplate::chatml_fallback()) : tmpl);
+  try {
+    llm->chat_template_ = std::make_unique<tok::ChatTemplate>(
+        tmpl.empty() ? std::string(tok::ChatTemplate::chatml_fallback()) : tmpl);
+  } catch (const tok::ChatTemplateError& e) {
+    // The template is parsed here, at load, so a broken one stops the model from loading
+    // (rather than failing every request); say which file it came from.
+    const std::string origin = llm->model_->gguf_mut()
+                                   ? path + " (GGUF metadata tokenizer.chat_template)"
+                                   : path + " (tokenizer_config.json chat_template)";
+    throw model::LoadError(origin, std::string("cannot load the chat template: ") + e.what());
+  }
   llm->executor_ = std::make_unique<engine::CpuModelExecutor>(*llm->model_);
   const tok::Tokenizer* t = llm->tokenizer_.get();
   engine::TextStreamFactory factory = [t](std::span<const int32_t>, bool skip_special) {

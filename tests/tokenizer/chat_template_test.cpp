@@ -73,9 +73,9 @@ TEST(ChatTemplateGolden, MistralStyle) { run_golden("mistral", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 
-// Small templates, one construct each (whitespace control, operators, filters, errors).
-TEST(ChatTemplateGolden, Snippets) {
-  ordered_json g = load_golden("snippets");
+// Files of small templates, each case with its own `template`.
+size_t run_snippet_file(const std::string& name) {
+  ordered_json g = load_golden(name);
   size_t n = 0;
   for (const auto& c : g["cases"]) {
     std::string src = c["template"].get<std::string>();
@@ -89,8 +89,15 @@ TEST(ChatTemplateGolden, Snippets) {
     EXPECT_EQ(err, "") << "template: " << src;
     ++n;
   }
-  EXPECT_GE(n, 50u);
+  return n;
 }
+
+// Small templates, one construct each (whitespace control, operators, filters, errors).
+TEST(ChatTemplateGolden, Snippets) { EXPECT_GE(run_snippet_file("snippets"), 50u); }
+
+// Hostile templates Python can answer (huge slice steps and ranges, int64 edges, namespace
+// cycles, NUL bytes, unterminated constructs) and deep-but-legal ones the limits must accept.
+TEST(ChatTemplateGolden, Hostile) { EXPECT_GE(run_snippet_file("hostile"), 35u); }
 
 // The fallback constant is what the goldens were rendered from (the script reads the C++
 // source); this guards the two from drifting.

@@ -40,6 +40,7 @@ enum class ExprKind {
 struct Expr {
   ExprKind kind;
   int line = 0;
+  int height = 1;  // levels of sub-expressions, bounded by ChatTemplateLimits::max_nesting_depth
   Value value;
   std::string name;  // Name/Attr/Filter/Test name, Binary operator
   bool negated = false;
@@ -83,6 +84,7 @@ struct Stmt {
   std::string name;
   std::vector<std::string> params;
   std::vector<ExprPtr> defaults;  // parallel to params; null where no default
+  bool uses_loop = true;          // For: whether the body mentions `loop` (else it is not built)
 };
 
 struct Template {

@@ -1,6 +1,6 @@
 // Built-ins of the chat-template language: Jinja2 filters and tests (filters.cpp), attribute
-// and item access with Python's str/dict/list methods and the global functions transformers
-// provides (methods.cpp).
+// and item access with Python's str/dict/list methods (methods.cpp) and the global functions
+// transformers provides (globals.cpp).
 #pragma once
 
 #include <optional>

@@ -2,9 +2,12 @@
 // jinja2.filters / jinja2.tests (3.1), with transformers' `tojson` (json.dumps,
 // ensure_ascii=False) replacing Jinja's HTML-escaping one.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
+#include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/error.h"
 
@@ -47,8 +50,11 @@ Value attr_path(const Value& item, const std::string& path) {
   while (true) {
     size_t e = path.find('.', b);
     std::string part = path.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-    cur = get_item(cur, digits ? Value::integer(std::stoll(part)) : Value::string(part));
+    int64_t index = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), index);
+    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit) &&
+                  ec == std::errc() && end == part.data() + part.size();
+    cur = get_item(cur, digits ? Value::integer(index) : Value::string(part));
     if (e == std::string::npos) return cur;
     b = e + 1;
   }
@@ -56,7 +62,7 @@ Value attr_path(const Value& item, const std::string& path) {
 
 // Sort/unique key: strings fold case unless case_sensitive, as jinja2's ignore_case.
 Value fold(const Value& v, bool case_sensitive) {
-  if (!case_sensitive && v.is_string()) return Value::string(lower_ascii(v.s));
+  if (!case_sensitive && v.is_string()) return Value::string(lower_ascii(v.s()));
   return v;
 }
 
@@ -78,7 +84,7 @@ List select_impl(const Value& input, const CallArgs& a, bool by_attr, bool keep_
   size_t k = 0;
   if (by_attr) {
     if (a.args.empty() || !a.args[0].is_string()) type_error("selectattr needs an attribute name");
-    attr = a.args[0].s;
+    attr = a.args[0].s();
     k = 1;
   }
   std::string test;
@@ -93,7 +99,11 @@ List select_impl(const Value& input, const CallArgs& a, bool by_attr, bool keep_
 }
 
 std::string html_escape(const std::string& s) {
+  uint64_t size = s.size();
+  for (char c : s) size += c == '&' || c == '<' || c == '>' ? 3 : c == '"' || c == '\'' ? 4 : 0;
+  check_value_bytes(size, "escaped string");
   std::string out;
+  out.reserve(size);
   for (char c : s) {
     switch (c) {
       case '&':
@@ -137,13 +147,10 @@ bool parse_py_float(const std::string& in, double& out) {
     s += c;
   }
   if (s.empty()) return false;
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size();
-  } catch (const std::exception&) {
-    return false;
-  }
+  // strtod, unlike stod, gives Python's inf for "1e999" rather than failing.
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
 }
 
 // Python's int() on a str (base 10): optional sign, digits, underscores between digits.
@@ -170,20 +177,32 @@ bool parse_py_int(const std::string& in, int64_t& out) {
   }
 }
 
+// Python's int(float): NaN is a ValueError (jinja2's int filter then returns the default),
+// infinity an OverflowError that the filter lets through, and a finite value past int64 a big
+// int Python has and we do not.
+Value float_to_int(double d, const Value& def) {
+  if (std::isnan(d)) return def;
+  if (std::isinf(d)) type_error("cannot convert float infinity to integer");
+  // +-2**63 are exact doubles; anything in [-2**63, 2**63) truncates into int64's range.
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+    type_error("cannot convert float " + python_float_repr(d) +
+               " to an integer: it is outside the 64-bit range");
+  return Value::integer(static_cast<int64_t>(std::trunc(d)));
+}
+
 Value to_int(const Value& v, const Value& def) {
   switch (v.kind) {
     case Kind::Int:
     case Kind::Bool:
       return Value::integer(v.as_int());
     case Kind::Float:
-      if (std::isfinite(v.f)) return Value::integer(static_cast<int64_t>(v.f));
-      return def;
+      return float_to_int(v.f, def);
     case Kind::String: {
       int64_t i;
-      if (parse_py_int(v.s, i)) return Value::integer(i);
+      if (parse_py_int(v.s(), i)) return Value::integer(i);
+      // jinja2 retries int(float(s)) and returns the default on OverflowError too.
       double d;
-      if (parse_py_float(v.s, d) && std::isfinite(d))
-        return Value::integer(static_cast<int64_t>(d));
+      if (parse_py_float(v.s(), d) && !std::isinf(d)) return float_to_int(d, def);
       return def;
     }
     default:
@@ -193,14 +212,26 @@ Value to_int(const Value& v, const Value& def) {
 
 std::string indent_filter(std::string s, const CallArgs& a) {
   const Value* w = a.get(0, "width");
-  std::string ind = w && w->is_string() ? w->s : std::string(w ? w->as_int() : 4, ' ');
+  std::string ind;
+  if (w && w->is_string()) {
+    ind = w->s();
+  } else {
+    // Python's " " * width: negative is empty; indent(10**11) must fail before allocating.
+    int64_t width = w ? w->as_int() : 4;
+    check_value_bytes(static_cast<uint64_t>(std::max<int64_t>(width, 0)), "indent width");
+    ind.assign(static_cast<size_t>(std::max<int64_t>(width, 0)), ' ');
+  }
   bool first = arg_bool(a, 1, "first", false);
   bool blank = arg_bool(a, 2, "blank", false);
   s += "\n";
   CallArgs none;
   List lines_v = *get_attr(Value::string(s), "splitlines").fn->operator()(none).list;
+  // Every line may gain one copy of the indent.
+  uint64_t per_line = ind.size() + 1;
+  if (lines_v.size() + 1 > UINT64_MAX / per_line) check_value_bytes(UINT64_MAX, "indent output");
+  check_value_bytes(s.size() + (lines_v.size() + 1) * per_line, "indent output");
   std::vector<std::string> lines;
-  for (auto& l : lines_v) lines.push_back(l.s);
+  for (auto& l : lines_v) lines.push_back(l.s());
   std::string rv;
   if (blank) {
     for (size_t k = 0; k < lines.size(); ++k) rv += (k ? "\n" + ind : "") + lines[k];
@@ -230,10 +261,10 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
       if (piece.empty()) return;
       Value p = Value::string(piece);
       CallArgs none;
-      out += get_attr(p, "capitalize").fn->operator()(none).s;
+      out += get_attr(p, "capitalize").fn->operator()(none).s();
       piece.clear();
     };
-    for (char c : s.s) {
+    for (char c : s.s()) {
       if (c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || c == ' ' || c == '\t' ||
           c == '\n' || c == '\r' || c == '\v' || c == '\f') {
         flush();
@@ -266,17 +297,23 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
   if (name == "join") {
     const Value* sep = a.get(0, "d");
     const Value* attr = a.get(1, "attribute");
+    const std::string glue = sep ? sep->str() : "";
     std::string out;
     bool first = true;
     for (const Value& v : iterate(in)) {
-      if (!first) out += sep ? sep->str() : "";
+      std::string piece = (attr ? attr_path(v, attr->str()) : v).str();
+      check_value_bytes(
+          static_cast<uint64_t>(out.size()) + (first ? 0 : glue.size()) + piece.size(),
+          "joined string");
+      if (!first) out += glue;
       first = false;
-      out += (attr ? attr_path(v, attr->str()) : v).str();
+      out += piece;
     }
-    return Value::string(out);
+    return Value::string(std::move(out));
   }
   if (name == "first" || name == "last") {
-    List items = iterate(in);
+    List copy;
+    const List& items = in.is_list() ? *in.list : (copy = iterate(in));
     if (items.empty()) return Value::undefined("No " + name + " item, sequence was empty.");
     return name == "first" ? items.front() : items.back();
   }
@@ -286,9 +323,10 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
     if (const Value* ind = a.get(1, "indent"); ind && !ind->is_none()) {
       if (ind->is_string()) {
         o.indent_is_string = true;
-        o.indent_str = ind->s;
+        o.indent_str = ind->s();
       } else {
-        o.indent = static_cast<int>(std::max<int64_t>(0, ind->as_int()));
+        // Python repeats " " indent times; the dump checks each line's size before writing.
+        o.indent = std::max<int64_t>(0, ind->as_int());
       }
     }
     if (const Value* sep = a.get(2, "separators"); sep && !sep->is_none()) {
@@ -308,7 +346,7 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
     const Value* def = a.get(0, "default");
     if (in.is_number()) return Value::real(in.as_double());
     double d;
-    if (in.is_string() && parse_py_float(in.s, d)) return Value::real(d);
+    if (in.is_string() && parse_py_float(in.s(), d)) return Value::real(d);
     return def ? *def : Value::real(0.0);
   }
   if (name == "items") {
@@ -319,7 +357,7 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
   if (name == "list") return Value::list_of(iterate(in));
   if (name == "reverse") {
     if (in.is_string()) {
-      auto cps = utf8_decode(in.s);
+      auto cps = utf8_decode(in.s());
       std::reverse(cps.begin(), cps.end());
       return Value::string(utf8_encode(cps, 0, cps.size()));
     }
@@ -391,15 +429,21 @@ Value apply_filter(const std::string& name, const Value& in, const CallArgs& a) 
     Value total = start ? *start : Value::integer(0);
     for (const Value& v : iterate(in)) {
       Value x = attr ? attr_path(v, attr->str()) : v;
-      if (total.kind == Kind::Float || x.kind == Kind::Float)
+      if (total.kind == Kind::Float || x.kind == Kind::Float) {
         total = Value::real(total.as_double() + x.as_double());
-      else
-        total = Value::integer(total.as_int() + x.as_int());
+      } else {
+        int64_t r;
+        if (__builtin_add_overflow(total.as_int(), x.as_int(), &r))
+          type_error("integer overflow in sum: the total does not fit in 64 bits");
+        total = Value::integer(r);
+      }
     }
     return total;
   }
   if (name == "abs") {
     if (in.kind == Kind::Float) return Value::real(std::fabs(in.f));
+    if (in.as_int() == INT64_MIN)
+      type_error("integer overflow: abs(-2**63) does not fit in 64 bits");
     return Value::integer(std::llabs(in.as_int()));
   }
   if (name == "indent") return Value::string(indent_filter(in.str(), a));
@@ -450,12 +494,17 @@ bool apply_test(const std::string& name, const Value& v, const CallArgs& a) {
   }
   if (name == "in") {
     const Value& c = arg();
-    if (c.is_string()) return v.is_string() && c.s.find(v.s) != std::string::npos;
+    if (c.is_string()) return v.is_string() && c.s().find(v.s()) != std::string::npos;
     for (const Value& x : iterate(c))
       if (equals(x, v)) return true;
     return false;
   }
-  if (name == "divisibleby") return v.as_int() % arg().as_int() == 0;
+  if (name == "divisibleby") {
+    int64_t d = arg().as_int();
+    if (d == 0) type_error("integer division or modulo by zero");
+    // INT64_MIN % -1 traps on x86; everything is divisible by -1.
+    return d == -1 || v.as_int() % d == 0;
+  }
   if (name == "odd" || name == "even") {
     int64_t r = v.as_int() % 2;
     return name == "odd" ? r != 0 : r == 0;

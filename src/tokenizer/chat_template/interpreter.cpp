@@ -1,22 +1,33 @@
-// Statement execution and expression evaluation for chat templates. Operators follow Python
-// (int/float promotion, floor division and modulo signs, str/list concatenation and repetition,
-// chained comparisons, `and`/`or` returning an operand); Undefined follows jinja2's default
-// Undefined (prints empty, iterates empty, fails on arithmetic, attribute access and calls).
+// Statement execution and expression evaluation for chat templates: Jinja2 scoping, loops,
+// macros and call blocks, `and`/`or` returning an operand, chained comparisons (operators
+// themselves live in operators.cpp). Undefined follows jinja2's default Undefined (prints
+// empty, iterates empty, fails on arithmetic, attribute access and calls). Every statement,
+// expression, loop iteration, call and byte of output is counted against ChatTemplateLimits.
 #include "tokenizer/chat_template/interpreter.h"
 
-#include <cmath>
+#include <algorithm>
+#include <atomic>
 
+#include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/error.h"
+#include "tokenizer/chat_template/operators.h"
 
 namespace vllm::tok::jinja {
 namespace {
 
 [[noreturn]] void type_error(const std::string& msg) { throw ChatTemplateError(0, msg); }
 
+std::atomic<int64_t> g_live_scopes{0};
+
 struct Scope {
   std::shared_ptr<Scope> parent;
   std::vector<std::pair<std::string, Value>> vars;
+
+  Scope() { g_live_scopes.fetch_add(1, std::memory_order_relaxed); }
+  ~Scope() { g_live_scopes.fetch_sub(1, std::memory_order_relaxed); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
 
   const Value* lookup(const std::string& name) const {
     for (const Scope* s = this; s; s = s->parent.get())
@@ -38,127 +49,52 @@ using ScopePtr = std::shared_ptr<Scope>;
 ScopePtr child(const ScopePtr& parent) {
   auto s = std::make_shared<Scope>();
   s->parent = parent;
+  s->vars.reserve(2);  // a loop body's target and `loop`, a macro's first parameters
   return s;
 }
 
-std::string op_error(const char* op, const Value& a, const Value& b) {
-  return std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" +
-         b.type_name() + "'";
+// Counts one level of interpreter recursion (a statement, an expression or a call) against
+// max_eval_depth / max_call_depth for as long as it lives.
+class DepthGuard {
+ public:
+  DepthGuard(int& depth, int limit, const char* what, const char* field) : depth_(depth) {
+    if (++depth_ > limit) {
+      --depth_;
+      limit_exceeded(what, std::to_string(limit), field);
+    }
+  }
+  ~DepthGuard() { --depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int& depth_;
+};
+
+// The `loop` variable's keys, built once: a loop creates one `loop` dict per iteration.
+const std::vector<Value>& loop_keys() {
+  static const std::vector<Value> k = [] {
+    std::vector<Value> v;
+    for (const char* name : {"index", "index0", "revindex", "revindex0", "first", "last", "length",
+                             "depth", "depth0", "previtem", "nextitem", "cycle"})
+      v.push_back(Value::unchecked_string(name));
+    return v;
+  }();
+  return k;
 }
 
-Value repeat(const Value& seq, int64_t n) {
-  if (seq.is_string()) {
-    std::string out;
-    for (int64_t k = 0; k < n; ++k) out += seq.s;
-    return Value::string(out);
-  }
-  List out;
-  for (int64_t k = 0; k < n; ++k) out.insert(out.end(), seq.list->begin(), seq.list->end());
-  return Value::list_of(std::move(out), seq.is_tuple);
-}
-
-Value arithmetic(const std::string& op, const Value& a, const Value& b) {
-  if (op == "~") return Value::string(a.str() + b.str());
-  if (a.is_undefined()) fail_undefined(a);
-  if (b.is_undefined()) fail_undefined(b);
-  bool nums = a.is_number() && b.is_number();
-  bool fl = nums && (a.kind == Kind::Float || b.kind == Kind::Float);
-  if (op == "+") {
-    if (nums)
-      return fl ? Value::real(a.as_double() + b.as_double())
-                : Value::integer(a.as_int() + b.as_int());
-    if (a.is_string() && b.is_string()) return Value::string(a.s + b.s);
-    if (a.is_list() && b.is_list() && a.is_tuple == b.is_tuple) {
-      List out = *a.list;
-      out.insert(out.end(), b.list->begin(), b.list->end());
-      return Value::list_of(std::move(out), a.is_tuple);
-    }
-    if (a.is_string())
-      type_error(std::string("can only concatenate str (not \"") + b.type_name() + "\") to str");
-    if (a.is_list())
-      type_error(std::string("can only concatenate list (not \"") + b.type_name() + "\") to list");
-    type_error(op_error("+", a, b));
-  }
-  if (op == "*") {
-    if (nums)
-      return fl ? Value::real(a.as_double() * b.as_double())
-                : Value::integer(a.as_int() * b.as_int());
-    if ((a.is_string() || a.is_list()) && (b.kind == Kind::Int || b.kind == Kind::Bool))
-      return repeat(a, b.as_int());
-    if ((b.is_string() || b.is_list()) && (a.kind == Kind::Int || a.kind == Kind::Bool))
-      return repeat(b, a.as_int());
-    type_error(op_error("*", a, b));
-  }
-  if (!nums) type_error(op_error(op.c_str(), a, b));
-  if (op == "-")
-    return fl ? Value::real(a.as_double() - b.as_double())
-              : Value::integer(a.as_int() - b.as_int());
-  if (op == "/") {
-    if (b.as_double() == 0.0) type_error("division by zero");
-    return Value::real(a.as_double() / b.as_double());
-  }
-  if (op == "//" || op == "%") {
-    if (b.as_double() == 0.0)
-      type_error(op == "//" ? "integer division or modulo by zero" : "modulo by zero");
-    if (fl) {
-      double x = a.as_double(), y = b.as_double();
-      double m = std::fmod(x, y);
-      if (m != 0 && ((m < 0) != (y < 0))) m += y;
-      return op == "%" ? Value::real(m) : Value::real(std::floor((x - m) / y + 0.5));
-    }
-    int64_t x = a.as_int(), y = b.as_int();
-    int64_t q = x / y, r = x % y;
-    if (r != 0 && ((r < 0) != (y < 0))) {
-      --q;
-      r += y;
-    }
-    return op == "%" ? Value::integer(r) : Value::integer(q);
-  }
-  if (op == "**") {
-    if (!fl && b.as_int() >= 0) {
-      int64_t r = 1, base = a.as_int();
-      for (int64_t k = 0; k < b.as_int(); ++k) r *= base;
-      return Value::integer(r);
-    }
-    return Value::real(std::pow(a.as_double(), b.as_double()));
-  }
-  type_error("unknown operator " + op);
-}
-
-bool contains(const Value& container, const Value& item) {
-  if (container.is_string()) {
-    if (!item.is_string())
-      type_error(std::string("'in <string>' requires string as left operand, not ") +
-                 item.type_name());
-    return container.s.find(item.s) != std::string::npos;
-  }
-  if (container.is_dict()) return container.find(item) != nullptr;
-  if (container.is_list() || container.is_undefined()) {
-    for (const Value& x : iterate(container))
-      if (equals(x, item)) return true;
-    return false;
-  }
-  type_error(std::string("argument of type '") + container.type_name() + "' is not iterable");
-}
-
-bool compare(const std::string& op, const Value& a, const Value& b) {
-  if (op == "==") return equals(a, b);
-  if (op == "!=") return !equals(a, b);
-  if (op == "in") return contains(b, a);
-  if (op == "notin") return !contains(b, a);
-  if (a.is_undefined()) fail_undefined(a);
-  if (b.is_undefined()) fail_undefined(b);
-  if (op == "<") return less_than(a, b);
-  if (op == ">") return less_than(b, a);
-  if (op == "<=") return less_than(a, b) || equals(a, b);
-  return less_than(b, a) || equals(a, b);
+// loop.previtem / loop.nextitem at the ends of a loop.
+const Value* loop_edges() {
+  static const Value k[] = {Value::undefined("there is no previous item"),
+                            Value::undefined("there is no next item")};
+  return k;
 }
 
 enum class Flow { Normal, Break, Continue };
 
 class Interpreter {
  public:
-  explicit Interpreter(std::string& out) : out_(&out) {}
+  Interpreter(std::string& out, Budget& budget) : out_(&out), budget_(budget) {}
 
   Flow exec_body(const Body& body, const ScopePtr& sc) {
     for (const auto& s : body) {
@@ -171,11 +107,23 @@ class Interpreter {
  private:
   Flow exec(const Stmt& s, const ScopePtr& sc) {
     try {
+      DepthGuard g(budget_.eval_depth, budget_.limits().max_eval_depth,
+                   "nesting of statements and expressions being evaluated", "max_eval_depth");
+      budget_.tick();
       return exec_inner(s, sc);
     } catch (const ChatTemplateError& e) {
       if (e.line() == 0) throw ChatTemplateError(s.line, e.message());
       throw;
     }
+  }
+
+  // Everything a template prints goes through here, so the output bound is exact.
+  void emit(const std::string& text) {
+    const size_t limit = budget_.limits().max_output_bytes;
+    if (text.size() > limit - std::min(limit, out_->size()))
+      limit_exceeded("output", format_bytes(limit), "max_output_bytes");
+    budget_.charge_alloc(text.size());
+    *out_ += text;
   }
 
   std::string capture(const Body& body, const ScopePtr& sc) {
@@ -197,6 +145,13 @@ class Interpreter {
       sc.set(targets[0], v);
       return;
     }
+    if (v.is_list()) {
+      if (v.list->size() != targets.size())
+        type_error("cannot unpack " + std::to_string(v.list->size()) + " values into " +
+                   std::to_string(targets.size()) + " names");
+      for (size_t k = 0; k < targets.size(); ++k) sc.set(targets[k], (*v.list)[k]);
+      return;
+    }
     List items = iterate(v);
     if (items.size() != targets.size())
       type_error("cannot unpack " + std::to_string(items.size()) + " values into " +
@@ -204,109 +159,137 @@ class Interpreter {
     for (size_t k = 0; k < targets.size(); ++k) sc.set(targets[k], items[k]);
   }
 
+  // Dispatch only, for the same reason as eval_inner: each construct's temporaries live in
+  // its own frame.
   Flow exec_inner(const Stmt& s, const ScopePtr& sc) {
     switch (s.kind) {
       case StmtKind::Data:
-        *out_ += s.text;
+        emit(s.text);
         return Flow::Normal;
       case StmtKind::Output:
-        *out_ += eval(*s.expr, sc).str();
+        exec_output(s, sc);
         return Flow::Normal;
       case StmtKind::If:
-        for (size_t k = 0; k < s.conds.size(); ++k)
-          if (eval(*s.conds[k], sc).truthy()) return exec_body(s.bodies[k], sc);
-        return exec_body(s.else_body, sc);
+        return exec_if(s, sc);
       case StmtKind::For:
         exec_for(s, sc);
         return Flow::Normal;
-      case StmtKind::Set: {
-        Value v = eval(*s.expr, sc);
-        if (s.attr.empty()) {
-          assign(s.targets, v, *sc);
-          return Flow::Normal;
-        }
-        const Value* ns = sc->lookup(s.targets[0]);
-        if (!ns || ns->kind != Kind::Namespace)
-          type_error("cannot assign attribute on non-namespace object");
-        if (!s.attr.empty() && s.attr[0] == '_')
-          type_error("Chat templates cannot store underscore-prefixed attributes on a namespace");
-        for (auto& kv : *ns->ns)
-          if (kv.first.is_string() && kv.first.s == s.attr) {
-            kv.second = v;
-            return Flow::Normal;
-          }
-        ns->ns->emplace_back(Value::string(s.attr), v);
+      case StmtKind::Set:
+        exec_set(s, sc);
         return Flow::Normal;
-      }
       case StmtKind::SetBlock:
-        sc->set(s.targets[0], Value::string(capture(s.body, child(sc))));
-        return Flow::Normal;
       case StmtKind::Macro:
-        sc->set(s.name, make_macro(s, sc, nullptr));
+        exec_define(s, sc);
         return Flow::Normal;
-      case StmtKind::CallBlock: {
-        const Expr& call = *s.expr;
-        Value fn = eval(*call.a, sc);
-        CallArgs args = eval_args(call, sc);
-        args.kwargs.emplace_back("caller", make_macro(s, sc, nullptr));
-        *out_ += invoke(fn, args).str();
+      case StmtKind::CallBlock:
+        exec_call_block(s, sc);
         return Flow::Normal;
-      }
-      case StmtKind::FilterBlock: {
-        Value text = Value::string(capture(s.body, child(sc)));
-        *out_ += apply_filter(s.expr->name, text, eval_args(*s.expr, sc)).str();
+      case StmtKind::FilterBlock:
+        exec_filter_block(s, sc);
         return Flow::Normal;
-      }
       case StmtKind::Break:
         return Flow::Break;
       case StmtKind::Continue:
         return Flow::Continue;
       case StmtKind::Scope:
-        return exec_body(s.body, child(sc));
+        return exec_scope(s, sc);
     }
     return Flow::Normal;
   }
 
-  void exec_for(const Stmt& s, const ScopePtr& sc) {
-    List items = iterate(eval(*s.expr, sc));
+  [[gnu::noinline]] void exec_output(const Stmt& s, const ScopePtr& sc) {
+    Value v = eval(*s.expr, sc);
+    if (v.is_string())
+      emit(v.s());
+    else
+      emit(v.str());
+  }
+
+  [[gnu::noinline]] Flow exec_if(const Stmt& s, const ScopePtr& sc) {
+    for (size_t k = 0; k < s.conds.size(); ++k)
+      if (eval(*s.conds[k], sc).truthy()) return exec_body(s.bodies[k], sc);
+    return exec_body(s.else_body, sc);
+  }
+
+  [[gnu::noinline]] Flow exec_scope(const Stmt& s, const ScopePtr& sc) {
+    return exec_body(s.body, child(sc));
+  }
+
+  [[gnu::noinline]] void exec_define(const Stmt& s, const ScopePtr& sc) {
+    if (s.kind == StmtKind::Macro)
+      sc->set(s.name, make_macro(s, sc));
+    else
+      sc->set(s.targets[0], Value::string(capture(s.body, child(sc))));
+  }
+
+  [[gnu::noinline]] void exec_call_block(const Stmt& s, const ScopePtr& sc) {
+    const Expr& call = *s.expr;
+    Value fn = eval(*call.a, sc);
+    CallArgs args = eval_args(call, sc);
+    args.kwargs.emplace_back("caller", make_macro(s, sc));
+    emit(invoke(fn, args).str());
+  }
+
+  [[gnu::noinline]] void exec_filter_block(const Stmt& s, const ScopePtr& sc) {
+    Value text = Value::string(capture(s.body, child(sc)));
+    emit(apply_filter(s.expr->name, text, eval_args(*s.expr, sc)).str());
+  }
+
+  [[gnu::noinline]] void exec_set(const Stmt& s, const ScopePtr& sc) {
+    Value v = eval(*s.expr, sc);
+    if (s.attr.empty()) {
+      assign(s.targets, v, *sc);
+      return;
+    }
+    const Value* ns = sc->lookup(s.targets[0]);
+    if (!ns || ns->kind != Kind::Namespace)
+      type_error("cannot assign attribute on non-namespace object");
+    if (s.attr[0] == '_')
+      type_error("Chat templates cannot store underscore-prefixed attributes on a namespace");
+    for (auto& kv : *ns->ns)
+      if (kv.first.is_string() && kv.first.s() == s.attr) {
+        kv.second = std::move(v);
+        return;
+      }
+    ns->ns->emplace_back(Value::string(s.attr), std::move(v));
+  }
+
+  [[gnu::noinline]] void exec_for(const Stmt& s, const ScopePtr& sc) {
+    Value seq = eval(*s.expr, sc);
+    // Lists are iterated in place (no copy of a large input list per loop); strings and dicts
+    // become a list of characters / keys, which iterate() bounds.
+    std::shared_ptr<const List> items =
+        seq.is_list() ? seq.list : std::make_shared<const List>(iterate(seq));
     if (s.cond) {
       List kept;
-      for (const Value& item : items) {
+      for (const Value& item : *items) {
+        budget_.count_iteration();
         auto probe = child(sc);
         assign(s.targets, item, *probe);
         if (eval(*s.cond, probe).truthy()) kept.push_back(item);
       }
-      items = std::move(kept);
+      items = std::make_shared<const List>(std::move(kept));
     }
     // Jinja2 clears its "run the else block" flag at the end of the loop body, so a body that
     // always `continue`s or `break`s before its end still gets the else block.
     bool body_completed = false;
-    const int64_t n = static_cast<int64_t>(items.size());
+    const List& list = *items;
+    const int64_t n = static_cast<int64_t>(list.size());
+    // loop.cycle is one callable per loop reading the current index, not one per iteration.
+    std::shared_ptr<Dict> loop;
+    auto index = std::make_shared<int64_t>(0);
+    Value cycle = Value::callable(
+        [index](CallArgs& a) {
+          if (a.args.empty()) type_error("no items for cycling given");
+          return a.args[static_cast<size_t>(*index) % a.args.size()];
+        },
+        "cycle");
     for (int64_t k = 0; k < n; ++k) {
+      budget_.count_iteration();
+      *index = k;
       auto body_scope = child(sc);
-      assign(s.targets, items[k], *body_scope);
-      Dict loop;
-      auto put = [&](const char* key, Value v) {
-        loop.emplace_back(Value::string(key), std::move(v));
-      };
-      put("index", Value::integer(k + 1));
-      put("index0", Value::integer(k));
-      put("revindex", Value::integer(n - k));
-      put("revindex0", Value::integer(n - k - 1));
-      put("first", Value::boolean(k == 0));
-      put("last", Value::boolean(k == n - 1));
-      put("length", Value::integer(n));
-      put("depth", Value::integer(1));
-      put("depth0", Value::integer(0));
-      put("previtem", k > 0 ? items[k - 1] : Value::undefined("there is no previous item"));
-      put("nextitem", k + 1 < n ? items[k + 1] : Value::undefined("there is no next item"));
-      put("cycle", Value::callable(
-                       [k](CallArgs& a) {
-                         if (a.args.empty()) type_error("no items for cycling given");
-                         return a.args[k % a.args.size()];
-                       },
-                       "cycle"));
-      body_scope->set("loop", Value::dict_of(std::move(loop)));
+      assign(s.targets, list[k], *body_scope);
+      if (s.uses_loop) set_loop(*body_scope, loop, list, k, cycle);
       Flow f = exec_body(s.body, body_scope);
       if (f == Flow::Break) break;
       if (f == Flow::Normal) body_completed = true;
@@ -314,45 +297,84 @@ class Interpreter {
     if (!body_completed) exec_body(s.else_body, child(sc));
   }
 
-  // Macros (and the `caller` of a call block) close over their defining scope, which Jinja2
-  // resolves late: names set after the definition are visible when the macro runs.
-  Value make_macro(const Stmt& s, const ScopePtr& sc, std::nullptr_t) {
+  // Sets `loop` for iteration k. The dict is rebuilt in place while nothing but the previous
+  // iteration held it (the usual case), so an iteration costs no allocation for it; a
+  // template that kept a reference (`{% set ns.l = loop %}`) gets a fresh one.
+  static void set_loop(Scope& scope, std::shared_ptr<Dict>& loop, const List& list, int64_t k,
+                       const Value& cycle) {
+    const int64_t n = static_cast<int64_t>(list.size());
+    if (!loop || loop.use_count() > 1) {
+      loop = std::make_shared<Dict>();
+      for (const Value& key : loop_keys()) loop->emplace_back(key, Value());
+    }
+    Dict& d = *loop;
+    d[0].second = Value::integer(k + 1);
+    d[1].second = Value::integer(k);
+    d[2].second = Value::integer(n - k);
+    d[3].second = Value::integer(n - k - 1);
+    d[4].second = Value::boolean(k == 0);
+    d[5].second = Value::boolean(k == n - 1);
+    d[6].second = Value::integer(n);
+    d[7].second = Value::integer(1);
+    d[8].second = Value::integer(0);
+    d[9].second = k > 0 ? list[k - 1] : loop_edges()[0];
+    d[10].second = k + 1 < n ? list[k + 1] : loop_edges()[1];
+    d[11].second = cycle;
+    scope.set("loop", Value::unchecked_dict(std::shared_ptr<const Dict>(loop)));
+  }
+
+  // Macros (and the `caller` of a call block) see their defining scope, which Jinja2 resolves
+  // late: names set after the definition are visible when the macro runs. The scope stores
+  // the macro, so the macro holds it weakly: a strong reference would be a cycle that keeps
+  // every render's whole scope (messages included) alive forever.
+  Value make_macro(const Stmt& s, const ScopePtr& sc) {
     const Stmt* def = &s;
+    std::weak_ptr<Scope> defining = sc;
     return Value::callable(
-        [this, def, sc](CallArgs& a) {
-          auto scope = child(sc);
-          size_t np = def->params.size();
-          if (a.args.size() > np)
-            type_error("macro '" + def->name + "' takes not more than " + std::to_string(np) +
-                       " argument(s)");
-          std::vector<bool> bound(np, false);
-          for (size_t k = 0; k < a.args.size(); ++k) {
-            scope->set(def->params[k], a.args[k]);
-            bound[k] = true;
-          }
-          for (const auto& kv : a.kwargs) {
-            size_t k = 0;
-            while (k < np && def->params[k] != kv.first) ++k;
-            if (k == np) {
-              if (kv.first == "caller") {
-                scope->set("caller", kv.second);
-                continue;
-              }
-              type_error("macro '" + def->name + "' takes no keyword argument '" + kv.first + "'");
-            }
-            scope->set(kv.first, kv.second);
-            bound[k] = true;
-          }
-          for (size_t k = 0; k < np; ++k) {
-            if (bound[k]) continue;
-            scope->set(def->params[k], def->defaults[k]
-                                           ? eval(*def->defaults[k], scope)
-                                           : Value::undefined("parameter '" + def->params[k] +
-                                                              "' was not provided"));
-          }
-          return Value::string(capture(def->body, scope));
+        [this, def, defining](CallArgs& a) {
+          ScopePtr parent = defining.lock();
+          if (!parent)
+            type_error("macro '" + def->name +
+                       "' was called after the block that defined it had ended");
+          DepthGuard g(budget_.call_depth, budget_.limits().max_call_depth,
+                       "nesting of macro calls", "max_call_depth");
+          budget_.count_iteration();
+          return call_macro(*def, parent, a);
         },
         s.name.empty() ? "caller" : s.name);
+  }
+
+  Value call_macro(const Stmt& def, const ScopePtr& parent, CallArgs& a) {
+    auto scope = child(parent);
+    size_t np = def.params.size();
+    if (a.args.size() > np)
+      type_error("macro '" + def.name + "' takes not more than " + std::to_string(np) +
+                 " argument(s)");
+    std::vector<char> bound(np, 0);
+    for (size_t k = 0; k < a.args.size(); ++k) {
+      scope->set(def.params[k], a.args[k]);
+      bound[k] = 1;
+    }
+    for (const auto& kv : a.kwargs) {
+      size_t k = 0;
+      while (k < np && def.params[k] != kv.first) ++k;
+      if (k == np) {
+        if (kv.first == "caller") {
+          scope->set("caller", kv.second);
+          continue;
+        }
+        type_error("macro '" + def.name + "' takes no keyword argument '" + kv.first + "'");
+      }
+      scope->set(kv.first, kv.second);
+      bound[k] = 1;
+    }
+    for (size_t k = 0; k < np; ++k) {
+      if (bound[k]) continue;
+      scope->set(def.params[k], def.defaults[k] ? eval(*def.defaults[k], scope)
+                                                : Value::undefined("parameter '" + def.params[k] +
+                                                                   "' was not provided"));
+    }
+    return Value::string(capture(def.body, scope));
   }
 
   Value invoke(const Value& fn, CallArgs& args) {
@@ -372,6 +394,9 @@ class Interpreter {
 
   Value eval(const Expr& e, const ScopePtr& sc) {
     try {
+      DepthGuard g(budget_.eval_depth, budget_.limits().max_eval_depth,
+                   "nesting of statements and expressions being evaluated", "max_eval_depth");
+      budget_.tick();
       return eval_inner(e, sc);
     } catch (const ChatTemplateError& err) {
       if (err.line() == 0) throw ChatTemplateError(e.line, err.message());
@@ -379,107 +404,146 @@ class Interpreter {
     }
   }
 
+  // A dispatcher with no locals of its own: every case lives in its own non-inlined function,
+  // so a recursion step costs only the frames of the construct actually being evaluated
+  // (one big switch would reserve stack for every case's temporaries at every level, ~4 KiB
+  // per level under AddressSanitizer).
   Value eval_inner(const Expr& e, const ScopePtr& sc) {
     switch (e.kind) {
       case ExprKind::Const:
         return e.value;
-      case ExprKind::Name: {
-        if (const Value* v = sc->lookup(e.name)) return *v;
-        return lookup_global(e.name);
-      }
+      case ExprKind::Name:
+        return eval_name(e, sc);
       case ExprKind::List:
-      case ExprKind::Tuple: {
-        List out;
-        for (const auto& x : e.items) out.push_back(eval(*x, sc));
-        return Value::list_of(std::move(out), e.kind == ExprKind::Tuple);
-      }
-      case ExprKind::Dict: {
-        Dict d;
-        for (size_t k = 0; k + 1 < e.items.size(); k += 2) {
-          Value key = eval(*e.items[k], sc);
-          Value val = eval(*e.items[k + 1], sc);
-          bool replaced = false;
-          for (auto& kv : d)
-            if (equals(kv.first, key)) {
-              kv.second = val;
-              replaced = true;
-            }
-          if (!replaced) d.emplace_back(std::move(key), std::move(val));
-        }
-        return Value::dict_of(std::move(d));
-      }
+      case ExprKind::Tuple:
+        return eval_sequence(e, sc);
+      case ExprKind::Dict:
+        return eval_dict(e, sc);
       case ExprKind::Attr:
-        return get_attr(eval(*e.a, sc), e.name);
       case ExprKind::Item:
-        return get_item(eval(*e.a, sc), eval(*e.b, sc));
-      case ExprKind::Slice: {
-        Value none = Value::none();
-        return slice_value(eval(*e.a, sc), e.b ? eval(*e.b, sc) : none, e.c ? eval(*e.c, sc) : none,
-                           e.d ? eval(*e.d, sc) : none);
-      }
-      case ExprKind::Call: {
-        Value fn = eval(*e.a, sc);
-        CallArgs args = eval_args(e, sc);
-        return invoke(fn, args);
-      }
+      case ExprKind::Slice:
+        return eval_access(e, sc);
+      case ExprKind::Call:
+        return eval_call(e, sc);
       case ExprKind::Filter:
-        return apply_filter(e.name, eval(*e.a, sc), eval_args(e, sc));
-      case ExprKind::Test: {
-        bool r = apply_test(e.name, eval(*e.a, sc), eval_args(e, sc));
-        return Value::boolean(e.negated ? !r : r);
-      }
+      case ExprKind::Test:
+        return eval_filter_or_test(e, sc);
       case ExprKind::Neg:
-      case ExprKind::Pos: {
-        Value v = eval(*e.a, sc);
-        if (v.is_undefined()) fail_undefined(v);
-        if (!v.is_number())
-          type_error(std::string("bad operand type for unary ") +
-                     (e.kind == ExprKind::Neg ? "-" : "+") + ": '" + v.type_name() + "'");
-        if (e.kind == ExprKind::Pos) return v.kind == Kind::Bool ? Value::integer(v.as_int()) : v;
-        return v.kind == Kind::Float ? Value::real(-v.f) : Value::integer(-v.as_int());
-      }
+      case ExprKind::Pos:
       case ExprKind::Not:
-        return Value::boolean(!eval(*e.a, sc).truthy());
-      case ExprKind::And: {
-        Value l = eval(*e.a, sc);
-        return l.truthy() ? eval(*e.b, sc) : l;
-      }
-      case ExprKind::Or: {
-        Value l = eval(*e.a, sc);
-        return l.truthy() ? l : eval(*e.b, sc);
-      }
-      case ExprKind::Binary:
-        return arithmetic(e.name, eval(*e.a, sc), eval(*e.b, sc));
-      case ExprKind::Compare: {
-        Value left = eval(*e.a, sc);
-        for (size_t k = 0; k < e.ops.size(); ++k) {
-          Value right = eval(*e.items[k], sc);
-          if (!compare(e.ops[k], left, right)) return Value::boolean(false);
-          left = std::move(right);
-        }
-        return Value::boolean(true);
-      }
+        return eval_unary(e, sc);
+      case ExprKind::And:
+      case ExprKind::Or:
       case ExprKind::Cond:
-        if (eval(*e.a, sc).truthy()) return eval(*e.b, sc);
-        return e.c ? eval(*e.c, sc)
-                   : Value::undefined("the inline if-expression evaluated to false");
+        return eval_logic(e, sc);
+      case ExprKind::Binary:
+        return eval_binary(e, sc);
+      case ExprKind::Compare:
+        return eval_compare(e, sc);
     }
     return Value::undefined();
   }
 
+  [[gnu::noinline]] Value eval_name(const Expr& e, const ScopePtr& sc) {
+    if (const Value* v = sc->lookup(e.name)) return *v;
+    return lookup_global(e.name);
+  }
+
+  [[gnu::noinline]] Value eval_sequence(const Expr& e, const ScopePtr& sc) {
+    List out;
+    for (const auto& x : e.items) out.push_back(eval(*x, sc));
+    return Value::list_of(std::move(out), e.kind == ExprKind::Tuple);
+  }
+
+  [[gnu::noinline]] Value eval_access(const Expr& e, const ScopePtr& sc) {
+    Value obj = eval(*e.a, sc);
+    if (e.kind == ExprKind::Attr) return get_attr(obj, e.name);
+    if (e.kind == ExprKind::Item) return get_item(obj, eval(*e.b, sc));
+    Value none = Value::none();
+    return slice_value(obj, e.b ? eval(*e.b, sc) : none, e.c ? eval(*e.c, sc) : none,
+                       e.d ? eval(*e.d, sc) : none);
+  }
+
+  [[gnu::noinline]] Value eval_call(const Expr& e, const ScopePtr& sc) {
+    Value fn = eval(*e.a, sc);
+    CallArgs args = eval_args(e, sc);
+    return invoke(fn, args);
+  }
+
+  [[gnu::noinline]] Value eval_filter_or_test(const Expr& e, const ScopePtr& sc) {
+    Value in = eval(*e.a, sc);
+    CallArgs args = eval_args(e, sc);
+    if (e.kind == ExprKind::Filter) return apply_filter(e.name, in, args);
+    bool r = apply_test(e.name, in, args);
+    return Value::boolean(e.negated ? !r : r);
+  }
+
+  [[gnu::noinline]] Value eval_unary(const Expr& e, const ScopePtr& sc) {
+    Value v = eval(*e.a, sc);
+    if (e.kind == ExprKind::Not) return Value::boolean(!v.truthy());
+    return unary(e.kind == ExprKind::Neg, v);
+  }
+
+  [[gnu::noinline]] Value eval_logic(const Expr& e, const ScopePtr& sc) {
+    Value l = eval(*e.a, sc);
+    if (e.kind == ExprKind::And) return l.truthy() ? eval(*e.b, sc) : l;
+    if (e.kind == ExprKind::Or) return l.truthy() ? l : eval(*e.b, sc);
+    if (l.truthy()) return eval(*e.b, sc);
+    return e.c ? eval(*e.c, sc) : Value::undefined("the inline if-expression evaluated to false");
+  }
+
+  [[gnu::noinline]] Value eval_binary(const Expr& e, const ScopePtr& sc) {
+    Value l = eval(*e.a, sc);
+    return arithmetic(e.name, l, eval(*e.b, sc));
+  }
+
+  [[gnu::noinline]] Value eval_compare(const Expr& e, const ScopePtr& sc) {
+    Value left = eval(*e.a, sc);
+    for (size_t k = 0; k < e.ops.size(); ++k) {
+      Value right = eval(*e.items[k], sc);
+      if (!compare(e.ops[k], left, right)) return Value::boolean(false);
+      left = std::move(right);
+    }
+    return Value::boolean(true);
+  }
+
+  [[gnu::noinline]] Value eval_dict(const Expr& e, const ScopePtr& sc) {
+    Dict d;
+    for (size_t k = 0; k + 1 < e.items.size(); k += 2) {
+      Value key = eval(*e.items[k], sc);
+      Value val = eval(*e.items[k + 1], sc);
+      bool replaced = false;
+      for (auto& kv : d)
+        if (equals(kv.first, key)) {
+          kv.second = val;
+          replaced = true;
+        }
+      if (!replaced) d.emplace_back(std::move(key), std::move(val));
+    }
+    return Value::dict_of(std::move(d));
+  }
+
   std::string* out_;
+  Budget& budget_;
 };
 
 }  // namespace
 
-std::string render_template(const Template& tpl, const Value& context) {
-  auto root = std::make_shared<Scope>();
-  if (context.is_dict())
-    for (const auto& kv : *context.dict)
-      if (kv.first.is_string()) root->set(kv.first.s, kv.second);
+int64_t live_scopes() { return g_live_scopes.load(std::memory_order_relaxed); }
+
+std::string render_template(const Template& tpl, const Value& context,
+                            const ChatTemplateLimits& limits) {
+  Budget budget(limits);
+  BudgetScope installed(budget);
   std::string out;
-  Interpreter interp(out);
-  interp.exec_body(tpl.body, root);
+  {
+    auto root = std::make_shared<Scope>();
+    if (context.is_dict())
+      for (const auto& kv : *context.dict)
+        if (kv.first.is_string()) root->set(kv.first.s(), kv.second);
+    Interpreter interp(out, budget);
+    interp.exec_body(tpl.body, root);
+  }
   return out;
 }
 

@@ -3,6 +3,9 @@
 // byte of output between tags, so they are reproduced case by case rather than approximated.
 #include "tokenizer/chat_template/lexer.h"
 
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "tokenizer/chat_template/error.h"
@@ -36,6 +39,14 @@ int count_newlines(const std::string& s, size_t b, size_t e) {
   int n = 0;
   for (size_t k = b; k < e && k < s.size(); ++k) n += s[k] == '\n';
   return n;
+}
+
+std::string unexpected_char(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("unexpected char '") + c + "'";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "unexpected byte 0x%02x", u);
+  return buf;
 }
 
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -225,8 +236,10 @@ class Lexer {
       std::string op;
       for (const char* t : kTwo)
         if (src_.compare(pos_, 2, t) == 0) op = t;
-      if (op.empty() && std::strchr("+-/*%~[](){}><=.:|,;", c) != nullptr) op = std::string(1, c);
-      if (op.empty()) fail(std::string("unexpected char '") + c + "'");
+      // strchr would match the string's own terminator for a NUL byte.
+      if (op.empty() && c != '\0' && std::strchr("+-/*%~[](){}><=.:|,;", c) != nullptr)
+        op = std::string(1, c);
+      if (op.empty()) fail(unexpected_char(c));
       if (op == "(" || op == "[" || op == "{") ++depth;
       if (op == ")" || op == "]" || op == "}") {
         if (depth == 0) fail("unexpected '" + op + "'");
@@ -268,10 +281,16 @@ class Lexer {
     for (size_t k = b; k < pos_; ++k)
       if (src_[k] != '_') text += src_[k];
     Token t{is_float ? Tok::Float : Tok::Int, text, line_};
-    if (is_float)
-      t.fval = std::stod(text);
-    else
-      t.ival = std::stoll(text);
+    if (is_float) {
+      // strtod, unlike stod, gives Python's answers for out-of-range literals: 1e999 is inf,
+      // 1e-999 is 0.0.
+      t.fval = std::strtod(text.c_str(), nullptr);
+    } else {
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), t.ival);
+      if (ec != std::errc() || end != text.data() + text.size())
+        fail("integer literal " + text.substr(0, 40) + (text.size() > 40 ? "..." : "") +
+             " is outside the 64-bit range templates support");
+    }
     out_.push_back(t);
   }
 
@@ -293,7 +312,17 @@ class Lexer {
       char e = src_[pos_++];
       auto hex = [&](int len) {
         if (pos_ + len > n) fail("truncated \\x/\\u escape in string");
-        uint32_t v = std::stoul(src_.substr(pos_, len), nullptr, 16);
+        uint32_t v = 0;
+        for (int k = 0; k < len; ++k) {
+          char h = src_[pos_ + k];
+          int d = is_digit(h)              ? h - '0'
+                  : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                  : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                           : -1;
+          if (d < 0) fail("invalid \\x/\\u/\\U escape in string");
+          v = v * 16 + static_cast<uint32_t>(d);
+        }
+        if (v > 0x10ffff) fail("\\U escape outside the Unicode range in string");
         pos_ += len;
         utf8_append(out, v);
       };

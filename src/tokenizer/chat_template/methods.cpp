@@ -1,11 +1,11 @@
 // Attribute/item access as jinja2's sandboxed getattr/getitem resolve it, Python's str, dict
-// and list methods that templates call (`.split()`, `.items()`, `.get()`...), slicing, and the
-// globals transformers registers. Mutating methods (append, pop, update...) resolve but refuse
-// to run, as ImmutableSandboxedEnvironment does.
+// and list methods that templates call (`.split()`, `.items()`, `.get()`...) and slicing.
+// Mutating methods (append, pop, update...) resolve but refuse to run, as
+// ImmutableSandboxedEnvironment does.
 #include <algorithm>
-#include <ctime>
 #include <set>
 
+#include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/error.h"
 #include "tokenizer/chat_template/unicode_case.h"
@@ -17,7 +17,7 @@ namespace {
 
 const std::string& need_str(const Value* v, const char* what) {
   if (!v || !v->is_string()) type_error(std::string(what) + " must be a string");
-  return v->s;
+  return v->s();
 }
 
 // "Cased" letters as Python sees them: an uppercase letter has a lowercase form and vice versa
@@ -80,6 +80,7 @@ List py_split(const std::string& s, const Value* sep_v, int64_t maxsplit, bool f
       while (k < cps.size() && !is_py_space(cps[k])) ++k;
       words.emplace_back(b, k);
     }
+    check_list_items(words.size(), "list from split()");
     if (maxsplit < 0 || static_cast<size_t>(maxsplit) + 1 >= words.size()) {
       for (auto& w : words) out.push_back(Value::string(utf8_encode(cps, w.first, w.second)));
       return out;
@@ -106,6 +107,7 @@ List py_split(const std::string& s, const Value* sep_v, int64_t maxsplit, bool f
     int64_t n = 0;
     for (size_t f; (maxsplit < 0 || n < maxsplit) && (f = s.find(sep, b)) != std::string::npos;
          ++n) {
+      check_list_items(parts.size() + 1, "list from split()");
       parts.push_back(s.substr(b, f - b));
       b = f + sep.size();
     }
@@ -118,6 +120,7 @@ List py_split(const std::string& s, const Value* sep_v, int64_t maxsplit, bool f
       if (e < sep.size()) break;
       size_t f = s.rfind(sep, e - sep.size());
       if (f == std::string::npos) break;
+      check_list_items(rev.size() + 1, "list from rsplit()");
       rev.push_back(s.substr(f + sep.size(), e - f - sep.size()));
       e = f;
       ++n;
@@ -149,6 +152,11 @@ std::string py_replace(const std::string& s, const std::string& from, const std:
   if (from.empty()) {
     // Python inserts `to` between every character (and at both ends).
     auto cps = utf8_decode(s);
+    uint64_t inserts = cps.size() + 1;
+    if (count >= 0) inserts = std::min<uint64_t>(inserts, static_cast<uint64_t>(count));
+    if (!to.empty() && inserts > UINT64_MAX / to.size())
+      check_value_bytes(UINT64_MAX, "string from replace()");
+    check_value_bytes(s.size() + inserts * to.size(), "string from replace()");
     int64_t n = 0;
     for (size_t k = 0; k <= cps.size(); ++k) {
       if (count < 0 || n < count) {
@@ -162,10 +170,15 @@ std::string py_replace(const std::string& s, const std::string& from, const std:
   size_t b = 0;
   int64_t n = 0;
   for (size_t f; (count < 0 || n < count) && (f = s.find(from, b)) != std::string::npos; ++n) {
-    out += s.substr(b, f - b) + to;
+    // Each replacement can grow the text: check before appending, not after.
+    check_value_bytes(static_cast<uint64_t>(out.size()) + (f - b) + to.size() + (s.size() - f),
+                      "string from replace()");
+    out.append(s, b, f - b);
+    out += to;
     b = f + from.size();
   }
-  return out + s.substr(b);
+  out.append(s, b, std::string::npos);
+  return out;
 }
 
 bool affix_match(const std::string& s, const Value& affix, bool prefix) {
@@ -243,17 +256,21 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     std::string out;
     bool first = true;
     for (const Value& v : iterate(*it)) {
+      const std::string& piece = need_str(&v, "join item");
+      check_value_bytes(static_cast<uint64_t>(out.size()) + (first ? 0 : s.size()) + piece.size(),
+                        "joined string");
       if (!first) out += s;
       first = false;
-      out += need_str(&v, "join item");
+      out += piece;
     }
-    return Value::string(out);
+    return Value::string(std::move(out));
   }
   if (name == "splitlines") {
     List out;
     size_t b = 0;
     for (size_t k = 0; k < s.size(); ++k) {
       if (s[k] == '\n' || s[k] == '\r') {
+        check_list_items(out.size() + 1, "list from splitlines()");
         out.push_back(Value::string(s.substr(b, k - b)));
         if (s[k] == '\r' && k + 1 < s.size() && s[k + 1] == '\n') ++k;
         b = k + 1;
@@ -348,7 +365,7 @@ Value list_method(const Value& l, const std::string& name, const CallArgs& a) {
 Value bound(const Value& obj, const std::string& name) {
   return Value::callable(
       [obj, name](CallArgs& a) -> Value {
-        if (obj.is_string()) return string_method(obj.s, name, a);
+        if (obj.is_string()) return string_method(obj.s(), name, a);
         if (obj.is_dict()) return dict_method(obj, name, a);
         return list_method(obj, name, a);
       },
@@ -382,7 +399,7 @@ void adjust_slice(int64_t n, const Value& b, const Value& e, const Value& st, in
 }  // namespace
 
 void fail_undefined(const Value& v) {
-  throw ChatTemplateError(0, v.s.empty() ? std::string("value is undefined") : v.s);
+  throw ChatTemplateError(0, v.s().empty() ? std::string("value is undefined") : v.s());
 }
 
 Value get_attr(const Value& obj, const std::string& name) {
@@ -424,14 +441,14 @@ Value get_item(const Value& obj, const Value& key) {
       if (idx < 0) idx += n;
       if (idx >= 0 && idx < n) return (*obj.list)[idx];
     } else {
-      auto cps = utf8_decode(obj.s);
-      int64_t n = static_cast<int64_t>(cps.size());
+      const std::string& s = obj.s();
+      int64_t n = utf8_length(s);
       if (idx < 0) idx += n;
-      if (idx >= 0 && idx < n) return Value::string(utf8_encode(cps, idx, idx + 1));
+      if (idx >= 0 && idx < n) return Value::string(utf8_char_at(s, idx));
     }
     return Value::undefined(std::string(obj.type_name()) + " index out of range");
   }
-  if (key.is_string()) return get_attr(obj, key.s);
+  if (key.is_string()) return get_attr(obj, key.s());
   return Value::undefined(std::string("'") + obj.type_name() + " object' has no attribute " +
                           key.repr());
 }
@@ -443,16 +460,28 @@ Value slice_value(const Value& obj, const Value& b, const Value& e, const Value&
   std::vector<uint32_t> cps;
   int64_t n;
   if (obj.is_string()) {
-    cps = utf8_decode(obj.s);
+    cps = utf8_decode(obj.s());
     n = static_cast<int64_t>(cps.size());
   } else {
     n = static_cast<int64_t>(obj.list->size());
   }
   int64_t start, stop, step;
   adjust_slice(n, b, e, st, start, stop, step);
+  // Count the picked items first and index as start + j * step: stepping `k += step` would
+  // overflow for a step near 2**63 and read far outside the sequence.
+  const uint64_t ustep = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  uint64_t count = 0;
+  if (step > 0 && start < stop)
+    count = (static_cast<uint64_t>(stop - start) - 1) / ustep + 1;
+  else if (step < 0 && start > stop)
+    count = (static_cast<uint64_t>(start - stop) - 1) / ustep + 1;
   List items;
   std::string out;
-  for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
+  if (!obj.is_string()) items.reserve(count);
+  for (uint64_t j = 0; j < count; ++j) {
+    // j * ustep < |stop - start| <= n here, so this stays inside [0, n).
+    const int64_t k = step > 0 ? start + static_cast<int64_t>(j * ustep)
+                               : start - static_cast<int64_t>(j * ustep);
     if (obj.is_string())
       utf8_append(out, cps[k]);
     else
@@ -474,8 +503,9 @@ List iterate(const Value& v) {
       return out;
     }
     case Kind::String: {
+      check_list_items(static_cast<uint64_t>(utf8_length(v.s())), "list of characters");
       List out;
-      for (uint32_t c : utf8_decode(v.s)) {
+      for (uint32_t c : utf8_decode(v.s())) {
         std::string s;
         utf8_append(s, c);
         out.push_back(Value::string(s));
@@ -496,98 +526,10 @@ int64_t length_of(const Value& v) {
     case Kind::Dict:
       return static_cast<int64_t>(v.dict->size());
     case Kind::String:
-      return static_cast<int64_t>(utf8_decode(v.s).size());
+      return utf8_length(v.s());
     default:
       type_error(std::string("object of type '") + v.type_name() + "' has no len()");
   }
-}
-
-namespace {
-
-Dict kwargs_dict(const CallArgs& a, const char* fn) {
-  Dict d;
-  if (!a.args.empty()) {
-    if (a.args.size() > 1 || !a.args[0].is_dict())
-      type_error(std::string(fn) + "() takes at most one mapping argument");
-    d = *a.args[0].dict;
-  }
-  for (const auto& kv : a.kwargs) {
-    bool replaced = false;
-    for (auto& e : d)
-      if (e.first.is_string() && e.first.s == kv.first) {
-        e.second = kv.second;
-        replaced = true;
-      }
-    if (!replaced) d.emplace_back(Value::string(kv.first), kv.second);
-  }
-  return d;
-}
-
-}  // namespace
-
-Value lookup_global(const std::string& name) {
-  if (name == "range") {
-    return Value::callable(
-        [](CallArgs& a) {
-          int64_t start = 0, stop, step = 1;
-          if (a.args.size() == 1) {
-            stop = a.args[0].as_int();
-          } else if (a.args.size() == 2 || a.args.size() == 3) {
-            start = a.args[0].as_int();
-            stop = a.args[1].as_int();
-            if (a.args.size() == 3) step = a.args[2].as_int();
-          } else {
-            type_error("range expected 1 to 3 arguments");
-          }
-          if (step == 0) type_error("range() arg 3 must not be zero");
-          List out;
-          for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
-            if (out.size() >= 100000)
-              type_error(
-                  "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
-            out.push_back(Value::integer(k));
-          }
-          return Value::list_of(std::move(out));
-        },
-        name);
-  }
-  if (name == "dict")
-    return Value::callable([](CallArgs& a) { return Value::dict_of(kwargs_dict(a, "dict")); },
-                           name);
-  if (name == "namespace") {
-    return Value::callable(
-        [](CallArgs& a) {
-          Dict d = kwargs_dict(a, "namespace");
-          for (const auto& kv : d)
-            if (kv.first.is_string() && !kv.first.s.empty() && kv.first.s[0] == '_')
-              type_error(
-                  "Chat templates cannot store underscore-prefixed attributes on a namespace");
-          return Value::namespace_of(std::move(d));
-        },
-        name);
-  }
-  if (name == "raise_exception") {
-    return Value::callable(
-        [](CallArgs& a) -> Value {
-          const Value* m = a.get(0, "message");
-          throw ChatTemplateError(0, m ? m->str() : std::string());
-        },
-        name);
-  }
-  if (name == "strftime_now") {
-    return Value::callable(
-        [](CallArgs& a) {
-          const std::string& fmt = need_str(a.get(0, "format"), "strftime_now format");
-          std::time_t now = std::time(nullptr);
-          std::tm tm{};
-          localtime_r(&now, &tm);
-          char buf[512];
-          size_t n = std::strftime(buf, sizeof(buf), fmt.c_str(), &tm);
-          return Value::string(std::string(buf, n));
-        },
-        name);
-  }
-  return Value::undefined("'" + name + "' is undefined");
 }
 
 }  // namespace vllm::tok::jinja

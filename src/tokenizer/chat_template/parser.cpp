@@ -2,19 +2,22 @@
 // ternary < or < and < not < compare < +,- < ~ < *,/,//,% < ** < unary < postfix/filter/test).
 #include "tokenizer/chat_template/parser.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <set>
 
+#include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/error.h"
 #include "tokenizer/chat_template/lexer.h"
+#include "tokenizer/chat_template/token_cursor.h"
 
 namespace vllm::tok::jinja {
 namespace {
 
-class Parser {
+class Parser : TokenCursor {
  public:
-  explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
+  Parser(std::vector<Token> toks, int max_depth) : TokenCursor(std::move(toks), max_depth) {}
 
   Template run() {
     Template tpl;
@@ -24,61 +27,6 @@ class Parser {
   }
 
  private:
-  const Token& cur() const { return t_[p_]; }
-  const Token& peek(size_t k = 1) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
-  void next() {
-    if (p_ + 1 < t_.size()) ++p_;
-  }
-  [[noreturn]] void fail(const std::string& msg) const { throw ChatTemplateError(cur().line, msg); }
-
-  bool is_op(const char* op) const { return cur().type == Tok::Op && cur().text == op; }
-  bool is_name(const char* n) const { return cur().type == Tok::Name && cur().text == n; }
-  bool skip_op(const char* op) {
-    if (!is_op(op)) return false;
-    next();
-    return true;
-  }
-  bool skip_name(const char* n) {
-    if (!is_name(n)) return false;
-    next();
-    return true;
-  }
-  static std::string describe(const Token& t) {
-    switch (t.type) {
-      case Tok::Eof:
-        return "end of template";
-      case Tok::BlockEnd:
-        return "end of statement block";
-      case Tok::VarEnd:
-        return "end of print statement";
-      case Tok::Data:
-        return "template data";
-      default:
-        return "'" + t.text + "'";
-    }
-  }
-  void expect_op(const char* op) {
-    if (!skip_op(op)) fail(std::string("expected '") + op + "', got " + describe(cur()));
-  }
-  std::string expect_name() {
-    if (cur().type != Tok::Name) fail("expected a name, got " + describe(cur()));
-    std::string n = cur().text;
-    next();
-    return n;
-  }
-  void expect_block_end() {
-    if (cur().type != Tok::BlockEnd)
-      fail("expected end of statement block, got " + describe(cur()));
-    next();
-  }
-
-  ExprPtr make(ExprKind k, int line) {
-    auto e = std::make_unique<Expr>();
-    e->kind = k;
-    e->line = line;
-    return e;
-  }
-
   // ---- statements ----
 
   Body parse_until(const std::set<std::string>& ends, std::string* which) {
@@ -121,6 +69,7 @@ class Parser {
   }
 
   StmtPtr parse_statement() {
+    Nest nest(*this);
     if (cur().type != Tok::Name) fail("expected a tag name, got " + describe(cur()));
     std::string tag = cur().text;
     int line = cur().line;
@@ -136,7 +85,9 @@ class Parser {
       if (skip_name("if")) s->cond = parse_expression(true);
       if (is_name("recursive")) fail("unsupported construct 'recursive' loop");
       expect_block_end();
+      const int loop_refs = loop_refs_;
       s->body = parse_until({"endfor", "else"}, &end);
+      s->uses_loop = loop_refs_ != loop_refs;
       if (end == "else") {
         expect_block_end();
         s->else_body = parse_until({"endfor"}, &end);
@@ -254,7 +205,7 @@ class Parser {
       if (at_tuple_end() || is_name("if")) break;
       tup->items.push_back(parse_expression(with_condexpr));
     }
-    return tup;
+    return seal(std::move(tup));
   }
 
   ExprPtr parse_expression(bool with_condexpr) {
@@ -266,8 +217,11 @@ class Parser {
       auto c = make(ExprKind::Cond, line);
       c->a = parse_or();
       c->b = std::move(e);
-      if (skip_name("else")) c->c = parse_expression(true);
-      e = std::move(c);
+      if (skip_name("else")) {
+        Nest nest(*this);
+        c->c = parse_expression(true);
+      }
+      e = seal(std::move(c));
     }
     return e;
   }
@@ -279,7 +233,7 @@ class Parser {
       next();
       n->a = std::move(e);
       n->b = parse_and();
-      e = std::move(n);
+      e = seal(std::move(n));
     }
     return e;
   }
@@ -291,7 +245,7 @@ class Parser {
       next();
       n->a = std::move(e);
       n->b = parse_not();
-      e = std::move(n);
+      e = seal(std::move(n));
     }
     return e;
   }
@@ -300,8 +254,9 @@ class Parser {
     if (is_name("not")) {
       auto n = make(ExprKind::Not, cur().line);
       next();
+      Nest nest(*this);
       n->a = parse_not();
-      return n;
+      return seal(std::move(n));
     }
     return parse_compare();
   }
@@ -334,7 +289,7 @@ class Parser {
       cmp->ops.push_back(op);
       cmp->items.push_back(parse_math1());
     }
-    return cmp ? std::move(cmp) : std::move(e);
+    return cmp ? seal(std::move(cmp)) : std::move(e);
   }
 
   ExprPtr binary(const std::string& op, ExprPtr l, ExprPtr r, int line) {
@@ -342,7 +297,7 @@ class Parser {
     n->name = op;
     n->a = std::move(l);
     n->b = std::move(r);
-    return n;
+    return seal(std::move(n));
   }
 
   // One left-associative level: operands from `operand`, joined by any of `ops`.
@@ -378,7 +333,9 @@ class Parser {
     if (is_op("-") || is_op("+")) {
       e = make(is_op("-") ? ExprKind::Neg : ExprKind::Pos, line);
       next();
+      Nest nest(*this);
       e->a = parse_unary(false);
+      e = seal(std::move(e));
     } else {
       e = parse_primary();
     }
@@ -403,6 +360,7 @@ class Parser {
       } else {
         e->kind = ExprKind::Name;
         e->name = n;
+        if (n == "loop") ++loop_refs_;
       }
       return e;
     }
@@ -424,11 +382,13 @@ class Parser {
     }
     if (skip_op("(")) {
       if (skip_op(")")) return make(ExprKind::Tuple, line);
+      Nest nest(*this);
       ExprPtr e = parse_tuple(true);
       expect_op(")");
       return e;
     }
     if (skip_op("[")) {
+      Nest nest(*this);
       auto e = make(ExprKind::List, line);
       while (!is_op("]")) {
         if (!e->items.empty()) expect_op(",");
@@ -436,9 +396,10 @@ class Parser {
         e->items.push_back(parse_expression(true));
       }
       next();
-      return e;
+      return seal(std::move(e));
     }
     if (skip_op("{")) {
+      Nest nest(*this);
       auto e = make(ExprKind::Dict, line);
       while (!is_op("}")) {
         if (!e->items.empty()) expect_op(",");
@@ -448,7 +409,7 @@ class Parser {
         e->items.push_back(parse_expression(true));
       }
       next();
-      return e;
+      return seal(std::move(e));
     }
     fail("unexpected " + describe(t));
   }
@@ -463,12 +424,12 @@ class Parser {
           n->b = make(ExprKind::Const, line);
           n->b->value = Value::integer(cur().ival);
           next();
-          e = std::move(n);
+          e = seal(std::move(n));
         } else {
           auto n = make(ExprKind::Attr, line);
           n->a = std::move(e);
           n->name = expect_name();
-          e = std::move(n);
+          e = seal(std::move(n));
         }
       } else if (skip_op("[")) {
         e = parse_subscript(std::move(e), line);
@@ -481,6 +442,7 @@ class Parser {
   }
 
   ExprPtr parse_subscript(ExprPtr obj, int line) {
+    Nest nest(*this);
     ExprPtr parts[3];
     bool slice = false;
     int idx = 0;
@@ -501,17 +463,18 @@ class Parser {
       auto n = make(ExprKind::Item, line);
       n->a = std::move(obj);
       n->b = std::move(parts[0]);
-      return n;
+      return seal(std::move(n));
     }
     auto n = make(ExprKind::Slice, line);
     n->a = std::move(obj);
     n->b = std::move(parts[0]);
     n->c = std::move(parts[1]);
     n->d = std::move(parts[2]);
-    return n;
+    return seal(std::move(n));
   }
 
   void parse_args(Expr& call) {
+    Nest nest(*this);
     expect_op("(");
     while (!is_op(")")) {
       if (!call.items.empty() || !call.kwargs.empty()) expect_op(",");
@@ -534,7 +497,7 @@ class Parser {
     auto n = make(ExprKind::Call, cur().line);
     n->a = std::move(fn);
     parse_args(*n);
-    return n;
+    return seal(std::move(n));
   }
 
   ExprPtr parse_filter(ExprPtr input, int line) {
@@ -545,7 +508,7 @@ class Parser {
     if (!is_known_filter(n->name))
       throw ChatTemplateError(line, "unsupported filter '" + n->name + "'");
     if (is_op("(")) parse_args(*n);
-    return n;
+    return seal(std::move(n));
   }
 
   ExprPtr parse_filter_expr(ExprPtr e) {
@@ -571,7 +534,7 @@ class Parser {
           if (is_name("is")) fail("You cannot chain multiple tests with is");
           n->items.push_back(parse_postfix(parse_primary()));
         }
-        e = std::move(n);
+        e = seal(std::move(n));
       } else if (is_op("(")) {
         e = parse_call(std::move(e));
       } else {
@@ -580,12 +543,23 @@ class Parser {
     }
   }
 
-  std::vector<Token> t_;
-  size_t p_ = 0;
+  int loop_refs_ = 0;  // `loop` names parsed so far: a for body without one needs no loop object
 };
 
 }  // namespace
 
-Template parse_template(const std::string& source) { return Parser(lex_template(source)).run(); }
+Template parse_template(const std::string& source, const ChatTemplateLimits& limits) {
+  if (source.size() > limits.max_source_bytes)
+    limit_exceeded("template source (" + std::to_string(source.size()) + " bytes)",
+                   format_bytes(limits.max_source_bytes), "max_source_bytes");
+  // Literals become values while parsing; give them the template's size limits (the
+  // render-time clock and allocation total do not apply to loading).
+  ChatTemplateLimits parse_limits = limits;
+  parse_limits.max_render_ms = 0;
+  parse_limits.max_total_bytes = SIZE_MAX;
+  Budget budget(parse_limits);
+  BudgetScope installed(budget);
+  return Parser(lex_template(source), limits.max_nesting_depth).run();
+}
 
 }  // namespace vllm::tok::jinja

@@ -6,9 +6,13 @@
 #include <string>
 
 #include "tokenizer/chat_template/ast.h"
+#include "tokenizer/chat_template/limits.h"
 
 namespace vllm::tok::jinja {
 
-Template parse_template(const std::string& source);
+// Enforces the load-time limits: max_source_bytes and max_nesting_depth (blocks, brackets,
+// unary operators and the height of every expression, so that operator and filter chains,
+// which the parser builds in loops, cannot make the evaluator recurse without bound either).
+Template parse_template(const std::string& source, const ChatTemplateLimits& limits);
 
 }  // namespace vllm::tok::jinja

@@ -3,18 +3,88 @@
 #include "tokenizer/chat_template/value.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
+#include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/error.h"
 
 namespace vllm::tok::jinja {
 
+namespace {
+
+const std::string& empty_string() {
+  static const std::string k;
+  return k;
+}
+
+std::shared_ptr<const std::string> share(std::string s) {
+  if (s.empty()) return nullptr;
+  return std::make_shared<const std::string>(std::move(s));
+}
+
+constexpr uint64_t kItemBytes = sizeof(Value);
+
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+uint16_t container_depth(const Value& v) {
+  return v.kind == Kind::List || v.kind == Kind::Dict ? v.depth : 0;
+}
+
+// Depth and weight of a container from its items (see Value::depth / Value::weight).
+void measure(Value& v, const List* list, const Dict* dict) {
+  uint64_t w = 0;
+  int d = 0;
+  if (list) {
+    for (const Value& x : *list) {
+      w = saturating_add(w, kItemBytes + x.size_weight());
+      d = std::max<int>(d, container_depth(x));
+    }
+  } else {
+    for (const auto& kv : *dict) {
+      w = saturating_add(w, 2 * kItemBytes + kv.first.size_weight() + kv.second.size_weight());
+      d = std::max<int>(d, std::max(container_depth(kv.first), container_depth(kv.second)));
+    }
+  }
+  // Input conversion and the checked factories both stop at max_value_depth, far below 65535.
+  v.depth = static_cast<uint16_t>(std::min(d + 1, 65535));
+  v.weight = w;
+}
+
+// Enforces max_value_depth / max_value_bytes on a container a template built, and charges
+// the render for its allocation.
+void check_container(const Value& v, size_t items, const char* what) {
+  const ChatTemplateLimits& l = current_limits();
+  if (v.depth > l.max_value_depth)
+    limit_exceeded(std::string(what) + " nesting depth", std::to_string(l.max_value_depth),
+                   "max_value_depth");
+  if (v.weight > l.max_value_bytes)
+    limit_exceeded(what, format_bytes(l.max_value_bytes), "max_value_bytes");
+  if (Budget* b = current_budget()) b->charge_alloc(items * kItemBytes);
+}
+
+}  // namespace
+
+const std::string& Value::s() const { return text ? *text : empty_string(); }
+
+uint64_t Value::size_weight() const {
+  switch (kind) {
+    case Kind::String:
+      return text ? text->size() : 0;
+    case Kind::List:
+    case Kind::Dict:
+      return weight;
+    default:
+      return 0;
+  }
+}
+
 Value Value::undefined(std::string hint) {
   Value v;
   v.kind = Kind::Undefined;
-  v.s = std::move(hint);
+  v.text = share(std::move(hint));
   return v;
 }
 Value Value::none() {
@@ -41,35 +111,70 @@ Value Value::real(double x) {
   return v;
 }
 Value Value::string(std::string x) {
+  check_value_bytes(x.size(), "string");
+  if (Budget* b = current_budget()) b->charge_alloc(x.size());
   Value v;
   v.kind = Kind::String;
-  v.s = std::move(x);
+  v.text = share(std::move(x));
   return v;
 }
 Value Value::list_of(List x, bool tuple) {
-  Value v;
-  v.kind = Kind::List;
-  v.list = std::make_shared<const List>(std::move(x));
+  Value v = unchecked_list(std::move(x));
   v.is_tuple = tuple;
+  check_container(v, v.list->size(), tuple ? "tuple" : "list");
   return v;
 }
 Value Value::dict_of(Dict x) {
-  Value v;
-  v.kind = Kind::Dict;
-  v.dict = std::make_shared<const Dict>(std::move(x));
+  Value v = unchecked_dict(std::move(x));
+  check_container(v, 2 * v.dict->size(), "dict");
   return v;
 }
+Value Value::unchecked_string(std::string x) {
+  Value v;
+  v.kind = Kind::String;
+  v.text = share(std::move(x));
+  return v;
+}
+Value Value::unchecked_list(List x) {
+  Value v;
+  v.kind = Kind::List;
+  measure(v, &x, nullptr);
+  v.list = std::make_shared<const List>(std::move(x));
+  return v;
+}
+Value Value::unchecked_dict(Dict x) {
+  return unchecked_dict(std::make_shared<const Dict>(std::move(x)));
+}
+Value Value::unchecked_dict(std::shared_ptr<const Dict> x) {
+  Value v;
+  v.kind = Kind::Dict;
+  measure(v, nullptr, x.get());
+  v.dict = std::move(x);
+  return v;
+}
+std::atomic<int64_t> g_live_namespaces{0};
+
+int64_t live_namespaces() { return g_live_namespaces.load(std::memory_order_relaxed); }
+
 Value Value::namespace_of(Dict x) {
   Value v;
   v.kind = Kind::Namespace;
-  v.ns = std::make_shared<Dict>(std::move(x));
+  g_live_namespaces.fetch_add(1, std::memory_order_relaxed);
+  v.ns = std::shared_ptr<Dict>(new Dict(std::move(x)), [](Dict* d) {
+    g_live_namespaces.fetch_sub(1, std::memory_order_relaxed);
+    delete d;
+  });
+  if (Budget* b = current_budget()) {
+    b->charge_alloc((2 * v.ns->size() + 1) * kItemBytes);
+    b->adopt_namespace(v.ns);
+  }
   return v;
 }
 Value Value::callable(Function f, std::string name) {
   Value v;
   v.kind = Kind::Callable;
   v.fn = std::make_shared<const Function>(std::move(f));
-  v.s = std::move(name);
+  v.text = share(std::move(name));
   return v;
 }
 
@@ -85,7 +190,7 @@ bool Value::truthy() const {
     case Kind::Float:
       return f != 0.0;
     case Kind::String:
-      return !s.empty();
+      return !s().empty();
     case Kind::List:
       return !list->empty();
     case Kind::Dict:
@@ -136,6 +241,7 @@ int64_t Value::as_int() const {
 const Value* Value::find(const Value& key) const {
   const Dict* d = kind == Kind::Dict ? dict.get() : kind == Kind::Namespace ? ns.get() : nullptr;
   if (!d) return nullptr;
+  tick(d->size());
   for (const auto& kv : *d)
     if (equals(kv.first, key)) return &kv.second;
   return nullptr;
@@ -144,8 +250,9 @@ const Value* Value::find(const Value& key) const {
 const Value* Value::find(const std::string& key) const {
   const Dict* d = kind == Kind::Dict ? dict.get() : kind == Kind::Namespace ? ns.get() : nullptr;
   if (!d) return nullptr;
+  tick(d->size());
   for (const auto& kv : *d)
-    if (kv.first.kind == Kind::String && kv.first.s == key) return &kv.second;
+    if (kv.first.kind == Kind::String && kv.first.s() == key) return &kv.second;
   return nullptr;
 }
 
@@ -197,11 +304,11 @@ std::string python_float_repr(double v) {
 namespace {
 
 // repr() of a str: CPython picks single quotes unless the text has ' and no ".
-std::string repr_string(const std::string& s) {
+void repr_string(std::string& out, const std::string& s) {
   bool has_single = s.find('\'') != std::string::npos;
   bool has_double = s.find('"') != std::string::npos;
   char q = (has_single && !has_double) ? '"' : '\'';
-  std::string out(1, q);
+  out += q;
   for (unsigned char c : s) {
     if (c == static_cast<unsigned char>(q) || c == '\\') {
       out += '\\';
@@ -221,73 +328,138 @@ std::string repr_string(const std::string& s) {
     }
   }
   out += q;
-  return out;
 }
+
+// Builds str() / repr() text. Lists and dicts were depth-checked when built, but namespaces
+// are mutable and can nest through each other without end, so the printer counts its own
+// depth; a namespace that contains itself prints as {...}, as CPython's repr guard does.
+class Printer {
+ public:
+  std::string out;
+
+  void str(const Value& v) {
+    switch (v.kind) {
+      case Kind::Undefined:
+        return;
+      case Kind::None:
+        out += "None";
+        return;
+      case Kind::Bool:
+        out += v.b ? "True" : "False";
+        return;
+      case Kind::Int:
+        out += std::to_string(v.i);
+        return;
+      case Kind::Float:
+        out += python_float_repr(v.f);
+        return;
+      case Kind::String:
+        out += v.s();
+        grew();
+        return;
+      case Kind::List:
+      case Kind::Dict:
+        repr(v);
+        return;
+      case Kind::Namespace:
+        namespace_repr(v);
+        return;
+      default:
+        out += "<function " + v.s() + ">";
+    }
+  }
+
+  void repr(const Value& v) {
+    switch (v.kind) {
+      case Kind::String:
+        repr_string(out, v.s());
+        grew();
+        return;
+      case Kind::List: {
+        enter();
+        out += v.is_tuple ? "(" : "[";
+        for (size_t k = 0; k < v.list->size(); ++k) {
+          if (k) out += ", ";
+          repr((*v.list)[k]);
+        }
+        if (v.is_tuple && v.list->size() == 1) out += ",";
+        out += v.is_tuple ? ")" : "]";
+        leave();
+        return;
+      }
+      case Kind::Dict:
+        enter();
+        items(*v.dict);
+        leave();
+        return;
+      default:
+        str(v);
+    }
+  }
+
+ private:
+  void namespace_repr(const Value& v) {
+    const Dict* d = v.ns.get();
+    if (std::find(open_.begin(), open_.end(), d) != open_.end()) {
+      out += "<Namespace {...}>";
+      return;
+    }
+    enter();
+    open_.push_back(d);
+    out += "<Namespace ";
+    items(*d);
+    out += ">";
+    open_.pop_back();
+    leave();
+  }
+
+  void items(const Dict& d) {
+    out += "{";
+    bool first = true;
+    for (const auto& kv : d) {
+      if (!first) out += ", ";
+      first = false;
+      repr(kv.first);
+      out += ": ";
+      repr(kv.second);
+    }
+    out += "}";
+  }
+
+  void enter() {
+    const ChatTemplateLimits& l = current_limits();
+    if (++depth_ > l.max_value_depth)
+      limit_exceeded("nesting depth of the printed value", std::to_string(l.max_value_depth),
+                     "max_value_depth");
+    grew();
+  }
+  void leave() { --depth_; }
+  void grew() {
+    tick();
+    check_value_bytes(out.size(), "printed value");
+  }
+
+  int depth_ = 0;
+  std::vector<const Dict*> open_;
+};
 
 }  // namespace
 
 std::string Value::repr() const {
-  switch (kind) {
-    case Kind::String:
-      return repr_string(s);
-    case Kind::List: {
-      std::string out = is_tuple ? "(" : "[";
-      for (size_t k = 0; k < list->size(); ++k) {
-        if (k) out += ", ";
-        out += (*list)[k].repr();
-      }
-      if (is_tuple && list->size() == 1) out += ",";
-      out += is_tuple ? ")" : "]";
-      return out;
-    }
-    case Kind::Dict: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& kv : *dict) {
-        if (!first) out += ", ";
-        first = false;
-        out += kv.first.repr() + ": " + kv.second.repr();
-      }
-      return out + "}";
-    }
-    default:
-      return str();
-  }
+  Printer p;
+  p.repr(*this);
+  return std::move(p.out);
 }
 
 std::string Value::str() const {
-  switch (kind) {
-    case Kind::Undefined:
-      return "";
-    case Kind::None:
-      return "None";
-    case Kind::Bool:
-      return b ? "True" : "False";
-    case Kind::Int:
-      return std::to_string(i);
-    case Kind::Float:
-      return python_float_repr(f);
-    case Kind::String:
-      return s;
-    case Kind::List:
-    case Kind::Dict:
-      return repr();
-    case Kind::Namespace: {
-      std::string out = "<Namespace {";
-      bool first = true;
-      for (const auto& kv : *ns) {
-        if (!first) out += ", ";
-        first = false;
-        out += kv.first.repr() + ": " + kv.second.repr();
-      }
-      return out + "}>";
-    }
-    default:
-      return "<function " + s + ">";
-  }
+  if (kind == Kind::String) return s();
+  Printer p;
+  p.str(*this);
+  return std::move(p.out);
 }
 
 bool equals(const Value& a, const Value& b) {
+  tick();
   if (a.is_number() && b.is_number()) {
     if (a.kind == Kind::Float || b.kind == Kind::Float) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -298,13 +470,17 @@ bool equals(const Value& a, const Value& b) {
     case Kind::None:
       return true;
     case Kind::String:
-      return a.s == b.s;
+      return a.s() == b.s();
     case Kind::List:
+      // Python compares items with an identity shortcut, so the same list is always equal
+      // to itself (even holding NaN); it also keeps comparing shared sub-lists cheap.
+      if (a.list == b.list) return true;
       if (a.list->size() != b.list->size()) return false;
       for (size_t k = 0; k < a.list->size(); ++k)
         if (!equals((*a.list)[k], (*b.list)[k])) return false;
       return true;
     case Kind::Dict:
+      if (a.dict == b.dict) return true;
       if (a.dict->size() != b.dict->size()) return false;
       for (const auto& kv : *a.dict) {
         const Value* other = b.find(kv.first);
@@ -319,12 +495,13 @@ bool equals(const Value& a, const Value& b) {
 }
 
 bool less_than(const Value& a, const Value& b) {
+  tick();
   if (a.is_number() && b.is_number()) {
     if (a.kind == Kind::Float || b.kind == Kind::Float) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();
   }
   // UTF-8 byte order equals code point order, which is what Python compares.
-  if (a.is_string() && b.is_string()) return a.s < b.s;
+  if (a.is_string() && b.is_string()) return a.s() < b.s();
   if (a.is_list() && b.is_list()) {
     size_t n = std::min(a.list->size(), b.list->size());
     for (size_t k = 0; k < n; ++k) {
@@ -336,204 +513,6 @@ bool less_than(const Value& a, const Value& b) {
   }
   throw ChatTemplateError(0, std::string("'<' not supported between instances of '") +
                                  a.type_name() + "' and '" + b.type_name() + "'");
-}
-
-namespace {
-
-template <class J>
-Value from_json_impl(const J& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null:
-      return Value::none();
-    case nlohmann::json::value_t::boolean:
-      return Value::boolean(j.template get<bool>());
-    case nlohmann::json::value_t::number_integer:
-      return Value::integer(j.template get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned:
-      return Value::integer(static_cast<int64_t>(j.template get<uint64_t>()));
-    case nlohmann::json::value_t::number_float:
-      return Value::real(j.template get<double>());
-    case nlohmann::json::value_t::string:
-      return Value::string(j.template get<std::string>());
-    case nlohmann::json::value_t::array: {
-      List out;
-      out.reserve(j.size());
-      for (const auto& e : j) out.push_back(from_json_impl(e));
-      return Value::list_of(std::move(out));
-    }
-    case nlohmann::json::value_t::object: {
-      Dict out;
-      out.reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it)
-        out.emplace_back(Value::string(it.key()), from_json_impl(it.value()));
-      return Value::dict_of(std::move(out));
-    }
-    default:
-      return Value::none();
-  }
-}
-
-void json_string(std::string& out, const std::string& s, bool ensure_ascii) {
-  out += '"';
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  for (size_t k = 0; k < s.size(); ++k) {
-    unsigned char c = p[k];
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        continue;
-      case '\\':
-        out += "\\\\";
-        continue;
-      case '\n':
-        out += "\\n";
-        continue;
-      case '\r':
-        out += "\\r";
-        continue;
-      case '\t':
-        out += "\\t";
-        continue;
-      case '\b':
-        out += "\\b";
-        continue;
-      case '\f':
-        out += "\\f";
-        continue;
-      default:
-        break;
-    }
-    char b[16];
-    if (c < 0x20 || (ensure_ascii && c == 0x7f)) {
-      std::snprintf(b, sizeof(b), "\\u%04x", c);
-      out += b;
-    } else if (c < 0x80 || !ensure_ascii) {
-      out += static_cast<char>(c);
-    } else {
-      // Decode one UTF-8 sequence and write it as \uXXXX (surrogate pair above the BMP).
-      int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-      uint32_t cp = c & (0xff >> (len + 1));
-      for (int m = 1; m < len && k + m < s.size(); ++m) cp = (cp << 6) | (p[k + m] & 0x3f);
-      k += len - 1;
-      if (cp >= 0x10000) {
-        cp -= 0x10000;
-        std::snprintf(b, sizeof(b), "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-      } else {
-        std::snprintf(b, sizeof(b), "\\u%04x", cp);
-      }
-      out += b;
-    }
-  }
-  out += '"';
-}
-
-void json_newline(std::string& out, const JsonOptions& o, int depth) {
-  out += '\n';
-  for (int d = 0; d < depth; ++d) {
-    if (o.indent_is_string)
-      out += o.indent_str;
-    else
-      out.append(o.indent, ' ');
-  }
-}
-
-void json_dump(std::string& out, const Value& v, const JsonOptions& o, int depth) {
-  bool pretty = o.indent >= 0 || o.indent_is_string;
-  const std::string& item_sep = o.item_sep;
-  const std::string& key_sep = o.key_sep;
-  switch (v.kind) {
-    case Kind::None:
-      out += "null";
-      return;
-    case Kind::Bool:
-      out += v.b ? "true" : "false";
-      return;
-    case Kind::Int:
-      out += std::to_string(v.i);
-      return;
-    case Kind::Float:
-      if (std::isnan(v.f))
-        out += "NaN";
-      else if (std::isinf(v.f))
-        out += v.f < 0 ? "-Infinity" : "Infinity";
-      else
-        out += python_float_repr(v.f);
-      return;
-    case Kind::String:
-      json_string(out, v.s, o.ensure_ascii);
-      return;
-    case Kind::List: {
-      if (v.list->empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      for (size_t k = 0; k < v.list->size(); ++k) {
-        if (k) out += item_sep;
-        if (pretty) json_newline(out, o, depth + 1);
-        json_dump(out, (*v.list)[k], o, depth + 1);
-      }
-      if (pretty) json_newline(out, o, depth);
-      out += ']';
-      return;
-    }
-    case Kind::Dict: {
-      if (v.dict->empty()) {
-        out += "{}";
-        return;
-      }
-      std::vector<const std::pair<Value, Value>*> items;
-      for (const auto& kv : *v.dict) items.push_back(&kv);
-      if (o.sort_keys)
-        std::stable_sort(items.begin(), items.end(),
-                         [](auto* a, auto* b) { return less_than(a->first, b->first); });
-      out += '{';
-      bool first = true;
-      for (const auto* kv : items) {
-        if (!first) out += item_sep;
-        first = false;
-        if (pretty) json_newline(out, o, depth + 1);
-        const Value& key = kv->first;
-        if (key.is_string()) {
-          json_string(out, key.s, o.ensure_ascii);
-        } else if (key.kind == Kind::Int || key.kind == Kind::Float) {
-          out += '"' + key.str() + '"';
-        } else if (key.kind == Kind::Bool) {
-          out += key.b ? "\"true\"" : "\"false\"";
-        } else if (key.is_none()) {
-          out += "\"null\"";
-        } else {
-          throw ChatTemplateError(
-              0, std::string("keys must be str, int, float, bool or None, not ") + key.type_name());
-        }
-        out += key_sep;
-        json_dump(out, kv->second, o, depth + 1);
-      }
-      if (pretty) json_newline(out, o, depth);
-      out += '}';
-      return;
-    }
-    default:
-      throw ChatTemplateError(
-          0, std::string("Object of type ") + v.type_name() + " is not JSON serializable");
-  }
-}
-
-}  // namespace
-
-Value from_json(const nlohmann::json& j) { return from_json_impl(j); }
-Value from_json(const nlohmann::ordered_json& j) { return from_json_impl(j); }
-
-std::string to_json(const Value& v, const JsonOptions& opts) {
-  JsonOptions o = opts;
-  bool pretty = o.indent >= 0 || o.indent_is_string;
-  if (!o.custom_separators) {
-    o.item_sep = pretty ? "," : ", ";
-    o.key_sep = ": ";
-  }
-  std::string out;
-  json_dump(out, v, o, 0);
-  return out;
 }
 
 std::vector<uint32_t> utf8_decode(const std::string& s) {
@@ -549,6 +528,30 @@ std::vector<uint32_t> utf8_decode(const std::string& s) {
     k += len;
   }
   return out;
+}
+
+namespace {
+
+int utf8_step(unsigned char c) {
+  return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+}  // namespace
+
+int64_t utf8_length(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  int64_t n = 0;
+  for (size_t k = 0; k < s.size(); k += utf8_step(p[k])) ++n;
+  return n;
+}
+
+std::string utf8_char_at(const std::string& s, int64_t idx) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t k = 0;
+  for (int64_t n = 0; n < idx && k < s.size(); ++n) k += utf8_step(p[k]);
+  if (k >= s.size()) return {};
+  std::vector<uint32_t> one = utf8_decode(s.substr(k, utf8_step(p[k])));
+  return one.empty() ? std::string() : utf8_encode(one, 0, 1);
 }
 
 void utf8_append(std::string& out, uint32_t cp) {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/chat_template/limits.h"
+
 namespace vllm::tok::jinja {
 
 struct Value;
@@ -29,14 +31,22 @@ enum class Kind { Undefined, None, Bool, Int, Float, String, List, Dict, Namespa
 struct Value {
   Kind kind = Kind::Undefined;
   bool b = false;
+  bool is_tuple = false;  // repr() only: Python tuples print with parentheses
+  // Lists and dicts: how many levels of lists/dicts they hold (a flat list is 1) and their
+  // size as ChatTemplateLimits::max_value_bytes counts it. Both are fixed when the container
+  // is built (containers are immutable), so limits are checked once, not on every walk.
+  uint16_t depth = 0;
+  uint64_t weight = 0;
   int64_t i = 0;
   double f = 0.0;
-  std::string s;  // String payload; for Undefined the name that was missing (for errors)
+  // String payload (for Undefined the name that was missing, for callables the name), shared
+  // so that copying a Value never copies text: a template can pass a large message through
+  // many variables, loop targets and macro arguments at no cost.
+  std::shared_ptr<const std::string> text;
   std::shared_ptr<const List> list;
   std::shared_ptr<const Dict> dict;
   std::shared_ptr<Dict> ns;  // namespace(): the one mutable object a template can hold
   std::shared_ptr<const Function> fn;
-  bool is_tuple = false;  // repr() only: Python tuples print with parentheses
 
   Value() = default;
   static Value undefined(std::string hint = {});
@@ -44,9 +54,19 @@ struct Value {
   static Value boolean(bool v);
   static Value integer(int64_t v);
   static Value real(double v);
+  // Checks the size against ChatTemplateLimits::max_value_bytes and charges the render.
   static Value string(std::string v);
+  // Check depth and size against the limits (max_value_depth, max_value_bytes).
   static Value list_of(List v, bool tuple = false);
   static Value dict_of(Dict v);
+  // Measured but neither limited nor charged: for converted request input (from_json limits
+  // its depth; the request's own size bounds the rest) and for the engine's own small objects
+  // (the per-iteration `loop` dict).
+  static Value unchecked_string(std::string v);
+  static Value unchecked_list(List v);
+  static Value unchecked_dict(Dict v);
+  static Value unchecked_dict(std::shared_ptr<const Dict> v);
+  // Adopted by the running render's Budget (see budget.h).
   static Value namespace_of(Dict v);
   static Value callable(Function f, std::string name = {});
 
@@ -57,6 +77,8 @@ struct Value {
   bool is_list() const { return kind == Kind::List; }
   bool is_dict() const { return kind == Kind::Dict; }
 
+  const std::string& s() const;
+
   // Python semantics.
   bool truthy() const;
   std::string str() const;        // str(x); Undefined renders as ""
@@ -64,6 +86,8 @@ struct Value {
   const char* type_name() const;  // Python's type name, for error messages
   double as_double() const;       // bool/int/float only
   int64_t as_int() const;         // bool/int only
+  // Size as max_value_bytes counts it (see `weight`).
+  uint64_t size_weight() const;
 
   // Looks up a key in a dict or namespace; nullptr when absent.
   const Value* find(const Value& key) const;
@@ -83,12 +107,15 @@ bool equals(const Value& a, const Value& b);
 // Python's `<`; throws TypeError-style errors for unorderable types.
 bool less_than(const Value& a, const Value& b);
 
-Value from_json(const nlohmann::json& j);
-Value from_json(const nlohmann::ordered_json& j);
+// Converts a request's JSON into template values. Nesting deeper than max_value_depth, or a
+// converted size past max_value_bytes, is a ChatTemplateError naming the limit; both are
+// checked before descending / allocating further, so any input is safe.
+Value from_json(const nlohmann::json& j, const ChatTemplateLimits& limits);
+Value from_json(const nlohmann::ordered_json& j, const ChatTemplateLimits& limits);
 
 struct JsonOptions {
   bool ensure_ascii = false;
-  int indent = -1;         // < 0: no newlines
+  int64_t indent = -1;     // < 0: no newlines
   std::string indent_str;  // used when indent was given as a string
   bool indent_is_string = false;
   std::string item_sep;  // empty: Python's default for the indent mode
@@ -99,12 +126,19 @@ struct JsonOptions {
 // json.dumps(x, ...) as transformers' tojson filter calls it.
 std::string to_json(const Value& v, const JsonOptions& opts);
 
+// namespace() objects alive in the process (tests use it to prove renders leak none).
+int64_t live_namespaces();
+
 // Python float repr (shortest round-trip, 1e+16 / 1e-05 switch-over points).
 std::string python_float_repr(double v);
 
 // UTF-8 helpers: Python indexes strings by code point.
 std::vector<uint32_t> utf8_decode(const std::string& s);
 std::string utf8_encode(const std::vector<uint32_t>& cps, size_t begin, size_t end);
+// len(s) and s[idx] (0 <= idx < len) without decoding the whole string; they step through
+// bytes exactly as utf8_decode does, so invalid UTF-8 counts the same way.
+int64_t utf8_length(const std::string& s);
+std::string utf8_char_at(const std::string& s, int64_t idx);
 void utf8_append(std::string& out, uint32_t cp);
 bool is_py_space(uint32_t cp);
 
