@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/runner/decode_graph.h"
+#include "engine/scheduler.h"
 #include "vt/dtype.h"
 
 namespace vllm::engine {
@@ -23,6 +24,10 @@ struct EngineConfig {
   // 0: the model's own limit (ModelExecutor::max_model_len()).
   int32_t max_model_len = 0;
   bool enable_prefix_caching = true;
+  // --scheduling-policy: fcfs, or priority (requests' `priority`, lower first).
+  SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;
+  // --max-logprobs: the most logprobs / prompt_logprobs a request may ask for (-1: no limit).
+  int32_t max_logprobs = 20;
   // Seed of the generators of requests that bring no seed of their own.
   uint64_t seed = 0;
   // --enforce-eager: no decode step graphs (also VT_DECODE_GRAPH=0).
