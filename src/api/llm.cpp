@@ -2,6 +2,7 @@
 #include "api/llm.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "model/gguf.h"
 #include "model/tokenizer_loader.h"
@@ -15,13 +16,17 @@ namespace vllm::api {
 
 namespace {
 
+// Ids past the tokenizer's vocabulary (the padded embedding rows of Qwen and others, which
+// random or fine-tuned weights do emit) stand for no text: Hugging Face decodes them to "".
 class DetokenizerStream : public engine::TextStream {
  public:
-  DetokenizerStream(const tok::Tokenizer& t, bool skip_special) : detok_(t, skip_special) {}
-  std::string append(int32_t id) override { return detok_.step(id); }
+  DetokenizerStream(const tok::Tokenizer& t, bool skip_special)
+      : detok_(t, skip_special), n_(t.vocab_size()) {}
+  std::string append(int32_t id) override { return id < n_ ? detok_.step(id) : std::string(); }
 
  private:
   tok::IncrementalDetokenizer detok_;
+  int32_t n_;
 };
 
 }  // namespace
@@ -62,6 +67,20 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   malloc_trim(0);
 #endif
   return llm;
+}
+
+std::string LLM::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  const int32_t model_vocab = static_cast<int32_t>(model_->config().vocab_size);
+  const int32_t n = tokenizer_->vocab_size();
+  std::vector<int32_t> text_ids;
+  text_ids.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= std::max(n, model_vocab))
+      throw std::out_of_range("token id " + std::to_string(id) + " is out of range [0, " +
+                              std::to_string(std::max(n, model_vocab)) + ")");
+    if (id < n) text_ids.push_back(id);
+  }
+  return tokenizer_->decode(text_ids, skip_special_tokens);
 }
 
 engine::SamplingParams LLM::with_model_stops(engine::SamplingParams p) const {

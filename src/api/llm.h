@@ -29,6 +29,11 @@ class LLM {
   model::CausalLM& model() { return *model_; }
   const std::string& model_path() const { return path_; }
 
+  // Tokenizer::decode over the model's whole vocabulary: ids in the padded rows past the
+  // tokenizer's vocabulary decode to "" (as in Hugging Face). Throws std::out_of_range past the
+  // model's vocabulary.
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
+
   // Adds the model's end-of-sequence ids (config + generation_config) to the request's
   // stop ids unless it ignores EOS, as vLLM does.
   engine::SamplingParams with_model_stops(engine::SamplingParams p) const;

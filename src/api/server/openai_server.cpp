@@ -144,7 +144,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
     for (auto& ids : r.prompt_ids) {
       if (r.echo) {
         try {
-          echo.push_back(tk.decode(ids, false));
+          echo.push_back(llm_.decode(ids, false));
         } catch (const std::exception& e) {
           throw bad_request(std::string("prompt: ") + e.what(), "prompt");
         }
@@ -196,7 +196,7 @@ void OpenAIServer::handle_detokenize(const http::Request& req, http::Response& r
   check_model(r.model);
   std::string text;
   try {
-    text = llm_.tokenizer().decode(r.tokens, false);
+    text = llm_.decode(r.tokens, false);
   } catch (const std::exception& e) {
     throw bad_request(e.what(), "tokens");
   }

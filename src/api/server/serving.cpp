@@ -109,7 +109,7 @@ void Generation::abort_all() {
 
 std::string Generation::token_text(int32_t id) const {
   try {
-    return ctx_.llm.tokenizer().decode({id}, false);
+    return ctx_.llm.decode({id}, false);
   } catch (const std::exception&) {
     return "";
   }
