@@ -16,6 +16,11 @@ struct EngineConfig {
   // Exactly this many KV blocks; otherwise derived from kv_cache_memory_bytes.
   std::optional<int64_t> num_gpu_blocks;
   int64_t kv_cache_memory_bytes = int64_t{1} << 30;
+  // --gpu-memory-utilization on the CPU: when set (and num_gpu_blocks is not), the KV cache
+  // takes this fraction of the memory available (MemAvailable) once the model is loaded, but no
+  // more than max_num_seqs sequences of max_model_len tokens can use. Replaces
+  // kv_cache_memory_bytes.
+  std::optional<double> gpu_memory_utilization;
   // --kv-cache-dtype: "auto" = the activations' type (f32); float16 halves the cache (and the
   // bytes attention reads per step) at fp16 rounding of K and V.
   vt::DType kv_cache_dtype = vt::DType::F32;

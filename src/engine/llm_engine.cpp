@@ -1,12 +1,25 @@
 // LLMEngine: config resolution and request validation around EngineCore.
 #include "engine/llm_engine.h"
 
+#include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 namespace vllm::engine {
 namespace {
 [[noreturn]] void reject(const std::string& msg) { throw std::invalid_argument(msg); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// MemAvailable from /proc/meminfo in bytes (0 when unreadable).
+int64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
 }  // namespace
 
 LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
@@ -24,6 +37,18 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   if (config_.block_size < 1) reject("block_size must be at least 1");
   if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
+  if (!config_.num_gpu_blocks && config_.gpu_memory_utilization) {
+    const double u = *config_.gpu_memory_utilization;
+    if (!(u > 0.0 && u <= 1.0))
+      reject("gpu_memory_utilization must be in (0, 1], got " + std::to_string(u));
+    const int64_t avail = available_memory_bytes();
+    if (avail <= 0) reject("gpu_memory_utilization: cannot read MemAvailable from /proc/meminfo");
+    const int64_t per_block =
+        executor.kv_bytes_per_block(config_.block_size, config_.kv_cache_dtype);
+    const int64_t useful = per_block * cdiv(config_.max_model_len, config_.block_size) *
+                           static_cast<int64_t>(config_.max_num_seqs);
+    config_.kv_cache_memory_bytes = std::min(static_cast<int64_t>(u * double(avail)), useful);
+  }
   if (!config_.num_gpu_blocks) {
     const int64_t per_block =
         executor.kv_bytes_per_block(config_.block_size, config_.kv_cache_dtype);

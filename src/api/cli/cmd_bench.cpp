@@ -276,6 +276,7 @@ int cmd_bench(int argc, char** argv) {
   add_common(thr, thr_c);
   thr->add_option("--num-prompts", num_prompts, "requests")->check(CLI::PositiveNumber);
   try {
+    expand_short_aliases(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

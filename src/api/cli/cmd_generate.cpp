@@ -93,6 +93,7 @@ int cmd_generate(int argc, char** argv) {
   app.add_flag("--json", as_json, "print one JSON object per request");
   ef.add(app);
   try {
+    expand_short_aliases(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

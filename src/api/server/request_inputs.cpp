@@ -1,0 +1,102 @@
+// Prompt preparation for the generation endpoints.
+#include "api/server/request_inputs.h"
+
+#include <memory>
+
+#include "api/llm.h"
+#include "tokenizer/chat_template/chat_template.h"
+
+namespace vllm::api {
+
+namespace {
+
+// truncate_prompt_tokens: keep the last (left truncation, vLLM's default) or first k tokens.
+// Returns whether anything was cut.
+bool truncate(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len) {
+  if (!r.truncate_prompt_tokens) return false;
+  const int64_t keep = *r.truncate_prompt_tokens < 0 ? max_model_len : *r.truncate_prompt_tokens;
+  if (keep > max_model_len)
+    throw bad_request("truncate_prompt_tokens value (" + std::to_string(keep) +
+                          ") is greater than max_model_len (" + std::to_string(max_model_len) +
+                          "). Please request a smaller truncation size.",
+                      "truncate_prompt_tokens");
+  if (static_cast<int64_t>(ids.size()) <= keep) return false;
+  if (r.truncate_left)
+    ids.erase(ids.begin(), ids.end() - keep);
+  else
+    ids.resize(static_cast<size_t>(keep));
+  return true;
+}
+
+void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
+  if (!r.bad_words.empty()) r.sampling.bad_words_token_ids = llm.bad_words_token_ids(r.bad_words);
+}
+
+}  // namespace
+
+PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& opts) {
+  std::unique_ptr<tok::ChatTemplate> own;
+  if (r.chat_template) {
+    if (!opts.trust_request_chat_template)
+      throw bad_request(
+          "Chat template is passed with request, but --trust-request-chat-template is not set. "
+          "Refused request with untrusted chat template.",
+          "chat_template");
+    own = std::make_unique<tok::ChatTemplate>(*r.chat_template);
+  }
+  std::string prompt;
+  try {
+    prompt = llm.apply_chat_template(r.messages, r.tools, r.add_generation_prompt,
+                                     r.chat_template_kwargs, own.get(), r.continue_final_message);
+  } catch (const std::invalid_argument& e) {
+    throw bad_request(e.what(), "continue_final_message");
+  }
+  PreparedInputs in;
+  PromptInput p;
+  // The template already holds the special tokens (vLLM's default add_special_tokens=False).
+  p.ids = llm.tokenizer().encode(prompt, r.add_special_tokens.value_or(false));
+  truncate(p.ids, r, opts.max_model_len);
+  in.prompts.push_back(std::move(p));
+  GenerationOptions& o = in.options;
+  o.chat_logprobs = r.logprobs;
+  o.include_reasoning = r.include_reasoning;
+  if (r.return_prompt_text) o.prompt_text = prompt;
+  // Echo: the last message is continued when it already has the reply's role.
+  if (r.echo) {
+    const ojson& last = r.messages.back();
+    if (last.value("role", "") == "assistant" && last["content"].is_string())
+      o.chat_echo = last["content"].get<std::string>();
+  }
+  tokenize_bad_words(llm, r);
+  return in;
+}
+
+PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const InputOptions& opts) {
+  PreparedInputs in;
+  const bool special = r.add_special_tokens.value_or(true);
+  for (const auto& t : r.prompt_texts) {
+    PromptInput p;
+    p.ids = llm.tokenizer().encode(t, special);
+    p.text = t;
+    if (truncate(p.ids, r, opts.max_model_len) && r.echo) p.text = llm.decode(p.ids, false);
+    in.prompts.push_back(std::move(p));
+  }
+  for (auto& ids : r.prompt_ids) {
+    PromptInput p;
+    p.ids = std::move(ids);
+    truncate(p.ids, r, opts.max_model_len);
+    if (r.echo) {
+      try {
+        p.text = llm.decode(p.ids, false);
+      } catch (const std::exception& e) {
+        throw bad_request(std::string("prompt: ") + e.what(), "prompt");
+      }
+    }
+    in.prompts.push_back(std::move(p));
+  }
+  in.options.echo_only = r.echo_only;
+  tokenize_bad_words(llm, r);
+  return in;
+}
+
+}  // namespace vllm::api
