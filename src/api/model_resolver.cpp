@@ -66,12 +66,12 @@ std::string pick_gguf(const fs::path& dir, const std::string& quant, const std::
   const std::vector<fs::path>& c = exact.empty() ? loose : exact;
   if (c.size() == 1) return c[0].string();
   std::string list;
-  for (const auto& p : c) list += "\n  " + fs::relative(p, dir).string();
+  for (const auto& p : c) list += "\n  " + p.lexically_relative(dir).string();
   if (c.empty()) {
     for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
          ++it)
       if (it->path().extension() == ".gguf")
-        list += "\n  " + fs::relative(it->path(), dir).string();
+        list += "\n  " + it->path().lexically_relative(dir).string();
     throw std::invalid_argument(what + ": no .gguf file matching '" + quant + "' in " +
                                 dir.string() +
                                 (list.empty() ? " (it has none)" : "; it has:" + list));

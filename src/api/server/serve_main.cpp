@@ -55,6 +55,8 @@ std::string load_chat_template(const std::string& v) {
 
 int serve_main(int argc, char** argv) {
   CLI::App app{"vllm serve: OpenAI-compatible HTTP server"};
+  // As argparse: a flag given twice takes its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string model_pos, model_opt, gguf, revision = "main", tokenizer, chat_template;
   std::string generation_config = "auto", override_generation_config, log_level = "info";
   std::string origins = "[\"*\"]", methods = "[\"*\"]", headers = "[\"*\"]";
@@ -74,7 +76,8 @@ int serve_main(int argc, char** argv) {
   app.add_option("--host", sc.host, "address to listen on (default 127.0.0.1)");
   app.add_option("--port", sc.port, "port to listen on (0: any free port)");
   app.add_option("--served-model-name", sc.served_model_names,
-                 "model name(s) in the API (default: the model as given)");
+                 "model name(s) in the API (default: the model as given)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--api-key", sc.api_key,
                  "require 'Authorization: Bearer KEY' (default: $VLLM_API_KEY)");
   app.add_option("--reasoning-parser", sc.reasoning_parser,
