@@ -114,6 +114,12 @@ def test_chat_echo_continue_final_message_and_prompt_text(client):
     assert not plain.choices[0].message.content.startswith("My favourite colour is")
     assert r.choices[0].message.content == "My favourite colour is" + \
         plain.choices[0].message.content
+    # Streamed, the echo comes first, then the same reply.
+    chunks = list(client.chat.completions.create(
+        model=MODEL_NAME, messages=msgs, max_tokens=4, temperature=0, stream=True,
+        extra_body={"continue_final_message": True, "echo": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == \
+        r.choices[0].message.content
     # Without continue_final_message the template closes the turn.
     closed = client.chat.completions.create(model=MODEL_NAME, messages=msgs, max_tokens=1,
                                             extra_body={"return_prompt_text": True})

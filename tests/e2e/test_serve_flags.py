@@ -192,6 +192,25 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
         s.stop()
 
 
+def test_tokenizer_flag_replaces_the_models_tokenizer():
+    qwen_tok = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__))))), "shared", "fixtures", "qwen3-tokenizer")
+    assert os.path.exists(os.path.join(qwen_tok, "tokenizer.json")), qwen_tok
+    want = json.loads(subprocess.run([_binary(), "tokenize", "--model", qwen_tok, "--json",
+                                      "--no-special", "Hello world"], capture_output=True,
+                                     text=True, check=True).stdout)
+    own = json.loads(subprocess.run([_binary(), "tokenize", "--model", _model(), "--json",
+                                     "--no-special", "Hello world"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert own != want  # the two vocabularies differ, so the test can tell them apart
+    s = Serve([_model(), "--tokenizer", qwen_tok], log_name="tok")
+    try:
+        st, _, r = s.request("/tokenize", {"prompt": "Hello world", "add_special_tokens": False})
+        assert st == 200 and r["tokens"] == want
+    finally:
+        s.stop()
+
+
 def test_chat_template_flag_and_trusted_request_template(tmp_path):
     tpl = tmp_path / "t.jinja"
     tpl.write_text("{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
