@@ -145,6 +145,10 @@ int serve_main(int argc, char** argv) {
     sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
   }
   sc.log_requests = enable_log_requests && !disable_log_requests;
+  if (disable_log_stats)
+    cli::warn(
+        "--disable-log-stats is accepted but has no effect: no periodic stats are logged "
+        "(see /metrics)");
   const char* env_level = std::getenv("VLLM_LOGGING_LEVEL");
   sc.debug_log = log_level == "debug" || log_level == "trace" ||
                  (env_level && std::string(env_level) == "DEBUG");
