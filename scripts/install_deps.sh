@@ -6,7 +6,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 APT_PKGS="build-essential cmake ninja-build ccache clang-format pkg-config python3-pip \
   nlohmann-json3-dev libpcre2-dev libmicrohttpd-dev libcli11-dev prometheus-cpp-dev \
-  libgtest-dev libbenchmark-dev time clang libclang-rt-14-dev"
+  libgtest-dev libbenchmark-dev libcurl4-openssl-dev openssl time clang libclang-rt-14-dev"
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -2,6 +2,7 @@
 #include "api/llm.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "model/gguf.h"
 #include "model/load_error.h"
@@ -16,24 +17,32 @@ namespace vllm::api {
 
 namespace {
 
+// Ids past the tokenizer's vocabulary (the padded embedding rows of Qwen and others, which
+// random or fine-tuned weights do emit) stand for no text: Hugging Face decodes them to "".
 class DetokenizerStream : public engine::TextStream {
  public:
-  DetokenizerStream(const tok::Tokenizer& t, bool skip_special) : detok_(t, skip_special) {}
-  std::string append(int32_t id) override { return detok_.step(id); }
+  DetokenizerStream(const tok::Tokenizer& t, bool skip_special)
+      : detok_(t, skip_special), n_(t.vocab_size()) {}
+  std::string append(int32_t id) override { return id < n_ ? detok_.step(id) : std::string(); }
 
  private:
   tok::IncrementalDetokenizer detok_;
+  int32_t n_;
 };
 
 }  // namespace
 
 LLM::~LLM() = default;
 
-std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConfig& cfg) {
+std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConfig& cfg,
+                               const LoadOptions& opts) {
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   llm->model_ = model::CausalLM::load(path);
-  if (model::GgufFile* g = llm->model_->gguf_mut()) {
+  if (!opts.tokenizer.empty()) {
+    llm->tokenizer_ = model::load_tokenizer(opts.tokenizer);
+    llm->model_->drop_tokenizer_metadata();
+  } else if (model::GgufFile* g = llm->model_->gguf_mut()) {
     // Reuse the parsed header, moving the vocabulary out of it rather than copying.
     llm->tokenizer_ = tok::Tokenizer::from_vocab(model::take_vocab_from_gguf(*g));
     llm->model_->drop_tokenizer_metadata();
@@ -74,6 +83,20 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   return llm;
 }
 
+std::string LLM::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  const int32_t model_vocab = static_cast<int32_t>(model_->config().vocab_size);
+  const int32_t n = tokenizer_->vocab_size();
+  std::vector<int32_t> text_ids;
+  text_ids.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= std::max(n, model_vocab))
+      throw std::out_of_range("token id " + std::to_string(id) + " is out of range [0, " +
+                              std::to_string(std::max(n, model_vocab)) + ")");
+    if (id < n) text_ids.push_back(id);
+  }
+  return tokenizer_->decode(text_ids, skip_special_tokens);
+}
+
 engine::SamplingParams LLM::with_model_stops(engine::SamplingParams p) const {
   if (p.ignore_eos) return p;
   for (int32_t e : eos_ids_)
@@ -82,10 +105,31 @@ engine::SamplingParams LLM::with_model_stops(engine::SamplingParams p) const {
   return p;
 }
 
+void LLM::set_chat_template(const std::string& source) {
+  chat_template_ = std::make_unique<tok::ChatTemplate>(source);
+}
+
+std::vector<std::vector<int32_t>> LLM::bad_words_token_ids(
+    const std::vector<std::string>& words) const {
+  std::vector<std::vector<int32_t>> out;
+  for (const std::string& w : words) {
+    const std::string word = w.substr(std::min(w.size(), w.find_first_not_of(" \t\n\r")));
+    std::vector<int32_t> plain = tokenizer_->encode(word, false);
+    if (plain.empty()) continue;
+    std::vector<int32_t> spaced = tokenizer_->encode(" " + word, false);
+    const bool distinct = !spaced.empty() && spaced[0] != plain[0] && spaced.size() == plain.size();
+    out.push_back(std::move(plain));
+    if (distinct) out.push_back(std::move(spaced));
+  }
+  return out;
+}
+
 std::string LLM::apply_chat_template(const nlohmann::ordered_json& messages,
                                      const nlohmann::ordered_json& tools,
                                      bool add_generation_prompt,
-                                     const nlohmann::ordered_json& kwargs) const {
+                                     const nlohmann::ordered_json& kwargs,
+                                     const tok::ChatTemplate* tmpl,
+                                     bool continue_final_message) const {
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
   if (kwargs.is_object())
     for (auto it = kwargs.begin(); it != kwargs.end(); ++it) ctx[it.key()] = it.value();
@@ -94,7 +138,28 @@ std::string LLM::apply_chat_template(const nlohmann::ordered_json& messages,
   ctx["add_generation_prompt"] = add_generation_prompt;
   ctx["bos_token"] = tokenizer_->bos_token();
   ctx["eos_token"] = tokenizer_->eos_token();
-  return chat_template_->render_ordered(ctx);
+  std::string text = (tmpl ? *tmpl : *chat_template_).render_ordered(ctx);
+  if (!continue_final_message) return text;
+  // Cut right after the last occurrence of the final message's content (stripped of outer
+  // whitespace when the template trims it), dropping the end-of-turn markup after it.
+  const nlohmann::ordered_json& last = messages.back()["content"];
+  const std::string content = last.is_string() ? last.get<std::string>() : std::string();
+  size_t at = content.empty() ? std::string::npos : text.rfind(content);
+  size_t len = content.size();
+  if (at == std::string::npos) {
+    const size_t b = content.find_first_not_of(" \t\n\r");
+    const size_t e = content.find_last_not_of(" \t\n\r");
+    const std::string stripped = b == std::string::npos ? "" : content.substr(b, e - b + 1);
+    at = stripped.empty() ? std::string::npos : text.rfind(stripped);
+    len = stripped.size();
+  }
+  if (at == std::string::npos)
+    throw std::invalid_argument(
+        "continue_final_message is set but the final message does not appear in the chat "
+        "after applying the chat template (is its content empty, or does the template change "
+        "it?)");
+  text.resize(at + len);
+  return text;
 }
 
 }  // namespace vllm::api

@@ -20,8 +20,17 @@ namespace vllm::api {
 
 class LLM {
  public:
+  struct LoadOptions {
+    // A folder with tokenizer.json (+ tokenizer_config.json) to use instead of the model's own
+    // tokenizer (vLLM's --tokenizer); empty: the model's.
+    std::string tokenizer;
+  };
   // Loads the model and tokenizer (path: HF folder or .gguf) and builds the engine.
-  static std::unique_ptr<LLM> load(const std::string& path, const engine::EngineConfig& cfg);
+  static std::unique_ptr<LLM> load(const std::string& path, const engine::EngineConfig& cfg,
+                                   const LoadOptions& opts);
+  static std::unique_ptr<LLM> load(const std::string& path, const engine::EngineConfig& cfg) {
+    return load(path, cfg, LoadOptions{});
+  }
   ~LLM();
 
   engine::LLMEngine& engine() { return *engine_; }
@@ -29,15 +38,33 @@ class LLM {
   model::CausalLM& model() { return *model_; }
   const std::string& model_path() const { return path_; }
 
+  // Tokenizer::decode over the model's whole vocabulary: ids in the padded rows past the
+  // tokenizer's vocabulary decode to "" (as in Hugging Face). Throws std::out_of_range past the
+  // model's vocabulary.
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
+
   // Adds the model's end-of-sequence ids (config + generation_config) to the request's
   // stop ids unless it ignores EOS, as vLLM does.
   engine::SamplingParams with_model_stops(engine::SamplingParams p) const;
 
-  // Renders the chat template (the model's own, else ChatML) for an OpenAI message list.
-  // kwargs are extra template variables (e.g. enable_thinking).
+  // Renders the chat template (--chat-template, else the model's own, else ChatML; or
+  // `tmpl` when given: a request's own) for an OpenAI message list. kwargs are extra template
+  // variables (e.g. enable_thinking). continue_final_message: the text ends right after the
+  // last message's content, leaving it open for the model to continue (as transformers does);
+  // throws std::invalid_argument when the template does not reproduce that content.
   std::string apply_chat_template(const nlohmann::ordered_json& messages,
                                   const nlohmann::ordered_json& tools, bool add_generation_prompt,
-                                  const nlohmann::ordered_json& kwargs) const;
+                                  const nlohmann::ordered_json& kwargs,
+                                  const tok::ChatTemplate* tmpl = nullptr,
+                                  bool continue_final_message = false) const;
+  // Replaces the model's chat template (--chat-template); throws tok::ChatTemplateError.
+  void set_chat_template(const std::string& source);
+  const tok::ChatTemplate& chat_template() const { return *chat_template_; }
+
+  // vLLM's tokenization of `bad_words`: each word without and with a leading space (the
+  // latter only when it makes a different first token of the same length), no special tokens.
+  std::vector<std::vector<int32_t>> bad_words_token_ids(
+      const std::vector<std::string>& words) const;
 
  private:
   LLM() = default;

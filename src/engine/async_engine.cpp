@@ -68,7 +68,8 @@ AsyncEngine::~AsyncEngine() { shutdown(); }
 
 std::shared_ptr<RequestStream> AsyncEngine::add_request(const std::string& request_id,
                                                         std::vector<int32_t> prompt_token_ids,
-                                                        const SamplingParams& params) {
+                                                        const SamplingParams& params,
+                                                        int64_t priority) {
   auto stream = std::make_shared<RequestStream>(request_id);
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -83,8 +84,8 @@ std::shared_ptr<RequestStream> AsyncEngine::add_request(const std::string& reque
           "The server is overloaded: " + std::to_string(opts_.max_waiting_requests) +
           " requests are already waiting. Retry later.");
     ++num_unfinished_;
-    submits_.push_back(
-        Submission{request_id, std::move(prompt_token_ids), params, stream, Clock::now()});
+    submits_.push_back(Submission{request_id, std::move(prompt_token_ids), params, priority, stream,
+                                  Clock::now()});
   }
   cv_.notify_one();
   return stream;
@@ -115,7 +116,7 @@ void AsyncEngine::shutdown() {
 
 void AsyncEngine::admit(Submission& s) {
   try {
-    engine_.add_request(s.id, std::move(s.prompt), s.params);
+    engine_.add_request(s.id, std::move(s.prompt), s.params, s.priority);
   } catch (const std::exception& e) {
     s.stream->admit(e.what());
     --num_unfinished_;

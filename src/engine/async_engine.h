@@ -98,7 +98,7 @@ class AsyncEngine {
   // back through stream->wait_admitted().
   std::shared_ptr<RequestStream> add_request(const std::string& request_id,
                                              std::vector<int32_t> prompt_token_ids,
-                                             const SamplingParams& params);
+                                             const SamplingParams& params, int64_t priority = 0);
   // Aborts at the next step boundary (frees its KV blocks then); the stream is closed with a
   // final "abort" output. Unknown or finished ids are ignored.
   void abort(const std::string& request_id);
@@ -117,6 +117,7 @@ class AsyncEngine {
     std::string id;
     std::vector<int32_t> prompt;
     SamplingParams params;
+    int64_t priority = 0;
     std::shared_ptr<RequestStream> stream;
     std::chrono::steady_clock::time_point arrival;
   };

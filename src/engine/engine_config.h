@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/runner/decode_graph.h"
+#include "engine/scheduler.h"
 #include "vt/dtype.h"
 
 namespace vllm::engine {
@@ -15,6 +16,11 @@ struct EngineConfig {
   // Exactly this many KV blocks; otherwise derived from kv_cache_memory_bytes.
   std::optional<int64_t> num_gpu_blocks;
   int64_t kv_cache_memory_bytes = int64_t{1} << 30;
+  // --gpu-memory-utilization on the CPU: when set (and num_gpu_blocks is not), the KV cache
+  // takes this fraction of the memory available (MemAvailable) once the model is loaded, but no
+  // more than max_num_seqs sequences of max_model_len tokens can use. Replaces
+  // kv_cache_memory_bytes.
+  std::optional<double> gpu_memory_utilization;
   // --kv-cache-dtype: nullopt ("auto") = the executor's default, bf16 for bf16 checkpoints and
   // fp16 otherwise (as vLLM and llama.cpp keep 16-bit caches: half the bytes attention reads per
   // step); F32 for the fp32 reference gates. LLMEngine fills in what auto resolved to.
@@ -24,6 +30,10 @@ struct EngineConfig {
   // 0: the model's own limit (ModelExecutor::max_model_len()).
   int32_t max_model_len = 0;
   bool enable_prefix_caching = true;
+  // --scheduling-policy: fcfs, or priority (requests' `priority`, lower first).
+  SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;
+  // --max-logprobs: the most logprobs / prompt_logprobs a request may ask for (-1: no limit).
+  int32_t max_logprobs = 20;
   // Seed of the generators of requests that bring no seed of their own.
   uint64_t seed = 0;
   // --enforce-eager: no decode step graphs (also VT_DECODE_GRAPH=0).

@@ -2,6 +2,7 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace vllm::engine {
 
@@ -117,6 +118,7 @@ std::vector<RequestOutput> EngineCore::step() {
   }
   const RunnerOutput& ro = runner_.execute(last_so_);
   scheduler_.update_after_execute(last_so_);
+  score_prompt(ro);
   sampled_.clear();
   for (size_t i = 0; i < ro.requests.size(); ++i) {
     Request& req = *ro.requests[i];
@@ -129,6 +131,8 @@ std::vector<RequestOutput> EngineCore::step() {
     if (req.num_output_tokens() == 0) m_.prompt_tokens_total += req.num_prompt_tokens();
     ++m_.generation_tokens_total;
     update_from_output(req, tok, o);
+    if (req.wants_prompt_logprobs() && req.num_output_tokens() == 1)
+      o.prompt_logprobs = std::move(req.prompt_logprobs);
     if (req.sampling_params.logprobs) {
       req.logprobs.push_back(lp);
       o.logprobs.push_back(std::move(lp));
@@ -141,6 +145,24 @@ std::vector<RequestOutput> EngineCore::step() {
   }
   runner_.commit_sampled(sampled_);
   return outs;
+}
+
+void EngineCore::score_prompt(const RunnerOutput& ro) {
+  for (const PromptLogitsRows& pr : ro.prompt_rows) {
+    Request& req = *pr.request;
+    if (pr.first_position != req.num_prompt_logprobs)
+      throw std::logic_error("EngineCore: prompt logprob rows out of order for request " +
+                             req.request_id);
+    const int32_t* ids = req.prompt_token_ids();
+    for (int64_t r = 0; r < pr.num_rows; ++r) {
+      const int64_t pos = pr.first_position + r;
+      TokenLogprobs lp;
+      sampler_.compute_logprobs(pr.logits + r * static_cast<size_t>(ro.vocab_size), ids[pos + 1],
+                                *req.sampling_params.prompt_logprobs, &lp);
+      req.prompt_logprobs.push_back(std::move(lp));
+    }
+    req.num_prompt_logprobs += pr.num_rows;
+  }
 }
 
 EngineMetrics EngineCore::metrics() const {

@@ -46,14 +46,15 @@ class EngineCore {
   void update_from_output(Request& req, int32_t token, RequestOutput& out);
   void check_stop_strings(Request& req, size_t new_chars, RequestOutput& out);
   void take_text_delta(Request& req, RequestOutput& out);
+  // Turns this step's prompt-position logits into the requests' prompt logprobs.
+  void score_prompt(const RunnerOutput& ro);
 
   Scheduler scheduler_;
   ModelRunner runner_;
   Sampler sampler_;
   SchedulerOutput last_so_;
   std::vector<RequestOutput> pending_;
-  std::vector<int32_t>
-      sampled_;  // this step's tokens, in logits row order  // aborted since the last step
+  std::vector<int32_t> sampled_;  // this step's tokens, in logits row order
   EngineMetrics m_;
 };
 

@@ -1,12 +1,25 @@
 // LLMEngine: config resolution and request validation around EngineCore.
 #include "engine/llm_engine.h"
 
+#include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 namespace vllm::engine {
 namespace {
 [[noreturn]] void reject(const std::string& msg) { throw std::invalid_argument(msg); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// MemAvailable from /proc/meminfo in bytes (0 when unreadable).
+int64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
 }  // namespace
 
 LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
@@ -26,6 +39,18 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
   if (!config_.kv_cache_dtype) config_.kv_cache_dtype = executor.default_kv_cache_dtype();
   const vt::DType kv_dtype = *config_.kv_cache_dtype;
+  if (!config_.num_gpu_blocks && config_.gpu_memory_utilization) {
+    const double u = *config_.gpu_memory_utilization;
+    if (!(u > 0.0 && u <= 1.0))
+      reject("gpu_memory_utilization must be in (0, 1], got " + std::to_string(u));
+    const int64_t avail = available_memory_bytes();
+    if (avail <= 0) reject("gpu_memory_utilization: cannot read MemAvailable from /proc/meminfo");
+    const int64_t per_block =
+        executor.kv_bytes_per_block(config_.block_size, kv_dtype);
+    const int64_t useful = per_block * cdiv(config_.max_model_len, config_.block_size) *
+                           static_cast<int64_t>(config_.max_num_seqs);
+    config_.kv_cache_memory_bytes = std::min(static_cast<int64_t>(u * double(avail)), useful);
+  }
   if (!config_.num_gpu_blocks) {
     const int64_t per_block = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
     config_.num_gpu_blocks = per_block > 0 ? config_.kv_cache_memory_bytes / per_block : 0;
@@ -35,7 +60,11 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
            std::to_string(config_.block_size) + " tokens takes " +
            std::to_string(executor.kv_bytes_per_block(config_.block_size, kv_dtype)) + " bytes)");
   executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, kv_dtype);
-  SchedulerConfig sc{config_.max_num_batched_tokens, config_.max_num_seqs, config_.max_model_len};
+  SchedulerConfig sc;
+  sc.max_num_batched_tokens = config_.max_num_batched_tokens;
+  sc.max_num_seqs = config_.max_num_seqs;
+  sc.max_model_len = config_.max_model_len;
+  sc.policy = config_.scheduling_policy;
   DecodeGraphOptions graph = config_.graph;
   graph.enabled = graph.enabled && !config_.enforce_eager;
   core_ = std::make_unique<EngineCore>(sc, *config_.num_gpu_blocks, config_.block_size,
@@ -43,7 +72,7 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
 }
 
 void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> prompt_token_ids,
-                            const SamplingParams& params) {
+                            const SamplingParams& params, int64_t priority) {
   if (request_id.empty()) reject("request id must not be empty");
   if (core_->scheduler().get_request(request_id))
     reject("request id '" + request_id + "' is already in use");
@@ -56,10 +85,31 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
     if (t < 0 || t >= vocab)
       reject("prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
              std::to_string(vocab) + ")");
-  for (int32_t t : params.stop_token_ids)
+  auto check_ids = [&](const char* what, int32_t t) {
     if (t >= vocab)
-      reject("stop token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+      reject(std::string(what) + " " + std::to_string(t) + " is outside the vocabulary [0, " +
              std::to_string(vocab) + ")");
+  };
+  for (int32_t t : params.stop_token_ids) check_ids("stop token id", t);
+  if (params.allowed_token_ids)
+    for (int32_t t : *params.allowed_token_ids) check_ids("allowed_token_ids: token id", t);
+  for (const auto& w : params.bad_words_token_ids)
+    for (int32_t t : w) check_ids("bad_words: token id", t);
+  for (const auto& [t, bias] : params.logit_bias) check_ids("logit_bias: token id", t);
+  // vLLM's wording; -1 asks for the whole vocabulary.
+  const int32_t max_lp = config_.max_logprobs;
+  auto check_logprobs = [&](const char* what, const std::optional<int32_t>& n) {
+    if (!n || max_lp < 0) return;
+    const int64_t want = *n < 0 ? vocab : *n;
+    if (want > max_lp)
+      reject(std::string("Requested ") + what + " of " + std::to_string(want) +
+             ", which is greater than max allowed: " + std::to_string(max_lp));
+  };
+  check_logprobs("sample logprobs", params.logprobs);
+  check_logprobs("prompt logprobs", params.prompt_logprobs);
+  if (priority != 0 && config_.scheduling_policy != SchedulingPolicy::kPriority)
+    reject("Got priority " + std::to_string(priority) +
+           " but priority scheduling is not enabled (start with --scheduling-policy priority)");
   const int64_t max_len = config_.max_model_len;
   if (prompt_len >= max_len)
     reject("The prompt (" + std::to_string(prompt_len) +
@@ -85,7 +135,7 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
 
   auto req = std::make_unique<Request>(request_id, std::move(prompt_token_ids), params,
                                        static_cast<int32_t>(max_tokens), eos_token_id_, seed_rng_(),
-                                       next_arrival_++);
+                                       next_arrival_++, priority);
   if (text_stream_factory_)
     req->text_stream = text_stream_factory_(
         std::span<const int32_t>(req->prompt_token_ids(), static_cast<size_t>(prompt_len)),

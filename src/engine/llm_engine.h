@@ -30,10 +30,11 @@ class LLMEngine {
             std::optional<int32_t> eos_token_id = std::nullopt);
 
   // Throws std::invalid_argument with a user-facing message: bad sampling values, empty or
-  // out-of-vocabulary prompt, prompt + max_tokens over max_model_len, a request the KV cache
-  // can never hold, or a request id already in use.
+  // out-of-vocabulary prompt or token ids in the sampling params, more logprobs than
+  // max_logprobs, prompt + max_tokens over max_model_len, a request the KV cache can never
+  // hold, a priority without the priority policy, or a request id already in use.
   void add_request(const std::string& request_id, std::vector<int32_t> prompt_token_ids,
-                   const SamplingParams& params);
+                   const SamplingParams& params, int64_t priority = 0);
   std::vector<RequestOutput> step();
   bool abort_request(const std::string& request_id);
   bool has_unfinished_requests() const { return core_->has_unfinished_requests(); }

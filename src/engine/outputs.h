@@ -16,6 +16,9 @@ struct RequestOutput {
   std::vector<int32_t> new_token_ids;
   std::string text_delta;
   std::vector<TokenLogprobs> logprobs;  // one per new token, when requested
+  // With the first output of a request that asked for prompt_logprobs: one entry per prompt
+  // token after the first (the first has no logits to be scored by).
+  std::vector<TokenLogprobs> prompt_logprobs;
   bool finished = false;
   std::string finish_reason;  // "stop", "length", "abort" once finished
   std::variant<std::monostate, int32_t, std::string> stop_reason;

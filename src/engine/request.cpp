@@ -44,12 +44,14 @@ const char* finish_reason(RequestStatus s) {
 
 Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
                  SamplingParams params, int32_t max_tokens_resolved,
-                 std::optional<int32_t> eos_token_id, uint64_t default_seed, int64_t arrival_index)
+                 std::optional<int32_t> eos_token_id, uint64_t default_seed, int64_t arrival_index,
+                 int64_t priority)
     : request_id(std::move(request_id)),
       sampling_params(std::move(params)),
       max_tokens(max_tokens_resolved),
       eos_token_id(eos_token_id),
       arrival_index(arrival_index),
+      priority(priority),
       generator(sampling_params.seed.value_or(default_seed)),
       all_token_ids_(std::move(prompt_token_ids)),
       num_prompt_tokens_(static_cast<int64_t>(all_token_ids_.size())) {

@@ -44,13 +44,15 @@ class Request {
  public:
   Request(std::string request_id, std::vector<int32_t> prompt_token_ids, SamplingParams params,
           int32_t max_tokens, std::optional<int32_t> eos_token_id, uint64_t default_seed,
-          int64_t arrival_index);
+          int64_t arrival_index, int64_t priority = 0);
 
   const std::string request_id;
   const SamplingParams sampling_params;
   const int32_t max_tokens;  // resolved: never nullopt here
   const std::optional<int32_t> eos_token_id;
   const int64_t arrival_index;
+  // Lower runs earlier under the priority scheduling policy (vLLM's `priority`); ties by arrival.
+  const int64_t priority;
 
   RequestStatus status = RequestStatus::WAITING;
   // Tokens whose KV is in the cache; the rest of all_token_ids is still to be computed.
@@ -74,6 +76,18 @@ class Request {
 
   // Per sampled token, when sampling_params.logprobs is set.
   std::vector<TokenLogprobs> logprobs;
+
+  // When sampling_params.prompt_logprobs is set: prompt token k+1's logprobs come from the
+  // logits at position k, computed as the prefill chunks run. num_prompt_logprobs counts the
+  // positions done (it survives preemption, so a recomputed prefix is not scored twice);
+  // prompt_logprobs holds those not yet handed out (they go with the first output).
+  int64_t num_prompt_logprobs = 0;
+  std::vector<TokenLogprobs> prompt_logprobs;
+  bool wants_prompt_logprobs() const { return sampling_params.prompt_logprobs.has_value(); }
+  // Prompt positions whose logits this request still needs for its prompt logprobs.
+  int64_t num_prompt_logprob_positions() const {
+    return wants_prompt_logprobs() ? num_prompt_tokens_ - 1 : 0;
+  }
 
   const std::vector<int32_t>& all_token_ids() const { return all_token_ids_; }
   int64_t num_prompt_tokens() const { return num_prompt_tokens_; }

@@ -102,7 +102,9 @@ void Sampler::log_softmax(const float* logits, int32_t n, float* out) {
   for (int32_t i = 0; i < n; ++i) out[i] = static_cast<float>(logits[i] - lse);
 }
 
-void Sampler::fill_logprobs(const float* raw, int32_t sampled, int32_t n_top, TokenLogprobs* lp) {
+void Sampler::compute_logprobs(const float* raw, int32_t sampled, int32_t n_top,
+                               TokenLogprobs* lp) {
+  if (n_top < 0) n_top = vocab_;
   log_softmax(raw, vocab_, scratch_.data());
   const float* l = scratch_.data();
   lp->token_id = sampled;
@@ -120,6 +122,40 @@ void Sampler::fill_logprobs(const float* raw, int32_t sampled, int32_t n_top, To
   std::nth_element(cand_.begin(), cand_.begin() + (k - 1), cand_.end(), by_value);
   std::sort(cand_.begin(), cand_.begin() + k, by_value);
   for (int32_t i = 0; i < k; ++i) lp->top.emplace_back(cand_[i], l[cand_[i]]);
+}
+
+bool Sampler::needs_logits_processors(const Request& req) {
+  const SamplingParams& p = req.sampling_params;
+  return p.allowed_token_ids || !p.bad_words_token_ids.empty() || !p.logit_bias.empty() ||
+         req.num_output_tokens() < p.min_tokens;
+}
+
+void Sampler::apply_logits_processors(const Request& req, float* x) {
+  const SamplingParams& p = req.sampling_params;
+  if (p.allowed_token_ids) {
+    kept_.clear();
+    for (int32_t t : *p.allowed_token_ids)
+      if (t < vocab_) kept_.emplace_back(t, x[t]);
+    std::fill_n(x, vocab_, kNegInf);
+    for (const auto& [t, v] : kept_) x[t] = v;
+  }
+  if (!p.bad_words_token_ids.empty()) {
+    const int32_t* out = req.output_token_ids();
+    const int64_t n_out = req.num_output_tokens();
+    for (const auto& w : p.bad_words_token_ids) {
+      const int64_t prefix = static_cast<int64_t>(w.size()) - 1;
+      if (prefix > n_out || w.back() >= vocab_) continue;
+      if (std::equal(w.begin(), w.end() - 1, out + (n_out - prefix))) x[w.back()] = kNegInf;
+    }
+  }
+  if (req.num_output_tokens() < p.min_tokens) {
+    for (int32_t t : p.stop_token_ids)
+      if (t < vocab_) x[t] = kNegInf;
+    if (!p.ignore_eos && req.eos_token_id && *req.eos_token_id < vocab_)
+      x[*req.eos_token_id] = kNegInf;
+  }
+  for (const auto& [t, bias] : p.logit_bias)
+    if (t < vocab_) x[t] += bias;
 }
 
 void Sampler::apply_penalties(const Request& req, float* x) {
@@ -256,25 +292,21 @@ int32_t Sampler::sample_random(const SamplingParams& p, float* x, std::mt19937_6
 
 int32_t Sampler::sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint) {
   const SamplingParams& p = req.sampling_params;
-  const bool mask_stops = req.num_output_tokens() < p.min_tokens;
+  const bool processors = needs_logits_processors(req);
   const bool penalties =
       p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
   int32_t tok;
-  if (p.greedy() && !mask_stops && !penalties) {
+  if (p.greedy() && !processors && !penalties) {
     tok = argmax_hint >= 0 ? argmax_hint : argmax(logits, vocab_);  // nothing to modify
   } else {
     float* x = work_.data();
     std::copy_n(logits, vocab_, x);
-    if (mask_stops) {
-      for (int32_t t : p.stop_token_ids)
-        if (t < vocab_) x[t] = kNegInf;
-      if (!p.ignore_eos && req.eos_token_id && *req.eos_token_id < vocab_)
-        x[*req.eos_token_id] = kNegInf;
-    }
+    if (processors) apply_logits_processors(req, x);
     if (penalties) apply_penalties(req, x);
     tok = p.greedy() ? argmax(x, vocab_) : sample_random(p, x, req.generator);
   }
-  if (lp && p.logprobs) fill_logprobs(logits, tok, *p.logprobs, lp);
+  // Logprobs of the raw logits (vLLM's default logprobs_mode=raw_logprobs).
+  if (lp && p.logprobs) compute_logprobs(logits, tok, *p.logprobs, lp);
   return tok;
 }
 

@@ -1,7 +1,8 @@
 // Sampler: one logits row -> one token, as vLLM V1 defines each step: logprobs from the raw
-// logits; min_tokens masking of stop tokens; repetition / frequency / presence penalties;
-// greedy argmax, or temperature, min-p, top-k, top-p and a draw from the request's own RNG.
-// Every request is processed on its own row, so its result never depends on the batch.
+// logits; the logits processors (allowed_token_ids, bad words, min_tokens' stop masking,
+// logit_bias); repetition / frequency / presence penalties; greedy argmax, or temperature,
+// min-p, top-k, top-p and a draw from the request's own RNG. Every request is processed on its
+// own row, so its result never depends on the batch.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,19 @@ class Sampler {
   // graph's in-graph argmax, same kernel), or -1. Used only for plain greedy rows.
   int32_t sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint = -1);
 
+  // The logprobs entry of `token` under `raw` logits: its log-softmax value, its rank and the
+  // top n_top alternatives (-1: the whole vocabulary). Used for sampled and prompt tokens.
+  void compute_logprobs(const float* raw, int32_t token, int32_t n_top, TokenLogprobs* lp);
+
+  // The logits processors step, in vLLM V1's order: allowed_token_ids (everything else to
+  // -inf), bad words (the last id of a bad word whose other ids end the output), min_tokens
+  // (stop ids and eos to -inf while the output is shorter), logit_bias (added). Edits x in
+  // place; runs before the penalties, temperature and the top-k / top-p / min-p cuts. A
+  // structured-output grammar's token mask belongs to this step too.
+  void apply_logits_processors(const Request& req, float* x);
+  // Whether apply_logits_processors can change this request's logits at this step.
+  static bool needs_logits_processors(const Request& req);
+
   // The pieces, public for tests.
   static void log_softmax(const float* logits, int32_t n, float* out);
   // One uniform double in [0, 1) from 53 bits of the generator (portable, unlike
@@ -30,7 +44,6 @@ class Sampler {
 
  private:
   void apply_penalties(const Request& req, float* x);
-  void fill_logprobs(const float* raw, int32_t sampled, int32_t n_top, TokenLogprobs* lp);
   int32_t sample_random(const SamplingParams& p, float* x, std::mt19937_64& gen);
 
   int32_t vocab_;
@@ -38,6 +51,7 @@ class Sampler {
   std::vector<int32_t> counts_;  // output-token counts, zeroed after each use
   std::vector<uint8_t> in_prompt_;
   std::vector<int32_t> cand_;
+  std::vector<std::pair<int32_t, float>> kept_;  // allowed_token_ids' logits while masking
 };
 
 }  // namespace vllm::engine

@@ -10,7 +10,8 @@ namespace {
 
 // Bounds that keep one request from asking for unbounded work.
 constexpr int32_t kMaxN = 128;
-constexpr int32_t kMaxLogprobs = 20;
+// vLLM clamps logit_bias to this range; here a value outside it is refused.
+constexpr float kMaxLogitBias = 100.0f;
 
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
 
@@ -41,8 +42,26 @@ void SamplingParams::validate() const {
   if (max_tokens && min_tokens > *max_tokens)
     fail("min_tokens must be less than or equal to max_tokens=" + std::to_string(*max_tokens) +
          got(min_tokens));
-  if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
-    fail("logprobs must be in [0, " + std::to_string(kMaxLogprobs) + "]" + got(*logprobs));
+  if (logprobs && *logprobs < -1)
+    fail("logprobs must be a non-negative value or -1 (the whole vocabulary)" + got(*logprobs));
+  if (prompt_logprobs && *prompt_logprobs < -1)
+    fail("prompt_logprobs must be a non-negative value or -1 (the whole vocabulary)" +
+         got(*prompt_logprobs));
+  if (allowed_token_ids) {
+    if (allowed_token_ids->empty()) fail("allowed_token_ids must not be empty.");
+    for (int32_t id : *allowed_token_ids)
+      if (id < 0) fail("allowed_token_ids must be non-negative" + got(id));
+  }
+  for (const auto& w : bad_words_token_ids) {
+    if (w.empty()) fail("bad_words must not contain an empty word.");
+    for (int32_t id : w)
+      if (id < 0) fail("bad_words token ids must be non-negative" + got(id));
+  }
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) fail("logit_bias token ids must be non-negative" + got(id));
+    if (!std::isfinite(bias) || bias < -kMaxLogitBias || bias > kMaxLogitBias)
+      fail("logit_bias values must be in [-100, 100]" + got(bias));
+  }
   for (int32_t id : stop_token_ids)
     if (id < 0) fail("stop_token_ids must be non-negative" + got(id));
   for (const std::string& s : stop)

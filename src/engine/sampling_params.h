@@ -28,13 +28,35 @@ struct SamplingParams {
   // nullopt: as many as fit in max_model_len.
   std::optional<int32_t> max_tokens = 16;
   int32_t min_tokens = 0;
-  std::optional<int32_t> logprobs;  // top-n logprobs of each sampled position (raw logits)
+  // Top-n logprobs of each sampled position (raw logits); -1: the whole vocabulary.
+  std::optional<int32_t> logprobs;
+  // Top-n logprobs of every prompt position after the first (vLLM's prompt_logprobs); -1: the
+  // whole vocabulary. Such a request computes the logits of its whole prompt and never reads
+  // the prefix cache.
+  std::optional<int32_t> prompt_logprobs;
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
 
-  bool greedy() const { return temperature < kSamplingEps; }
+  // Logits processors (Sampler::apply_logits_processors), applied in vLLM V1's order:
+  // allowed_token_ids, bad words, min_tokens' stop masking, logit_bias.
+  // Only these ids may be sampled (nullopt: any).
+  std::optional<std::vector<int32_t>> allowed_token_ids;
+  // Token-id sequences that must never be completed by the output: when the output ends with
+  // all but the last id of one, that last id is masked. (The API layer tokenizes vLLM's
+  // `bad_words` strings into these.)
+  std::vector<std::vector<int32_t>> bad_words_token_ids;
+  // Added to the logit of the token id, in [-100, 100].
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
-  // Throws std::invalid_argument naming the offending field and its allowed range.
+  bool greedy() const { return temperature < kSamplingEps; }
+  // Whether any logits processor can change this request's logits.
+  bool has_logits_processors() const {
+    return allowed_token_ids.has_value() || !bad_words_token_ids.empty() || !logit_bias.empty() ||
+           min_tokens > 0;
+  }
+
+  // Throws std::invalid_argument naming the offending field and its allowed range. Token ids
+  // are checked against the vocabulary by LLMEngine, logprob counts against max_logprobs.
   void validate() const;
 };
 

@@ -18,7 +18,34 @@ void Scheduler::add_request(std::unique_ptr<Request> req) {
   Request* r = req.get();
   if (!requests_.emplace(r->request_id, std::move(req)).second)
     throw std::invalid_argument("request id '" + r->request_id + "' is already in use");
-  waiting_.push_back(r);
+  enqueue_waiting(r, false);
+}
+
+void Scheduler::enqueue_waiting(Request* req, bool front) {
+  if (config_.policy == SchedulingPolicy::kFcfs) {
+    // A preempted request resumes before everything that arrived after it.
+    if (front)
+      waiting_.push_front(req);
+    else
+      waiting_.push_back(req);
+    return;
+  }
+  auto before = [](const Request* a, const Request* b) {
+    return a->priority != b->priority ? a->priority < b->priority
+                                      : a->arrival_index < b->arrival_index;
+  };
+  waiting_.insert(std::upper_bound(waiting_.begin(), waiting_.end(), req, before), req);
+}
+
+int64_t Scheduler::fit_prompt_logprob_rows(const Request& req, int64_t n, int64_t* rows_left) {
+  if (!req.wants_prompt_logprobs()) return n;
+  const int64_t from = req.num_computed_tokens;
+  const int64_t lo = std::max(from, req.num_prompt_logprobs);
+  const int64_t hi = std::min(from + n, req.num_prompt_logprob_positions());
+  if (lo >= hi) return n;
+  const int64_t rows = std::min(hi - lo, *rows_left);
+  *rows_left -= rows;
+  return rows < hi - lo ? lo + rows - from : n;
 }
 
 Request* Scheduler::get_request(const std::string& request_id) {
@@ -32,18 +59,20 @@ void Scheduler::preempt(Request* req) {
   req->num_computed_tokens = 0;
   ++req->num_preemptions;
   ++num_preemptions_;
-  waiting_.push_front(req);
+  enqueue_waiting(req, true);
 }
 
 SchedulerOutput Scheduler::schedule() {
   SchedulerOutput out;
   out.finished_req_ids.swap(finished_since_last_);
   int64_t budget = config_.max_num_batched_tokens;
+  int64_t logprob_rows = config_.max_prompt_logprob_rows;
 
   // Running requests, oldest first; the newest one gives way when blocks run out.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request* req = running_[i];
     int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
+    n = fit_prompt_logprob_rows(*req, n, &logprob_rows);
     if (n <= 0) {
       ++i;
       continue;
@@ -51,8 +80,17 @@ SchedulerOutput Scheduler::schedule() {
     const size_t had_blocks = kv_.get_block_ids(req->request_id).size();
     bool scheduled = true;
     while (!kv_.allocate_slots(*req, n)) {
-      Request* victim = running_.back();
-      running_.pop_back();
+      // FCFS: the newest. Priority: the lowest priority (then newest) among those not yet
+      // scheduled this step (vLLM also un-schedules earlier ones; here they keep their turn).
+      auto victim_it = running_.end() - 1;
+      if (config_.policy == SchedulingPolicy::kPriority)
+        for (auto it = running_.begin() + static_cast<ptrdiff_t>(i); it != running_.end(); ++it)
+          if ((*it)->priority > (*victim_it)->priority ||
+              ((*it)->priority == (*victim_it)->priority &&
+               (*it)->arrival_index > (*victim_it)->arrival_index))
+            victim_it = it;
+      Request* victim = *victim_it;
+      running_.erase(victim_it);
       preempt(victim);
       out.preempted_req_ids.push_back(victim->request_id);
       if (victim == req) {
@@ -60,7 +98,9 @@ SchedulerOutput Scheduler::schedule() {
         break;
       }
     }
-    if (!scheduled) break;
+    // It was erased at i: running_[i] is now the next one (none under FCFS, whose victim is
+    // always the last).
+    if (!scheduled) continue;
     const auto& blocks = kv_.get_block_ids(req->request_id);
     ScheduledRequest s{req, n, false, {}};
     s.new_block_ids.assign(blocks.begin() + static_cast<ptrdiff_t>(had_blocks), blocks.end());
@@ -74,8 +114,13 @@ SchedulerOutput Scheduler::schedule() {
     while (!waiting_.empty() && budget > 0 &&
            running_.size() < static_cast<size_t>(config_.max_num_seqs)) {
       Request* req = waiting_.front();
-      ComputedBlocks hit = kv_.get_computed_blocks(*req);
+      // Prompt logprobs need the logits of every prompt position: no prefix-cache hit (as
+      // vLLM), though the blocks it computes are published for others.
+      ComputedBlocks hit =
+          req->wants_prompt_logprobs() ? ComputedBlocks{} : kv_.get_computed_blocks(*req);
       int64_t n = std::min(req->num_tokens() - hit.num_tokens, budget);
+      n = fit_prompt_logprob_rows(*req, n, &logprob_rows);
+      if (n <= 0) break;
       if (!kv_.allocate_slots(*req, n, &hit)) {
         if (running_.empty()) {
           // Every block is free or evictable and it still does not fit: it never will.

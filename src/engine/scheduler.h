@@ -1,7 +1,8 @@
 // Scheduler: vLLM V1's policy. One token budget per step; running requests first (decodes and
-// unfinished prefill chunks), then waiting ones in FCFS order; a chunk is min(remaining,
-// budget). When blocks run out the newest running request is preempted (blocks freed, all of
-// its tokens recomputed later). It owns the Requests and the KVCacheManager.
+// unfinished prefill chunks), then waiting ones in FCFS order (or by (priority, arrival) under
+// the priority policy); a chunk is min(remaining, budget). When blocks run out the newest
+// running request (the lowest-priority one under the priority policy) is preempted (blocks
+// freed, all of its tokens recomputed later). It owns the Requests and the KVCacheManager.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,18 @@
 
 namespace vllm::engine {
 
+// --scheduling-policy: fcfs (arrival order) or priority (lower `priority` first, then arrival).
+enum class SchedulingPolicy { kFcfs, kPriority };
+
 struct SchedulerConfig {
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;
   int32_t max_model_len = 2048;
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // Prompt positions per step whose logits are kept for prompt_logprobs: each is a full
+  // vocabulary row, so this bounds the step's logits buffer (256 rows of a 152k vocabulary are
+  // 155 MiB). Requests asking for prompt logprobs get shorter prefill chunks instead.
+  int64_t max_prompt_logprob_rows = 256;
 };
 
 struct ScheduledRequest {
@@ -65,6 +74,11 @@ class Scheduler {
 
  private:
   void preempt(Request* req);
+  // Puts a request into the waiting queue at its place under the policy.
+  void enqueue_waiting(Request* req, bool front);
+  // Shortens a chunk of n tokens from req's computed ones so that its prompt-logprob rows fit
+  // in *rows_left, and takes them from it. 0: nothing can be scheduled for it this step.
+  static int64_t fit_prompt_logprob_rows(const Request& req, int64_t n, int64_t* rows_left);
 
   SchedulerConfig config_;
   KVCacheManager kv_;

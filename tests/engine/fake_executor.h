@@ -111,6 +111,7 @@ struct Finished {
   std::string text;
   std::string finish_reason;
   std::vector<TokenLogprobs> logprobs;
+  std::vector<TokenLogprobs> prompt_logprobs;
   bool finished = false;
 };
 
@@ -123,6 +124,8 @@ inline std::map<std::string, Finished> run_to_completion(LLMEngine& eng, int max
       f.tokens.insert(f.tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
       f.text += o.text_delta;
       f.logprobs.insert(f.logprobs.end(), o.logprobs.begin(), o.logprobs.end());
+      f.prompt_logprobs.insert(f.prompt_logprobs.end(), o.prompt_logprobs.begin(),
+                               o.prompt_logprobs.end());
       if (o.finished) {
         f.finished = true;
         f.finish_reason = o.finish_reason;

@@ -1,7 +1,8 @@
 // Randomized workloads against the invariants of issue 4: after every step no block is leaked
 // or double-owned and ref counts balance; at the end every request produced exactly the tokens
-// (and logprobs) it produces alone — across token budgets 16/64/2048, prefix caching on/off,
-// shared prefixes, tiny KV pools that force preemption, and random aborts mid-flight.
+// (and logprobs, and prompt logprobs) it produces alone — across token budgets 16/64/2048,
+// prefix caching on/off, shared prefixes, tiny KV pools that force preemption, random aborts
+// mid-flight, and the logits processors (logit_bias, allowed_token_ids, bad words, min_tokens).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -65,6 +66,25 @@ void run_workload(const Workload& w) {
       s.params.temperature = 0.0f;
     }
     if (rng() % 4 == 0) s.params.logprobs = 2;
+    if (rng() % 5 == 0) s.params.prompt_logprobs = static_cast<int32_t>(rng() % 3);
+    // Logits processors: each edits the row of its own request only.
+    if (rng() % 4 == 0)
+      for (int k = 0; k < 6; ++k)
+        s.params.logit_bias.emplace_back(static_cast<int32_t>(rng() % 256),
+                                         static_cast<float>(rng() % 9) - 4.0f);
+    if (rng() % 5 == 0) {
+      std::vector<int32_t> allowed;
+      for (int k = 0; k < 12; ++k) allowed.push_back(static_cast<int32_t>(rng() % 256));
+      s.params.allowed_token_ids = allowed;
+    }
+    if (rng() % 4 == 0)
+      for (int k = 0; k < 8; ++k)
+        s.params.bad_words_token_ids.push_back(
+            testing::random_prompt(rng, 1 + static_cast<int>(rng() % 2)));
+    if (rng() % 5 == 0) {
+      s.params.min_tokens = std::min<int32_t>(*s.params.max_tokens, 3);
+      s.params.stop_token_ids = {static_cast<int32_t>(rng() % 256)};
+    }
     s.add_at_step = static_cast<int>(rng() % (w.num_requests * 2));
     s.abort_at_step = rng() % 8 == 0 ? s.add_at_step + static_cast<int>(rng() % 30) : -1;
     specs.push_back(std::move(s));
@@ -99,6 +119,8 @@ void run_workload(const Workload& w) {
       ASSERT_FALSE(f.finished) << o.request_id << " output after finishing";
       f.tokens.insert(f.tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
       f.logprobs.insert(f.logprobs.end(), o.logprobs.begin(), o.logprobs.end());
+      f.prompt_logprobs.insert(f.prompt_logprobs.end(), o.prompt_logprobs.begin(),
+                               o.prompt_logprobs.end());
       f.text += o.text_delta;
       f.finished = o.finished;
       f.finish_reason = o.finish_reason;
@@ -131,6 +153,22 @@ void run_workload(const Workload& w) {
     for (size_t k = 0; k < f.logprobs.size(); ++k) {
       EXPECT_EQ(f.logprobs[k].logprob, alone.logprobs[k].logprob) << id;  // bit-identical
       EXPECT_EQ(f.logprobs[k].top, alone.logprobs[k].top) << id;
+    }
+    if (specs[i].params.prompt_logprobs) {
+      // One per prompt token after the first, scored once even when preempted and recomputed.
+      EXPECT_EQ(alone.prompt_logprobs.size(), specs[i].prompt.size() - 1) << id;
+      ASSERT_EQ(f.prompt_logprobs.size(), alone.prompt_logprobs.size()) << id;
+      for (size_t k = 0; k < f.prompt_logprobs.size(); ++k) {
+        EXPECT_EQ(f.prompt_logprobs[k].token_id, specs[i].prompt[k + 1]) << id;
+        EXPECT_EQ(f.prompt_logprobs[k].logprob, alone.prompt_logprobs[k].logprob) << id;
+        EXPECT_EQ(f.prompt_logprobs[k].top, alone.prompt_logprobs[k].top) << id;
+      }
+    }
+    if (const auto& allowed = specs[i].params.allowed_token_ids) {
+      for (int32_t t : f.tokens) {
+        EXPECT_NE(std::find(allowed->begin(), allowed->end(), t), allowed->end())
+            << id << " sampled " << t << " outside allowed_token_ids";
+      }
     }
     ++n_checked;
   }

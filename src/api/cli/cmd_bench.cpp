@@ -10,6 +10,7 @@
 #include "api/cli/commands.h"
 #include "api/cli/engine_flags.h"
 #include "api/llm.h"
+#include "api/model_resolver.h"
 #include "vt/cpu/kernels.h"
 
 namespace vllm::cli {
@@ -276,10 +277,13 @@ int cmd_bench(int argc, char** argv) {
   add_common(thr, thr_c);
   thr->add_option("--num-prompts", num_prompts, "requests")->check(CLI::PositiveNumber);
   try {
+    expand_short_aliases(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  for (Common* c : {&lat_c, &thr_c})
+    if (!c->model.empty()) c->model = api::resolve_model(c->model).path;
   if (lat->parsed() && compare_eager) return bench_latency_paired(lat_c, batch, iters);
   if (lat->parsed()) return bench_latency(lat_c, batch, iters);
   if (thr->parsed()) return bench_throughput(thr_c, num_prompts);

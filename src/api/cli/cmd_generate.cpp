@@ -11,6 +11,7 @@
 #include "api/cli/commands.h"
 #include "api/cli/engine_flags.h"
 #include "api/llm.h"
+#include "api/model_resolver.h"
 
 namespace vllm::cli {
 
@@ -69,6 +70,7 @@ Prompt parse_prompt_line(const std::string& line, size_t lineno, const tok::Toke
 
 int cmd_generate(int argc, char** argv) {
   CLI::App app{"vllm generate: complete prompts"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string model_path, prompt, prompt_ids, prompts_file;
   int64_t max_tokens = 16;
   engine::SamplingParams sp;
@@ -88,11 +90,17 @@ int cmd_generate(int argc, char** argv) {
   app.add_option("--top-k", sp.top_k, "keep the k most likely tokens (-1 or 0: all)");
   app.add_option("--min-p", sp.min_p, "drop tokens below min_p * max probability");
   app.add_option("--repetition-penalty", sp.repetition_penalty, "> 1 discourages repeats");
-  app.add_option("--stop", sp.stop, "stop strings");
+  app.add_option("--stop", sp.stop, "stop strings")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--ignore-eos", sp.ignore_eos, "keep generating after end-of-sequence");
   app.add_flag("--json", as_json, "print one JSON object per request");
+  int32_t logprobs = -2, prompt_logprobs = -2;
+  app.add_option("--logprobs", logprobs, "with --json: each new token's logprob and top N");
+  app.add_option("--prompt-logprobs", prompt_logprobs,
+                 "with --json: each prompt token's logprob (after the first) and top N");
   ef.add(app);
   try {
+    expand_short_aliases(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
@@ -101,11 +109,13 @@ int cmd_generate(int argc, char** argv) {
   if (prompt.empty() && prompt_ids.empty() && prompts_file.empty())
     throw std::invalid_argument("give --prompt TEXT, --prompt-ids 1,2,3 or --prompts-file FILE");
   sp.max_tokens = static_cast<int32_t>(max_tokens);
+  if (logprobs > -2) sp.logprobs = logprobs;
+  if (prompt_logprobs > -2) sp.prompt_logprobs = prompt_logprobs;
   // --seed (an engine flag) also seeds this request's sampler.
   if (ef.cfg.seed != 0) sp.seed = ef.cfg.seed;
   sp.validate();
 
-  auto llm = api::LLM::load(model_path, ef.resolve());
+  auto llm = api::LLM::load(api::resolve_model(model_path).path, ef.resolve());
   const tok::Tokenizer& tok = llm->tokenizer();
   std::vector<Prompt> prompts;
   if (!prompts_file.empty()) {
@@ -126,6 +136,7 @@ int cmd_generate(int argc, char** argv) {
   struct Result {
     std::vector<int32_t> ids;
     std::string text, finish;
+    std::vector<engine::TokenLogprobs> logprobs, prompt_logprobs;
   };
   std::map<std::string, Result> results;
   for (size_t i = 0; i < prompts.size(); ++i)
@@ -135,6 +146,9 @@ int cmd_generate(int argc, char** argv) {
       Result& r = results[out.request_id];
       r.ids.insert(r.ids.end(), out.new_token_ids.begin(), out.new_token_ids.end());
       r.text += out.text_delta;
+      r.logprobs.insert(r.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
+      r.prompt_logprobs.insert(r.prompt_logprobs.end(), out.prompt_logprobs.begin(),
+                               out.prompt_logprobs.end());
       if (out.finished) r.finish = out.error.empty() ? out.finish_reason : "error: " + out.error;
     }
   }
@@ -146,6 +160,21 @@ int cmd_generate(int argc, char** argv) {
                           {"text", r.text},
                           {"finish_reason", r.finish}};
       if (!prompts[i].text.empty()) j["prompt"] = prompts[i].text;
+      // [{"token_id", "logprob", "rank", "top": [[id, logprob], ...]}, ...]
+      auto lp_json = [](const engine::TokenLogprobs& lp) {
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& [id, v] : lp.top) top.push_back({id, v});
+        return nlohmann::json{
+            {"token_id", lp.token_id}, {"logprob", lp.logprob}, {"rank", lp.rank}, {"top", top}};
+      };
+      if (sp.logprobs) {
+        j["logprobs"] = nlohmann::json::array();
+        for (const auto& lp : r.logprobs) j["logprobs"].push_back(lp_json(lp));
+      }
+      if (sp.prompt_logprobs) {
+        j["prompt_logprobs"] = nlohmann::json::array({nullptr});
+        for (const auto& lp : r.prompt_logprobs) j["prompt_logprobs"].push_back(lp_json(lp));
+      }
       std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::printf("%s%s\n", prompts[i].text.c_str(), r.text.c_str());

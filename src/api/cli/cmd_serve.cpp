@@ -1,5 +1,7 @@
-// `vllm serve`: loads libvllm_server.so (the HTTP server and its libraries) and runs it. The
-// module is looked for beside this executable first, then on the normal library path.
+// The commands that live in shared modules, loaded only when run: `vllm serve` and `vllm
+// run-batch` (libvllm_server.so: the HTTP server, the OpenAI protocol and their libraries),
+// `vllm chat`, `vllm complete` and `vllm bench serve` (libvllm_client.so: libcurl). A module
+// is looked for beside this executable first, then on the normal library path.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -23,8 +25,7 @@ std::string exe_dir() {
 
 }  // namespace
 
-int cmd_serve(int argc, char** argv) {
-  constexpr const char* kModule = "libvllm_server.so";
+int run_module(const char* kModule, const char* symbol, int argc, char** argv) {
   std::string beside = exe_dir() + "/" + kModule;
   void* h = ::dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::string first_error;
@@ -33,17 +34,29 @@ int cmd_serve(int argc, char** argv) {
     h = ::dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
   }
   if (!h) {
-    std::fprintf(stderr, "error: `vllm serve` needs %s (%s; %s)\n", kModule, first_error.c_str(),
-                 ::dlerror());
+    std::fprintf(stderr, "error: `vllm %s` needs %s (%s; %s)\n", argv[0], kModule,
+                 first_error.c_str(), ::dlerror());
     return 1;
   }
   using Entry = int (*)(int, char**);
-  auto entry = reinterpret_cast<Entry>(::dlsym(h, "vllm_serve_main"));
+  auto entry = reinterpret_cast<Entry>(::dlsym(h, symbol));
   if (!entry) {
-    std::fprintf(stderr, "error: %s has no vllm_serve_main: %s\n", beside.c_str(), ::dlerror());
+    std::fprintf(stderr, "error: %s has no %s: %s\n", beside.c_str(), symbol, ::dlerror());
     return 1;
   }
   return entry(argc, argv);
+}
+
+int cmd_serve(int argc, char** argv) {
+  return run_module("libvllm_server.so", "vllm_serve_main", argc, argv);
+}
+
+int cmd_run_batch(int argc, char** argv) {
+  return run_module("libvllm_server.so", "vllm_run_batch_main", argc, argv);
+}
+
+int cmd_client(int argc, char** argv) {
+  return run_module("libvllm_client.so", "vllm_client_main", argc, argv);
 }
 
 }  // namespace vllm::cli

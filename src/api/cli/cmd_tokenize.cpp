@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/cli/commands.h"
+#include "api/model_resolver.h"
 #include "model/tokenizer_loader.h"
 
 namespace vllm::cli {
@@ -26,7 +27,7 @@ int cmd_tokenize(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    auto tok = model::load_tokenizer(model);
+    auto tok = model::load_tokenizer(api::resolve_model(model).path);
     if (!decode.empty()) {
       std::vector<int32_t> ids;
       std::stringstream ss(decode);

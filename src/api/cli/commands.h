@@ -8,6 +8,8 @@ int cmd_generate(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
-int cmd_chat(int argc, char** argv);
+int cmd_run_batch(int argc, char** argv);
+// chat, complete, bench-serve (argv[0] names which): the clients in libvllm_client.so.
+int cmd_client(int argc, char** argv);
 
 }  // namespace vllm::cli

@@ -1,21 +1,53 @@
-// Engine flags shared by `vllm generate`, `vllm bench` and `vllm serve`, named as in
-// Python vLLM.
+// Engine flags shared by `vllm generate`, `vllm bench` and `vllm serve`, named as in Python
+// vLLM. Flags that mean something here are honoured; vLLM flags that have no effect on this
+// engine are accepted with a one-line warning; flags asking for what it cannot do
+// (--tensor-parallel-size 2) are refused with a message. Header-only: the `vllm` program and
+// libvllm_server.so both use it.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <deque>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/engine_config.h"
 
 namespace vllm::cli {
 
+inline void warn(const std::string& msg) {
+  std::fprintf(stderr, "WARNING vllm.cpp: %s\n", msg.c_str());
+}
+
+// vLLM's two-letter single-dash aliases (-tp 2), which CLI11 cannot declare: rewritten in
+// place to their long names before parsing.
+inline void expand_short_aliases(int argc, char** argv) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"-tp", "--tensor-parallel-size"},
+      {"-pp", "--pipeline-parallel-size"},
+      {"-dp", "--data-parallel-size"}};
+  for (int i = 1; i < argc; ++i)
+    for (const auto& [from, to] : kAliases)
+      if (std::string(argv[i]) == from) argv[i] = const_cast<char*>(to);
+}
+
 struct EngineFlags {
   engine::EngineConfig cfg;
   int64_t num_gpu_blocks = 0;
   int64_t kv_cache_memory = 0;
+  double gpu_memory_utilization = 0.0;
   bool prefix = true;
   std::string kv_cache_dtype = "auto";
+  std::string dtype = "auto";
+  int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
+  std::string scheduling_policy = "fcfs";
+  CLI::Option* kv_dtype_opt = nullptr;
+  CLI::Option* gpu_util_opt = nullptr;
+  // vLLM flags accepted without effect: (option, why it has none).
+  std::vector<std::pair<CLI::Option*, std::string>> no_effect;
+  std::deque<std::string> ignored_values;  // storage for their values (stable addresses)
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -24,26 +56,98 @@ struct EngineFlags {
     app.add_option("--block-size", cfg.block_size, "KV cache block size in tokens");
     app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefix,
                  "reuse KV blocks of shared prompt prefixes (default on)");
-    app.add_option("--kv-cache-memory", kv_cache_memory, "KV cache size in bytes");
-    app.add_option("--kv-cache-dtype", kv_cache_dtype,
-                   "KV cache element type: auto (bfloat16 for bf16 checkpoints, float16 "
-                   "otherwise), bfloat16, float16 or float32")
-        ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
+    app.add_option("--kv-cache-memory,--kv-cache-memory-bytes", kv_cache_memory,
+                   "KV cache size in bytes (overrides --gpu-memory-utilization)");
+    gpu_util_opt = app.add_option(
+        "--gpu-memory-utilization", gpu_memory_utilization,
+        "on the CPU: the KV cache's share of the memory available after loading (0, 1]");
+    kv_dtype_opt =
+        app.add_option("--kv-cache-dtype", kv_cache_dtype,
+                       "KV cache element type: auto (bfloat16 for bf16 checkpoints, float16 "
+                       "otherwise), bfloat16, float16 or float32")
+            ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
+    app.add_option("--dtype", dtype,
+                   "activations are float32 here whatever it says; float32 / float16 / "
+                   "bfloat16 set the KV cache type when --kv-cache-dtype is not given")
+        ->check(CLI::IsMember({"auto", "float32", "float", "float16", "half", "bfloat16"}));
+    app.add_option("--tensor-parallel-size", tensor_parallel, "must be 1 (one process); -tp");
+    app.add_option("--pipeline-parallel-size", pipeline_parallel, "must be 1; -pp");
+    app.add_option("--data-parallel-size", data_parallel, "must be 1; -dp");
+    app.add_option("--scheduling-policy", scheduling_policy,
+                   "fcfs, or priority (requests' `priority`, lower first)")
+        ->check(CLI::IsMember({"fcfs", "priority"}));
+    app.add_option("--max-logprobs", cfg.max_logprobs,
+                   "most logprobs / prompt_logprobs a request may ask for (-1: no limit)");
+    auto ignored_flag = [&](const char* name, const char* why) {
+      no_effect.emplace_back(
+          app.add_flag(std::string(name))->description("accepted, no effect: " + std::string(why)),
+          why);
+    };
+    auto ignored_option = [&](const char* name, const char* why) {
+      ignored_values.emplace_back();
+      no_effect.emplace_back(
+          app.add_option(name, ignored_values.back(), "accepted, no effect: " + std::string(why)),
+          why);
+    };
+    ignored_flag("--trust-remote-code", "this engine never runs model code from the hub");
+    ignored_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill",
+                 "chunked prefill is always on");
+    ignored_flag("--disable-custom-all-reduce", "there is one process, no all-reduce");
+    ignored_flag("--disable-sliding-window", "no supported model uses a sliding window");
+    ignored_flag("--enable-prompt-tokens-details",
+                 "usage always reports prompt_tokens_details.cached_tokens");
+    ignored_option("--swap-space", "preempted requests are recomputed, never swapped");
+    ignored_option("--cpu-offload-gb", "weights already live in host memory");
+    ignored_option("--distributed-executor-backend", "there is one process");
+    ignored_option("--download-dir", "nothing is downloaded");
+    ignored_option("--load-format", "the format is detected from the files");
+    ignored_option("--tokenizer-mode", "the tokenizer is always tokenizer.json's (or GGUF's)");
+    ignored_option("--compilation-config", "decode step graphs replace torch.compile");
+    ignored_option("--max-seq-len-to-capture", "decode graphs are captured at any length");
   }
+
   engine::EngineConfig resolve() const {
     engine::EngineConfig c = cfg;
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;
     if (kv_cache_memory > 0) c.kv_cache_memory_bytes = kv_cache_memory;
+    if (gpu_util_opt && gpu_util_opt->count() > 0) {
+      if (!(gpu_memory_utilization > 0.0 && gpu_memory_utilization <= 1.0))
+        throw std::invalid_argument("--gpu-memory-utilization must be in (0, 1], got " +
+                                    std::to_string(gpu_memory_utilization));
+      if (kv_cache_memory <= 0) c.gpu_memory_utilization = gpu_memory_utilization;
+    }
     if (kv_cache_dtype == "float32")
       c.kv_cache_dtype = vt::DType::F32;
     else if (kv_cache_dtype == "bfloat16" || kv_cache_dtype == "bf16")
       c.kv_cache_dtype = vt::DType::BF16;
     else if (kv_cache_dtype != "auto")
       c.kv_cache_dtype = vt::DType::F16;
+    // --dtype: activations are float32 on the CPU backend whatever it says; it sets the KV
+    // cache's type where --kv-cache-dtype does not (vLLM's cache follows the model dtype).
+    if (dtype != "auto" && (!kv_dtype_opt || kv_dtype_opt->count() == 0)) {
+      c.kv_cache_dtype = dtype == "float32" || dtype == "float" ? vt::DType::F32
+                         : dtype == "bfloat16" ? vt::DType::BF16
+                                               : vt::DType::F16;
+      warn("--dtype " + dtype +
+           ": activations stay float32 on the CPU backend and weights keep their stored type; "
+           "the KV cache is stored in " + dtype);
+    }
+    for (const auto& [flag, n] :
+         {std::pair<const char*, int>{"--tensor-parallel-size", tensor_parallel},
+          {"--pipeline-parallel-size", pipeline_parallel},
+          {"--data-parallel-size", data_parallel}})
+      if (n != 1)
+        throw std::invalid_argument(std::string(flag) + " " + std::to_string(n) +
+                                    ": not yet; this engine runs one model in one process "
+                                    "(use 1)");
+    c.scheduling_policy = scheduling_policy == "priority" ? engine::SchedulingPolicy::kPriority
+                                                          : engine::SchedulingPolicy::kFcfs;
+    for (const auto& [opt, why] : no_effect)
+      if (opt->count() > 0) warn(opt->get_name() + " is accepted but has no effect: " + why);
     return c;
   }
 };

@@ -13,9 +13,12 @@ void usage() {
                "usage: vllm <command> [options]\n"
                "commands:\n"
                "  generate   generate text from a prompt (or many)\n"
-               "  bench      latency | throughput benchmarks\n"
+               "  bench      latency | throughput benchmarks; serve: online, against a server\n"
                "  tokenize   encode text or decode ids with a model's tokenizer\n"
                "  serve      OpenAI-compatible HTTP server\n"
+               "  run-batch  OpenAI batch files (JSON lines) through the engine\n"
+               "  chat       chat with a running server\n"
+               "  complete   complete prompts with a running server\n"
                "  --version  print the version\n"
                "run `vllm <command> --help` for its options\n");
 }
@@ -37,7 +40,13 @@ int main(int argc, char** argv) {
   }
   try {
     if (cmd == "generate") return vllm::cli::cmd_generate(argc - 1, argv + 1);
+    if (cmd == "bench" && argc > 2 && std::string(argv[2]) == "serve") {
+      argv[2] = const_cast<char*>("bench-serve");
+      return vllm::cli::cmd_client(argc - 2, argv + 2);
+    }
     if (cmd == "bench") return vllm::cli::cmd_bench(argc - 1, argv + 1);
+    if (cmd == "chat" || cmd == "complete") return vllm::cli::cmd_client(argc - 1, argv + 1);
+    if (cmd == "run-batch") return vllm::cli::cmd_run_batch(argc - 1, argv + 1);
     if (cmd == "tokenize") return vllm::cli::cmd_tokenize(argc - 1, argv + 1);
     if (cmd == "serve") return vllm::cli::cmd_serve(argc - 1, argv + 1);
   } catch (const std::exception& e) {

@@ -617,7 +617,9 @@ bool Server::bind() {
                    MHD_USE_ERROR_LOG;
   if (tls) flags |= MHD_USE_TLS;
   const unsigned max_conn = connection_budget(m.opts.max_connections);
+  // The logger first: MHD complains (through its default logger) when it is not.
   std::vector<MHD_OptionItem> o = {
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_cb), nullptr},
       {MHD_OPTION_LISTEN_SOCKET, m.listen_fd, nullptr},
       {MHD_OPTION_THREAD_POOL_SIZE, std::max(1u, m.opts.io_threads), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, max_conn, nullptr},
@@ -625,7 +627,6 @@ bool Server::bind() {
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&completed_cb), &m},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&connection_cb), &m},
-      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_cb), nullptr},
   };
   if (tls) {
     o.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(m.opts.tls_key_pem.c_str())});

@@ -7,6 +7,7 @@
 #include "api/server/http_server.h"
 #include "api/server/metrics.h"
 #include "api/server/protocol.h"
+#include "api/server/request_inputs.h"
 #include "api/server/serving.h"
 #include "api/version.h"
 #include "tokenizer/chat_template/error.h"
@@ -77,6 +78,11 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   ho.max_body_bytes = cfg_.max_body_bytes;
   ho.request_timeout_s = cfg_.request_timeout_s;
   ho.allowed_origins = cfg_.allowed_origins;
+  ho.allowed_methods = cfg_.allowed_methods;
+  ho.allowed_headers = cfg_.allowed_headers;
+  ho.allow_credentials = cfg_.allow_credentials;
+  ho.tls_key_pem = cfg_.tls_key_pem;
+  ho.tls_cert_pem = cfg_.tls_cert_pem;
   http_ =
       std::make_unique<http::Server>(ho, [](int status, const std::string& msg,
                                             http::Response& res) { send_error(res, status, msg); });
@@ -111,19 +117,6 @@ bool OpenAIServer::authorized(const http::Request& req, http::Response& res) con
   return false;
 }
 
-// Tokenizes a prompt, refusing one longer than the context as soon as that is certain: the
-// work is bounded by max_model_len, not by the text (an 8 MB prompt is refused unread).
-std::vector<int32_t> OpenAIServer::encode_prompt(const std::string& text, bool add_special,
-                                                 const char* field) const {
-  const int32_t max_len = engine_->config().max_model_len;
-  std::vector<int32_t> ids;
-  if (!llm_.tokenizer().encode_bounded(text, add_special, static_cast<size_t>(max_len), ids))
-    throw bad_request(std::string("The prompt is too long: more than ") + std::to_string(max_len) +
-                          " tokens, the maximum model length is " + std::to_string(max_len),
-                      field);
-  return ids;
-}
-
 void OpenAIServer::check_model(const std::optional<std::string>& model) const {
   if (!model) return;
   for (const auto& n : names_)
@@ -131,42 +124,62 @@ void OpenAIServer::check_model(const std::optional<std::string>& model) const {
   throw ApiError(404, "The model `" + *model + "` does not exist.", "model");
 }
 
+void OpenAIServer::log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
+                               size_t n_prompt_tokens) const {
+  if (cfg_.debug_log && !r.ignored_fields.empty()) {
+    std::string names;
+    for (const auto& f : r.ignored_fields) names += (names.empty() ? "" : ", ") + f;
+    std::fprintf(stderr, "DEBUG vllm.cpp: %s request: fields ignored (unknown): %s\n", kind,
+                 names.c_str());
+  }
+  if (!cfg_.log_requests) return;
+  const auto& s = r.sampling;
+  std::fprintf(stderr,
+               "INFO vllm.cpp: %s request: %zu prompt(s), %zu prompt tokens, n=%d, "
+               "max_tokens=%s, temperature=%g, top_p=%g, top_k=%d, stream=%d, priority=%lld\n",
+               kind, n_prompts, n_prompt_tokens, r.n,
+               s.max_tokens ? std::to_string(*s.max_tokens).c_str() : "auto", s.temperature,
+               s.top_p, s.top_k, r.stream, static_cast<long long>(r.priority));
+}
+
 void OpenAIServer::handle_generate(const http::Request& req, http::Response& res, bool chat) {
   const ojson body = parse_body(req.body);
-  const tok::Tokenizer& tk = llm_.tokenizer();
-  std::vector<std::vector<int32_t>> prompts;
-  std::vector<std::string> echo;
+  InputOptions io;
+  io.max_model_len = engine_->config().max_model_len;
+  io.trust_request_chat_template = cfg_.trust_request_chat_template;
   std::shared_ptr<Generation> gen;
   bool stream = false;
+  auto count = [](const PreparedInputs& in) {
+    size_t n = 0;
+    for (const auto& p : in.prompts) n += p.ids.size();
+    return n;
+  };
+  auto check_priority = [this](const GenerationRequest& r) {
+    if (r.priority != 0 &&
+        engine_->config().scheduling_policy != engine::SchedulingPolicy::kPriority)
+      throw bad_request("Got priority " + std::to_string(r.priority) +
+                            " but priority scheduling is not enabled (start the server with "
+                            "--scheduling-policy priority)",
+                        "priority");
+  };
   if (chat) {
-    ChatRequest r = parse_chat_request(body);
+    ChatRequest r = parse_chat_request(body, cfg_.parse);
     check_model(r.model);
-    const std::string prompt = llm_.apply_chat_template(
-        r.messages, r.tools, r.add_generation_prompt, r.chat_template_kwargs);
-    // The template already holds the special tokens (vLLM: add_special_tokens=False).
-    prompts.push_back(encode_prompt(prompt, /*add_special=*/false, "messages"));
+    check_priority(r);
+    PreparedInputs in = prepare_chat(llm_, r, io);
+    log_request("chat", r, in.prompts.size(), count(in));
     stream = r.stream;
-    gen = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(prompts), {}, r.logprobs);
+    gen = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
+                            std::move(in.options));
   } else {
-    CompletionRequest r = parse_completion_request(body);
+    CompletionRequest r = parse_completion_request(body, cfg_.parse);
     check_model(r.model);
-    for (const auto& t : r.prompt_texts) {
-      prompts.push_back(encode_prompt(t, /*add_special=*/true, "prompt"));
-      if (r.echo) echo.push_back(t);
-    }
-    for (auto& ids : r.prompt_ids) {
-      if (r.echo) {
-        try {
-          echo.push_back(tk.decode(ids, false));
-        } catch (const std::exception& e) {
-          throw bad_request(std::string("prompt: ") + e.what(), "prompt");
-        }
-      }
-      prompts.push_back(std::move(ids));
-    }
+    check_priority(r);
+    PreparedInputs in = prepare_completion(llm_, r, io);
+    log_request("completion", r, in.prompts.size(), count(in));
     stream = r.stream;
-    gen = Generation::start(*ctx_, Generation::Kind::kCompletion, r, std::move(prompts),
-                            std::move(echo), false);
+    gen = Generation::start(*ctx_, Generation::Kind::kCompletion, r, std::move(in.prompts),
+                            std::move(in.options));
   }
   if (!stream) {
     // The client may hang up while its requests run; then they are aborted, not finished.
@@ -192,7 +205,8 @@ void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res
                          : llm_.apply_chat_template(r.messages, ojson(), r.add_generation_prompt,
                                                     r.chat_template_kwargs);
   const std::vector<int32_t> ids =
-      encode_prompt(text, r.add_special_tokens, r.prompt ? "prompt" : "messages");
+      encode_prompt(llm_, text, r.add_special_tokens, engine_->config().max_model_len,
+                    r.prompt ? "prompt" : "messages");
   json out = {{"count", ids.size()},
               {"max_model_len", engine_->config().max_model_len},
               {"tokens", ids},
@@ -210,7 +224,7 @@ void OpenAIServer::handle_detokenize(const http::Request& req, http::Response& r
   check_model(r.model);
   std::string text;
   try {
-    text = llm_.tokenizer().decode(r.tokens, false);
+    text = llm_.decode(r.tokens, false);
   } catch (const std::exception& e) {
     throw bad_request(e.what(), "tokens");
   }

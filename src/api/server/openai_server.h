@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "api/server/protocol.h"
 #include "engine/async_engine.h"
 
 namespace vllm::api::http {
@@ -35,7 +36,19 @@ struct ServerConfig {
   size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
   int request_timeout_s = 30;                   // a whole request must arrive within this
   int64_t max_waiting_requests = 1024;          // beyond this, 503
-  std::vector<std::string> allowed_origins;     // CORS; empty: none
+  // CORS (vLLM's defaults: any origin, method and header, no credentials); empty origins: no
+  // CORS headers at all.
+  std::vector<std::string> allowed_origins = {"*"};
+  std::vector<std::string> allowed_methods = {"*"};
+  std::vector<std::string> allowed_headers = {"*"};
+  bool allow_credentials = false;
+  // TLS: PEM text of the key and certificate (both or neither).
+  std::string tls_key_pem, tls_cert_pem;
+  // Request parsing: --max-logprobs and the generation_config.json defaults.
+  ParseOptions parse;
+  bool trust_request_chat_template = false;  // a request may bring its own chat_template
+  bool log_requests = false;                 // --enable-log-requests: one line per request
+  bool debug_log = false;                    // debug lines (ignored request fields, ...)
 };
 
 class OpenAIServer {
@@ -59,9 +72,9 @@ class OpenAIServer {
   void install_routes();
   bool authorized(const http::Request& req, http::Response& res) const;
   void check_model(const std::optional<std::string>& model) const;
-  std::vector<int32_t> encode_prompt(const std::string& text, bool add_special,
-                                     const char* field) const;
   void handle_generate(const http::Request& req, http::Response& res, bool chat);
+  void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
+                   size_t n_prompt_tokens) const;
   void handle_tokenize(const http::Request& req, http::Response& res);
   void handle_detokenize(const http::Request& req, http::Response& res);
 

@@ -1,121 +1,115 @@
-// Strict field-by-field parsing of OpenAI request bodies.
+// Strict field-by-field parsing of /v1/completions and /v1/chat/completions bodies. Every
+// field of vLLM's protocol is read here: honoured fields land in SamplingParams or the
+// request's serving options; fields this engine does not implement are refused (a 400 naming
+// them) unless they hold their default; structured-output fields go to
+// structured_outputs.cpp.
 #include "api/server/protocol.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <stdexcept>
 
+#include "api/server/protocol_fields.h"
+#include "api/server/structured_outputs.h"
+
 namespace vllm::api {
+
+using detail::Fields;
+using detail::wrong_type;
+
 namespace {
 
-const char* type_name(const ojson& v) {
-  switch (v.type()) {
-    case ojson::value_t::null:
-      return "null";
-    case ojson::value_t::boolean:
-      return "boolean";
-    case ojson::value_t::string:
-      return "string";
-    case ojson::value_t::array:
-      return "array";
-    case ojson::value_t::object:
-      return "object";
-    case ojson::value_t::number_float:
-      return "number";
-    default:
-      return "integer";
-  }
-}
-
-[[noreturn]] void wrong_type(const std::string& field, const char* want, const ojson& v) {
-  throw bad_request(field + ": expected " + want + ", got " + type_name(v), field);
-}
-
-// A field reader over one object that remembers which keys it consumed.
-class Fields {
- public:
-  explicit Fields(const ojson& obj, const char* what) : obj_(obj) {
-    if (!obj.is_object())
-      throw bad_request(std::string("the request body must be a JSON object (") + what + ")");
-  }
-
-  // nullptr when absent or null (null means "default" in OpenAI's API).
-  const ojson* get(const std::string& k) {
-    seen_.insert(k);
-    auto it = obj_.find(k);
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  bool has(const std::string& k) {
-    seen_.insert(k);
-    return obj_.contains(k);
-  }
-
-  std::optional<bool> boolean(const std::string& k) {
-    const ojson* v = get(k);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) wrong_type(k, "a boolean", *v);
-    return v->get<bool>();
-  }
-  std::optional<int64_t> integer(const std::string& k,
-                                 int64_t lo = std::numeric_limits<int64_t>::min(),
-                                 int64_t hi = std::numeric_limits<int64_t>::max()) {
-    const ojson* v = get(k);
-    if (!v) return std::nullopt;
-    int64_t x;
-    if (v->is_number_integer()) {
-      if (v->is_number_unsigned() &&
-          v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-        throw bad_request(k + ": integer out of range", k);
-      x = v->get<int64_t>();
-    } else if (v->is_number_float()) {
-      // Pydantic accepts 5.0 for an int field, not 5.5.
-      const double d = v->get<double>();
-      if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e18)
-        throw bad_request(k + ": expected an integer, got " + v->dump(), k);
-      x = static_cast<int64_t>(d);
-    } else {
-      wrong_type(k, "an integer", *v);
-    }
-    if (x < lo || x > hi)
-      throw bad_request(k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                            "], got " + std::to_string(x),
-                        k);
-    return x;
-  }
-  std::optional<double> number(const std::string& k) {
-    const ojson* v = get(k);
-    if (!v) return std::nullopt;
-    if (!v->is_number()) wrong_type(k, "a number", *v);
-    const double d = v->get<double>();
-    // 1e400 parses as infinity: out of range for every field.
-    if (!std::isfinite(d)) throw bad_request(k + ": number out of range", k);
-    return d;
-  }
-  std::optional<std::string> string(const std::string& k) {
-    const ojson* v = get(k);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) wrong_type(k, "a string", *v);
-    return v->get<std::string>();
-  }
-
-  std::vector<std::string> unknown() const {
-    std::vector<std::string> out;
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!seen_.count(it.key())) out.push_back(it.key());
-    return out;
-  }
-
- private:
-  const ojson& obj_;
-  std::set<std::string> seen_;
-};
+constexpr int64_t kI32 = std::numeric_limits<int32_t>::max();
 
 float as_float(double d) { return static_cast<float>(d); }
 
-void parse_common(Fields& f, GenerationRequest& r, bool chat) {
+[[noreturn]] void unsupported(const std::string& field, const std::string& why) {
+  throw bad_request(field + " is not supported by this server: " + why, field);
+}
+
+// vLLM fields this engine does not implement: accepted only while they hold their default.
+void refuse_unimplemented(Fields& f, bool chat) {
+  if (auto v = f.boolean("use_beam_search"); v && *v)
+    unsupported("use_beam_search", "beam search is not implemented");
+  if (auto v = f.number("length_penalty"); v && *v != 1.0)
+    unsupported("length_penalty", "it only applies to beam search, which is not implemented");
+  if (auto v = f.boolean("watermarking"); v && *v)
+    unsupported("watermarking", "output watermarking is not implemented");
+  auto refuse_set = [&](const char* k, const char* why) {
+    const ojson* v = f.get(k);
+    if (v && !((v->is_object() || v->is_array()) && v->empty())) unsupported(k, why);
+  };
+  refuse_set("logits_processors", "custom logits processors cannot be loaded");
+  refuse_set("logprob_token_ids", "logprobs of chosen token ids are not implemented");
+  refuse_set("kv_transfer_params", "there is no KV transfer (disaggregated serving)");
+  refuse_set("ec_transfer_params", "there is no encoder-cache transfer");
+  refuse_set("vllm_xargs", "there are no extensions to pass arguments to");
+  refuse_set("repetition_detection", "repetition detection is not implemented");
+  refuse_set("cache_salt",
+             "prefix-cache salting is not implemented (start the server with "
+             "--no-enable-prefix-caching to isolate users)");
+  if (auto v = f.integer("thinking_token_budget"); v && *v != -1)
+    unsupported("thinking_token_budget", "thinking budgets are not implemented");
+  if (auto v = f.integer("stream_interval"); v && *v != 1)
+    unsupported("stream_interval", "every token is streamed as it comes");
+  if (auto v = f.integer("routed_experts_prompt_start"); v && *v != 0)
+    unsupported("routed_experts_prompt_start", "routed experts are not returned");
+  if (chat) {
+    refuse_set("mm_processor_kwargs", "there is no multimodal input");
+    refuse_set("media_io_kwargs", "there is no multimodal input");
+  } else {
+    refuse_set("prompt_embeds", "prompts are token ids or text only");
+    if (auto v = f.string("suffix"); v && !v->empty())
+      unsupported("suffix", "fill-in-the-middle is not implemented");
+  }
+  // Accepted without effect, as in vLLM: `user` and `session_id` only identify the caller;
+  // spaces_between_special_tokens does nothing for fast (tokenizer.json) tokenizers;
+  // return_token_offsets / return_mm_kwargs only apply to the /render endpoints.
+  for (const char* k : {"user", "session_id", "spaces_between_special_tokens",
+                        "return_token_offsets", "return_mm_kwargs", "parallel_tool_calls"})
+    f.mark(k);
+  for (const std::string& k : structured_output_fields()) f.mark(k);
+}
+
+// The n-th logprobs count against --max-logprobs (-1: the whole vocabulary).
+void check_logprobs(const char* field, int64_t v, const ParseOptions& opts) {
+  if (v < -1) throw bad_request(std::string(field) + " must be a non-negative value or -1", field);
+  if (opts.max_logprobs >= 0 && (v == -1 || v > opts.max_logprobs))
+    throw bad_request(std::string(field) + ": requested " +
+                          (v == -1 ? std::string("the whole vocabulary") : std::to_string(v)) +
+                          ", which is greater than max allowed: " +
+                          std::to_string(opts.max_logprobs) + " (--max-logprobs)",
+                      field);
+}
+
+void parse_logit_bias(Fields& f, engine::SamplingParams& s) {
+  const ojson* v = f.get("logit_bias");
+  if (!v) return;
+  if (!v->is_object()) wrong_type("logit_bias", "an object of token id -> bias", *v);
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    const std::string& key = it.key();
+    size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(key, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != key.size() || key.empty() || id < 0 || id > kI32)
+      throw bad_request("logit_bias: key '" + key + "' is not a token id (an integer string)",
+                        "logit_bias");
+    if (!it->is_number()) wrong_type("logit_bias", "numbers as values", *it);
+    const double b = it->get<double>();
+    if (!std::isfinite(b) || b < -100.0 || b > 100.0)
+      throw bad_request(
+          "logit_bias: the bias of token " + key + " must be in [-100, 100], got " + it->dump(),
+          "logit_bias");
+    s.logit_bias.emplace_back(static_cast<int32_t>(id), as_float(b));
+  }
+}
+
+void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions& opts) {
   r.model = f.string("model");
   auto& s = r.sampling;
   if (auto v = f.integer("n", 1, kMaxN)) r.n = static_cast<int32_t>(*v);
@@ -127,25 +121,31 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat) {
     if (auto v = o.boolean("include_usage")) r.include_usage = *v;
     if (auto v = o.boolean("continuous_usage_stats")) r.continuous_usage_stats = *v;
   }
-  // max_tokens is capped to int32 here; the engine then checks it against max_model_len.
-  constexpr int64_t kI32 = std::numeric_limits<int32_t>::max();
-  std::optional<int64_t> mt;
-  if (chat) mt = f.integer("max_completion_tokens", 1, kI32);
-  if (auto v = f.integer("max_tokens", 1, kI32); v && !mt) mt = v;
-  if (mt)
-    s.max_tokens = static_cast<int32_t>(*mt);
-  else if (chat)
-    s.max_tokens = std::nullopt;  // chat default: whatever fits in max_model_len
-  else
-    s.max_tokens = 16;
   if (auto v = f.integer("min_tokens", 0, kI32)) s.min_tokens = static_cast<int32_t>(*v);
-  if (auto v = f.number("temperature")) s.temperature = as_float(*v);
-  if (auto v = f.number("top_p")) s.top_p = as_float(*v);
-  if (auto v = f.integer("top_k", -1, kI32)) s.top_k = static_cast<int32_t>(*v);
-  if (auto v = f.number("min_p")) s.min_p = as_float(*v);
+  // Request value, else the model's generation_config.json default, else OpenAI's.
+  const GenerationDefaults& d = opts.defaults;
+  if (auto v = f.number("temperature"))
+    s.temperature = as_float(*v);
+  else if (d.temperature)
+    s.temperature = *d.temperature;
+  if (auto v = f.number("top_p"))
+    s.top_p = as_float(*v);
+  else if (d.top_p)
+    s.top_p = *d.top_p;
+  if (auto v = f.integer("top_k", -1, kI32))
+    s.top_k = static_cast<int32_t>(*v);
+  else if (d.top_k)
+    s.top_k = *d.top_k;
+  if (auto v = f.number("min_p"))
+    s.min_p = as_float(*v);
+  else if (d.min_p)
+    s.min_p = *d.min_p;
+  if (auto v = f.number("repetition_penalty"))
+    s.repetition_penalty = as_float(*v);
+  else if (d.repetition_penalty)
+    s.repetition_penalty = *d.repetition_penalty;
   if (auto v = f.number("presence_penalty")) s.presence_penalty = as_float(*v);
   if (auto v = f.number("frequency_penalty")) s.frequency_penalty = as_float(*v);
-  if (auto v = f.number("repetition_penalty")) s.repetition_penalty = as_float(*v);
   if (auto v = f.integer("seed")) s.seed = static_cast<uint64_t>(*v);
   if (const ojson* v = f.get("stop")) {
     if (v->is_string()) {
@@ -159,192 +159,85 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat) {
       wrong_type("stop", "a string or a list of strings", *v);
     }
   }
-  if (const ojson* v = f.get("stop_token_ids")) {
-    if (!v->is_array()) wrong_type("stop_token_ids", "a list of integers", *v);
-    for (const auto& e : *v) {
-      if (!e.is_number_integer()) wrong_type("stop_token_ids", "a list of integers", *v);
-      const int64_t id = e.get<int64_t>();
-      if (id < 0 || id > std::numeric_limits<int32_t>::max())
-        throw bad_request("stop_token_ids: " + std::to_string(id) + " is not a token id",
-                          "stop_token_ids");
-      s.stop_token_ids.push_back(static_cast<int32_t>(id));
-    }
-  }
+  if (auto v = f.token_ids("stop_token_ids")) s.stop_token_ids = *v;
   if (auto v = f.boolean("ignore_eos")) s.ignore_eos = *v;
   if (auto v = f.boolean("skip_special_tokens")) s.skip_special_tokens = *v;
   if (auto v = f.boolean("include_stop_str_in_output")) s.include_stop_str_in_output = *v;
-  f.string("user");  // accepted and unused, like vLLM
-  if (const ojson* v = f.get("response_format")) {
-    Fields rf(*v, "response_format");
-    const auto t = rf.string("type");
-    if (t && *t != "text")
-      throw bad_request("response_format type '" + *t + "' is not supported by this server",
-                        "response_format");
+
+  // Logits processors.
+  parse_logit_bias(f, s);
+  if (auto v = f.token_ids("allowed_token_ids")) {
+    if (v->empty()) throw bad_request("allowed_token_ids must not be empty", "allowed_token_ids");
+    s.allowed_token_ids = *v;
   }
+  if (auto v = f.strings("bad_words")) {
+    for (const std::string& w : *v)
+      if (w.find_first_not_of(" \t\n\r") == std::string::npos)
+        throw bad_request("bad_words must not contain empty words", "bad_words");
+    r.bad_words = *v;
+  }
+
+  if (auto v = f.integer("prompt_logprobs")) {
+    check_logprobs("prompt_logprobs", *v, opts);
+    if (r.stream)
+      throw bad_request("`prompt_logprobs` are not available when `stream=True`.",
+                        "prompt_logprobs");
+    s.prompt_logprobs = static_cast<int32_t>(*v);
+  }
+
+  // Prompt handling.
+  r.add_special_tokens = f.boolean("add_special_tokens");
+  if (auto v = f.integer("truncate_prompt_tokens", -1)) {
+    if (*v == 0)
+      throw bad_request("truncate_prompt_tokens must be -1 (max_model_len) or at least 1",
+                        "truncate_prompt_tokens");
+    r.truncate_prompt_tokens = *v;
+  }
+  if (auto v = f.string("truncation_side")) {
+    if (*v != "left" && *v != "right")
+      throw bad_request("truncation_side must be 'left' or 'right'", "truncation_side");
+    r.truncate_left = *v == "left";
+  }
+  if (auto v = f.boolean("echo")) r.echo = *v;
+  if (auto v = f.boolean("return_token_ids")) r.return_token_ids = *v;
+  if (auto v = f.boolean("return_tokens_as_token_ids")) r.return_tokens_as_token_ids = *v;
+  r.request_id = f.string("request_id");
+  if (auto v = f.integer("priority")) r.priority = *v;
+  refuse_unimplemented(f, chat);
 }
 
-void validate_sampling(GenerationRequest& r) {
+void validate_sampling(GenerationRequest& r, const ParseOptions& opts) {
+  // generation_config.json's max_new_tokens caps what a request may ask for (vLLM takes the
+  // smallest of the request's max_tokens, this default and what fits the context).
+  if (const auto& cap = opts.defaults.max_new_tokens; cap && *cap > 0)
+    r.sampling.max_tokens = std::min(r.sampling.max_tokens.value_or(*cap), *cap);
   r.sampling.n = r.n;
   try {
     r.sampling.validate();
   } catch (const std::invalid_argument& e) {
-    throw bad_request(e.what());
+    // The messages start with the field's name ("top_p must be in (0, 1]").
+    std::string msg = e.what();
+    throw bad_request(msg, msg.substr(0, msg.find(' ')));
   }
   r.sampling.n = 1;  // the server fans n out into n engine requests
 }
 
-std::vector<int32_t> token_list(const ojson& v, const std::string& field) {
-  std::vector<int32_t> ids;
-  for (const auto& e : v) {
-    if (!e.is_number_integer()) wrong_type(field, "a list of token ids", e);
-    const int64_t id = e.get<int64_t>();
-    if (id < 0 || id > std::numeric_limits<int32_t>::max())
-      throw bad_request(field + ": " + std::to_string(id) + " is not a token id", field);
-    ids.push_back(static_cast<int32_t>(id));
-  }
-  return ids;
-}
-
-// OpenAI content: a string, null, or a list of parts of which we take the text ones (joined
-// with newlines, as vLLM does for string-content templates).
-ojson flatten_content(const ojson& c, size_t i) {
-  const std::string field = "messages[" + std::to_string(i) + "].content";
-  if (c.is_null() || c.is_string()) return c;
-  if (!c.is_array()) wrong_type(field, "a string or a list of content parts", c);
-  std::string text;
-  bool first = true;
-  for (const auto& part : c) {
-    Fields p(part, "content part");
-    const auto type = p.string("type");
-    if (!type) throw bad_request(field + ": each content part needs a 'type'", field);
-    if (*type != "text")
-      throw bad_request(field + ": content part type '" + *type + "' is not supported", field);
-    const auto t = p.string("text");
-    if (!t) throw bad_request(field + ": a text part needs 'text'", field);
-    if (!first) text += "\n";
-    text += *t;
-    first = false;
-  }
-  return text;
-}
-
-ojson parse_messages(const ojson& m) {
-  if (!m.is_array()) wrong_type("messages", "a list of messages", m);
-  if (m.empty()) throw bad_request("messages must contain at least one message", "messages");
-  ojson out = ojson::array();
-  for (size_t i = 0; i < m.size(); ++i) {
-    const ojson& msg = m[i];
-    const std::string field = "messages[" + std::to_string(i) + "]";
-    if (!msg.is_object()) wrong_type(field, "an object", msg);
-    auto role = msg.find("role");
-    if (role == msg.end() || !role->is_string())
-      throw bad_request(field + ".role must be a string", field + ".role");
-    const std::string r = role->get<std::string>();
-    static const std::set<std::string> kRoles = {"system", "user",      "assistant",
-                                                 "tool",   "developer", "function"};
-    if (!kRoles.count(r)) throw bad_request(field + ".role '" + r + "' is not valid", field);
-    ojson copy = msg;  // keep every key (tool_calls, name, ...) in order for the template
-    auto c = msg.find("content");
-    copy["content"] = c == msg.end() ? ojson() : flatten_content(*c, i);
-    out.push_back(std::move(copy));
-  }
-  return out;
-}
-
-ojson parse_kwargs(Fields& f) {
-  const ojson* k = f.get("chat_template_kwargs");
-  if (!k) return ojson::object();
-  if (!k->is_object()) wrong_type("chat_template_kwargs", "an object", *k);
-  return *k;
-}
-
 }  // namespace
 
-namespace {
-
-// Re-reads a body the parser refused for a number overflow and returns the object member the
-// offending number belongs to ("" at top level). Only runs on that error path.
-std::string field_of_bad_number(const std::string& body) {
-  struct Sax {
-    std::vector<std::string> keys;
-    std::string found;
-    bool null() { return true; }
-    bool boolean(bool) { return true; }
-    bool number_integer(int64_t) { return true; }
-    bool number_unsigned(uint64_t) { return true; }
-    bool number_float(double, const std::string&) { return true; }
-    bool string(std::string&) { return true; }
-    bool binary(std::vector<uint8_t>&) { return true; }
-    bool start_object(size_t) {
-      keys.emplace_back();
-      return true;
-    }
-    bool key(std::string& k) {
-      keys.back() = k;
-      return true;
-    }
-    bool end_object() {
-      keys.pop_back();
-      return true;
-    }
-    bool start_array(size_t) { return true; }
-    bool end_array() { return true; }
-    bool parse_error(size_t, const std::string&, const nlohmann::json::exception&) {
-      for (auto it = keys.rbegin(); it != keys.rend() && found.empty(); ++it) found = *it;
-      return false;
-    }
-  } sax;
-  ojson::sax_parse(body, &sax);
-  return sax.found;
-}
-
-}  // namespace
-
-size_t json_depth(std::string_view text) {
-  size_t depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-ojson parse_body(const std::string& body) {
-  // Deep nesting is refused before parsing: copies and conversions of JSON values recurse,
-  // and a 40 KB body can nest 20,000 levels.
-  if (json_depth(body) > kMaxJsonDepth)
-    throw bad_request("JSON nesting depth exceeds the limit of " + std::to_string(kMaxJsonDepth));
-  try {
-    return ojson::parse(body);
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number beyond double's range (1e400): name the member it was the value of.
-    const std::string field = field_of_bad_number(body);
-    throw bad_request((field.empty() ? std::string("a number") : field) + ": number out of range",
-                      field);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string msg = e.what();
-    if (msg.size() > 300) msg.resize(300);
-    throw bad_request("Invalid JSON in request body: " + msg);
-  }
-}
-
-CompletionRequest parse_completion_request(const ojson& body) {
+CompletionRequest parse_completion_request(const ojson& body, const ParseOptions& opts) {
+  refuse_structured_outputs(body, false);
   Fields f(body, "completion request");
   CompletionRequest r;
-  parse_common(f, r, false);
+  parse_common(f, r, false, opts);
+  // max_tokens: 0 is allowed with echo (the prompt only), as in vLLM.
+  if (auto v = f.integer("max_tokens", 0, kI32)) {
+    if (*v == 0 && !r.echo)
+      throw bad_request("max_tokens must be at least 1, got 0 (0 needs echo)", "max_tokens");
+    r.echo_only = *v == 0;
+    r.sampling.max_tokens = r.echo_only ? 1 : static_cast<int32_t>(*v);
+  } else {
+    r.sampling.max_tokens = 16;
+  }
   const ojson* p = f.get("prompt");
   if (!p) throw bad_request("prompt is required", "prompt");
   if (p->is_string()) {
@@ -359,85 +252,90 @@ CompletionRequest parse_completion_request(const ojson& body) {
     } else if ((*p)[0].is_array()) {
       for (const auto& e : *p) {
         if (!e.is_array()) wrong_type("prompt", "a list of token-id lists", e);
-        r.prompt_ids.push_back(token_list(e, "prompt"));
+        std::vector<int32_t> ids;
+        for (const auto& t : e) ids.push_back(detail::token_id(t, "prompt"));
+        r.prompt_ids.push_back(std::move(ids));
       }
     } else {
-      r.prompt_ids.push_back(token_list(*p, "prompt"));
+      std::vector<int32_t> ids;
+      for (const auto& t : *p) ids.push_back(detail::token_id(t, "prompt"));
+      r.prompt_ids.push_back(std::move(ids));
     }
   } else {
     wrong_type("prompt", "a string, a list of strings or token ids", *p);
   }
-  if (auto v = f.integer("logprobs", 0, kMaxLogprobs))
+  if (auto v = f.integer("logprobs")) {
+    check_logprobs("logprobs", *v, opts);
     r.sampling.logprobs = static_cast<int32_t>(*v);
-  if (auto v = f.boolean("echo")) r.echo = *v;
-  if (r.echo && r.sampling.logprobs)
-    throw bad_request("echo together with logprobs (prompt logprobs) is not supported", "echo");
-  if (auto v = f.string("suffix"); v && !v->empty())
-    throw bad_request("suffix is not supported", "suffix");
+  }
+  // echo + logprobs: the prompt's own logprobs come first (what lm-evaluation-harness reads).
+  if (r.echo && !r.sampling.prompt_logprobs && r.sampling.logprobs)
+    r.sampling.prompt_logprobs = r.sampling.logprobs;
   if (auto v = f.integer("best_of"); v && *v != r.n)
-    throw bad_request("best_of must equal n (beam search is not supported)", "best_of");
-  validate_sampling(r);
+    unsupported("best_of", "best_of must equal n (it needs beam search or ranking)");
+  validate_sampling(r, opts);
   r.ignored_fields = f.unknown();
   return r;
 }
 
-ChatRequest parse_chat_request(const ojson& body) {
+ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
+  refuse_structured_outputs(body, true);
   Fields f(body, "chat completion request");
   ChatRequest r;
-  parse_common(f, r, true);
+  parse_common(f, r, true, opts);
+  std::optional<int64_t> mt = f.integer("max_completion_tokens", 1, kI32);
+  if (auto v = f.integer("max_tokens", 1, kI32); v && !mt) mt = v;
+  // Chat default: whatever fits in max_model_len.
+  r.sampling.max_tokens =
+      mt ? std::optional<int32_t>(static_cast<int32_t>(*mt)) : std::optional<int32_t>();
   const ojson* m = f.get("messages");
   if (!m) throw bad_request("messages is required", "messages");
-  r.messages = parse_messages(*m);
+  r.messages = detail::parse_messages(*m);
   if (const ojson* t = f.get("tools")) {
     if (!t->is_array()) wrong_type("tools", "a list of tools", *t);
     if (!t->empty()) r.tools = *t;
   }
-  if (const ojson* tc = f.get("tool_choice")) {
-    if (!(tc->is_string() && (*tc == "none" || *tc == "auto")))
-      throw bad_request("only tool_choice 'none' or 'auto' is supported", "tool_choice");
+  r.chat_template_kwargs = detail::parse_kwargs(f);
+  r.chat_template = f.string("chat_template");
+  if (const ojson* d = f.get("documents")) {
+    if (!d->is_array()) wrong_type("documents", "a list of objects", *d);
+    if (!r.chat_template_kwargs.contains("documents")) r.chat_template_kwargs["documents"] = *d;
   }
-  f.boolean("parallel_tool_calls");
-  r.chat_template_kwargs = parse_kwargs(f);
-  if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;
+  if (auto e = f.string("reasoning_effort")) {
+    static const std::vector<std::string> kEfforts = {"none", "minimal", "low", "medium",
+                                                      "high", "xhigh",   "max"};
+    if (std::find(kEfforts.begin(), kEfforts.end(), *e) == kEfforts.end())
+      throw bad_request("reasoning_effort '" + *e +
+                            "' is not one of none, minimal, low, "
+                            "medium, high, xhigh, max",
+                        "reasoning_effort");
+    // As vLLM: the template sees it, and models that gate thinking on enable_thinking get it.
+    r.chat_template_kwargs["reasoning_effort"] = *e;
+    if (!r.chat_template_kwargs.contains("enable_thinking"))
+      r.chat_template_kwargs["enable_thinking"] = *e != "none";
+  }
+  if (auto v = f.boolean("include_reasoning")) r.include_reasoning = *v;
+  const std::optional<bool> agp = f.boolean("add_generation_prompt");
+  if (auto v = f.boolean("continue_final_message")) r.continue_final_message = *v;
+  if (r.continue_final_message && agp.value_or(false))
+    throw bad_request(
+        "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+        "continue_final_message");
+  r.add_generation_prompt = r.continue_final_message ? false : agp.value_or(true);
   if (auto v = f.boolean("logprobs")) r.logprobs = *v;
-  if (auto v = f.integer("top_logprobs", 0, kMaxLogprobs)) {
+  if (auto v = f.integer("top_logprobs")) {
+    check_logprobs("top_logprobs", *v, opts);
     r.top_logprobs = static_cast<int32_t>(*v);
     if (!r.logprobs && *v > 0)
       throw bad_request("top_logprobs requires logprobs to be true", "top_logprobs");
   }
   if (r.logprobs) r.sampling.logprobs = r.top_logprobs;
-  validate_sampling(r);
+  // As vLLM: chat echo also returns the prompt's logprobs (top_logprobs of them).
+  if (r.echo && !r.sampling.prompt_logprobs && !r.stream)
+    r.sampling.prompt_logprobs = r.top_logprobs;
+  if (auto v = f.boolean("return_prompt_text")) r.return_prompt_text = *v;
+  validate_sampling(r, opts);
   r.ignored_fields = f.unknown();
-  return r;
-}
-
-TokenizeRequest parse_tokenize_request(const ojson& body) {
-  Fields f(body, "tokenize request");
-  TokenizeRequest r;
-  r.model = f.string("model");
-  r.prompt = f.string("prompt");
-  if (const ojson* m = f.get("messages")) r.messages = parse_messages(*m);
-  if (r.prompt && !r.messages.is_null())
-    throw bad_request("give either prompt or messages, not both");
-  if (!r.prompt && r.messages.is_null())
-    throw bad_request("prompt (or messages) is required", "prompt");
-  r.chat_template_kwargs = parse_kwargs(f);
-  if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;
-  // vLLM's default: special tokens for a plain prompt, none for chat (the template has them).
-  r.add_special_tokens = r.messages.is_null();
-  if (auto v = f.boolean("add_special_tokens")) r.add_special_tokens = *v;
-  if (auto v = f.boolean("return_token_strs")) r.return_token_strs = *v;
-  return r;
-}
-
-DetokenizeRequest parse_detokenize_request(const ojson& body) {
-  Fields f(body, "detokenize request");
-  DetokenizeRequest r;
-  r.model = f.string("model");
-  const ojson* t = f.get("tokens");
-  if (!t) throw bad_request("tokens is required", "tokens");
-  if (!t->is_array()) wrong_type("tokens", "a list of token ids", *t);
-  r.tokens = token_list(*t, "tokens");
   return r;
 }
 

@@ -1,6 +1,9 @@
 // OpenAI protocol requests: strict parsing of /v1/completions and /v1/chat/completions bodies
-// into engine SamplingParams. Wrong types and out-of-range values throw ApiError (400) naming
-// the field; unknown fields are ignored (reported in `ignored_fields`), as vLLM does.
+// into engine SamplingParams and the serving options around them. Every field of vLLM's
+// CompletionRequest / ChatCompletionRequest is either honoured or refused with a 400 naming it
+// (docs/SERVING.md lists which); wrong types and out-of-range values are 400s naming the field.
+// Fields no version of vLLM knows are ignored, as OpenAI does, and reported in
+// `ignored_fields` for a debug log line.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/generation_config.h"
 #include "api/server/api_error.h"
 #include "engine/sampling_params.h"
 
@@ -17,10 +21,17 @@ namespace vllm::api {
 
 using ojson = nlohmann::ordered_json;
 
-// The most top-n logprobs a request may ask for (vLLM's default max_logprobs).
-inline constexpr int kMaxLogprobs = 20;
 // The most choices one request may fan out to.
 inline constexpr int kMaxN = 128;
+
+// What the server tells the parsers: its limits and its default sampling parameters.
+struct ParseOptions {
+  // --max-logprobs: the most logprobs / top_logprobs / prompt_logprobs (-1: no limit).
+  int32_t max_logprobs = 20;
+  // generation_config.json's defaults (--generation-config) for fields a request leaves
+  // unset; max_new_tokens caps max_tokens.
+  GenerationDefaults defaults;
+};
 
 // Fields shared by both endpoints.
 struct GenerationRequest {
@@ -30,6 +41,20 @@ struct GenerationRequest {
   bool include_usage = false;
   bool continuous_usage_stats = false;
   engine::SamplingParams sampling;
+  // bad_words as given; the server tokenizes them into sampling.bad_words_token_ids.
+  std::vector<std::string> bad_words;
+  // Prompt handling.
+  std::optional<bool> add_special_tokens;         // default: completions true, chat false
+  std::optional<int64_t> truncate_prompt_tokens;  // keep this many (-1: max_model_len)
+  bool truncate_left = true;                      // truncation_side "left" (vLLM's default)
+  // Echo: completions prepend the prompt (and its logprobs); chat prepends the last message
+  // when it has the response's role.
+  bool echo = false;
+  // Output options.
+  bool return_token_ids = false;
+  bool return_tokens_as_token_ids = false;
+  std::optional<std::string> request_id;
+  int64_t priority = 0;
   std::vector<std::string> ignored_fields;
 };
 
@@ -37,21 +62,26 @@ struct CompletionRequest : GenerationRequest {
   // Exactly one of these is filled: text prompts, or token-id prompts.
   std::vector<std::string> prompt_texts;
   std::vector<std::vector<int32_t>> prompt_ids;
-  bool echo = false;
+  // echo with max_tokens 0: the prompt (and its logprobs) only; the engine still runs one step.
+  bool echo_only = false;
 };
 
 struct ChatRequest : GenerationRequest {
   ojson messages;  // validated: a non-empty array of {role, content}; content flattened to text
   ojson tools;     // null when absent
   ojson chat_template_kwargs = ojson::object();
+  std::optional<std::string> chat_template;  // request-level template (needs the server's trust)
   bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  bool include_reasoning = true;
+  bool return_prompt_text = false;  // the rendered prompt goes back in the response
   bool logprobs = false;
   int32_t top_logprobs = 0;
 };
 
-// Both throw ApiError(400) on malformed bodies.
-CompletionRequest parse_completion_request(const ojson& body);
-ChatRequest parse_chat_request(const ojson& body);
+// Both throw ApiError(400) on malformed bodies and on fields this server does not implement.
+CompletionRequest parse_completion_request(const ojson& body, const ParseOptions& opts = {});
+ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts = {});
 
 // POST /tokenize: {"prompt": str, "add_special_tokens": bool} or {"messages": [...], ...}.
 struct TokenizeRequest {

@@ -1,34 +1,111 @@
-// `vllm serve MODEL`: the OpenAI-compatible HTTP server. Flags follow Python vLLM's names.
-// This lives in libvllm_server.so with the HTTP stack (libmicrohttpd, which pulls in GnuTLS,
-// and prometheus-cpp); the `vllm` program loads it only for `serve`, so `generate` and
-// `bench` neither map nor initialize those libraries.
+// `vllm serve MODEL`: the OpenAI-compatible HTTP server. Flags follow Python vLLM's names
+// (docs/SERVING.md lists them with what each does here). This lives in libvllm_server.so with
+// the HTTP stack (libmicrohttpd, which pulls in GnuTLS, and prometheus-cpp); the `vllm` program
+// loads it only for `serve`, so `generate` and `bench` neither map nor initialize those
+// libraries.
 #include <pthread.h>
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "api/cli/engine_flags.h"
+#include "api/generation_config.h"
 #include "api/llm.h"
+#include "api/model_resolver.h"
 #include "api/server/openai_server.h"
 #include "api/server/serve_main.h"
 
 namespace vllm::api {
 namespace {
 
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(std::string(flag) + ": cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// vLLM's --allowed-origins / --allowed-methods / --allowed-headers take a JSON list; a bare
+// word is taken as a one-element list.
+std::vector<std::string> json_list(const std::string& v, const char* flag) {
+  if (v.empty() || v[0] != '[') return {v};
+  try {
+    return nlohmann::json::parse(v).get<std::vector<std::string>>();
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(flag) + ": expected a JSON list of strings, got " + v);
+  }
+}
+
+// vLLM's rule: an existing file is read; text with template syntax or newlines is the
+// template itself; anything else that looks like a path is an error.
+std::string load_chat_template(const std::string& v) {
+  if (fs::is_regular_file(v)) return read_file(v, "--chat-template");
+  if (v.find_first_of("{}\n") != std::string::npos) return v;
+  throw std::invalid_argument("--chat-template: the supplied chat template string (" + v +
+                              ") appears path-like, but doesn't exist!");
+}
+
 int serve_main(int argc, char** argv) {
   CLI::App app{"vllm serve: OpenAI-compatible HTTP server"};
-  std::string model;
+  // As argparse: a flag given twice takes its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string model_pos, model_opt, gguf, revision = "main", tokenizer, chat_template;
+  std::string generation_config = "auto", override_generation_config, log_level = "info";
+  std::string origins = "[\"*\"]", methods = "[\"*\"]", headers = "[\"*\"]";
+  std::string ssl_keyfile, ssl_certfile, ssl_ca_certs;
+  int ssl_cert_reqs = 0;
+  bool enable_log_requests = false, disable_log_requests = false, disable_log_stats = false;
   api::ServerConfig sc;
   cli::EngineFlags flags;
-  app.add_option("model", model, "model folder or .gguf file")->required();
-  app.add_option("--host", sc.host, "address to listen on");
+  app.add_option("model_tag", model_pos,
+                 "model: a folder, a .gguf file, ORG/NAME from the Hugging Face cache, or "
+                 "ORG/NAME:QUANT for one of its GGUF files");
+  app.add_option("--model", model_opt, "the model (instead of the positional argument)");
+  app.add_option("--gguf", gguf, "the GGUF file inside the --model folder (or repo) to load");
+  app.add_option("--revision", revision, "branch, tag or commit of a Hugging Face cache model");
+  app.add_option("--tokenizer", tokenizer,
+                 "folder (or cached repo) with tokenizer.json to use instead of the model's");
+  app.add_option("--host", sc.host, "address to listen on (default 127.0.0.1)");
   app.add_option("--port", sc.port, "port to listen on (0: any free port)");
   app.add_option("--served-model-name", sc.served_model_names,
-                 "model name(s) in the API (default: the model path)");
-  app.add_option("--api-key", sc.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+                 "model name(s) in the API (default: the model as given)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--api-key", sc.api_key,
+                 "require 'Authorization: Bearer KEY' (default: $VLLM_API_KEY)");
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split <think> reasoning out of chat output ('qwen3')");
+  app.add_option("--chat-template", chat_template,
+                 "chat template: a file, or the template text itself");
+  app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
+               "let requests bring their own chat_template");
+  app.add_option("--generation-config", generation_config,
+                 "sampling defaults: auto (the model's generation_config.json), vllm (none), "
+                 "or a folder holding generation_config.json");
+  app.add_option("--override-generation-config", override_generation_config,
+                 "JSON object of sampling defaults over the generation config");
+  app.add_option("--allowed-origins", origins, "CORS: JSON list of allowed origins");
+  app.add_option("--allowed-methods", methods, "CORS: JSON list of allowed methods");
+  app.add_option("--allowed-headers", headers, "CORS: JSON list of allowed headers");
+  app.add_flag("--allow-credentials", sc.allow_credentials, "CORS: allow credentials");
+  app.add_option("--ssl-keyfile", ssl_keyfile, "TLS private key (PEM file)");
+  app.add_option("--ssl-certfile", ssl_certfile, "TLS certificate (PEM file)");
+  app.add_option("--ssl-ca-certs", ssl_ca_certs, "not supported (client certificates)");
+  app.add_option("--ssl-cert-reqs", ssl_cert_reqs, "not supported (client certificates)");
+  app.add_flag("--enable-log-requests", enable_log_requests, "log one line per request");
+  app.add_flag("--disable-log-requests", disable_log_requests, "do not log requests (the default)");
+  app.add_flag("--disable-log-stats", disable_log_stats,
+               "accepted (no periodic stats are logged; see /metrics)");
+  app.add_option("--uvicorn-log-level", log_level,
+                 "server log level; debug also logs request fields that were ignored")
+      ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
   flags.add(app);
   app.add_option("--max-waiting-requests", sc.max_waiting_requests,
                  "queued requests beyond which the server answers 503");
@@ -38,11 +115,66 @@ int serve_main(int argc, char** argv) {
                  "seconds a connection has to deliver a whole request (slow clients are cut)")
       ->check(CLI::Range(1, 3600));
   try {
+    cli::expand_short_aliases(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  const engine::EngineConfig ec = flags.resolve();
+  if (!model_pos.empty() && !model_opt.empty() && model_pos != model_opt)
+    throw std::invalid_argument("two models given: '" + model_pos + "' and --model '" + model_opt +
+                                "'");
+  const std::string model = model_pos.empty() ? model_opt : model_pos;
+  if (model.empty())
+    throw std::invalid_argument("no model: vllm serve MODEL (or --model MODEL); run with --help");
+  engine::EngineConfig ec = flags.resolve();
+  // vLLM's default --gpu-memory-utilization 0.9, when the KV cache is not sized otherwise.
+  if (!ec.num_gpu_blocks && flags.kv_cache_memory <= 0 && !ec.gpu_memory_utilization)
+    ec.gpu_memory_utilization = 0.9;
+  if (sc.api_key.empty())
+    if (const char* k = std::getenv("VLLM_API_KEY")) sc.api_key = k;
+  sc.allowed_origins = json_list(origins, "--allowed-origins");
+  sc.allowed_methods = json_list(methods, "--allowed-methods");
+  sc.allowed_headers = json_list(headers, "--allowed-headers");
+  if (!ssl_ca_certs.empty() || ssl_cert_reqs != 0)
+    throw std::invalid_argument(
+        "--ssl-ca-certs / --ssl-cert-reqs: client certificate verification is not supported");
+  if (ssl_keyfile.empty() != ssl_certfile.empty())
+    throw std::invalid_argument("--ssl-keyfile and --ssl-certfile go together");
+  if (!ssl_keyfile.empty()) {
+    sc.tls_key_pem = read_file(ssl_keyfile, "--ssl-keyfile");
+    sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
+  }
+  sc.log_requests = enable_log_requests && !disable_log_requests;
+  if (disable_log_stats)
+    cli::warn(
+        "--disable-log-stats is accepted but has no effect: no periodic stats are logged "
+        "(see /metrics)");
+  const char* env_level = std::getenv("VLLM_LOGGING_LEVEL");
+  sc.debug_log = log_level == "debug" || log_level == "trace" ||
+                 (env_level && std::string(env_level) == "DEBUG");
+  sc.parse.max_logprobs = ec.max_logprobs;
+
+  const ResolvedModel rm = resolve_model(model, revision, gguf);
+  LLM::LoadOptions lo;
+  if (!tokenizer.empty()) lo.tokenizer = resolve_model(tokenizer, revision).folder;
+  std::string chat_template_text;
+  if (!chat_template.empty()) chat_template_text = load_chat_template(chat_template);
+  GenerationDefaults defaults = load_generation_defaults(
+      generation_config, generation_config == "auto" ? rm.folder : rm.path);
+  if (generation_config == "auto" && !fs::is_directory(rm.path) &&
+      !fs::exists(fs::path(rm.folder) / "generation_config.json"))
+    defaults.source = "none: a GGUF file carries no generation_config.json (vLLM's defaults)";
+  if (!override_generation_config.empty()) {
+    try {
+      defaults.merge(nlohmann::json::parse(override_generation_config),
+                     "--override-generation-config");
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(std::string("--override-generation-config: not JSON (") +
+                                  e.what() + ")");
+    }
+  }
+  sc.parse.defaults = defaults;
+  if (sc.served_model_names.empty()) sc.served_model_names.push_back(model);
 
   // Signals go to one waiting thread (blocked everywhere else, set before any thread starts);
   // a write to a hung-up client must fail, not kill the process.
@@ -53,7 +185,8 @@ int serve_main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  auto llm = api::LLM::load(model, ec);
+  auto llm = api::LLM::load(rm.path, ec, lo);
+  if (!chat_template_text.empty()) llm->set_chat_template(chat_template_text);
   api::OpenAIServer server(*llm, sc);
   if (!server.bind()) return 1;
   std::thread sig([&] {
@@ -64,8 +197,27 @@ int serve_main(int argc, char** argv) {
   });
   sig.detach();
   const auto& cfg = llm->engine().config();
-  std::printf("vllm.cpp serving %s on http://%s:%d (max_model_len=%d, kv blocks=%lld x %d)\n",
-              server.model_name().c_str(), sc.host.c_str(), server.port(), cfg.max_model_len,
+  if (defaults.empty())
+    std::printf("vllm.cpp generation config: %s\n", defaults.source.c_str());
+  else
+    std::printf(
+        "vllm.cpp: default sampling parameters have been overridden by the model's generation "
+        "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
+        defaults.source.c_str(), defaults.to_json().dump().c_str());
+  std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
+  std::printf("vllm.cpp KV cache: %lld blocks x %d tokens (%.2f GiB%s)\n",
+              static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
+              double(cfg.num_gpu_blocks.value_or(0)) *
+                  double(llm->model().kv_bytes_per_block(cfg.block_size, cfg.kv_cache_dtype)) /
+                  double(1 << 30),
+              cfg.gpu_memory_utilization
+                  ? (", " + std::to_string(*cfg.gpu_memory_utilization).substr(0, 4) +
+                     " of the available memory; --gpu-memory-utilization / --kv-cache-memory")
+                        .c_str()
+                  : "");
+  std::printf("vllm.cpp serving %s on %s://%s:%d (max_model_len=%d, kv blocks=%lld x %d)\n",
+              server.model_name().c_str(), sc.tls_key_pem.empty() ? "http" : "https",
+              sc.host.c_str(), server.port(), cfg.max_model_len,
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);
   std::fflush(stdout);
   server.serve();

@@ -21,15 +21,6 @@ json stop_reason_json(const std::variant<std::monostate, int32_t, std::string>& 
   return nullptr;
 }
 
-// JSON has no -inf; vLLM reports such logprobs as -9999.0.
-double finite_logprob(float lp) { return std::isfinite(lp) ? lp : -9999.0; }
-
-json byte_list(const std::string& s) {
-  json b = json::array();
-  for (unsigned char c : s) b.push_back(static_cast<int>(c));
-  return b;
-}
-
 std::string sse(const json& j) {
   return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
 }
@@ -46,40 +37,45 @@ std::string random_id(const std::string& prefix) {
 }
 
 Generation::Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req,
-                       bool chat_logprobs)
+                       GenerationOptions opts)
     : ctx_(ctx),
       kind_(kind),
-      id_(random_id(kind == Kind::kChat ? "chatcmpl-" : "cmpl-")),
+      id_(req.request_id ? (kind == Kind::kChat ? "chatcmpl-" : "cmpl-") + *req.request_id
+                         : random_id(kind == Kind::kChat ? "chatcmpl-" : "cmpl-")),
       created_(static_cast<int64_t>(std::time(nullptr))),
       include_usage_(req.include_usage),
       continuous_usage_(req.continuous_usage_stats),
-      chat_logprobs_(chat_logprobs),
       want_logprobs_(req.sampling.logprobs.has_value()),
+      want_prompt_logprobs_(req.sampling.prompt_logprobs.has_value()),
+      echo_(req.echo),
+      return_token_ids_(req.return_token_ids),
+      tokens_as_ids_(req.return_tokens_as_token_ids),
+      opts_(std::move(opts)),
+      n_(req.n),
       last_write_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
                                               const GenerationRequest& req,
-                                              std::vector<std::vector<int32_t>> prompts,
-                                              std::vector<std::string> echo_texts,
-                                              bool chat_logprobs) {
-  auto g = std::shared_ptr<Generation>(new Generation(ctx, kind, req, chat_logprobs));
-  g->echo_ = std::move(echo_texts);
+                                              std::vector<PromptInput> prompts,
+                                              GenerationOptions opts) {
+  auto g = std::shared_ptr<Generation>(new Generation(ctx, kind, req, std::move(opts)));
+  g->prompts_ = std::move(prompts);
   const engine::SamplingParams base = ctx.llm.with_model_stops(req.sampling);
-  g->choices_.resize(prompts.size() * static_cast<size_t>(req.n));
-  for (size_t p = 0; p < prompts.size(); ++p) {
-    g->prompt_tokens_ += static_cast<int64_t>(prompts[p].size());
+  g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
+  // Engine ids stay unique even when clients reuse a request_id.
+  const std::string engine_prefix = random_id("gen-");
+  for (size_t p = 0; p < g->prompts_.size(); ++p) {
+    g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
       c.prompt_index = static_cast<int>(p);
-      c.engine_id = g->id_ + "-" + std::to_string(c.index);
-      if (p < g->echo_.size()) c.text_offset = g->echo_[p].size();
+      c.engine_id = engine_prefix + "-" + std::to_string(c.index);
       engine::SamplingParams sp = base;
       // Children of one request get distinct, reproducible seeds (vLLM: seed + index).
       if (sp.seed && req.n > 1) sp.seed = *sp.seed + static_cast<uint64_t>(i);
-      std::vector<int32_t> ids = prompts[p];
       try {
-        c.stream = ctx.engine.add_request(c.engine_id, std::move(ids), sp);
+        c.stream = ctx.engine.add_request(c.engine_id, g->prompts_[p].ids, sp, req.priority);
       } catch (const engine::EngineOverloaded& e) {
         g->abort_all();
         throw ApiError(503, e.what());
@@ -107,9 +103,10 @@ void Generation::abort_all() {
     if (c.stream && !c.done && !c.stream->finished()) ctx_.engine.abort(c.engine_id);
 }
 
-std::string Generation::token_text(int32_t id) const {
+std::string Generation::label(int32_t id) const {
+  if (tokens_as_ids_) return "token_id:" + std::to_string(id);
   try {
-    return ctx_.llm.tokenizer().decode({id}, false);
+    return ctx_.llm.decode({id}, false);
   } catch (const std::exception&) {
     return "";
   }
@@ -119,7 +116,10 @@ void Generation::absorb(Choice& c, engine::RequestOutput& o) {
   c.text += o.text_delta;
   c.tokens.insert(c.tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
   c.logprobs.insert(c.logprobs.end(), o.logprobs.begin(), o.logprobs.end());
+  c.prompt_logprobs.insert(c.prompt_logprobs.end(), o.prompt_logprobs.begin(),
+                           o.prompt_logprobs.end());
   c.completion_tokens = std::max<int64_t>(c.completion_tokens, o.num_output_tokens);
+  c.cached_tokens = std::max<int64_t>(c.cached_tokens, o.num_cached_tokens);
   if (o.finished) {
     c.done = true;
     c.finish_reason = o.finish_reason;
@@ -129,52 +129,70 @@ void Generation::absorb(Choice& c, engine::RequestOutput& o) {
 }
 
 json Generation::usage() const {
-  int64_t completion = 0;
-  for (const Choice& c : choices_) completion += c.completion_tokens;
+  int64_t completion = 0, cached = 0;
+  for (const Choice& c : choices_) {
+    completion += c.completion_tokens;
+    // The prompt is counted once per prompt (as prompt_tokens is), from its first choice.
+    if (c.index % n_ == 0) cached += c.cached_tokens;
+  }
   return {{"prompt_tokens", prompt_tokens_},
           {"total_tokens", prompt_tokens_ + completion},
           {"completion_tokens", completion},
-          {"prompt_tokens_details", nullptr}};
+          {"prompt_tokens_details", {{"cached_tokens", cached}}}};
 }
 
-json Generation::completion_logprobs(Choice& c, const std::vector<engine::TokenLogprobs>& lps,
-                                     const std::vector<int32_t>& ids) {
-  json tokens = json::array(), token_lps = json::array(), tops = json::array(),
-       offsets = json::array();
-  for (size_t i = 0; i < lps.size(); ++i) {
-    const auto& lp = lps[i];
-    const int32_t id = lp.token_id >= 0 ? lp.token_id : (i < ids.size() ? ids[i] : -1);
-    const std::string t = token_text(id);
-    tokens.push_back(t);
-    token_lps.push_back(finite_logprob(lp.logprob));
-    json top = json::object();
-    for (const auto& [tid, tlp] : lp.top) top[token_text(tid)] = finite_logprob(tlp);
-    if (!top.contains(t)) top[t] = finite_logprob(lp.logprob);
-    tops.push_back(std::move(top));
-    offsets.push_back(c.text_offset);
-    c.text_offset += t.size();
-  }
-  return {{"text_offset", offsets},
-          {"token_logprobs", token_lps},
-          {"tokens", tokens},
-          {"top_logprobs", tops}};
+std::vector<LogprobEntry> Generation::echo_entries(const Choice& c) const {
+  std::vector<LogprobEntry> e;
+  const std::vector<int32_t>& ids = prompts_[c.prompt_index].ids;
+  for (size_t k = 0; k < ids.size(); ++k)
+    e.push_back(
+        {ids[k], k == 0 || k > c.prompt_logprobs.size() ? nullptr : &c.prompt_logprobs[k - 1]});
+  return e;
 }
 
-json Generation::chat_logprobs(const std::vector<engine::TokenLogprobs>& lps) {
-  json content = json::array();
-  for (const auto& lp : lps) {
-    const std::string t = token_text(lp.token_id);
-    json top = json::array();
-    for (const auto& [tid, tlp] : lp.top) {
-      const std::string tt = token_text(tid);
-      top.push_back({{"token", tt}, {"logprob", finite_logprob(tlp)}, {"bytes", byte_list(tt)}});
-    }
-    content.push_back({{"token", t},
-                       {"logprob", finite_logprob(lp.logprob)},
-                       {"bytes", byte_list(t)},
-                       {"top_logprobs", top}});
+json Generation::completion_choice(Choice& c) {
+  const PromptInput& p = prompts_[c.prompt_index];
+  const bool show_new = !opts_.echo_only;
+  json lp = nullptr;
+  if (want_logprobs_) {
+    std::vector<LogprobEntry> e;
+    if (echo_) e = echo_entries(c);
+    if (show_new)
+      for (size_t i = 0; i < c.logprobs.size(); ++i)
+        e.push_back({i < c.tokens.size() ? c.tokens[i] : c.logprobs[i].token_id, &c.logprobs[i]});
+    size_t offset = 0;
+    lp = completion_logprobs(e, offset, [this](int32_t id) { return label(id); });
   }
-  return {{"content", content}};
+  json choice = {{"index", c.index},
+                 {"text", (echo_ ? p.text : std::string()) + (show_new ? c.text : std::string())},
+                 {"logprobs", lp},
+                 {"finish_reason", c.finish_reason},
+                 {"stop_reason", c.stop_reason},
+                 {"prompt_logprobs",
+                  want_prompt_logprobs_
+                      ? prompt_logprobs(c.prompt_logprobs, [this](int32_t id) { return label(id); })
+                      : json(nullptr)}};
+  if (return_token_ids_) {
+    choice["prompt_token_ids"] = p.ids;
+    choice["token_ids"] = show_new ? c.tokens : std::vector<int32_t>{};
+  }
+  return choice;
+}
+
+json Generation::chat_message(const Choice& c) const {
+  json msg = {{"role", "assistant"}};
+  if (ctx_.qwen3_reasoning) {
+    ReasoningSplit s = split_reasoning(c.text);
+    msg["content"] = s.content || !opts_.chat_echo.empty()
+                         ? json(opts_.chat_echo + s.content.value_or(""))
+                         : json(nullptr);
+    msg["reasoning_content"] =
+        s.reasoning && opts_.include_reasoning ? json(*s.reasoning) : json(nullptr);
+  } else {
+    msg["content"] = opts_.chat_echo + c.text;
+  }
+  msg["tool_calls"] = json::array();
+  return msg;
 }
 
 json Generation::collect(const std::function<bool()>& client_gone) {
@@ -191,41 +209,35 @@ json Generation::collect(const std::function<bool()>& client_gone) {
     }
     if (!c.error.empty()) throw ApiError(500, c.error);
   }
+  const auto lbl = [this](int32_t id) { return label(id); };
   json choices = json::array();
   for (Choice& c : choices_) {
     if (kind_ == Kind::kCompletion) {
-      const std::string& echo =
-          c.prompt_index < static_cast<int>(echo_.size()) ? echo_[c.prompt_index] : std::string();
-      json lp = want_logprobs_ ? completion_logprobs(c, c.logprobs, c.tokens) : json(nullptr);
-      choices.push_back({{"index", c.index},
-                         {"text", echo + c.text},
-                         {"logprobs", lp},
-                         {"finish_reason", c.finish_reason},
-                         {"stop_reason", c.stop_reason},
-                         {"prompt_logprobs", nullptr}});
-    } else {
-      json msg = {{"role", "assistant"}};
-      if (ctx_.qwen3_reasoning) {
-        ReasoningSplit s = split_reasoning(c.text);
-        msg["content"] = s.content ? json(*s.content) : json(nullptr);
-        msg["reasoning_content"] = s.reasoning ? json(*s.reasoning) : json(nullptr);
-      } else {
-        msg["content"] = c.text;
-      }
-      msg["tool_calls"] = json::array();
-      choices.push_back({{"index", c.index},
-                         {"message", msg},
-                         {"logprobs", chat_logprobs_ ? chat_logprobs(c.logprobs) : json(nullptr)},
-                         {"finish_reason", c.finish_reason},
-                         {"stop_reason", c.stop_reason}});
+      choices.push_back(completion_choice(c));
+      continue;
     }
+    json choice = {
+        {"index", c.index},
+        {"message", chat_message(c)},
+        {"logprobs", opts_.chat_logprobs ? chat_logprobs(c.logprobs, lbl) : json(nullptr)},
+        {"finish_reason", c.finish_reason},
+        {"stop_reason", c.stop_reason}};
+    if (return_token_ids_) choice["token_ids"] = c.tokens;
+    choices.push_back(std::move(choice));
   }
-  return {{"id", id_},
-          {"object", kind_ == Kind::kChat ? "chat.completion" : "text_completion"},
-          {"created", created_},
-          {"model", ctx_.model_name},
-          {"choices", choices},
-          {"usage", usage()}};
+  json out = {{"id", id_},
+              {"object", kind_ == Kind::kChat ? "chat.completion" : "text_completion"},
+              {"created", created_},
+              {"model", ctx_.model_name},
+              {"choices", choices},
+              {"usage", usage()}};
+  if (kind_ == Kind::kChat) {
+    out["prompt_logprobs"] =
+        want_prompt_logprobs_ ? prompt_logprobs(choices_[0].prompt_logprobs, lbl) : json(nullptr);
+    if (return_token_ids_) out["prompt_token_ids"] = prompts_[0].ids;
+    if (opts_.prompt_text) out["prompt_text"] = *opts_.prompt_text;
+  }
+  return out;
 }
 
 json Generation::chunk_header() const {
@@ -241,25 +253,48 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
   const std::vector<engine::TokenLogprobs> new_lps = o.logprobs;
   const std::string delta = o.text_delta;
   absorb(c, o);
+  const bool first = !c.sent_first;
+  c.sent_first = true;
+  const auto lbl = [this](int32_t id) { return label(id); };
   json choice = {{"index", c.index}};
   if (kind_ == Kind::kCompletion) {
-    std::string text = delta;
-    if (!c.sent_role) {  // first chunk of a completion carries the echoed prompt
-      if (c.prompt_index < static_cast<int>(echo_.size())) text = echo_[c.prompt_index] + text;
-      c.sent_role = true;
+    const bool show_new = !opts_.echo_only;
+    std::string text = show_new ? delta : std::string();
+    std::vector<LogprobEntry> entries;
+    // The first chunk of a completion carries the echoed prompt (and its logprobs).
+    if (first && echo_) {
+      text = prompts_[c.prompt_index].text + text;
+      if (want_logprobs_) entries = echo_entries(c);
     }
-    if (text.empty() && new_lps.empty() && !c.done) return ev;
+    if (want_logprobs_ && show_new)
+      for (size_t i = 0; i < new_lps.size(); ++i)
+        entries.push_back({i < new_ids.size() ? new_ids[i] : new_lps[i].token_id, &new_lps[i]});
+    // The first chunk also goes out empty when it must carry the prompt's ids.
+    if (text.empty() && entries.empty() && !c.done && !(first && return_token_ids_)) return ev;
     choice["text"] = text;
-    choice["logprobs"] = want_logprobs_ ? completion_logprobs(c, new_lps, new_ids) : json(nullptr);
+    choice["logprobs"] =
+        want_logprobs_ ? completion_logprobs(entries, c.text_offset, lbl) : json(nullptr);
+    if (return_token_ids_) {
+      if (first) choice["prompt_token_ids"] = prompts_[c.prompt_index].ids;
+      choice["token_ids"] = show_new ? new_ids : std::vector<int32_t>{};
+    }
   } else {
-    if (!c.sent_role) {
-      json first = chunk_header();
-      first["choices"] = json::array({{{"index", c.index},
-                                       {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                       {"logprobs", nullptr},
-                                       {"finish_reason", nullptr}}});
-      ev.push_back(sse(first));
-      c.sent_role = true;
+    if (first) {
+      json head = chunk_header();
+      head["choices"] = json::array({{{"index", c.index},
+                                      {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                      {"logprobs", nullptr},
+                                      {"finish_reason", nullptr}}});
+      if (return_token_ids_) head["prompt_token_ids"] = prompts_[c.prompt_index].ids;
+      ev.push_back(sse(head));
+      if (!opts_.chat_echo.empty()) {
+        json echo = chunk_header();
+        echo["choices"] = json::array({{{"index", c.index},
+                                        {"delta", {{"content", opts_.chat_echo}}},
+                                        {"logprobs", nullptr},
+                                        {"finish_reason", nullptr}}});
+        ev.push_back(sse(echo));
+      }
     }
     json d = json::object();
     if (ctx_.qwen3_reasoning) {
@@ -269,14 +304,15 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
         r += r2;
         t += t2;
       }
-      if (!r.empty()) d["reasoning_content"] = r;
+      if (!r.empty() && opts_.include_reasoning) d["reasoning_content"] = r;
       if (!t.empty()) d["content"] = t;
     } else if (!delta.empty()) {
       d["content"] = delta;
     }
     if (d.empty() && new_lps.empty() && !c.done) return ev;
     choice["delta"] = d;
-    choice["logprobs"] = chat_logprobs_ ? chat_logprobs(new_lps) : json(nullptr);
+    choice["logprobs"] = opts_.chat_logprobs ? chat_logprobs(new_lps, lbl) : json(nullptr);
+    if (return_token_ids_) choice["token_ids"] = new_ids;
   }
   choice["finish_reason"] = c.done ? json(c.finish_reason) : json(nullptr);
   if (c.done) choice["stop_reason"] = c.stop_reason;

@@ -1,6 +1,7 @@
 // Serving of /v1/completions and /v1/chat/completions on top of AsyncEngine: fans one request
 // out into prompts x n engine requests, waits for their admission (so validation errors become
-// a 400 before any byte is streamed), then builds either the whole response or its SSE chunks.
+// a 400 before any byte is streamed), then builds either the whole response or its SSE chunks:
+// echo (with the prompt's logprobs), prompt_logprobs, token ids, cached-token usage.
 #pragma once
 
 #include <chrono>
@@ -8,9 +9,11 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "api/server/logprobs_json.h"
 #include "api/server/protocol.h"
 #include "api/server/reasoning_parser.h"
 #include "engine/async_engine.h"
@@ -27,6 +30,22 @@ struct ServingContext {
   bool qwen3_reasoning = false;
 };
 
+// One prompt of a request, tokenized (and truncated) for the engine.
+struct PromptInput {
+  std::vector<int32_t> ids;
+  std::string text;  // what echo shows (completions)
+};
+
+// What a generation needs beyond the parsed request.
+struct GenerationOptions {
+  bool chat_logprobs = false;
+  bool echo_only = false;  // completions echo with max_tokens 0: the prompt, no new text
+  // Chat echo: the last message's content when it has the reply's role (prepended to it).
+  std::string chat_echo;
+  bool include_reasoning = true;
+  std::optional<std::string> prompt_text;  // chat return_prompt_text
+};
+
 // One HTTP request's generation: its engine requests and the state needed to answer.
 class Generation {
  public:
@@ -36,8 +55,8 @@ class Generation {
   // rejected request (prompt too long, bad token id, ...), 503 when the engine is overloaded.
   static std::shared_ptr<Generation> start(ServingContext& ctx, Kind kind,
                                            const GenerationRequest& req,
-                                           std::vector<std::vector<int32_t>> prompts,
-                                           std::vector<std::string> echo_texts, bool chat_logprobs);
+                                           std::vector<PromptInput> prompts,
+                                           GenerationOptions opts);
   ~Generation();  // aborts whatever is still running (client gone, server stopping)
 
   // Waits for every choice to finish; returns the OpenAI response object. `client_gone` is
@@ -60,24 +79,28 @@ class Generation {
     std::string text;
     std::vector<int32_t> tokens;
     std::vector<engine::TokenLogprobs> logprobs;
+    std::vector<engine::TokenLogprobs> prompt_logprobs;
     bool done = false;
     std::string finish_reason;
     nlohmann::json stop_reason;
     std::string error;
     int64_t completion_tokens = 0;
+    int64_t cached_tokens = 0;
     ReasoningStreamSplitter splitter;
-    bool sent_role = false;
-    size_t text_offset = 0;  // completions logprobs: where the next token's text starts
+    bool sent_first = false;  // the first chunk (role, echo, prompt ids) went out
+    size_t text_offset = 0;   // completions logprobs: where the next token's text starts
   };
 
-  Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, bool chat_logprobs);
+  Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, GenerationOptions opts);
   void absorb(Choice& c, engine::RequestOutput& o);
   nlohmann::json usage() const;
   nlohmann::json chunk_header() const;
-  nlohmann::json completion_logprobs(Choice& c, const std::vector<engine::TokenLogprobs>& lps,
-                                     const std::vector<int32_t>& ids);
-  nlohmann::json chat_logprobs(const std::vector<engine::TokenLogprobs>& lps);
-  std::string token_text(int32_t id) const;
+  std::string label(int32_t id) const;
+  // The completions logprobs entries of a choice: the echoed prompt (first = unscored), then
+  // the new tokens.
+  std::vector<LogprobEntry> echo_entries(const Choice& c) const;
+  nlohmann::json completion_choice(Choice& c);
+  nlohmann::json chat_message(const Choice& c) const;
   std::vector<std::string> stream_events(Choice& c, engine::RequestOutput& o);
 
   ServingContext& ctx_;
@@ -86,10 +109,15 @@ class Generation {
   int64_t created_;
   bool include_usage_ = false;
   bool continuous_usage_ = false;
-  bool chat_logprobs_ = false;
   bool want_logprobs_ = false;
+  bool want_prompt_logprobs_ = false;
+  bool echo_ = false;
+  bool return_token_ids_ = false;
+  bool tokens_as_ids_ = false;
+  GenerationOptions opts_;
   int64_t prompt_tokens_ = 0;
-  std::vector<std::string> echo_;
+  int n_ = 1;
+  std::vector<PromptInput> prompts_;
   std::vector<Choice> choices_;
   size_t next_poll_ = 0;
   bool finished_stream_ = false;

@@ -1,6 +1,7 @@
 // ModelRunner: persistent-batch update and ForwardBatch assembly.
 #include "engine/runner/model_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,7 +20,7 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
       token_ids_(max_num_batched_tokens),
       positions_(max_num_batched_tokens),
       seq_of_token_(max_num_batched_tokens),
-      logits_indices_(max_num_seqs),
+      logits_indices_(max_num_seqs + max_num_batched_tokens),
       slot_mapping_(max_num_batched_tokens) {
   out_.vocab_size = executor.vocab_size();
   const RuntimeEnv& env = RuntimeEnv::get();
@@ -96,6 +97,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   update_states(so);
   ++step_;
   out_.requests.clear();
+  out_.prompt_rows.clear();
   graph_ran_ = false;
   if (graph_ && is_decode_only(so) && graph_->handles(static_cast<int32_t>(so.scheduled.size()))) {
     rows_.clear();
@@ -126,6 +128,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   out_.argmax = nullptr;
   int64_t n_tok = 0;
   int64_t n_logits = 0;
+  prompt_indices_.clear();
   if (so.total_num_scheduled_tokens > static_cast<int64_t>(token_ids_.size()))
     throw std::logic_error("ModelRunner: more tokens than max_num_batched_tokens");
   for (const auto& s : so.scheduled) {
@@ -138,6 +141,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
     if (end > batch_.num_tokens(slot) ||
         (end + block_size_ - 1) / block_size_ > batch_.num_blocks(slot))
       throw std::logic_error("ModelRunner: scheduled tokens beyond the request's tokens/blocks");
+    const int64_t first_tok = n_tok;
     for (int64_t p = start; p < end; ++p, ++n_tok) {
       token_ids_[n_tok] = toks[p];
       positions_[n_tok] = static_cast<int32_t>(p);
@@ -145,11 +149,22 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
       slot_mapping_[n_tok] =
           static_cast<int64_t>(row[p / block_size_]) * block_size_ + p % block_size_;
     }
+    // Prompt positions not scored yet (a recomputed prefix after preemption was scored).
+    const int64_t lo = std::max(start, r->num_prompt_logprobs);
+    const int64_t hi = std::min(end, r->num_prompt_logprob_positions());
+    if (lo < hi) {
+      out_.prompt_rows.push_back(PromptLogitsRows{r, lo, hi - lo, nullptr});
+      for (int64_t p = lo; p < hi; ++p)
+        prompt_indices_.push_back(static_cast<int32_t>(first_tok + (p - start)));
+    }
     if (end == r->num_tokens()) {
       logits_indices_[n_logits++] = static_cast<int32_t>(n_tok - 1);
       out_.requests.push_back(r);
     }
   }
+  // Prompt-logprob rows follow the sampling rows.
+  const int64_t n_sample = n_logits;
+  for (int32_t idx : prompt_indices_) logits_indices_[n_logits++] = idx;
   vllm::model::ForwardBatch fb;
   fb.n_tok = n_tok;
   fb.token_ids = token_ids_.data();
@@ -173,6 +188,11 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
     ++forward_calls_;
   }
   out_.logits = logits_.data();
+  const float* rows = logits_.data() + static_cast<size_t>(n_sample) * out_.vocab_size;
+  for (PromptLogitsRows& pr : out_.prompt_rows) {
+    pr.logits = rows;
+    rows += static_cast<size_t>(pr.num_rows) * out_.vocab_size;
+  }
   if (observer_ && !out_.requests.empty()) observer_(out_.requests, out_.logits, out_.vocab_size);
   if (dump_top2_) dump_top2(out_.logits);
   return out_;

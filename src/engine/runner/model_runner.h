@@ -1,6 +1,7 @@
 // ModelRunner: turns a SchedulerOutput into one ForwardBatch over all scheduled tokens
 // (prefill chunks and decodes together), runs the ModelExecutor and hands back one logits row
-// per request whose chunk reached its last known token (partial prefill chunks get none).
+// per request whose chunk reached its last known token (partial prefill chunks get none), plus
+// the rows of the prompt positions whose logprobs a request asked for (prompt_logprobs).
 #pragma once
 
 #include <cstdint>
@@ -15,11 +16,20 @@
 
 namespace vllm::engine {
 
+// Logits of consecutive prompt positions of one request, for its prompt logprobs.
+struct PromptLogitsRows {
+  Request* request = nullptr;
+  int64_t first_position = 0;  // equals request->num_prompt_logprobs when produced
+  int64_t num_rows = 0;
+  const float* logits = nullptr;  // [num_rows][vocab_size]
+};
+
 struct RunnerOutput {
   std::vector<Request*> requests;   // requests to sample, in logits row order
   const float* logits = nullptr;    // [requests.size()][vocab_size]
   const int32_t* argmax = nullptr;  // per row, when the step computed it (decode graphs)
   int32_t vocab_size = 0;
+  std::vector<PromptLogitsRows> prompt_rows;
 };
 
 class ModelRunner {
@@ -55,7 +65,7 @@ class ModelRunner {
   int block_size_;
   InputBatch batch_;
   // Flat per-step arrays, sized once for the token budget.
-  std::vector<int32_t> token_ids_, positions_, seq_of_token_, logits_indices_;
+  std::vector<int32_t> token_ids_, positions_, seq_of_token_, logits_indices_, prompt_indices_;
   std::vector<int64_t> slot_mapping_;
   std::vector<float> logits_;
   RunnerOutput out_;

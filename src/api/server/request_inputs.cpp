@@ -1,0 +1,121 @@
+// Prompt preparation for the generation endpoints.
+#include "api/server/request_inputs.h"
+
+#include <memory>
+
+#include "api/llm.h"
+#include "tokenizer/chat_template/chat_template.h"
+
+namespace vllm::api {
+
+namespace {
+
+// truncate_prompt_tokens: keep the last (left truncation, vLLM's default) or first k tokens.
+// Returns whether anything was cut.
+bool truncate(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len) {
+  if (!r.truncate_prompt_tokens) return false;
+  const int64_t keep = *r.truncate_prompt_tokens < 0 ? max_model_len : *r.truncate_prompt_tokens;
+  if (keep > max_model_len)
+    throw bad_request("truncate_prompt_tokens value (" + std::to_string(keep) +
+                          ") is greater than max_model_len (" + std::to_string(max_model_len) +
+                          "). Please request a smaller truncation size.",
+                      "truncate_prompt_tokens");
+  if (static_cast<int64_t>(ids.size()) <= keep) return false;
+  if (r.truncate_left)
+    ids.erase(ids.begin(), ids.end() - keep);
+  else
+    ids.resize(static_cast<size_t>(keep));
+  return true;
+}
+
+// A prompt that will be truncated is tokenized whole (truncation needs its end); any other is
+// refused as soon as it passes max_model_len.
+std::vector<int32_t> encode(const LLM& llm, const std::string& text, bool special,
+                            const GenerationRequest& r, const InputOptions& opts,
+                            const char* field) {
+  if (r.truncate_prompt_tokens) return llm.tokenizer().encode(text, special);
+  return encode_prompt(llm, text, special, opts.max_model_len, field);
+}
+
+void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
+  if (!r.bad_words.empty()) r.sampling.bad_words_token_ids = llm.bad_words_token_ids(r.bad_words);
+}
+
+}  // namespace
+
+std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool add_special,
+                                   int32_t max_model_len, const char* field) {
+  std::vector<int32_t> ids;
+  if (!llm.tokenizer().encode_bounded(text, add_special, static_cast<size_t>(max_model_len), ids))
+    throw bad_request("The prompt is too long: more than " + std::to_string(max_model_len) +
+                          " tokens, the maximum model length is " + std::to_string(max_model_len),
+                      field);
+  return ids;
+}
+
+PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& opts) {
+  std::unique_ptr<tok::ChatTemplate> own;
+  if (r.chat_template) {
+    if (!opts.trust_request_chat_template)
+      throw bad_request(
+          "Chat template is passed with request, but --trust-request-chat-template is not set. "
+          "Refused request with untrusted chat template.",
+          "chat_template");
+    own = std::make_unique<tok::ChatTemplate>(*r.chat_template);
+  }
+  std::string prompt;
+  try {
+    prompt = llm.apply_chat_template(r.messages, r.tools, r.add_generation_prompt,
+                                     r.chat_template_kwargs, own.get(), r.continue_final_message);
+  } catch (const std::invalid_argument& e) {
+    throw bad_request(e.what(), "continue_final_message");
+  }
+  PreparedInputs in;
+  PromptInput p;
+  // The template already holds the special tokens (vLLM's default add_special_tokens=False).
+  p.ids = encode(llm, prompt, r.add_special_tokens.value_or(false), r, opts, "messages");
+  truncate(p.ids, r, opts.max_model_len);
+  in.prompts.push_back(std::move(p));
+  GenerationOptions& o = in.options;
+  o.chat_logprobs = r.logprobs;
+  o.include_reasoning = r.include_reasoning;
+  if (r.return_prompt_text) o.prompt_text = prompt;
+  // Echo: the last message is continued when it already has the reply's role.
+  if (r.echo) {
+    const ojson& last = r.messages.back();
+    if (last.value("role", "") == "assistant" && last["content"].is_string())
+      o.chat_echo = last["content"].get<std::string>();
+  }
+  tokenize_bad_words(llm, r);
+  return in;
+}
+
+PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const InputOptions& opts) {
+  PreparedInputs in;
+  const bool special = r.add_special_tokens.value_or(true);
+  for (const auto& t : r.prompt_texts) {
+    PromptInput p;
+    p.ids = encode(llm, t, special, r, opts, "prompt");
+    p.text = t;
+    if (truncate(p.ids, r, opts.max_model_len) && r.echo) p.text = llm.decode(p.ids, false);
+    in.prompts.push_back(std::move(p));
+  }
+  for (auto& ids : r.prompt_ids) {
+    PromptInput p;
+    p.ids = std::move(ids);
+    truncate(p.ids, r, opts.max_model_len);
+    if (r.echo) {
+      try {
+        p.text = llm.decode(p.ids, false);
+      } catch (const std::exception& e) {
+        throw bad_request(std::string("prompt: ") + e.what(), "prompt");
+      }
+    }
+    in.prompts.push_back(std::move(p));
+  }
+  in.options.echo_only = r.echo_only;
+  tokenize_bad_words(llm, r);
+  return in;
+}
+
+}  // namespace vllm::api

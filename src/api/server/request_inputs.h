@@ -1,0 +1,37 @@
+// From a parsed request to what the engine runs: the chat template (the server's, or a trusted
+// request's own; continue_final_message), tokenization with or without special tokens,
+// truncate_prompt_tokens, bad_words as token ids, and the echo text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/server/protocol.h"
+#include "api/server/serving.h"
+
+namespace vllm::api {
+
+class LLM;
+
+struct InputOptions {
+  int32_t max_model_len = 0;
+  // --trust-request-chat-template: a request may bring its own chat_template.
+  bool trust_request_chat_template = false;
+};
+
+struct PreparedInputs {
+  std::vector<PromptInput> prompts;
+  GenerationOptions options;
+};
+
+// Tokenizes a prompt, refusing one longer than max_model_len as soon as that is certain: the
+// work is bounded by the context, not by the text (an 8 MB prompt is refused unread).
+std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool add_special,
+                                   int32_t max_model_len, const char* field);
+
+// Both throw ApiError(400) naming the field at fault; they also fill req.sampling's
+// bad_words_token_ids.
+PreparedInputs prepare_chat(const LLM& llm, ChatRequest& req, const InputOptions& opts);
+PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& req, const InputOptions& opts);
+
+}  // namespace vllm::api
