@@ -45,8 +45,7 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
       reject("gpu_memory_utilization must be in (0, 1], got " + std::to_string(u));
     const int64_t avail = available_memory_bytes();
     if (avail <= 0) reject("gpu_memory_utilization: cannot read MemAvailable from /proc/meminfo");
-    const int64_t per_block =
-        executor.kv_bytes_per_block(config_.block_size, kv_dtype);
+    const int64_t per_block = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
     const int64_t useful = per_block * cdiv(config_.max_model_len, config_.block_size) *
                            static_cast<int64_t>(config_.max_num_seqs);
     config_.kv_cache_memory_bytes = std::min(static_cast<int64_t>(u * double(avail)), useful);

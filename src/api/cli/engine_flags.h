@@ -65,7 +65,8 @@ struct EngineFlags {
         app.add_option("--kv-cache-dtype", kv_cache_dtype,
                        "KV cache element type: auto (bfloat16 for bf16 checkpoints, float16 "
                        "otherwise), bfloat16, float16 or float32")
-            ->check(CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
+            ->check(
+                CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
@@ -130,11 +131,12 @@ struct EngineFlags {
     // cache's type where --kv-cache-dtype does not (vLLM's cache follows the model dtype).
     if (dtype != "auto" && (!kv_dtype_opt || kv_dtype_opt->count() == 0)) {
       c.kv_cache_dtype = dtype == "float32" || dtype == "float" ? vt::DType::F32
-                         : dtype == "bfloat16" ? vt::DType::BF16
-                                               : vt::DType::F16;
+                         : dtype == "bfloat16"                  ? vt::DType::BF16
+                                                                : vt::DType::F16;
       warn("--dtype " + dtype +
            ": activations stay float32 on the CPU backend and weights keep their stored type; "
-           "the KV cache is stored in " + dtype);
+           "the KV cache is stored in " +
+           dtype);
     }
     for (const auto& [flag, n] :
          {std::pair<const char*, int>{"--tensor-parallel-size", tensor_parallel},
