@@ -1,7 +1,8 @@
 // The batch-invariance gate on the GPU: a request's logits (hence greedy ids) are
 // bit-identical whether it runs alone, prefilled in one piece, or prefilled in chunks mixed
 // with other requests' prefills and decodes and then decoded among 7 others, eagerly or
-// through captured graphs. SmolLM2-135M Q4_1 (fp16 KV) and the tiny bf16 Qwen3 (bf16 KV).
+// through captured graphs. SmolLM2-135M Q4_1 (fp16 KV), the tiny bf16 Qwen3 (bf16 KV) and
+// the synthetic mixed-quantization Llama GGUF (harness.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -153,6 +154,9 @@ void expect_invariant(const std::string& path) {
 }
 
 TEST(CudaBatchInvariance, SmolLM2AloneEqualsAmongOthers) { expect_invariant(default_gguf()); }
+TEST(CudaBatchInvariance, SyntheticMixedQuantsAloneEqualsAmongOthers) {
+  expect_invariant(synthetic_gguf());
+}
 TEST(CudaBatchInvariance, TinyQwen3Bf16AloneEqualsAmongOthers) {
   expect_invariant(tiny_models_dir() + "/qwen3");
 }

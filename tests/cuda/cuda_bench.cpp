@@ -44,7 +44,9 @@ Result run(const vllm::model::CausalLM& m, int B, int in_len, int out_len, bool 
   for (int b = 0; b < B; ++b) {
     ss.push_back(seqs.add());
     std::vector<int32_t> p;
-    for (int i = 0; i < in_len; ++i) p.push_back(100 + (b * 7919 + i * 104729) % 30000);
+    for (int i = 0; i < in_len; ++i)
+      p.push_back(static_cast<int32_t>(100 + (b * 7919 + i * 104729) %
+                                                 (std::min<int64_t>(V, 30000) - 100)));
     tok[b] = host_argmax(seqs.prefill(ss[b], p).data(), V);
   }
   std::unique_ptr<GraphDecoder> dec;

@@ -3,8 +3,8 @@
 // KV block boundaries at block size 16), at batch 1, 3 and 8 with requests joining and
 // leaving, with forced re-capture every 8 replays, and in strict mode with zero
 // host-to-device copies in steady state. Mutation checks: each switch that breaks a
-// mechanism turns the gate red. Models: SmolLM2-135M Q4_1 (fp16 KV) and the tiny bf16 Qwen3
-// (bf16 KV).
+// mechanism turns the gate red. Models: SmolLM2-135M Q4_1 (fp16 KV), the tiny bf16 Qwen3
+// (bf16 KV) and a synthetic Llama GGUF with every quantized type (harness.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -35,7 +35,9 @@ const CausalLM& model(const std::string& which) {
   static std::map<std::string, std::unique_ptr<CausalLM>> cache;
   auto it = cache.find(which);
   if (it != cache.end()) return *it->second;
-  const std::string path = which == "smollm2" ? default_gguf() : tiny_models_dir() + "/" + which;
+  const std::string path = which == "smollm2"     ? default_gguf()
+                           : which == "synthetic" ? synthetic_gguf()
+                                                  : tiny_models_dir() + "/" + which;
   if (!std::filesystem::exists(path))
     throw std::runtime_error(path +
                              " missing: run scripts/fetch_models.sh and "
@@ -48,7 +50,7 @@ Trace run(const std::string& which, const std::vector<Job>& jobs, bool graph,
   Trace tr;
   const CausalLM& m = model(which);
   const int64_t V = m.config().vocab_size;
-  const int32_t vocab_ids = static_cast<int32_t>(std::min<int64_t>(V, 30000));
+  const int32_t vocab_ids = static_cast<int32_t>(std::min<int64_t>(V, 30000) - 100);
   vt::cuda::CudaBackend be;
   vt::cuda::CudaModelExecutor ex(m, be);
   ex.init_kv_cache(256, 16, ex.default_kv_cache_dtype());
@@ -161,18 +163,24 @@ TEST(CudaGraphGate, Batch1MatchesEager) { expect_identical("smollm2", kBatch1); 
 TEST(CudaGraphGate, Batch3JoinLeaveMatchesEager) { expect_identical("smollm2", kBatch3); }
 TEST(CudaGraphGate, Batch8JoinLeaveMatchesEager) { expect_identical("smollm2", kBatch8); }
 TEST(CudaGraphGate, Bf16TinyQwen3Batch8MatchesEager) { expect_identical("qwen3", kBatch8); }
+TEST(CudaGraphGate, SyntheticMixedQuantsBatch8MatchesEager) {
+  expect_identical("synthetic", kBatch8);
+}
 
 TEST(CudaGraphGate, ForcedRecaptureEvery8MatchesEager) {
   GraphOptions g;
   g.recapture_every = 8;
   expect_identical("smollm2", kBatch3, g);
+  expect_identical("synthetic", kBatch3, g);
 }
 
-TEST(CudaGraphGate, StrictModeSteadyStateHasNoHostToDeviceCopies) {
+class CudaGraphStrict : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaGraphStrict, SteadyStateHasNoHostToDeviceCopies) {
   GraphOptions g;
   g.strict = true;
-  const Trace eager = run("smollm2", kBatch1, false);
-  const Trace graph = run("smollm2", kBatch1, true, g);
+  const Trace eager = run(GetParam(), kBatch1, false);
+  const Trace graph = run(GetParam(), kBatch1, true, g);
   ASSERT_EQ(graph.error, "");
   EXPECT_EQ(differences(eager, graph), 0);
   // 170 steps cross 10 block boundaries (a block write, or a re-seed after a width change);
@@ -188,10 +196,13 @@ TEST(CudaGraphGate, StrictModeSteadyStateHasNoHostToDeviceCopies) {
               (long long)graph.xfer.strict_h2d_before_replays);
 }
 
-// Mutation checks: a gate that cannot fail is not a gate.
+INSTANTIATE_TEST_SUITE_P(Models, CudaGraphStrict, ::testing::Values("smollm2", "synthetic"));
+
+// Mutation checks: a gate that cannot fail is not a gate. On the synthetic model, which is
+// always there.
 bool gate_fails(GraphOptions g) {
-  const Trace eager = run("smollm2", kBatch3, false);
-  const Trace graph = run("smollm2", kBatch3, true, g);
+  const Trace eager = run("synthetic", kBatch3, false);
+  const Trace graph = run("synthetic", kBatch3, true, g);
   if (!graph.error.empty()) std::printf("mutated run refused: %s\n", graph.error.c_str());
   return !graph.error.empty() || differences(eager, graph) > 0;
 }

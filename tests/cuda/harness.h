@@ -27,6 +27,10 @@ namespace vllm::cuda_testing {
 std::string default_gguf();
 std::string tiny_models_dir();
 std::string golden_dir();
+// A small random-weight Llama GGUF written on first use (no network, no Python): 4 layers,
+// hidden 256, 8 heads / 2 KV heads, SmolLM2's layout (tied Q8_0 embedding, interleaved RoPE)
+// with every quantized type the CUDA kernels read (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K).
+std::string synthetic_gguf();
 
 // FNV-1a over the bits of n floats.
 uint64_t hash_bits(const float* x, int64_t n);
