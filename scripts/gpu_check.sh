@@ -5,8 +5,11 @@
 # short summary. Exit status 0 only if every gate passed and the measurement ran.
 #
 # Models: SmolLM2-135M-Instruct Q4_1 from scripts/fetch_models.sh (needs the network once;
-# offline, put the file in the cache or point VLLM_TEST_GGUF at it) and the tiny checkpoints
-# from tools/make_tiny_models.py (numpy, offline).
+# offline, put the file in the cache or point VLLM_TEST_GGUF at it), the tiny checkpoints
+# from tools/make_tiny_models.py (numpy, offline; a stub tokenizer stands in when the Qwen3
+# fixture beside the repository is absent: the gates never tokenize), and a synthetic GGUF
+# the gates write themselves. The cache is $VLLM_CPP_CACHE, else ./.cache/vllm-cpp when the
+# repository carries one (git-ignored), else ~/.cache/vllm-cpp.
 #   scripts/gpu_check.sh             everything
 #   scripts/gpu_check.sh --no-bench  gates only
 set -uo pipefail
@@ -14,7 +17,14 @@ cd "$(dirname "$0")/.."
 bench=1
 [ "${1:-}" = "--no-bench" ] && bench=0
 jobs=$(nproc)
-CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
+if [ -n "${VLLM_CPP_CACHE:-}" ]; then
+  CACHE="$VLLM_CPP_CACHE"
+elif [ -d .cache/vllm-cpp ]; then
+  CACHE="$PWD/.cache/vllm-cpp"
+else
+  CACHE="$HOME/.cache/vllm-cpp"
+fi
+export VLLM_CPP_CACHE="$CACHE"
 logs=$(mktemp -d /tmp/gpu_check.XXXXXX)
 t0=$(date +%s)
 
@@ -38,7 +48,15 @@ else
 fi
 export VLLM_TEST_GGUF="$gguf"
 export VLLM_TINY_MODELS="$CACHE/tiny-models"
-if ! python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >"$logs/tiny.log" 2>&1; then
+tok=../shared/fixtures/qwen3-tokenizer
+if [ ! -f "$tok/tokenizer.json" ]; then
+  tok="$logs/stub-tokenizer"
+  mkdir -p "$tok"
+  echo '{}' >"$tok/tokenizer.json"
+  echo '{}' >"$tok/tokenizer_config.json"
+fi
+if ! python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" --tokenizer-dir "$tok" \
+    >"$logs/tiny.log" 2>&1; then
   echo "   make_tiny_models.py failed (numpy?): the tiny-model gates will fail; see $logs/tiny.log"
 fi
 echo "   $gguf; tiny models in $VLLM_TINY_MODELS"
