@@ -1,8 +1,5 @@
-// Drivers for the GPU gates and the decode measurement, over CudaModelExecutor.
-//
-// Seqs: sequences over a paged KV cache (blocks handed out from a shuffled free list, so
-// block tables are scattered), run through execute() with host arrays: eager steps of any
-// mix of prefill chunks and decodes.
+// Drivers for the GPU gates and the decode measurement, over CudaModelExecutor: model paths,
+// Seqs (seqs.h, eager steps), the synthetic model (synthetic_model.h), and
 //
 // GraphDecoder: decode-only steps through captured CUDA graphs, the CUDA counterpart of
 // engine::DecodeGraphDriver (per padded batch size: warm-up, capture, replay; in-graph
@@ -19,6 +16,8 @@
 #include <vector>
 
 #include "model/causal_lm.h"
+#include "seqs.h"
+#include "synthetic_model.h"
 #include "vt/cuda/cuda_backend.h"
 #include "vt/cuda/cuda_model_executor.h"
 
@@ -27,62 +26,6 @@ namespace vllm::cuda_testing {
 std::string default_gguf();
 std::string tiny_models_dir();
 std::string golden_dir();
-// A small random-weight Llama GGUF written on first use (no network, no Python): 4 layers,
-// hidden 256, 8 heads / 2 KV heads, SmolLM2's layout (tied Q8_0 embedding, interleaved RoPE)
-// with every quantized type the CUDA kernels read (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K).
-std::string synthetic_gguf();
-
-// FNV-1a over the bits of n floats.
-uint64_t hash_bits(const float* x, int64_t n);
-// The first index of the largest value (what a greedy engine picks).
-int32_t host_argmax(const float* x, int64_t n);
-
-class Seqs {
- public:
-  Seqs(vllm::engine::ModelExecutor& ex, int64_t num_blocks, int block_size, uint32_t seed = 1);
-
-  int add();  // a new empty sequence
-  void release(int seq);
-  int32_t length(int seq) const { return seqs_.at(seq).len; }
-  const std::vector<int32_t>& blocks(int seq) const { return seqs_.at(seq).blocks; }
-  // Holds blocks for positions < len.
-  void ensure(int seq, int32_t len);
-  // Length bookkeeping for tokens another driver fed (GraphDecoder).
-  void advance(int seq, int32_t n);
-
-  struct Part {
-    int seq;
-    std::vector<int32_t> tokens;
-    bool all_logits = false;  // logits of every token (else of the last)
-  };
-  // One forward over all parts' tokens (prefill chunks and decodes mixed). Returns logits
-  // rows in part order ([all tokens] or [last token] per part), [rows][vocab].
-  const std::vector<float>& run(const std::vector<Part>& parts);
-  // With a target (a CudaBackend state buffer's host view), run() writes the logits there on
-  // the device and returns an empty vector: no download, no wait (the measurement).
-  void set_logits_target(float* p) { target_ = p; }
-  // Shorthands.
-  const std::vector<float>& prefill(int seq, const std::vector<int32_t>& ids,
-                                    bool all_logits = false);
-  const std::vector<float>& decode(const std::vector<int>& seqs,
-                                   const std::vector<int32_t>& tokens);
-
- private:
-  struct Seq {
-    int32_t len = 0;
-    std::vector<int32_t> blocks;
-  };
-  vllm::engine::ModelExecutor& ex_;
-  int block_size_;
-  std::vector<int32_t> free_;
-  std::map<int, Seq> seqs_;
-  int next_ = 0;
-  std::vector<int32_t> ids_, pos_, seq_of_, bt_, rows_;
-  std::vector<int64_t> slots_;
-  std::vector<float> logits_;
-  float* target_ = nullptr;
-};
-
 struct GraphOptions {
   int64_t recapture_every = 0;
   bool strict = false;
