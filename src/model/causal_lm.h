@@ -42,6 +42,15 @@ class CausalLM {
   }
   KvCache& kv_cache() { return kv_; }
 
+  // Read-only views of the loaded weights, for backends that copy them to their own memory
+  // (the CUDA executor). Q8_0 / Q4_0 / Q4_1 views may be packed (vt::cpu::unpack_row reads
+  // their rows back in GGUF block layout); lm_head_weight() is embed_weight() when tied.
+  const vt::cpu::WeightView& embed_weight() const { return embed_; }
+  const vt::cpu::WeightView& lm_head_weight() const { return lm_head_; }
+  const std::vector<float>& final_norm_weight() const { return final_norm_; }
+  const std::vector<float>& rope_inv_freq() const { return inv_freq_; }
+  const std::vector<LayerWeights>& layers() const { return layers_; }
+
   // Runs all layers over b's tokens, writing K/V into the cache, and writes
   // logits [b.n_logits][vocab] for the rows in b.logits_indices.
   // Under capture (ex.capturing()) the ops are recorded, not run: every pointer in b must

@@ -41,14 +41,23 @@ class Exec {
     else
       f();
   }
-  bool capturing() const { return capture_ != nullptr; }
+  bool capturing() const { return capture_ != nullptr || stream_capture_; }
   void begin_capture(StepGraph* g) { capture_ = g; }
-  void end_capture() { capture_ = nullptr; }
+  // Pass-through capture (CUDA): ops run at once and their kernel launches are what the
+  // backend's stream capture records. capturing() is true, so model code still treats the
+  // step as recorded: no host reads of data, no syncs, no allocations.
+  void begin_stream_capture() { stream_capture_ = true; }
+  bool passes_through() const { return stream_capture_; }
+  void end_capture() {
+    capture_ = nullptr;
+    stream_capture_ = false;
+  }
 
   static Exec& eager();  // a shared Exec that never captures
 
  private:
   StepGraph* capture_ = nullptr;
+  bool stream_capture_ = false;
 };
 
 // Graph-state memory handed out by a Backend.
