@@ -205,10 +205,12 @@ int serve_main(int argc, char** argv) {
         "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
         defaults.source.c_str(), defaults.to_json().dump().c_str());
   std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
-  std::printf("vllm.cpp KV cache: %lld blocks x %d tokens (%.2f GiB%s)\n",
+  const vt::DType kv_dtype = cfg.kv_cache_dtype.value_or(llm->model().default_kv_dtype());
+  std::printf("vllm.cpp KV cache: %lld blocks x %d tokens of %s (%.2f GiB%s)\n",
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
+              std::string(vt::dtype_name(kv_dtype)).c_str(),
               double(cfg.num_gpu_blocks.value_or(0)) *
-                  double(llm->model().kv_bytes_per_block(cfg.block_size, cfg.kv_cache_dtype)) /
+                  double(llm->model().kv_bytes_per_block(cfg.block_size, kv_dtype)) /
                   double(1 << 30),
               cfg.gpu_memory_utilization
                   ? (", " + std::to_string(*cfg.gpu_memory_utilization).substr(0, 4) +
