@@ -5,12 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/mapped_file.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -71,6 +70,10 @@ const std::pair<const char*, const char*> kGgufKeys[] = {
     {"num_experts_per_tok", "expert_used_count"},
     {"moe_intermediate_size", "expert_feed_forward_length"},
 };
+
+// config.json and generation_config.json are a few kB; this only stops a hostile folder from
+// making the loader read without end.
+constexpr size_t kMaxConfigBytes = 16 << 20;
 
 std::string num(double v) {
   char buf[64];
@@ -282,17 +285,11 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
 }
 
 ModelConfig config_from_hf_dir(const std::string& dir) {
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw LoadError(p.string(), "cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   const fs::path cfg_path = fs::path(dir) / "config.json";
   const fs::path gen = fs::path(dir) / "generation_config.json";
   const bool has_gen = fs::exists(gen);
-  return config_from_hf_json(slurp(cfg_path), cfg_path.string(), has_gen ? slurp(gen) : "",
+  return config_from_hf_json(read_text_file(cfg_path.string(), kMaxConfigBytes), cfg_path.string(),
+                             has_gen ? read_text_file(gen.string(), kMaxConfigBytes) : "",
                              gen.string());
 }
 

@@ -50,6 +50,11 @@ size_t scalar_size(uint32_t t) {
   }
 }
 
+// Metadata arrays: real vocabularies and merge lists have at most a few hundred thousand
+// entries. Without a cap, a count that only has to fit in the file (tensor data included)
+// could make the parser build ~12M strings for a 100 MB file.
+constexpr uint64_t kMaxArrayLength = uint64_t{1} << 22;
+
 class Reader {
  public:
   Reader(const std::string& path, const uint8_t* data, size_t size)
@@ -164,8 +169,9 @@ void read_value(Reader& r, uint32_t type, GgufValue& v, const std::string& key) 
       size_t es = scalar_size(et);
       if (es == 0)
         r.fail("key '" + key + "': unsupported array element type " + std::to_string(et));
-      if (n > r.remaining() / es)
-        r.fail("key '" + key + "': array length " + std::to_string(n) + " exceeds the file");
+      if (n > r.remaining() / es || n > kMaxArrayLength)
+        r.fail("key '" + key + "': array length " + std::to_string(n) +
+               " exceeds the file or the limit of " + std::to_string(kMaxArrayLength));
       if (et == kString) {
         v.kind = GgufValue::Kind::kStringArray;
         v.strings.reserve(n);

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -21,6 +20,8 @@ namespace {
 // The format's own cap on the JSON header (the reference reader refuses larger ones).
 constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 constexpr size_t kMaxDims = 8;
+// model.safetensors.index.json: ~100 bytes per tensor name.
+constexpr size_t kMaxIndexBytes = 64 << 20;
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 constexpr uint64_t kMaxElements = uint64_t{1} << 48;
 
@@ -156,8 +157,7 @@ void load_safetensors_dir(const std::string& dir, WeightStore& store) {
     throw LoadError(dir, "no model.safetensors or model.safetensors.index.json in the folder");
   json j;
   try {
-    std::ifstream in(index);
-    j = json::parse(in);
+    j = json::parse(read_text_file(index.string(), kMaxIndexBytes));
   } catch (const json::exception& e) {
     throw LoadError(index.string(), std::string("not valid JSON: ") + e.what());
   }

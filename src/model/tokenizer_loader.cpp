@@ -9,6 +9,7 @@
 
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/mapped_file.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -103,10 +104,10 @@ namespace {
 
 std::vector<int32_t> generation_eos_ids(const fs::path& file) {
   std::vector<int32_t> ids;
-  std::ifstream f(file);
-  if (!f) return ids;
+  if (!fs::exists(file)) return ids;
+  const std::string text = read_text_file(file.string(), 16 << 20);
   try {
-    const auto j = nlohmann::json::parse(f);
+    const auto j = nlohmann::json::parse(text);
     if (!j.is_object() || !j.contains("eos_token_id")) return ids;
     const auto& e = j.at("eos_token_id");
     auto push = [&](const nlohmann::json& x) {

@@ -1,6 +1,7 @@
 // Loads a Hugging Face tokenizer.json (model BPE; normalizer none/NFC; Split/Digits/ByteLevel
 // pre-tokenizers; ByteLevel/TemplateProcessing post-processors) plus tokenizer_config.json
 // (special token names, chat template). Anything else is refused with the type named.
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -17,7 +18,17 @@ namespace {
 
 using nlohmann::json;
 
+// Real tokenizer.json files are at most a few tens of MB.
+constexpr uintmax_t kMaxTokenizerFileBytes = uintmax_t{512} << 20;
+
 std::string read_file(const std::string& path) {
+  // A FIFO or a link to /dev/zero would be read without end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error("cannot open " + path + " (not a regular file)");
+  if (std::filesystem::file_size(path, ec) > kMaxTokenizerFileBytes)
+    throw std::runtime_error(path + " is over the limit of " +
+                             std::to_string(kMaxTokenizerFileBytes) + " bytes");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);
   std::stringstream ss;
@@ -111,10 +122,10 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
     const json& added = j.contains("added_tokens") ? j.at("added_tokens") : no_added;
     if (!added.is_array())
       throw std::runtime_error("malformed tokenizer.json: added_tokens is not a list");
-    // Ids are dense in every real vocabulary: all of them fit below the number of entries. This
-    // also bounds the id tables by the file's size, whatever ids it names.
-    const int64_t id_limit =
-        std::min<int64_t>(kMaxTokenId, static_cast<int64_t>(vocab.size() + added.size())) - 1;
+    // Ids are dense in real vocabularies; allowing twice the number of entries (plus slack for
+    // a few reserved holes) still bounds the id tables by the file's size, whatever ids it names.
+    const int64_t entries = static_cast<int64_t>(vocab.size() + added.size());
+    const int64_t id_limit = std::min<int64_t>(kMaxTokenId, 2 * entries + 1024) - 1;
     std::vector<std::string> tokens;
     std::vector<bool> seen;
     uint64_t vocab_bytes = 0;

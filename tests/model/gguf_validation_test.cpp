@@ -264,6 +264,14 @@ TEST_F(GgufValidation, TooManyMetadataKeys) {
   expect_error(g, {"metadata count 70010", "65536"});
 }
 
+// Was a parse of every element: a count bounded only by the file (tensor data included) let a
+// mutated header build ~12M strings from a 100 MB file.
+TEST_F(GgufValidation, MetadataArrayOverCap) {
+  GgufSpec g = tiny_llama_gguf();
+  g.set_array<uint8_t>("general.blob", 0, std::vector<uint8_t>((1 << 22) + 1));
+  expect_error(g, {"key 'general.blob': array length 4194305", "4194304"});
+}
+
 // Tokenizer metadata (load_tokenizer on the file).
 
 // Was a silent truncation to id 2.
