@@ -44,7 +44,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
     llm->model_->drop_tokenizer_metadata();
   } else if (model::GgufFile* g = llm->model_->gguf_mut()) {
     // Reuse the parsed header, moving the vocabulary out of it rather than copying.
-    llm->tokenizer_ = tok::Tokenizer::from_vocab(model::take_vocab_from_gguf(*g));
+    llm->tokenizer_ = model::take_tokenizer_from_gguf(*g);
     llm->model_->drop_tokenizer_metadata();
   } else {
     llm->tokenizer_ = model::load_tokenizer(path);

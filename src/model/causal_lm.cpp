@@ -1,6 +1,7 @@
 // Loading (format detection, architecture lookup, weight binding) and the forward pass.
 #include "model/causal_lm.h"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -42,34 +43,57 @@ std::vector<std::string> CausalLM::supported_architectures() {
 
 CausalLM::~CausalLM() = default;
 
-std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool& pool) {
-  auto m = std::unique_ptr<CausalLM>(new CausalLM());
-  m->path_ = path;
-  m->pool_ = &pool;
-  if (fs::is_directory(path)) {
-    m->config_ = config_from_hf_dir(path);
-  } else if (fs::is_regular_file(path)) {
-    m->gguf_ = GgufFile::open(path);
-    m->config_ = config_from_gguf(*m->gguf_);
-  } else {
-    throw LoadError(path, "no such file or folder");
-  }
-  const LayerLoader* loader = find_architecture(m->config_.architecture);
+const CausalLM::LayerLoader& CausalLM::architecture_loader(const ModelConfig& c) {
+  const LayerLoader* loader = find_architecture(c.architecture);
   if (!loader) {
     std::string list;
     for (const auto& a : supported_architectures()) list += (list.empty() ? "" : ", ") + a;
-    throw LoadError(m->config_.source, "unsupported architecture '" + m->config_.architecture +
-                                           "' (supported: " + list + ")");
+    throw LoadError(c.source,
+                    "unsupported architecture '" + c.architecture + "' (supported: " + list + ")");
   }
-  if (m->gguf_)
-    load_gguf_weights(*m->gguf_, m->store_);
-  else
-    load_safetensors_dir(path, m->store_);
-  m->load_weights(*loader);
+  return *loader;
+}
+
+std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool& pool,
+                                         const LoadOptions& opts) {
+  if (fs::is_directory(path)) {
+    ModelConfig config = config_from_hf_dir(path);
+    architecture_loader(config);  // an unknown architecture is reported before the weights
+    WeightStore store;
+    load_safetensors_dir(path, store);
+    return from_weights(path, std::move(config), std::move(store), pool, opts);
+  }
+  if (fs::is_regular_file(path)) return from_gguf(GgufFile::open(path), pool, opts);
+  throw LoadError(path, "no such file or folder");
+}
+
+std::unique_ptr<CausalLM> CausalLM::from_gguf(std::unique_ptr<GgufFile> gguf, vt::ThreadPool& pool,
+                                              const LoadOptions& opts) {
+  auto m = std::unique_ptr<CausalLM>(new CausalLM());
+  m->path_ = gguf->path();
+  m->pool_ = &pool;
+  m->gguf_ = std::move(gguf);
+  m->config_ = config_from_gguf(*m->gguf_);
+  const LayerLoader& loader = architecture_loader(m->config_);
+  load_gguf_weights(*m->gguf_, m->store_);
+  m->load_weights(loader, opts);
   return m;
 }
 
-void CausalLM::load_weights(const LayerLoader& loader) {
+std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, ModelConfig config,
+                                                 WeightStore store, vt::ThreadPool& pool,
+                                                 const LoadOptions& opts) {
+  auto m = std::unique_ptr<CausalLM>(new CausalLM());
+  m->path_ = source;
+  m->pool_ = &pool;
+  config.validate();
+  m->config_ = std::move(config);
+  m->store_ = std::move(store);
+  m->load_weights(architecture_loader(m->config_), opts);
+  return m;
+}
+
+void CausalLM::load_weights(const LayerLoader& loader, const LoadOptions& opts) {
   const ModelConfig& c = config_;
   embed_ = store_.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   if (c.tie_word_embeddings || !store_.has("lm_head.weight"))
@@ -80,11 +104,17 @@ void CausalLM::load_weights(const LayerLoader& loader) {
   inv_freq_ = c.rope_inv_freq();
   if (store_.has("rope_freqs.weight")) {  // GGUF llama3 scaling: per-frequency divisors
     std::vector<float> f = store_.vector_f32("rope_freqs.weight", c.head_dim / 2);
-    for (size_t i = 0; i < inv_freq_.size(); ++i) inv_freq_[i] /= f[i];
+    for (size_t i = 0; i < inv_freq_.size(); ++i) {
+      if (!std::isfinite(f[i]) || !(f[i] > 0))
+        throw LoadError(store_.find("rope_freqs.weight")->file,
+                        "tensor 'rope_freqs.weight' element " + std::to_string(i) + " = " +
+                            std::to_string(f[i]) + " (rope divisors must be finite and positive)");
+      inv_freq_[i] /= f[i];
+    }
   }
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(loader(store_, c, i));
-  pack_weights();
+  if (opts.pack_weights) pack_weights();
 }
 
 void CausalLM::pack_weights() {
@@ -103,7 +133,7 @@ void CausalLM::pack_weights() {
     if (seen.insert(w->data).second) total += PackedWeights::arena_bytes(*w);
   packed_.reserve(total);
   for (auto* w : views)
-    packed_.pack(*w, gguf_ ? &gguf_->file() : store_.file_containing(w->data), *pool_);
+    packed_.pack(*w, gguf_ ? gguf_->mapped() : store_.file_containing(w->data), *pool_);
 }
 
 void CausalLM::drop_tokenizer_metadata() {
@@ -114,7 +144,7 @@ void CausalLM::drop_tokenizer_metadata() {
   // The header was parsed into owned values; its pages (mostly the vocabulary, ~2 MB for a
   // 50k vocabulary) need not stay resident. They are clean file pages, so this only drops
   // them from memory; weights start at data_start() and are never touched here.
-  gguf_->file().release(0, gguf_->data_start());
+  if (const MappedFile* f = gguf_->mapped()) f->release(0, gguf_->data_start());
 }
 
 int64_t CausalLM::kv_bytes_per_block(int block_size, vt::DType dtype) const {

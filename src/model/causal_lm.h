@@ -18,11 +18,28 @@ namespace vllm::model {
 
 class GgufFile;
 
+struct LoadOptions {
+  // Repack weights for the SIMD kernels (the normal case). Off, every check still runs and the
+  // model still runs on the stored layout: for fuzzing and validation tools.
+  bool pack_weights = true;
+};
+
 class CausalLM {
  public:
   // path: a Hugging Face folder (config.json + safetensors) or a .gguf file.
   static std::unique_ptr<CausalLM> load(const std::string& path,
-                                        vt::ThreadPool& pool = vt::ThreadPool::global());
+                                        vt::ThreadPool& pool = vt::ThreadPool::global(),
+                                        const LoadOptions& opts = {});
+  // From an already parsed GGUF (GgufFile::open or GgufFile::parse on bytes in memory).
+  static std::unique_ptr<CausalLM> from_gguf(std::unique_ptr<GgufFile> gguf,
+                                             vt::ThreadPool& pool = vt::ThreadPool::global(),
+                                             const LoadOptions& opts = {});
+  // From a config and tensors read elsewhere (config_from_hf_json + load_safetensors_bytes).
+  // `source` names the model in errors.
+  static std::unique_ptr<CausalLM> from_weights(const std::string& source, ModelConfig config,
+                                                WeightStore store,
+                                                vt::ThreadPool& pool = vt::ThreadPool::global(),
+                                                const LoadOptions& opts = {});
   ~CausalLM();
 
   const ModelConfig& config() const { return config_; }
@@ -67,7 +84,8 @@ class CausalLM {
 
  private:
   CausalLM() = default;
-  void load_weights(const LayerLoader& loader);
+  static const LayerLoader& architecture_loader(const ModelConfig& c);
+  void load_weights(const LayerLoader& loader, const LoadOptions& opts);
   void pack_weights();
 
   std::string path_;

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/mapped_file.h"
+#include "tokenizer/json_number.h"
 
 namespace vllm::model {
 
@@ -49,95 +51,216 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
   return inv;
 }
 
-void ModelConfig::validate() const {
-  auto bad = [&](const std::string& what) { throw LoadError(source, "invalid config: " + what); };
-  if (vocab_size <= 0) bad("vocab_size must be positive");
-  if (hidden_size <= 0) bad("hidden_size must be positive");
-  if (num_layers <= 0) bad("num_hidden_layers must be positive");
-  if (num_heads <= 0 || num_kv_heads <= 0) bad("attention head counts must be positive");
-  if (num_heads % num_kv_heads != 0)
-    bad("num_attention_heads is not a multiple of num_key_value_heads");
-  if (head_dim <= 0 || head_dim % 2 != 0) bad("head_dim must be positive and even");
-  if (intermediate_size <= 0 && num_experts == 0) bad("intermediate_size must be positive");
-  if (num_experts > 0 && (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts))
-    bad("num_experts_per_tok must be in [1, num_experts]");
-  if (num_experts > 0 && moe_intermediate_size <= 0) bad("moe_intermediate_size must be positive");
-  if (max_position_embeddings <= 0) bad("max_position_embeddings must be positive");
-}
-
 namespace {
 
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw LoadError(p.string(), "cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw LoadError(p.string(), std::string("not valid JSON: ") + e.what());
-  }
-}
+// Hugging Face field -> GGUF key (after "<arch>.") for the hyperparameters validate() checks.
+const std::pair<const char*, const char*> kGgufKeys[] = {
+    {"vocab_size", "vocab_size"},
+    {"hidden_size", "embedding_length"},
+    {"intermediate_size", "feed_forward_length"},
+    {"num_hidden_layers", "block_count"},
+    {"num_attention_heads", "attention.head_count"},
+    {"num_key_value_heads", "attention.head_count_kv"},
+    {"head_dim", "attention.key_length"},
+    {"rms_norm_eps", "attention.layer_norm_rms_epsilon"},
+    {"rope_theta", "rope.freq_base"},
+    {"max_position_embeddings", "context_length"},
+    {"rope_scaling.factor", "rope.scaling.factor"},
+    {"num_experts", "expert_count"},
+    {"num_experts_per_tok", "expert_used_count"},
+    {"moe_intermediate_size", "expert_feed_forward_length"},
+};
 
-void add_eos(ModelConfig& c, const json& v) {
-  auto push = [&](int64_t id) {
-    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
-      c.eos_token_ids.push_back(id);
-  };
-  if (v.is_number_integer()) push(v.get<int64_t>());
-  if (v.is_array())
-    for (const auto& x : v)
-      if (x.is_number_integer()) push(x.get<int64_t>());
+// config.json and generation_config.json are a few kB; this only stops a hostile folder from
+// making the loader read without end.
+constexpr size_t kMaxConfigBytes = 16 << 20;
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace
 
-ModelConfig config_from_hf_dir(const std::string& dir) {
-  fs::path cfg_path = fs::path(dir) / "config.json";
-  json j = read_json(cfg_path);
-  ModelConfig c;
-  c.source = cfg_path.string();
+std::string ModelConfig::field_name(const std::string& hf_field) const {
+  if (gguf_arch.empty()) return hf_field;
+  if (hf_field == "bos_token_id") return "tokenizer.ggml.bos_token_id";
+  if (hf_field == "eos_token_id") return "tokenizer.ggml.eos_token_id";
+  if (hf_field == "vocab_size")
+    return gguf_arch + ".vocab_size (or the length of tokenizer.ggml.tokens)";
+  for (const auto& [hf, key] : kGgufKeys)
+    if (hf_field == hf) return gguf_arch + "." + key;
+  return hf_field;
+}
+
+void ModelConfig::validate() const {
+  auto bad = [&](const std::string& field, const std::string& value, const std::string& rule) {
+    throw LoadError(source,
+                    "invalid config: " + field_name(field) + " = " + value + " (" + rule + ")");
+  };
+  auto in_range = [&](const char* field, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi)
+      bad(field, std::to_string(v),
+          "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  };
+  // `lo` is exclusive: every float here must be strictly positive.
+  auto positive = [&](const char* field, double v, double hi) {
+    if (!std::isfinite(v) || !(v > 0) || v > hi)
+      bad(field, num(v), "must be finite, positive and at most " + num(hi));
+  };
+  in_range("vocab_size", vocab_size, 1, limits::kMaxVocab);
+  in_range("hidden_size", hidden_size, 1, limits::kMaxHidden);
+  in_range("num_hidden_layers", num_layers, 1, limits::kMaxLayers);
+  in_range("num_attention_heads", num_heads, 1, limits::kMaxHeads);
+  in_range("num_key_value_heads", num_kv_heads, 1, num_heads);
+  if (num_heads % num_kv_heads != 0)
+    bad("num_attention_heads", std::to_string(num_heads),
+        "not a multiple of " + field_name("num_key_value_heads") + " = " +
+            std::to_string(num_kv_heads));
+  in_range("head_dim", head_dim, 2, limits::kMaxHeadDim);
+  if (head_dim % 2 != 0)
+    bad("head_dim", std::to_string(head_dim), "rotary embedding needs it even");
+  in_range("max_position_embeddings", max_position_embeddings, 1, limits::kMaxContext);
+  positive("rms_norm_eps", rms_norm_eps, 1.0);
+  positive("rope_theta", rope_theta, limits::kMaxRopeTheta);
+  if (!rope_scaling.type.empty()) {
+    if (rope_scaling.type != "linear" && rope_scaling.type != "llama3")
+      bad("rope_scaling.type", rope_scaling.type, "supported: linear, llama3");
+    if (!std::isfinite(rope_scaling.factor) || rope_scaling.factor < 1 ||
+        rope_scaling.factor > limits::kMaxRopeFactor)
+      bad("rope_scaling.factor", num(rope_scaling.factor),
+          "must be in [1, " + num(limits::kMaxRopeFactor) + "]");
+  }
+  if (rope_scaling.type == "llama3") {
+    positive("rope_scaling.low_freq_factor", rope_scaling.low_freq_factor, limits::kMaxRopeFactor);
+    positive("rope_scaling.high_freq_factor", rope_scaling.high_freq_factor,
+             limits::kMaxRopeFactor);
+    if (!(rope_scaling.high_freq_factor > rope_scaling.low_freq_factor))
+      bad("rope_scaling.high_freq_factor", num(rope_scaling.high_freq_factor),
+          "must be greater than low_freq_factor = " + num(rope_scaling.low_freq_factor));
+    in_range("rope_scaling.original_max_position_embeddings",
+             rope_scaling.original_max_position_embeddings, 1, limits::kMaxContext);
+  }
+  in_range("num_experts", num_experts, 0, limits::kMaxExperts);
+  bool any_dense = num_experts == 0;
+  if (num_experts > 0) {
+    in_range("num_experts_per_tok", num_experts_per_tok, 1, num_experts);
+    in_range("moe_intermediate_size", moe_intermediate_size, 1, limits::kMaxIntermediate);
+    in_range("decoder_sparse_step", decoder_sparse_step, 1, limits::kMaxLayers);
+    for (int64_t l : mlp_only_layers) in_range("mlp_only_layers", l, 0, num_layers - 1);
+    for (int64_t l = 0; l < num_layers && !any_dense; ++l) any_dense = !layer_is_moe(l);
+  }
+  // Layers with a dense MLP need its width; an all-MoE model may leave it 0.
+  in_range("intermediate_size", intermediate_size, any_dense ? 1 : 0, limits::kMaxIntermediate);
+  if (bos_token_id != -1) in_range("bos_token_id", bos_token_id, 0, vocab_size - 1);
+  for (int64_t e : eos_token_ids) in_range("eos_token_id", e, 0, vocab_size - 1);
+}
+
+namespace {
+
+json parse_json(const std::string& text, const std::string& source) {
   try {
-    if (!j.contains("architectures") || !j["architectures"].is_array() ||
-        j["architectures"].empty())
-      throw LoadError(c.source, "config has no 'architectures' list");
-    c.architecture = j["architectures"][0].get<std::string>();
-    c.vocab_size = j.at("vocab_size").get<int64_t>();
-    c.hidden_size = j.at("hidden_size").get<int64_t>();
-    c.intermediate_size = j.value("intermediate_size", int64_t{0});
-    c.num_layers = j.at("num_hidden_layers").get<int64_t>();
-    c.num_heads = j.at("num_attention_heads").get<int64_t>();
-    c.num_kv_heads = j.value("num_key_value_heads", c.num_heads);
-    c.head_dim = (j.contains("head_dim") && !j["head_dim"].is_null())
-                     ? j["head_dim"].get<int64_t>()
-                     : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
-    c.rms_norm_eps = j.value("rms_norm_eps", 1e-6);
-    c.rope_theta = j.value("rope_theta", 10000.0);
-    c.max_position_embeddings = j.value("max_position_embeddings", int64_t{2048});
-    c.tie_word_embeddings = j.value("tie_word_embeddings", false);
-    c.attention_bias = j.value("attention_bias", false);
-    if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
-      const json& rs = j["rope_scaling"];
-      std::string type = rs.value("rope_type", rs.value("type", std::string()));
-      if (type != "default" && !type.empty()) {
-        if (type != "llama3" && type != "linear")
-          throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");
-        c.rope_scaling.type = type;
-        c.rope_scaling.factor = rs.value("factor", 1.0);
-        c.rope_scaling.low_freq_factor = rs.value("low_freq_factor", 1.0);
-        c.rope_scaling.high_freq_factor = rs.value("high_freq_factor", 4.0);
-        c.rope_scaling.original_max_position_embeddings =
-            rs.value("original_max_position_embeddings", int64_t{8192});
-      }
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw LoadError(source, std::string("not valid JSON: ") + e.what());
+  }
+}
+
+// eos_token_id: an integer or a list of them (null and non-numbers are skipped, as before).
+void add_eos(ModelConfig& c, const json& v) {
+  auto push = [&](const json& x) {
+    if (!x.is_number()) return;
+    const int64_t id = tok::json_int(x, "eos_token_id", 0, limits::kMaxVocab - 1);
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
+      c.eos_token_ids.push_back(id);
+  };
+  if (v.is_array()) {
+    for (const auto& x : v) push(x);
+  } else {
+    push(v);
+  }
+}
+
+// head_dim when the config does not give it: hidden_size must then split evenly over the heads.
+int64_t derived_head_dim(const ModelConfig& c) {
+  if (c.num_heads <= 0 || c.hidden_size <= 0) return 0;  // validate() names the bad count
+  if (c.hidden_size % c.num_heads != 0)
+    throw LoadError(c.source, "invalid config: " + c.field_name("hidden_size") + " = " +
+                                  std::to_string(c.hidden_size) + " is not a multiple of " +
+                                  c.field_name("num_attention_heads") + " = " +
+                                  std::to_string(c.num_heads) + " (and " +
+                                  c.field_name("head_dim") + " is not given)");
+  return c.hidden_size / c.num_heads;
+}
+
+void read_hf_fields(ModelConfig& c, const json& j) {
+  using tok::json_bool_or;
+  using tok::json_float_or;
+  using tok::json_int;
+  using tok::json_int_or;
+  namespace L = limits;
+  if (!j.is_object()) throw LoadError(c.source, "config is not a JSON object");
+  if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty())
+    throw LoadError(c.source, "config has no 'architectures' list");
+  c.architecture = j["architectures"][0].get<std::string>();
+  for (const char* k : {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"})
+    if (!j.contains(k)) throw LoadError(c.source, std::string("config has no '") + k + "'");
+  c.vocab_size = json_int(j.at("vocab_size"), "vocab_size", 1, L::kMaxVocab);
+  c.hidden_size = json_int(j.at("hidden_size"), "hidden_size", 1, L::kMaxHidden);
+  c.intermediate_size = json_int_or(j, "intermediate_size", 0, 0, L::kMaxIntermediate);
+  c.num_layers = json_int(j.at("num_hidden_layers"), "num_hidden_layers", 1, L::kMaxLayers);
+  c.num_heads = json_int(j.at("num_attention_heads"), "num_attention_heads", 1, L::kMaxHeads);
+  c.num_kv_heads = json_int_or(j, "num_key_value_heads", c.num_heads, 1, L::kMaxHeads);
+  c.head_dim = json_int_or(j, "head_dim", -1, 2, L::kMaxHeadDim);
+  if (c.head_dim == -1) c.head_dim = derived_head_dim(c);
+  c.rms_norm_eps = json_float_or(j, "rms_norm_eps", 1e-6, 0, 1);
+  c.rope_theta = json_float_or(j, "rope_theta", 10000.0, 0, L::kMaxRopeTheta);
+  c.max_position_embeddings = json_int_or(j, "max_position_embeddings", 2048, 1, L::kMaxContext);
+  c.tie_word_embeddings = json_bool_or(j, "tie_word_embeddings", false);
+  c.attention_bias = json_bool_or(j, "attention_bias", false);
+  if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
+    const json& rs = j["rope_scaling"];
+    std::string type = rs.value("rope_type", rs.value("type", std::string()));
+    if (type != "default" && !type.empty()) {
+      if (type != "llama3" && type != "linear")
+        throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");
+      const char* p = "rope_scaling";
+      c.rope_scaling.type = type;
+      c.rope_scaling.factor = json_float_or(rs, "factor", 1.0, 1, L::kMaxRopeFactor, p);
+      c.rope_scaling.low_freq_factor =
+          json_float_or(rs, "low_freq_factor", 1.0, 0, L::kMaxRopeFactor, p);
+      c.rope_scaling.high_freq_factor =
+          json_float_or(rs, "high_freq_factor", 4.0, 0, L::kMaxRopeFactor, p);
+      c.rope_scaling.original_max_position_embeddings =
+          json_int_or(rs, "original_max_position_embeddings", 8192, 1, L::kMaxContext, p);
     }
-    c.num_experts = j.value("num_experts", int64_t{0});
-    c.num_experts_per_tok = j.value("num_experts_per_tok", int64_t{0});
-    c.moe_intermediate_size = j.value("moe_intermediate_size", int64_t{0});
-    c.decoder_sparse_step = j.value("decoder_sparse_step", int64_t{1});
-    if (j.contains("mlp_only_layers") && j["mlp_only_layers"].is_array())
-      c.mlp_only_layers = j["mlp_only_layers"].get<std::vector<int64_t>>();
-    c.norm_topk_prob = j.value("norm_topk_prob", false);
-    if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer())
-      c.bos_token_id = j["bos_token_id"].get<int64_t>();
-    if (j.contains("eos_token_id")) add_eos(c, j["eos_token_id"]);
+  }
+  c.num_experts = json_int_or(j, "num_experts", 0, 0, L::kMaxExperts);
+  c.num_experts_per_tok = json_int_or(j, "num_experts_per_tok", 0, 0, L::kMaxExperts);
+  c.moe_intermediate_size = json_int_or(j, "moe_intermediate_size", 0, 0, L::kMaxIntermediate);
+  c.decoder_sparse_step = json_int_or(j, "decoder_sparse_step", 1, 1, L::kMaxLayers);
+  if (j.contains("mlp_only_layers") && j["mlp_only_layers"].is_array())
+    for (const auto& l : j["mlp_only_layers"])
+      c.mlp_only_layers.push_back(json_int(l, "mlp_only_layers", 0, L::kMaxLayers - 1));
+  c.norm_topk_prob = json_bool_or(j, "norm_topk_prob", false);
+  if (j.contains("bos_token_id") && j["bos_token_id"].is_number())
+    c.bos_token_id = json_int(j["bos_token_id"], "bos_token_id", 0, L::kMaxVocab - 1);
+  if (j.contains("eos_token_id")) add_eos(c, j["eos_token_id"]);
+}
+
+}  // namespace
+
+ModelConfig config_from_hf_json(const std::string& config_json, const std::string& source,
+                                const std::string& generation_config_json,
+                                const std::string& generation_source) {
+  ModelConfig c;
+  c.source = source;
+  const json j = parse_json(config_json, source);
+  try {
+    read_hf_fields(c, j);
+  } catch (const tok::JsonFieldError& e) {
+    throw LoadError(c.source, std::string("invalid config: ") + e.what());
   } catch (const json::exception& e) {
     throw LoadError(c.source, std::string("missing or mistyped field: ") + e.what());
   }
@@ -145,15 +268,29 @@ ModelConfig config_from_hf_dir(const std::string& dir) {
   if (c.architecture == "Qwen3ForCausalLM" || c.architecture == "Qwen3MoeForCausalLM")
     c.qk_norm = true;
   if (c.architecture != "Qwen3MoeForCausalLM") c.num_experts = 0;
-  fs::path gen = fs::path(dir) / "generation_config.json";
-  if (fs::exists(gen)) {
-    json g = read_json(gen);
-    if (g.contains("eos_token_id")) add_eos(c, g["eos_token_id"]);
-    if (c.bos_token_id < 0 && g.contains("bos_token_id") && g["bos_token_id"].is_number_integer())
-      c.bos_token_id = g["bos_token_id"].get<int64_t>();
+  if (!generation_config_json.empty()) {
+    const std::string& gs = generation_source.empty() ? source : generation_source;
+    const json g = parse_json(generation_config_json, gs);
+    try {
+      if (!g.is_object()) throw LoadError(gs, "generation config is not a JSON object");
+      if (g.contains("eos_token_id")) add_eos(c, g["eos_token_id"]);
+      if (c.bos_token_id < 0 && g.contains("bos_token_id") && g["bos_token_id"].is_number())
+        c.bos_token_id = tok::json_int(g["bos_token_id"], "bos_token_id", 0, limits::kMaxVocab - 1);
+    } catch (const tok::JsonFieldError& e) {
+      throw LoadError(gs, std::string("invalid generation config: ") + e.what());
+    }
   }
   c.validate();
   return c;
+}
+
+ModelConfig config_from_hf_dir(const std::string& dir) {
+  const fs::path cfg_path = fs::path(dir) / "config.json";
+  const fs::path gen = fs::path(dir) / "generation_config.json";
+  const bool has_gen = fs::exists(gen);
+  return config_from_hf_json(read_text_file(cfg_path.string(), kMaxConfigBytes), cfg_path.string(),
+                             has_gen ? read_text_file(gen.string(), kMaxConfigBytes) : "",
+                             gen.string());
 }
 
 ModelConfig config_from_gguf(const GgufFile& g) {
@@ -178,11 +315,19 @@ ModelConfig config_from_gguf(const GgufFile& g) {
     throw LoadError(g.path(), "unsupported architecture '" + arch +
                                   "' (supported: llama, qwen2, qwen3, qwen3moe)");
   }
+  c.gguf_arch = arch;
   c.hidden_size = g.get_int(p + "embedding_length");
   c.num_layers = g.get_int(p + "block_count");
   c.num_heads = g.get_int(p + "attention.head_count");
   c.num_kv_heads = g.get_int_or(p + "attention.head_count_kv", c.num_heads);
-  c.head_dim = g.get_int_or(p + "attention.key_length", c.hidden_size / c.num_heads);
+  c.head_dim = g.has(p + "attention.key_length") ? g.get_int(p + "attention.key_length")
+                                                 : derived_head_dim(c);
+  // The layers give V the same head size as K.
+  if (g.has(p + "attention.value_length") && g.get_int(p + "attention.value_length") != c.head_dim)
+    throw LoadError(g.path(), "invalid config: " + p + "attention.value_length = " +
+                                  std::to_string(g.get_int(p + "attention.value_length")) +
+                                  " differs from the key head size " + std::to_string(c.head_dim) +
+                                  " (not supported)");
   c.intermediate_size = g.get_int_or(p + "feed_forward_length", 0);
   c.rms_norm_eps = g.get_float(p + "attention.layer_norm_rms_epsilon");
   c.rope_theta = g.get_float_or(p + "rope.freq_base", 10000.0);

@@ -12,6 +12,24 @@ namespace vllm::model {
 
 class GgufFile;
 
+// Bounds every configuration is checked against before anything is sized from it
+// (docs/MODEL_FILES.md). Each is far above any released model and low enough that the
+// products the loader and the engine form (vocab x hidden, heads x head_dim, tokens x width)
+// stay inside int64, and counts the engine keeps as int32 fit.
+namespace limits {
+constexpr int64_t kMaxVocab = int64_t{1} << 24;         // ids; largest released ~262k
+constexpr int64_t kMaxHidden = int64_t{1} << 16;        // largest released ~25k
+constexpr int64_t kMaxIntermediate = int64_t{1} << 20;  // MLP and expert widths
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 1024;
+constexpr int64_t kMaxHeadDim = 1024;
+constexpr int64_t kMaxContext = int64_t{1} << 24;  // max_position_embeddings (~16.7M)
+// vt::cpu::topk_softmax keeps one router row of at most 1024 experts on the stack.
+constexpr int64_t kMaxExperts = 1024;
+constexpr double kMaxRopeTheta = 1e12;
+constexpr double kMaxRopeFactor = 1e6;
+}  // namespace limits
+
 struct RopeScaling {
   std::string type;  // "" (none), "llama3", "linear"
   double factor = 1.0;
@@ -49,15 +67,25 @@ struct ModelConfig {
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config + generation_config, deduplicated
   bool from_gguf = false;
+  std::string gguf_arch;  // GGUF general.architecture ("" for Hugging Face): names keys in errors
 
   bool layer_is_moe(int64_t layer) const;
   // head_dim / 2 inverse frequencies with rope scaling applied (float, like HF).
   std::vector<float> rope_inv_freq() const;
-  // Throws LoadError when the numbers are inconsistent (zero sizes, heads not dividing).
+  // Throws LoadError naming the field (the GGUF key for GGUF files) and its value when a
+  // number is outside limits:: or the numbers disagree (heads not dividing, top-k > experts).
   void validate() const;
+  // The name of a Hugging Face config field in this config's source format.
+  std::string field_name(const std::string& hf_field) const;
 };
 
+// config.json (+ generation_config.json when present) of a Hugging Face folder.
 ModelConfig config_from_hf_dir(const std::string& dir);
+// The same from the files' text: the entry point for fuzzing and tools. `source` names the
+// config in errors; generation_config_json may be empty.
+ModelConfig config_from_hf_json(const std::string& config_json, const std::string& source,
+                                const std::string& generation_config_json = "",
+                                const std::string& generation_source = "");
 ModelConfig config_from_gguf(const GgufFile& gguf);
 
 }  // namespace vllm::model

@@ -22,7 +22,7 @@ struct GgufValue {
   enum class Kind { kInt, kUint, kFloat, kBool, kString, kIntArray, kFloatArray, kStringArray };
   Kind kind = Kind::kInt;
   int64_t i = 0;
-  uint64_t u = 0;
+  uint64_t u = 0;  // kUint: the value (i holds it too when it fits in int64)
   double f = 0;
   bool b = false;
   std::string s;
@@ -44,7 +44,18 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
+  // Header limits (docs/MODEL_FILES.md): real files have ~50 keys and 32-byte alignment.
+  static constexpr uint64_t kMaxMetadataKeys = 1 << 16;
+  static constexpr int64_t kMaxAlignment = 1 << 20;
+  static constexpr uint64_t kMaxDim = uint64_t{1} << 40;
+  static constexpr uint64_t kMaxElements = uint64_t{1} << 48;
+
+  // Maps the file and parses its header.
   static std::unique_ptr<GgufFile> open(const std::string& path);
+  // Parses a whole GGUF file held in memory (header and tensor data; `name` stands for the file
+  // in errors). The bytes must outlive the result: tensor data points into them. No file is
+  // opened, which makes this the entry point for fuzzing the header parser.
+  static std::unique_ptr<GgufFile> parse(const std::string& name, const uint8_t* data, size_t size);
 
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
@@ -68,9 +79,12 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
-  const MappedFile& file() const { return *file_; }
+  // The mapping behind open(); null for parse().
+  const MappedFile* mapped() const { return file_.get(); }
   // Where tensor data begins; everything before it is header (metadata, tensor infos).
   uint64_t data_start() const { return data_start_; }
+  // Where the tensor infos begin (after the metadata).
+  uint64_t tensor_infos_start() const { return tensor_infos_start_; }
   void drop(const std::string& key) { kv_.erase(key); }
   // Moves a string array out (the key is then absent); empty when missing.
   std::vector<std::string> take_str_array(const std::string& key) {
@@ -83,9 +97,12 @@ class GgufFile {
   }
 
  private:
+  void parse_header(const std::string& path, const uint8_t* data, size_t size);
+
   std::string path_;
   uint32_t version_ = 0;
   uint64_t data_start_ = 0;
+  uint64_t tensor_infos_start_ = 0;
   std::unique_ptr<MappedFile> file_;
   std::map<std::string, GgufValue> kv_;
   std::vector<GgufTensorInfo> tensors_;

@@ -1,4 +1,4 @@
-// Read-only memory mapping of a whole file.
+// Read-only memory mapping of a whole file, and bounded reading of small text files.
 #pragma once
 
 #include <cstddef>
@@ -25,5 +25,9 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// The whole of a small text file (config.json and the like). Throws LoadError when it is not a
+// regular file (a FIFO or /dev/zero would never end) or is larger than max_bytes.
+std::string read_text_file(const std::string& path, size_t max_bytes);
 
 }  // namespace vllm::model

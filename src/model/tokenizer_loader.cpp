@@ -9,22 +9,58 @@
 
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/mapped_file.h"
+#include "tokenizer/json_number.h"
 
 namespace vllm::model {
 namespace fs = std::filesystem;
 
-tok::VocabData vocab_from_gguf(const GgufFile& g) {
-  tok::VocabData v;
+namespace {
+// Same bounds as the tokenizer.json reader: ids index tables, token texts share one blob with
+// 32-bit offsets.
+constexpr int64_t kMaxGgufVocab = int64_t{1} << 24;
+constexpr uint64_t kMaxVocabBytes = uint64_t{1} << 30;
+}  // namespace
+
+namespace {
+
+// Every field but the tokens and merges, checked against the vocabulary already in v.tokens.
+void read_vocab_fields(const GgufFile& g, tok::VocabData& v) {
   v.model = g.get_str_or("tokenizer.ggml.model", "");
   if (v.model.empty()) throw LoadError(g.path(), "no tokenizer.ggml.model in GGUF metadata");
   v.pre = g.get_str_or("tokenizer.ggml.pre", "default");
-  if (g.has("tokenizer.ggml.tokens")) v.tokens = g.get_str_array("tokenizer.ggml.tokens");
+  const int64_t n = static_cast<int64_t>(v.tokens.size());
+  if (n > kMaxGgufVocab)
+    throw LoadError(g.path(), "tokenizer.ggml.tokens has " + std::to_string(n) +
+                                  " entries (limit " + std::to_string(kMaxGgufVocab) + ")");
+  uint64_t bytes = 0;
+  for (const auto& t : v.tokens) bytes += t.size();
+  if (bytes >= kMaxVocabBytes)
+    throw LoadError(g.path(), "tokenizer.ggml.tokens holds " + std::to_string(bytes) +
+                                  " bytes of text (limit " + std::to_string(kMaxVocabBytes) + ")");
   if (g.has("tokenizer.ggml.token_type")) {
-    for (int64_t t : g.get_int_array("tokenizer.ggml.token_type"))
+    const auto& types = g.get_int_array("tokenizer.ggml.token_type");
+    if (static_cast<int64_t>(types.size()) != n)
+      throw LoadError(g.path(), "tokenizer.ggml.token_type has " + std::to_string(types.size()) +
+                                    " entries but tokenizer.ggml.tokens has " + std::to_string(n));
+    v.token_types.reserve(types.size());
+    for (int64_t t : types) {
+      // 1 normal .. 6 byte (llama.cpp's llama_token_type); 0 is "undefined".
+      if (t < 0 || t > 6)
+        throw LoadError(g.path(), "tokenizer.ggml.token_type value " + std::to_string(t) +
+                                      " is not a token type (0-6)");
       v.token_types.push_back(static_cast<int32_t>(t));
+    }
   }
-  if (g.has("tokenizer.ggml.merges")) v.merges = g.get_str_array("tokenizer.ggml.merges");
-  auto id = [&](const char* key) { return static_cast<int32_t>(g.get_int_or(key, -1)); };
+  // -1 (absent) or an id inside the vocabulary.
+  auto id = [&](const char* key) -> int32_t {
+    if (!g.has(key)) return -1;
+    const int64_t x = g.get_int(key);
+    if (x < 0 || x >= n)
+      throw LoadError(g.path(), std::string(key) + " = " + std::to_string(x) +
+                                    " is outside the vocabulary [0, " + std::to_string(n) + ")");
+    return static_cast<int32_t>(x);
+  };
   v.bos_id = id("tokenizer.ggml.bos_token_id");
   v.eos_id = id("tokenizer.ggml.eos_token_id");
   v.pad_id = id("tokenizer.ggml.padding_token_id");
@@ -32,34 +68,59 @@ tok::VocabData vocab_from_gguf(const GgufFile& g) {
   v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", false);
   v.add_eos = g.get_bool_or("tokenizer.ggml.add_eos_token", false);
   v.chat_template = g.get_str_or("tokenizer.chat_template", "");
+}
+
+}  // namespace
+
+tok::VocabData vocab_from_gguf(const GgufFile& g) {
+  tok::VocabData v;
+  if (g.has("tokenizer.ggml.tokens")) v.tokens = g.get_str_array("tokenizer.ggml.tokens");
+  if (g.has("tokenizer.ggml.merges")) v.merges = g.get_str_array("tokenizer.ggml.merges");
+  read_vocab_fields(g, v);
   return v;
 }
 
 tok::VocabData take_vocab_from_gguf(GgufFile& g) {
-  std::vector<std::string> tokens = g.take_str_array("tokenizer.ggml.tokens");
-  std::vector<std::string> merges = g.take_str_array("tokenizer.ggml.merges");
-  tok::VocabData v = vocab_from_gguf(g);  // the remaining small fields
-  v.tokens = std::move(tokens);
-  v.merges = std::move(merges);
+  tok::VocabData v;
+  // get_str_array first, so a key of another type is an error rather than an empty list.
+  for (const char* k : {"tokenizer.ggml.tokens", "tokenizer.ggml.merges"})
+    if (g.has(k)) g.get_str_array(k);
+  v.tokens = g.take_str_array("tokenizer.ggml.tokens");
+  v.merges = g.take_str_array("tokenizer.ggml.merges");
+  read_vocab_fields(g, v);
   return v;
+}
+
+std::unique_ptr<tok::Tokenizer> take_tokenizer_from_gguf(GgufFile& g) {
+  tok::VocabData v = take_vocab_from_gguf(g);
+  try {
+    return tok::Tokenizer::from_vocab(v);
+  } catch (const std::exception& e) {
+    throw LoadError(g.path(), e.what());
+  }
 }
 
 namespace {
 
 std::vector<int32_t> generation_eos_ids(const fs::path& file) {
   std::vector<int32_t> ids;
-  std::ifstream f(file);
-  if (!f) return ids;
+  if (!fs::exists(file)) return ids;
+  const std::string text = read_text_file(file.string(), 16 << 20);
   try {
-    const auto j = nlohmann::json::parse(f);
-    if (!j.contains("eos_token_id")) return ids;
+    const auto j = nlohmann::json::parse(text);
+    if (!j.is_object() || !j.contains("eos_token_id")) return ids;
     const auto& e = j.at("eos_token_id");
-    if (e.is_number_integer()) ids.push_back(e.get<int32_t>());
+    auto push = [&](const nlohmann::json& x) {
+      ids.push_back(static_cast<int32_t>(tok::json_int(x, "eos_token_id", 0, kMaxGgufVocab - 1)));
+    };
+    if (e.is_number()) push(e);
     if (e.is_array()) {
-      for (const auto& x : e) ids.push_back(x.get<int32_t>());
+      for (const auto& x : e) push(x);
     }
   } catch (const nlohmann::json::exception& e) {
     throw LoadError(file.string(), std::string("malformed JSON: ") + e.what());
+  } catch (const tok::JsonFieldError& e) {
+    throw LoadError(file.string(), e.what());
   }
   return ids;
 }
@@ -80,8 +141,19 @@ std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path) {
         throw LoadError(path, "no tokenizer.json (or .gguf file) in this folder");
       }
       const fs::path tc = p / "tokenizer_config.json";
-      auto t = tok::Tokenizer::from_files(tj.string(), fs::exists(tc) ? tc.string() : "");
+      std::unique_ptr<tok::Tokenizer> t;
+      try {
+        t = tok::Tokenizer::from_files(tj.string(), fs::exists(tc) ? tc.string() : "");
+      } catch (const std::exception& e) {
+        throw LoadError(tj.string(), e.what());  // the message says which of the two files
+      }
       auto eos = generation_eos_ids(p / "generation_config.json");
+      for (int32_t id : eos)
+        if (id >= t->vocab_size())
+          throw LoadError((p / "generation_config.json").string(),
+                          "eos_token_id " + std::to_string(id) +
+                              " is outside the tokenizer's vocabulary (size " +
+                              std::to_string(t->vocab_size()) + ")");
       if (!eos.empty()) t->set_generation_eos_ids(std::move(eos));
       return t;
     }
@@ -91,7 +163,7 @@ std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path) {
       return tok::Tokenizer::from_files(p.string(), fs::exists(tc) ? tc.string() : "");
     }
     auto g = GgufFile::open(path);
-    return tok::Tokenizer::from_vocab(vocab_from_gguf(*g));
+    return take_tokenizer_from_gguf(*g);
   } catch (const LoadError&) {
     throw;
   } catch (const std::exception& e) {

@@ -17,5 +17,9 @@ class GgufFile;
 tok::VocabData vocab_from_gguf(const GgufFile& gguf);
 // Same, moving the vocabulary arrays out of `gguf` instead of copying them (peak memory).
 tok::VocabData take_vocab_from_gguf(GgufFile& gguf);
+// The tokenizer of a parsed GGUF, moving its vocabulary out. Every error, including the
+// tokenizer's own (unsupported model or pre-tokenizer, malformed merges), is a LoadError
+// naming the file.
+std::unique_ptr<tok::Tokenizer> take_tokenizer_from_gguf(GgufFile& gguf);
 
 }  // namespace vllm::model

@@ -61,10 +61,31 @@ const TensorRef& WeightStore::get(const std::string& name,
   return *t;
 }
 
+namespace {
+
+// A tensor the layers read as weights: a float or quantized type (not i32, not the internal
+// activation format), whole blocks per row, and exactly the bytes its shape needs.
+void check_weight(const TensorRef& t, int64_t cols) {
+  const auto& info = vt::dtype_info(t.dtype);
+  if (t.dtype == vt::DType::I32 || t.dtype == vt::DType::Q8_K)
+    throw LoadError(t.file, "tensor " + t.label() + " has type " + std::string(info.name) +
+                                ", which is not a weight type");
+  if (cols % info.block_elems != 0)
+    throw LoadError(t.file, "tensor " + t.label() + " row length " + std::to_string(cols) +
+                                " is not a multiple of the " + std::string(info.name) +
+                                " block size " + std::to_string(info.block_elems));
+  const uint64_t need = static_cast<uint64_t>(t.numel()) / info.block_elems * info.block_bytes;
+  if (t.n_bytes != need)
+    throw LoadError(t.file, "tensor " + t.label() + " has " + std::to_string(t.n_bytes) +
+                                " bytes but its shape " + t.shape_str() + " needs " +
+                                std::to_string(need));
+}
+
+}  // namespace
+
 vt::cpu::WeightView WeightStore::matrix(const std::string& name, int64_t rows, int64_t cols) const {
   const TensorRef& t = get(name, {rows, cols});
-  if (cols % vt::dtype_info(t.dtype).block_elems != 0)
-    throw LoadError(t.file, "tensor '" + name + "' rows are not whole quantization blocks");
+  check_weight(t, cols);
   vt::cpu::WeightView w;
   w.dtype = t.dtype;
   w.rows = rows;
@@ -77,6 +98,9 @@ vt::cpu::WeightView WeightStore::matrix(const std::string& name, int64_t rows, i
 vt::cpu::WeightView WeightStore::matrix_slice(const std::string& name, int64_t index, int64_t count,
                                               int64_t rows, int64_t cols) const {
   const TensorRef& t = get(name, {count, rows, cols});
+  check_weight(t, cols);
+  if (index < 0 || index >= count)
+    throw LoadError(t.file, "tensor " + t.label() + " has no slice " + std::to_string(index));
   vt::cpu::WeightView w;
   w.dtype = t.dtype;
   w.rows = rows;
@@ -88,6 +112,7 @@ vt::cpu::WeightView WeightStore::matrix_slice(const std::string& name, int64_t i
 
 std::vector<float> WeightStore::vector_f32(const std::string& name, int64_t n) const {
   const TensorRef& t = get(name, {n});
+  check_weight(t, n);
   std::vector<float> out(n);
   vt::cpu::dequantize_row(t.dtype, t.data, out.data(), n);
   return out;

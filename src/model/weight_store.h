@@ -62,5 +62,9 @@ class WeightStore {
 // Hugging Face safetensors: a single model.safetensors or a sharded index.
 void load_safetensors_dir(const std::string& dir, WeightStore& store);
 void load_safetensors_file(const std::string& path, WeightStore& store);
+// One safetensors file held in memory (`path` names it in errors). The bytes must outlive the
+// store: tensors point into them. The entry point for fuzzing the header parser.
+void load_safetensors_bytes(const std::string& path, const uint8_t* data, size_t size,
+                            WeightStore& store);
 
 }  // namespace vllm::model

@@ -1,6 +1,7 @@
 // Loads a Hugging Face tokenizer.json (model BPE; normalizer none/NFC; Split/Digits/ByteLevel
 // pre-tokenizers; ByteLevel/TemplateProcessing post-processors) plus tokenizer_config.json
 // (special token names, chat template). Anything else is refused with the type named.
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include "tokenizer/bpe.h"
+#include "tokenizer/json_number.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,12 +18,39 @@ namespace {
 
 using nlohmann::json;
 
+// Real tokenizer.json files are at most a few tens of MB.
+constexpr uintmax_t kMaxTokenizerFileBytes = uintmax_t{512} << 20;
+
 std::string read_file(const std::string& path) {
+  // A FIFO or a link to /dev/zero would be read without end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error("cannot open " + path + " (not a regular file)");
+  if (std::filesystem::file_size(path, ec) > kMaxTokenizerFileBytes)
+    throw std::runtime_error(path + " is over the limit of " +
+                             std::to_string(kMaxTokenizerFileBytes) + " bytes");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// Ids above this are refused outright (the vocabulary tables are indexed by id).
+constexpr int64_t kMaxTokenId = 1 << 24;
+// Normalizer / pre-tokenizer / post-processor nesting: real files use 2 levels; the readers
+// recurse, so an adversarial file must not choose the depth.
+constexpr int kMaxNesting = 16;
+// StringTable keeps 32-bit offsets into one blob of all token texts (twice: vocabulary form
+// and raw bytes).
+constexpr uint64_t kMaxVocabBytes = uint64_t{1} << 30;
+
+void check_nesting(const json& j, const char* what, int depth = 0) {
+  if (depth > kMaxNesting)
+    throw std::runtime_error(std::string("malformed tokenizer.json: ") + what +
+                             " is nested more than " + std::to_string(kMaxNesting) + " levels");
+  if (j.is_structured())
+    for (const auto& sub : j) check_nesting(sub, what, depth + 1);
 }
 
 // Accepts null, "NFC", or a Sequence of those; returns whether NFC applies.
@@ -81,16 +110,38 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
       if (model.contains(k) && model.at(k).is_string() && !model.at(k).get<std::string>().empty())
         throw std::invalid_argument(std::string("unsupported BPE option ") + k);
     }
+    for (const char* k : {"normalizer", "pre_tokenizer", "post_processor"})
+      if (j.contains(k)) check_nesting(j.at(k), k);
     t->nfc_ = parse_normalizer(j.value("normalizer", json()));
     t->pre_ = PreTokenizer::from_json(j.value("pre_tokenizer", json()));
 
     const json& vocab = model.at("vocab");
+    if (!vocab.is_object())
+      throw std::runtime_error("malformed tokenizer.json: model.vocab is not an object");
+    const json no_added = json::array();
+    const json& added = j.contains("added_tokens") ? j.at("added_tokens") : no_added;
+    if (!added.is_array())
+      throw std::runtime_error("malformed tokenizer.json: added_tokens is not a list");
+    // Ids are dense in real vocabularies; allowing twice the number of entries (plus slack for
+    // a few reserved holes) still bounds the id tables by the file's size, whatever ids it names.
+    const int64_t entries = static_cast<int64_t>(vocab.size() + added.size());
+    const int64_t id_limit = std::min<int64_t>(kMaxTokenId, 2 * entries + 1024) - 1;
     std::vector<std::string> tokens;
+    std::vector<bool> seen;
+    uint64_t vocab_bytes = 0;
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-      const int64_t id = it.value().get<int64_t>();
-      if (id < 0 || id > (1 << 24)) throw std::invalid_argument("vocab id out of range");
-      if (static_cast<size_t>(id) >= tokens.size()) tokens.resize(id + 1);
+      const int64_t id =
+          json_int(it.value(), "model.vocab[\"" + it.key().substr(0, 40) + "\"]", 0, id_limit);
+      if (static_cast<size_t>(id) >= tokens.size()) {
+        tokens.resize(id + 1);
+        seen.resize(id + 1);
+      }
+      if (seen[id])
+        throw std::runtime_error("malformed tokenizer.json: id " + std::to_string(id) +
+                                 " is given to both '" + tokens[id] + "' and '" + it.key() + "'");
+      seen[id] = true;
       tokens[id] = it.key();
+      vocab_bytes += it.key().size();
     }
     // Merges are views into the parsed JSON (array form) or into its strings ("a b" form).
     std::vector<std::pair<std::string_view, std::string_view>> merges;
@@ -111,22 +162,24 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
     int32_t unk = -1;
     if (model.contains("unk_token") && model.at("unk_token").is_string()) {
       auto it = vocab.find(model.at("unk_token").get<std::string>());
-      if (it != vocab.end()) unk = it.value().get<int32_t>();
+      if (it != vocab.end())
+        unk = static_cast<int32_t>(json_int(it.value(), "unk_token", 0, id_limit));
     }
     t->unk_id_ = unk;
     t->bpe_ = std::make_unique<Bpe>(StringTable::of(tokens), merges,
                                     model.value("ignore_merges", false), unk);
 
-    if (j.contains("added_tokens")) {
-      for (const auto& a : j.at("added_tokens")) {
+    {
+      for (const auto& a : added) {
         AddedToken at;
-        at.id = a.at("id").get<int32_t>();
+        at.id = static_cast<int32_t>(json_int(a.at("id"), "added_tokens[].id", 0, id_limit));
         at.content = a.at("content").get<std::string>();
         at.special = a.value("special", false);
         at.lstrip = a.value("lstrip", false);
         at.rstrip = a.value("rstrip", false);
         at.single_word = a.value("single_word", false);
         at.normalized = a.value("normalized", !at.special);
+        vocab_bytes += at.content.size();
         t->added_.push_back(std::move(at));
       }
     }
@@ -153,7 +206,10 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
           const std::string name = item.at("SpecialToken").at("id").get<std::string>();
           const json& ids = specials.at(name).at("ids");
           for (const auto& id : ids)
-            (before ? t->prefix_ids_ : t->suffix_ids_).push_back(id.get<int32_t>());
+            (before ? t->prefix_ids_ : t->suffix_ids_)
+                .push_back(static_cast<int32_t>(json_int(
+                    id, "post_processor.special_tokens[\"" + name.substr(0, 40) + "\"].ids", 0,
+                    id_limit)));
         }
       } else if (type != "ByteLevel") {
         throw std::invalid_argument("unsupported post-processor type '" + type + "'");
@@ -171,7 +227,17 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
         }
       }
     }
+    if (vocab_bytes >= kMaxVocabBytes)
+      throw std::runtime_error("malformed tokenizer.json: the token texts take " +
+                               std::to_string(vocab_bytes) + " bytes (limit " +
+                               std::to_string(kMaxVocabBytes) + ")");
     t->finalize(tokens);
+    for (const auto* ids : {&t->prefix_ids_, &t->suffix_ids_})
+      for (int32_t id : *ids)
+        if (id >= t->vocab_size())
+          throw std::runtime_error("malformed tokenizer.json: post_processor id " +
+                                   std::to_string(id) + " is outside the vocabulary (size " +
+                                   std::to_string(t->vocab_size()) + ")");
     auto id_of = [&](const std::string& name) -> int32_t {
       if (name.empty()) return -1;
       auto id = t->token_to_id(name);
@@ -181,6 +247,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
     t->eos_id_ = id_of(t->eos_token_);
     t->pad_id_ = id_of(pad);
   } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("malformed tokenizer.json: ") + e.what());
+  } catch (const JsonFieldError& e) {
     throw std::runtime_error(std::string("malformed tokenizer.json: ") + e.what());
   }
   return t;

@@ -1,0 +1,423 @@
+// Hostile Hugging Face files: config.json, generation_config.json, safetensors headers and
+// tokenizer.json. Every number goes through the checked JSON helper or a bound before use, and
+// the LoadError names the file, the field and the value. Each case here hit undefined
+// behaviour, crashed, allocated without bound, loaded silently or gave an error naming neither
+// field nor value before the loaders validated it (docs/MODEL_FILES.md).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "model/causal_lm.h"
+#include "model/load_error.h"
+#include "model/tokenizer_loader.h"
+#include "model/weight_store.h"
+#include "test_files.h"
+
+namespace vllm::testing {
+namespace {
+
+using model::CausalLM;
+using model::LoadError;
+using nlohmann::json;
+
+// The LoadError message of f(); "" when it did not throw, "NOT A LoadError: ..." for any other
+// exception.
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const LoadError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("NOT A LoadError: ") + e.what();
+  }
+  return "";
+}
+
+void expect_has(const std::string& e, const std::vector<std::string>& want) {
+  ASSERT_NE(e, "") << "loaded without error";
+  EXPECT_EQ(e.rfind("NOT A", 0), std::string::npos) << e;
+  for (const auto& w : want)
+    EXPECT_NE(e.find(w), std::string::npos) << "want '" << w << "' in " << e;
+}
+
+class HfValidation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("hf_validation");
+    hf_ = tiny_llama_hf();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string load_model() {
+    hf_.write(dir_);
+    return error_of([&] { CausalLM::load(dir_); });
+  }
+  std::string dir_;
+  HfSpec hf_;
+};
+
+TEST_F(HfValidation, BaselineLoads) { EXPECT_EQ(load_model(), ""); }
+
+// config.json: one field set to one value; the error names config.json, the field and value.
+struct BadField {
+  const char* name;
+  std::function<void(json&)> mutate;
+  std::vector<std::string> want;
+};
+
+class HfBadField : public HfValidation, public ::testing::WithParamInterface<BadField> {};
+
+TEST_P(HfBadField, NamesFieldAndValue) {
+  GetParam().mutate(hf_.config);
+  const std::string e = load_model();
+  std::vector<std::string> want = GetParam().want;
+  want.push_back(dir_ + "/config.json");
+  expect_has(e, want);
+}
+
+json moe_config() {
+  json c = tiny_llama_hf().config;
+  c["architectures"] = {"Qwen3MoeForCausalLM"};
+  c["num_experts"] = 4;
+  c["num_experts_per_tok"] = 2;
+  c["moe_intermediate_size"] = 32;
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, HfBadField,
+    ::testing::Values(
+        // Was undefined behaviour: get<int64_t>() casts the double.
+        BadField{"VocabHugeFloat",
+                 [](json& c) { c["vocab_size"] = 1e300; },
+                 {"field 'vocab_size': 1e+300 is not an integer in [1, 16777216]"}},
+        BadField{
+            "VocabBool", [](json& c) { c["vocab_size"] = true; }, {"field 'vocab_size': true"}},
+        BadField{"VocabHugeInt",
+                 [](json& c) { c["vocab_size"] = int64_t{1} << 40; },
+                 {"field 'vocab_size': 1099511627776"}},
+        BadField{"HiddenFraction",
+                 [](json& c) { c["hidden_size"] = 32.5; },
+                 {"field 'hidden_size': 32.5"}},
+        // Was std::bad_alloc.
+        BadField{"LayersHuge",
+                 [](json& c) { c["num_hidden_layers"] = 2147483647; },
+                 {"field 'num_hidden_layers': 2147483647", "[1, 1024]"}},
+        BadField{"HeadsZero",
+                 [](json& c) { c["num_attention_heads"] = 0; },
+                 {"field 'num_attention_heads': 0"}},
+        BadField{"HeadsHugeFloat",
+                 [](json& c) { c["num_attention_heads"] = 1e300; },
+                 {"field 'num_attention_heads': 1e+300"}},
+        BadField{"KvHeadsNegative",
+                 [](json& c) { c["num_key_value_heads"] = -1; },
+                 {"field 'num_key_value_heads': -1"}},
+        BadField{"HeadDimHugeFloat",
+                 [](json& c) { c["head_dim"] = 1e300; },
+                 {"field 'head_dim': 1e+300"}},
+        BadField{"ContextHuge",
+                 [](json& c) { c["max_position_embeddings"] = 1e18; },
+                 {"field 'max_position_embeddings': 1e+18"}},
+        BadField{
+            "EpsString", [](json& c) { c["rms_norm_eps"] = "x"; }, {"field 'rms_norm_eps': \"x\""}},
+        BadField{
+            "EpsNegative", [](json& c) { c["rms_norm_eps"] = -1.0; }, {"field 'rms_norm_eps': -1"}},
+        BadField{"RopeThetaNegative",
+                 [](json& c) { c["rope_theta"] = -5.0; },
+                 {"field 'rope_theta': -5"}},
+        // Was undefined behaviour: converted to float for the rotary table.
+        BadField{"RopeThetaHuge",
+                 [](json& c) { c["rope_theta"] = 1e300; },
+                 {"field 'rope_theta': 1e+300"}},
+        BadField{"IntermediateHugeFloat",
+                 [](json& c) { c["intermediate_size"] = 1e300; },
+                 {"field 'intermediate_size': 1e+300"}},
+        BadField{"TieNotBool",
+                 [](json& c) { c["tie_word_embeddings"] = 1; },
+                 {"field 'tie_word_embeddings': 1 is not true or false"}},
+        BadField{"BosHugeFloat",
+                 [](json& c) { c["bos_token_id"] = 1e300; },
+                 {"field 'bos_token_id': 1e+300"}},
+        BadField{"BosOutsideVocab",
+                 [](json& c) { c["bos_token_id"] = 64; },
+                 {"bos_token_id = 64", "[0, 63]"}},
+        BadField{"EosListHugeFloat",
+                 [](json& c) {
+                   c["eos_token_id"] = {2, 1e300};
+                 },
+                 {"field 'eos_token_id': 1e+300"}},
+        BadField{"EosPastInt32",
+                 [](json& c) { c["eos_token_id"] = int64_t{1} << 32; },
+                 {"field 'eos_token_id': 4294967296"}},
+        // Was a shape error about q_proj: head_dim was hidden / heads rounded down.
+        BadField{"HiddenNotDivisibleByHeads",
+                 [](json& c) {
+                   c["num_attention_heads"] = 3;
+                   c["num_key_value_heads"] = 1;
+                 },
+                 {"hidden_size = 32 is not a multiple of num_attention_heads = 3"}},
+        // Was NaN rotary frequencies: (old / wavelen - lo) / (hi - lo) with hi == lo.
+        BadField{"Llama3HighEqualsLow",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"rope_type", "llama3"},
+                                        {"factor", 8.0},
+                                        {"low_freq_factor", 4.0},
+                                        {"high_freq_factor", 4.0}};
+                 },
+                 {"rope_scaling.high_freq_factor = 4", "low_freq_factor = 4"}},
+        BadField{"RopeFactorZero",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "linear"}, {"factor", 0.0}};
+                 },
+                 {"field 'rope_scaling.factor': 0"}},
+        BadField{"RopeOriginalContextHuge",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"rope_type", "llama3"},
+                                        {"factor", 8.0},
+                                        {"original_max_position_embeddings", 1e300}};
+                 },
+                 {"field 'rope_scaling.original_max_position_embeddings': 1e+300"}},
+        BadField{"ExpertsAboveKernelLimit",
+                 [](json& c) {
+                   c = moe_config();
+                   c["num_experts"] = 2000;
+                 },
+                 {"field 'num_experts': 2000", "[0, 1024]"}},
+        BadField{"ExpertsPerTokAboveExperts",
+                 [](json& c) {
+                   c = moe_config();
+                   c["num_experts_per_tok"] = 5;
+                 },
+                 {"num_experts_per_tok = 5", "[1, 4]"}},
+        BadField{"SparseStepZero",
+                 [](json& c) {
+                   c = moe_config();
+                   c["decoder_sparse_step"] = 0;
+                 },
+                 {"field 'decoder_sparse_step': 0"}},
+        // Was undefined behaviour: get<std::vector<int64_t>>() casts each double.
+        BadField{"MlpOnlyLayersHugeFloat",
+                 [](json& c) {
+                   c = moe_config();
+                   c["mlp_only_layers"] = {1e300};
+                 },
+                 {"field 'mlp_only_layers': 1e+300"}},
+        BadField{"MlpOnlyLayerPastLastLayer",
+                 [](json& c) {
+                   c = moe_config();
+                   c["mlp_only_layers"] = {5};
+                 },
+                 {"mlp_only_layers = 5", "[0, 0]"}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(HfValidation, GenerationConfigEosHugeFloat) {
+  hf_.write(dir_);
+  std::ofstream(dir_ + "/generation_config.json") << R"({"eos_token_id": [2, 1e300]})";
+  expect_has(error_of([&] { CausalLM::load(dir_); }),
+             {dir_ + "/generation_config.json", "field 'eos_token_id': 1e+300"});
+}
+
+// Was a read without end (until memory ran out): config.json linked to /dev/zero.
+TEST_F(HfValidation, ConfigIsNotARegularFile) {
+  hf_.write(dir_);
+  std::filesystem::remove(dir_ + "/config.json");
+  std::filesystem::create_symlink("/dev/zero", dir_ + "/config.json");
+  expect_has(error_of([&] { CausalLM::load(dir_); }),
+             {dir_ + "/config.json", "not a regular file"});
+}
+
+// safetensors headers.
+
+TEST_F(HfValidation, SafetensorsShapeHugeFloat) {
+  json h = {{"x", {{"dtype", "F32"}, {"shape", {1e300, 32}}, {"data_offsets", {0, 128}}}}};
+  write_file(dir_ + "/x.safetensors", safetensors_bytes(h, std::vector<uint8_t>(128)));
+  model::WeightStore s;
+  expect_has(error_of([&] { model::load_safetensors_file(dir_ + "/x.safetensors", s); }),
+             {dir_ + "/x.safetensors", "field 'x.shape': 1e+300"});
+}
+
+TEST_F(HfValidation, SafetensorsOffsetHugeFloat) {
+  json h = {{"x", {{"dtype", "F32"}, {"shape", {32}}, {"data_offsets", {0, 1e300}}}}};
+  write_file(dir_ + "/x.safetensors", safetensors_bytes(h, std::vector<uint8_t>(128)));
+  model::WeightStore s;
+  expect_has(error_of([&] { model::load_safetensors_file(dir_ + "/x.safetensors", s); }),
+             {"field 'x.data_offsets[1]': 1e+300"});
+}
+
+TEST_F(HfValidation, SafetensorsTooManyDims) {
+  json h = {{"x", {{"dtype", "F32"}, {"shape", std::vector<int>(9, 1)}, {"data_offsets", {0, 4}}}}};
+  write_file(dir_ + "/x.safetensors", safetensors_bytes(h, std::vector<uint8_t>(4)));
+  model::WeightStore s;
+  expect_has(error_of([&] { model::load_safetensors_file(dir_ + "/x.safetensors", s); }),
+             {"tensor 'x' shape is not a list of at most 8 dimensions"});
+}
+
+// Was a silent load: q and k read the same bytes.
+TEST_F(HfValidation, SafetensorsOverlappingTensors) {
+  json h;
+  h["a"] = {{"dtype", "F32"}, {"shape", {8}}, {"data_offsets", {0, 32}}};
+  h["b"] = {{"dtype", "F32"}, {"shape", {8}}, {"data_offsets", {16, 48}}};
+  write_file(dir_ + "/x.safetensors", safetensors_bytes(h, std::vector<uint8_t>(48)));
+  model::WeightStore s;
+  expect_has(error_of([&] { model::load_safetensors_file(dir_ + "/x.safetensors", s); }),
+             {"tensor 'b' data [16, 48) overlaps tensor 'a' [0, 32)"});
+}
+
+// Was a JSON parse of 150 MB: the format caps its header at 100 MB. (A sparse file.)
+TEST_F(HfValidation, SafetensorsHeaderOverFormatLimit) {
+  const std::string p = dir_ + "/x.safetensors";
+  {
+    std::ofstream f(p, std::ios::binary);
+    const uint64_t n = 150'000'000;
+    f.write(reinterpret_cast<const char*>(&n), 8);
+  }
+  std::filesystem::resize_file(p, 200'000'000);
+  model::WeightStore s;
+  expect_has(error_of([&] { model::load_safetensors_file(p, s); }),
+             {"header length 150000000 is over the format's limit of 100000000"});
+}
+
+// Was a misaligned f32 read (undefined behaviour) when the writer did not pad the header.
+TEST_F(HfValidation, SafetensorsUnalignedDataIsReadAligned) {
+  std::vector<float> v = {1.5f, -2.f, 3.25f, 4.f};
+  std::vector<uint8_t> bytes(16);
+  std::memcpy(bytes.data(), v.data(), 16);
+  json h = {{"x", {{"dtype", "F32"}, {"shape", {4}}, {"data_offsets", {0, 16}}}}};
+  auto b = safetensors_bytes(h, bytes);
+  ASSERT_NE((8 + h.dump().size()) % 4, 0u) << "the header must leave the data unaligned";
+  write_file(dir_ + "/x.safetensors", b);
+  model::WeightStore s;
+  model::load_safetensors_file(dir_ + "/x.safetensors", s);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.find("x")->data) % alignof(float), 0u);
+  EXPECT_EQ(s.vector_f32("x", 4), v);
+}
+
+// Was a silent load: the matmul kernels have no i32 path and left the output unwritten.
+TEST_F(HfValidation, IntegerTensorAsWeight) {
+  hf_.entry("model.layers.0.self_attn.q_proj.weight")->dtype = "I32";
+  expect_has(load_model(), {"q_proj.weight", "i32", "not a weight type"});
+}
+
+// tokenizer.json (and generation_config.json), through load_tokenizer on the folder.
+class TokenizerValidation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("tok_validation");
+    tj_ = tiny_tokenizer_json();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string load() {
+    std::ofstream(dir_ + "/tokenizer.json") << tj_.dump();
+    return error_of([&] { model::load_tokenizer(dir_); });
+  }
+  void expect_error(const std::vector<std::string>& want) {
+    std::vector<std::string> w = want;
+    w.push_back(dir_ + "/tokenizer.json");
+    expect_has(load(), w);
+  }
+  std::string dir_;
+  json tj_;
+};
+
+TEST_F(TokenizerValidation, BaselineLoads) {
+  EXPECT_EQ(load(), "");
+  auto t = model::load_tokenizer(dir_);
+  EXPECT_EQ(t->encode("ab c"), std::vector<int32_t>({8, 4, 5}));
+}
+
+// Was undefined behaviour: get<int64_t>() on the double.
+TEST_F(TokenizerValidation, VocabIdHugeFloat) {
+  tj_["model"]["vocab"]["x"] = 1e300;
+  expect_error({"field 'model.vocab[\"x\"]': 1e+300"});
+}
+
+// Was a 16M-entry id table (~0.5 GB) for a 300-byte file.
+TEST_F(TokenizerValidation, VocabIdFarPastTheEntries) {
+  tj_["model"]["vocab"]["x"] = 16000000;
+  expect_error({"field 'model.vocab[\"x\"]': 16000000 is not an integer in [0, 1043]"});
+}
+
+TEST_F(TokenizerValidation, VocabIdGivenTwice) {
+  tj_["model"]["vocab"]["x"] = 7;
+  expect_error({"id 7 is given to both"});
+}
+
+TEST_F(TokenizerValidation, AddedTokenIdHugeFloat) {
+  tj_["added_tokens"][1]["id"] = 1e300;
+  expect_error({"field 'added_tokens[].id': 1e+300"});
+}
+
+// Was a truncation to a negative id.
+TEST_F(TokenizerValidation, AddedTokenIdPastInt32) {
+  tj_["added_tokens"][1]["id"] = int64_t{1} << 31;
+  expect_error({"field 'added_tokens[].id': 2147483648"});
+}
+
+TEST_F(TokenizerValidation, AddedTokenIdFarPastTheEntries) {
+  tj_["added_tokens"][1]["id"] = 1000000;
+  expect_error({"field 'added_tokens[].id': 1000000"});
+}
+
+TEST_F(TokenizerValidation, PostProcessorIdHugeFloat) {
+  tj_["post_processor"]["special_tokens"]["<s>"]["ids"] = {1e300};
+  expect_error({"field 'post_processor.special_tokens[\"<s>\"].ids': 1e+300"});
+}
+
+// Was a silent load: encode() then emitted an id outside the vocabulary.
+TEST_F(TokenizerValidation, PostProcessorIdOutsideVocab) {
+  tj_["post_processor"]["special_tokens"]["<s>"]["ids"] = {9};
+  EXPECT_EQ(load(), "");
+  tj_["post_processor"]["special_tokens"]["<s>"]["ids"] = {12};
+  expect_error({"post_processor id 12 is outside the vocabulary (size 10)"});
+}
+
+// `levels` Sequence wrappers around a ByteLevel entry, as JSON text (building it as a json value
+// and dumping it would itself recurse that deep).
+std::string nested(const std::string& list_key, int levels) {
+  std::string s;
+  for (int i = 0; i < levels; ++i) s += R"({"type": "Sequence", ")" + list_key + R"(": [)";
+  s += R"({"type": "ByteLevel"})";
+  for (int i = 0; i < levels; ++i) s += "]}";
+  return s;
+}
+
+// Was a stack overflow: the readers recurse once per Sequence level.
+TEST_F(TokenizerValidation, DeeplyNestedPostProcessor) {
+  tj_["post_processor"] = "@";
+  std::string text = tj_.dump();
+  text.replace(text.find("\"@\""), 3, nested("processors", 100000));
+  std::ofstream(dir_ + "/tokenizer.json") << text;
+  expect_has(error_of([&] { model::load_tokenizer(dir_); }),
+             {dir_ + "/tokenizer.json", "post_processor is nested more than 16 levels"});
+}
+
+TEST_F(TokenizerValidation, DeeplyNestedPreTokenizer) {
+  tj_["pre_tokenizer"] = "@";
+  std::string text = tj_.dump();
+  text.replace(text.find("\"@\""), 3, nested("pretokenizers", 100000));
+  std::ofstream(dir_ + "/tokenizer.json") << text;
+  expect_has(error_of([&] { model::load_tokenizer(dir_); }),
+             {dir_ + "/tokenizer.json", "pre_tokenizer is nested more than 16 levels"});
+}
+
+// Was a read without end (until memory ran out): tokenizer.json linked to /dev/zero.
+TEST_F(TokenizerValidation, TokenizerJsonIsNotARegularFile) {
+  std::filesystem::create_symlink("/dev/zero", dir_ + "/tokenizer.json");
+  expect_has(error_of([&] { model::load_tokenizer(dir_); }),
+             {dir_ + "/tokenizer.json", "not a regular file"});
+}
+
+// Was undefined behaviour: get<int32_t>() on the double.
+TEST_F(TokenizerValidation, GenerationEosHugeFloat) {
+  std::ofstream(dir_ + "/generation_config.json") << R"({"eos_token_id": [1e300]})";
+  expect_has(load(), {dir_ + "/generation_config.json", "field 'eos_token_id': 1e+300"});
+}
+
+// Was a silent load: every request then carried a stop id the engine refuses.
+TEST_F(TokenizerValidation, GenerationEosOutsideVocab) {
+  std::ofstream(dir_ + "/generation_config.json") << R"({"eos_token_id": 5000})";
+  expect_has(load(), {dir_ + "/generation_config.json", "eos_token_id 5000"});
+}
+
+}  // namespace
+}  // namespace vllm::testing
