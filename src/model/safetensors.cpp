@@ -117,7 +117,7 @@ void load_safetensors_bytes(const std::string& path, const uint8_t* data, size_t
         auto copy = std::make_shared<std::vector<uint8_t>>(
             static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.n_bytes);
         t.data = copy->data();
-        store.keep_file(std::move(copy));
+        store.keep_alive(std::move(copy));
       }
       if (end > begin) ranges.push_back({begin, end, name});
       store.add(std::move(t));

@@ -38,6 +38,9 @@ class WeightStore {
   // points into (null if none), so a packed copy can release its source pages.
   void keep_file(std::shared_ptr<MappedFile> f) { files_.push_back(std::move(f)); }
   const MappedFile* file_containing(const void* p) const;
+  // Keeps any other memory tensors point into alive as long as the store (a buffer a file was
+  // read into, an aligned copy of a misaligned tensor).
+  void keep_alive(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   const TensorRef* find(const std::string& name) const;
   // Throws LoadError when the tensor is missing, has an unsupported type, or its shape
@@ -56,6 +59,7 @@ class WeightStore {
  private:
   std::map<std::string, TensorRef> tensors_;
   std::vector<std::shared_ptr<MappedFile>> files_;
+  std::vector<std::shared_ptr<void>> owners_;
   std::string source_;
 };
 
