@@ -47,6 +47,7 @@ std::map<std::string, Entries> score(model::CausalLM& m,
   EngineConfig c;
   c.num_gpu_blocks = 64;
   c.max_num_batched_tokens = budget;
+  c.kv_cache_dtype = vt::DType::F32;  // compared with transformers' fp32 forward at 5e-5
   LLMEngine eng(c, ex);
   SamplingParams p;
   p.temperature = 0.0f;
