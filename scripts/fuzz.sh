@@ -8,12 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-30}"
 shift || true
-scripts/install_deps.sh
-dir=$(scripts/build_sanitized.sh asan)
+[ -n "${VLLM_DEPS_DONE:-}" ] || scripts/install_deps.sh
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
 fi
+dir=$(scripts/build_sanitized.sh asan "${targets[@]}")
 mkdir -p fuzz-artifacts
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: install, build, fetch/generate test models, run ctest and the
 # end-to-end tests.
-#   scripts/test.sh              release build: ctest + end-to-end tests (what CI runs first)
+#   scripts/test.sh              release build (+ the CUDA backend, compile and link, where nvcc
+#                                exists): the layer check, ctest, the end-to-end tests, and a
+#                                10 s smoke of every fuzzer under ASan + UBSan (what CI runs)
 #   scripts/test.sh --sanitize   clang ASan + UBSan + LeakSanitizer build: the whole ctest suite
 #   scripts/test.sh --tsan       clang ThreadSanitizer build: engine and API ctest suites, and
 #                                the server's end-to-end tests against the TSan-built server
@@ -9,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
 scripts/install_deps.sh
+export VLLM_DEPS_DONE=1
 export VLLM_TEST_GGUF=$(scripts/fetch_models.sh)
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
@@ -18,11 +21,18 @@ if [ -f tools/make_tiny_models.py ]; then
 fi
 case "$mode" in
   "")
+    nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
+    if [ -x "$nvcc" ]; then
+      export VLLM_CMAKE_ARGS="-DVLLM_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$nvcc"
+    else
+      echo "test.sh: no nvcc at $nvcc: the CUDA backend is not built" >&2
+    fi
     scripts/build.sh
     (cd build && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}")
     if compgen -G "tests/e2e/test_*.py" >/dev/null; then
       python3 -m pytest -q tests/e2e
     fi
+    scripts/fuzz.sh "${VLLM_FUZZ_SECONDS:-10}"
     ;;
   --sanitize)
     dir=$(scripts/build_sanitized.sh asan)

@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import sys
+import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QWEN = os.path.join(REPO, "..", "shared", "fixtures", "qwen3-tokenizer")
@@ -103,11 +104,167 @@ def bpe():
                     put("bpe", json.loads(line)["text"])
 
 
+SMOLLM2 = os.path.expanduser(os.environ.get(
+    "VLLM_TEST_GGUF", "~/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf"))
+
+
+def smollm2_vocab(n):
+    """SmolLM2's first n tokens, their types and the merges among them, its chat template."""
+    import gguf
+    r = gguf.GGUFReader(SMOLLM2)
+
+    def strings(key):
+        f = r.fields[key]
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    tokens = strings("tokenizer.ggml.tokens")[:n]
+    f = r.fields["tokenizer.ggml.token_type"]
+    types = [int(f.parts[i][0]) for i in f.data][:n]
+    keep = set(tokens)
+    merges = [m for m in strings("tokenizer.ggml.merges")
+              if m.split(" ", 1)[0] in keep and m.split(" ", 1)[-1] in keep
+              and m.replace(" ", "", 1) in keep]
+    f = r.fields["tokenizer.chat_template"]
+    tmpl = bytes(f.parts[f.data[0]]).decode()
+    return tokens, types, merges, tmpl
+
+
+def gguf_files():
+    """Tiny Llama-architecture GGUFs (hidden 32, 1 layer, 128 tokens of SmolLM2's vocabulary) with
+    the real metadata keys, one per weight type the engine reads, so mutations start from files
+    that load all the way."""
+    import gguf
+    import numpy as np
+    tokens, types, merges, tmpl = smollm2_vocab(128)
+    rng = np.random.default_rng(0)
+    hidden, ffn, heads, kv_heads, vocab = 32, 64, 4, 2, len(tokens)
+    hd = hidden // heads
+    for qtype in ("F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K"):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.gguf")
+            w = gguf.GGUFWriter(path, "llama")
+            w.add_context_length(256)
+            w.add_embedding_length(hidden)
+            w.add_block_count(1)
+            big = qtype in ("Q4_K", "Q6_K")  # 256-element super-blocks: rows of 256
+            w.add_feed_forward_length(256 if big else ffn)
+            w.add_head_count(heads)
+            w.add_head_count_kv(kv_heads)
+            w.add_rope_freq_base(10000.0)
+            w.add_layer_norm_rms_eps(1e-5)
+            w.add_rope_dimension_count(hd)
+            w.add_vocab_size(vocab)
+            w.add_tokenizer_model("gpt2")
+            w.add_tokenizer_pre("smollm")
+            w.add_token_list(tokens)
+            w.add_token_types(types)
+            w.add_token_merges(merges)
+            w.add_bos_token_id(1)
+            w.add_eos_token_id(2)
+            w.add_add_bos_token(False)
+            w.add_chat_template(tmpl[:600])
+            h = 256 if big else hidden
+
+            def t(name, shape, quant=True):
+                a = rng.standard_normal(shape).astype(np.float32) * 0.05
+                if qtype == "F32" or (not quant and len(shape) == 1):
+                    w.add_tensor(name, a)
+                elif not quant or shape[-1] % (256 if big else 32):
+                    w.add_tensor(name, a.astype(np.float16))
+                elif qtype == "F16":
+                    w.add_tensor(name, a.astype(np.float16))
+                elif big:  # gguf's numpy quants cannot quantize K-types: random blocks
+                    qt = getattr(gguf.GGMLQuantizationType, qtype)
+                    bs, ts = gguf.GGML_QUANT_SIZES[qt]
+                    raw = rng.integers(0, 256, (shape[0], shape[1] // bs * ts), dtype=np.uint8)
+                    w.add_tensor(name, raw, raw_dtype=qt)
+                else:
+                    qt = getattr(gguf.GGMLQuantizationType, qtype)
+                    w.add_tensor(name, gguf.quants.quantize(a, qt), raw_dtype=qt)
+
+            if big:  # keep the file small: K-quants only on the one matrix whose rows are 256
+                hidden_k = 256
+                t("token_embd.weight", (vocab, hidden), quant=False)
+                t("blk.0.ffn_down.weight", (hidden, hidden_k))
+            else:
+                t("token_embd.weight", (vocab, hidden))
+                t("blk.0.ffn_down.weight", (hidden, ffn))
+            t("output_norm.weight", (hidden,), quant=False)
+            t("blk.0.attn_norm.weight", (hidden,), quant=False)
+            t("blk.0.ffn_norm.weight", (hidden,), quant=False)
+            t("blk.0.attn_q.weight", (heads * hd, hidden))
+            t("blk.0.attn_k.weight", (kv_heads * hd, hidden))
+            t("blk.0.attn_v.weight", (kv_heads * hd, hidden))
+            t("blk.0.attn_output.weight", (hidden, heads * hd))
+            t("blk.0.ffn_gate.weight", (h if big else ffn, hidden))
+            t("blk.0.ffn_up.weight", (h if big else ffn, hidden))
+            w.write_header_to_file()
+            w.write_kv_data_to_file()
+            w.write_tensors_to_file()
+            w.close()
+            data = open(path, "rb").read()
+        put("gguf", data)
+
+
+def safetensors_files():
+    """config.json, a NUL byte, then a tiny checkpoint of each supported architecture."""
+    import numpy as np
+    from safetensors.numpy import save
+    rng = np.random.default_rng(1)
+    hidden, ffn, heads, kv_heads, vocab = 32, 64, 4, 2, 96
+    hd = hidden // heads
+    for arch, extra in (("LlamaForCausalLM", {}), ("Qwen2ForCausalLM", {"bias": True}),
+                        ("Qwen3ForCausalLM", {"qk_norm": True}),
+                        ("Qwen3MoeForCausalLM", {"qk_norm": True, "moe": True})):
+        cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
+               "num_hidden_layers": 1, "num_attention_heads": heads,
+               "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
+               "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+               "tie_word_embeddings": True, "torch_dtype": "bfloat16"}
+        if extra.get("moe"):
+            cfg.update({"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                        "decoder_sparse_step": 1, "norm_topk_prob": True})
+        ts = {}
+
+        def t(name, shape, dt=np.float16):
+            ts[name] = (rng.standard_normal(shape) * 0.05).astype(dt)
+
+        t("model.embed_tokens.weight", (vocab, hidden))
+        t("model.norm.weight", (hidden,))
+        pre = "model.layers.0."
+        t(pre + "input_layernorm.weight", (hidden,))
+        t(pre + "post_attention_layernorm.weight", (hidden,))
+        for n, rows in (("q", heads * hd), ("k", kv_heads * hd), ("v", kv_heads * hd)):
+            t(pre + f"self_attn.{n}_proj.weight", (rows, hidden))
+            if extra.get("bias"):
+                t(pre + f"self_attn.{n}_proj.bias", (rows,))
+        t(pre + "self_attn.o_proj.weight", (hidden, heads * hd))
+        if extra.get("qk_norm"):
+            t(pre + "self_attn.q_norm.weight", (hd,))
+            t(pre + "self_attn.k_norm.weight", (hd,))
+        if extra.get("moe"):
+            t(pre + "mlp.gate.weight", (2, hidden))
+            for e in range(2):
+                t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+        else:
+            t(pre + "mlp.gate_proj.weight", (ffn, hidden))
+            t(pre + "mlp.up_proj.weight", (ffn, hidden))
+            t(pre + "mlp.down_proj.weight", (hidden, ffn))
+        put("safetensors", json.dumps(cfg).encode() + b"\0" + save(ts))
+        f32 = {k: v.astype(np.float32) for k, v in ts.items()}
+        cfg32 = dict(cfg, torch_dtype="float32")
+        put("safetensors", json.dumps(cfg32).encode() + b"\0" + save(f32))
+
+
 def main():
     requests()
     templates()
     tokenizer_json()
     bpe()
+    gguf_files()
+    safetensors_files()
     for t in sorted(os.listdir(OUT)):
         print(t, len(os.listdir(os.path.join(OUT, t))))
 
