@@ -29,7 +29,8 @@ class GatedExecutor : public PagedFakeExecutor {
       std::unique_lock<std::mutex> lk(mu);
       ++entered;
       cv.notify_all();
-      cv.wait(lk, [&] { return open; });
+      cv.wait(lk, [&] { return open || allowance > 0; });
+      if (!open) --allowance;
     }
     PagedFakeExecutor::execute(b, logits);
   }
@@ -45,6 +46,7 @@ class GatedExecutor : public PagedFakeExecutor {
   std::mutex mu;
   std::condition_variable cv;
   bool open = true;
+  int allowance = 0;  // steps let through while closed
   int entered = 0;
 };
 
@@ -151,7 +153,12 @@ TEST(AsyncEngine, ValidationErrorsComeBackThroughTheStreamAndOthersRunOn) {
 }
 
 TEST(AsyncEngine, AbortClosesTheStreamAndFreesKvBlocks) {
-  PagedFakeExecutor ex(256, 1024);
+  GatedExecutor ex(256, 1024);
+  // Two steps (prefill + one decode) go through, then the engine is held inside its third step
+  // while the abort arrives, so a fast or loaded machine cannot let the request run to its 900
+  // tokens first.
+  ex.allowance = 2;
+  ex.open = false;
   LLMEngine eng(roomy(), ex, bracket_streams());
   AsyncEngine ae(eng);
   auto s = ae.add_request("long", prompt_of(40, 3), greedy(900));
@@ -159,8 +166,11 @@ TEST(AsyncEngine, AbortClosesTheStreamAndFreesKvBlocks) {
   RequestOutput o;
   ASSERT_EQ(s->pop(o, 10s), RequestStream::PopResult::kOutput);
   EXPECT_FALSE(o.finished);
-  EXPECT_GT(ae.metrics().kv_cache_usage + (ae.num_unfinished() > 0 ? 1.0f : 0.0f), 0.0f);
+  ex.wait_entered(3);
+  EXPECT_GT(ae.num_unfinished(), 0u);
+  EXPECT_GT(ae.metrics().kv_cache_usage, 0.0f);
   ae.abort("long");
+  ex.set_open(true);
   Finished f = drain(*s);
   EXPECT_TRUE(f.finished);
   EXPECT_EQ(f.finish_reason, "abort");
@@ -216,9 +226,21 @@ TEST(AsyncEngine, ShutdownClosesLiveStreamsAndRefusesNewWork) {
   auto s = ae->add_request("x", prompt_of(4, 1), greedy(500));
   ASSERT_EQ(s->wait_admitted(), "");
   ex.wait_entered(1);
-  std::thread closer([&] { ae->shutdown(); });
-  std::this_thread::sleep_for(20ms);
-  ex.set_open(true);  // the step in flight ends, then the engine thread sees the stop
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    ae->shutdown();
+    closed = true;
+  });
+  // Let steps through one at a time until the engine thread sees the stop: at most one step per
+  // millisecond, so even a slow closer thread finds the 500-token request still running.
+  while (!closed) {
+    {
+      std::lock_guard<std::mutex> lk(ex.mu);
+      ex.allowance = 1;
+      ex.cv.notify_all();
+    }
+    std::this_thread::sleep_for(1ms);
+  }
   closer.join();
   Finished f = drain(*s, 5s);
   EXPECT_TRUE(f.finished);
