@@ -17,6 +17,15 @@
 //     4l..4l+3, scaled by the sub-block scale), converted to fp32 and folded with
 //     fma(block_scale, lane, acc[l]) in block order; the 8->4->2->1 tree at the end. Q4_K's
 //     mins go to one scalar fma accumulator per super-block.
+//   * Q5_0 / Q5_1 / IQ4_NL weights: the Q8_0-family chain, with weight integers Q5_0: q - 16,
+//     Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q].
+//   * Q2_K weights: as Q4_K with 16-element groups: lane l of 32-element chunk c is scaled by
+//     group 2c + l / 4's 4-bit scale; sum_g min_g * bsum_g goes to the dmin fma accumulator.
+//   * Q3_K weights: as Q6_K: lanes of the unsigned q + 4 (0..7) scaled by the signed group
+//     scale, lane 0 minus 4 * sum_g scale_g * bsum_g, then one fma per lane and super-block.
+//   * IQ4_XS weights: lane l = sum over the 8 sub-blocks of (signed sub-block scale) x (exact
+//     dot of the table values kIQ4Values[q] with the 4 activation bytes), one fma per lane
+//     and super-block, 8->4->2->1 at the end.
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 
@@ -29,7 +38,8 @@ namespace vt::cpu {
 
 // Activations as the kernels read them. For float weights `x` is used as is; for quantized
 // weights the rows are quantized once per call into Q8_0 (32-element blocks, for
-// Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q6_K weights).
+// Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL weights) or Q8_K (256-element blocks, for
+// Q4_K/Q6_K/Q2_K/Q3_K/IQ4_XS weights).
 struct ActView {
   int64_t n_tok = 0;
   int64_t cols = 0;
@@ -44,19 +54,25 @@ struct ActView {
   int64_t n_blocks = 0;
 };
 
-// Packed Q8_0 / Q4_0 / Q4_1 blocks (layout described in pack.cpp): per block index, the
-// kPackRows rows' fp16 scales (and mins), then their quant bytes in 64-byte chunks.
+// Packed Q8_0 / Q4_0 / Q4_1 (and Q5_0 / Q5_1 / IQ4_NL) blocks (layout described in
+// pack.cpp): per block index, the kPackRows rows' fp16 scales (and mins), Q5's fifth-bit
+// plane, then their quant bytes in 64-byte chunks.
 struct PackedLayout {
-  int qbytes;     // quant bytes per row block
+  int qbytes;     // quant bytes per row block (Q5: the nibbles only)
   int hdr;        // scale (and min) bytes per packed block
   int src_block;  // GGUF block bytes
   uint8_t flip;   // XOR applied to quant bytes (Q8_0: stored as w + 128)
-  constexpr int block() const { return hdr + static_cast<int>(kPackRows) * qbytes; }
+  int qh = 0;     // Q5_0 / Q5_1: fifth-bit plane bytes per packed block, right after hdr
+  constexpr int block() const { return hdr + qh + static_cast<int>(kPackRows) * qbytes; }
+  constexpr int chunks() const { return hdr + qh; }  // offset of the first quant chunk
 };
 constexpr PackedLayout packed_layout(DType t) {
-  return t == DType::Q8_0   ? PackedLayout{32, 32, 34, 0x80}
-         : t == DType::Q4_0 ? PackedLayout{16, 32, 18, 0}
-                            : PackedLayout{16, 64, 20, 0};  // Q4_1
+  return t == DType::Q8_0     ? PackedLayout{32, 32, 34, 0x80}
+         : t == DType::Q4_0   ? PackedLayout{16, 32, 18, 0}
+         : t == DType::Q5_0   ? PackedLayout{16, 32, 22, 0, 64}
+         : t == DType::Q5_1   ? PackedLayout{16, 64, 24, 0, 64}
+         : t == DType::IQ4_NL ? PackedLayout{16, 32, 18, 0}
+                              : PackedLayout{16, 64, 20, 0};  // Q4_1
 }
 
 // Activation format a weight type is multiplied with.
@@ -86,6 +102,9 @@ void matmul_rows_avx2(const WeightView& w, const ActView& a, int64_t r0, int64_t
                       int64_t ldy);
 void matmul_rows_avx512(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                         int64_t ldy);
+// The scalar reference dot of one row (GGUF block bytes) with token t, for the types of
+// dtype_zoo.h (matmul_zoo_scalar.cpp).
+float dot_zoo_scalar(DType type, const void* row, const ActView& a, int64_t t);
 
 // The public matmul / matmul_multi with the ISA given instead of detected (tests, benches).
 // `isa` must not exceed what the CPU supports.
