@@ -115,7 +115,7 @@ struct Q3KKernel {
     __m256i scv[R][8];
     __m256i sc16[R];
     float dw[R];
-    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
     for (int64_t b = 0; b < nb; ++b) {
       VT_UNROLL
       for (int r = 0; r < R; ++r) {
@@ -131,14 +131,20 @@ struct Q3KKernel {
         VT_UNROLL
         for (int c = 0; c < 8; ++c) scv[r][c] = group_scales(sc[2 * c], sc[2 * c + 1]);
         sc16[r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc));
-        // q + 4 = low 2 bits + 4 * (hmask bit 4n + j), element 128n + 32j + l.
-        unpack_2bit(blk.qs, wq[r]);
+        // q + 4 = low 2 bits + 4 * (hmask bit 4n + j), element 128n + 32j + l: the hmask bit
+        // k = 4n + j is moved to bit 2 of each byte (shift right k - 2, or left for k < 2).
         const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.hmask));
         VT_UNROLL
-        for (int k = 0; k < 8; ++k) {
-          __m256i* p = reinterpret_cast<__m256i*>(wq[r] + 32 * k);
-          const __m256i hb = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, k), one), 2);
-          _mm256_store_si256(p, _mm256_or_si256(_mm256_load_si256(p), hb));
+        for (int n = 0; n < 2; ++n) {
+          const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * n));
+          VT_UNROLL
+          for (int j = 0; j < 4; ++j) {
+            const int k = 4 * n + j;
+            const __m256i h = k >= 2 ? _mm256_srli_epi16(hm, k - 2) : _mm256_slli_epi16(hm, 2 - k);
+            const __m256i v = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3),
+                                              _mm256_and_si256(h, four));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 32 * k), v);
+          }
         }
       }
       VT_UNROLL
@@ -183,7 +189,8 @@ struct IQ4XSKernel {
     VT_UNROLL
     for (int r = 0; r < R; ++r) VT_UNROLL
     for (int t = 0; t < TT; ++t) acc[r][t] = _mm256_setzero_ps();
-    alignas(32) int8_t wq[R][kQK_K];
+    alignas(32) int8_t wq[R][kQK_K];   // code-book values (for their signs)
+    alignas(32) uint8_t wa[R][kQK_K];  // and their magnitudes
     __m256i scv[R][8];
     float dw[R];
     const __m256i m4 = _mm256_set1_epi8(0xF);
@@ -207,10 +214,12 @@ struct IQ4XSKernel {
           const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * p));
           const __m256i lo = _mm256_and_si256(raw, m4);
           const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * p),
-                             _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)));
-          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * p + 32),
-                             _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31)));
+          const __m256i v0 = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20));
+          const __m256i v1 = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * p), v0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * p + 32), v1);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wa[r] + 64 * p), _mm256_abs_epi8(v0));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(wa[r] + 64 * p + 32), _mm256_abs_epi8(v1));
         }
       }
       VT_UNROLL
@@ -223,8 +232,9 @@ struct IQ4XSKernel {
           VT_UNROLL
           for (int ib = 0; ib < 8; ++ib) {
             const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[r] + 32 * ib));
+            const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(wa[r] + 32 * ib));
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * ib));
-            const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(xv, wv));
+            const __m256i p = _mm256_maddubs_epi16(ua, _mm256_sign_epi8(xv, wv));
             lanes = madd_acc(lanes, p, scv[r][ib]);
           }
           const float d = dw[r] * dx;
