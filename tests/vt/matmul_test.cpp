@@ -288,10 +288,13 @@ TEST(Matmul, GetRowsEqualsDequantize) {
 }
 
 TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
-  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL}) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                  DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
-    const Weight w(t, 37, 96, 7, /*pad=*/4);
-    const size_t rb = row_bytes(t, 96);
+    ASSERT_TRUE(packable(t));
+    const int64_t cols = block_of(t) == 256 ? 512 : 96;
+    const Weight w(t, 37, cols, 7, /*pad=*/4);
+    const size_t rb = row_bytes(t, cols);
     ASSERT_EQ(packed_bytes(w.view), 48 * rb);  // 37 rows -> 3 groups of 16
     ASSERT_EQ(w.packed.row_stride, rb);
     std::vector<uint8_t> row(rb);
@@ -302,8 +305,8 @@ TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
     // Rows 37..47 exist only as padding: their scales are zero, so they dequantize to 0.
     for (int64_t r = 37; r < 48; ++r) {
       unpack_row(w.packed, r, row.data());
-      std::vector<float> f(96);
-      dequantize_row(t, row.data(), f.data(), 96);
+      std::vector<float> f(cols);
+      dequantize_row(t, row.data(), f.data(), cols);
       for (float v : f) ASSERT_EQ(v, 0.0f) << r;
     }
   }

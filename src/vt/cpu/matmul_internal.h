@@ -19,13 +19,14 @@
 //     mins go to one scalar fma accumulator per super-block.
 //   * Q5_0 / Q5_1 / IQ4_NL weights: the Q8_0-family chain, with weight integers Q5_0: q - 16,
 //     Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q].
-//   * Q2_K weights: as Q4_K with 16-element groups: lane l of 32-element chunk c is scaled by
-//     group 2c + l / 4's 4-bit scale; sum_g min_g * bsum_g goes to the dmin fma accumulator.
-//   * Q3_K weights: as Q6_K: lanes of the unsigned q + 4 (0..7) scaled by the signed group
-//     scale, lane 0 minus 4 * sum_g scale_g * bsum_g, then one fma per lane and super-block.
-//   * IQ4_XS weights: lane l = sum over the 8 sub-blocks of (signed sub-block scale) x (exact
-//     dot of the table values kIQ4Values[q] with the 4 activation bytes), one fma per lane
-//     and super-block, 8->4->2->1 at the end.
+//   * Q2_K / Q3_K / IQ4_XS weights: per super-block one exact integer I_b = sum over its
+//     groups of scale_g x (exact integer dot of the group's weights with the activation's
+//     int8 values) (Q2_K: 16-element groups of 0..3 with 4-bit scales; Q3_K: 16-element
+//     groups of -4..3 with signed 6-bit scales; IQ4_XS: 32-element sub-blocks of
+//     kIQ4Values[q] with signed 6-bit scales), then one fp32 chain per (row, token) in block
+//     order: acc = fma(d_w[b] * d_x[b], float(I_b), acc). Q2_K's mins give a second chain
+//     macc = fma(dmin_w[b] * d_x[b], float(sum_g min_g * bsum_g), macc), returned as
+//     acc - macc. (The packed 16-row kernels hold one row per int32 lane.)
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 
@@ -74,6 +75,12 @@ constexpr PackedLayout packed_layout(DType t) {
          : t == DType::IQ4_NL ? PackedLayout{16, 32, 18, 0}
                               : PackedLayout{16, 64, 20, 0};  // Q4_1
 }
+
+// Q2_K / Q3_K / IQ4_XS are packed field by field (pack_zoo.cpp); pack_groups / unpack_row
+// hand them to these.
+bool zoo_k_packed(DType t);
+void pack_groups_zoo(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst);
+void unpack_row_zoo(const WeightView& w, int64_t r, void* out);
 
 // Activation format a weight type is multiplied with.
 DType act_format(DType weight);

@@ -388,11 +388,11 @@ void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     case DType::IQ4_NL:
       return packed_rows<DType::IQ4_NL>(w, a, r0, r1, y, ldy);
     case DType::Q2_K:
-      return rows_loop<Q2KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+      return zoo::rows<DType::Q2_K>(w, a, r0, r1, y, ldy);
     case DType::Q3_K:
-      return rows_loop<Q3KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+      return zoo::rows<DType::Q3_K>(w, a, r0, r1, y, ldy);
     case DType::IQ4_XS:
-      return rows_loop<IQ4XSKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+      return zoo::rows<DType::IQ4_XS>(w, a, r0, r1, y, ldy);
     default:
       return;
   }

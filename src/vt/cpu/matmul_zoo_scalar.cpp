@@ -11,19 +11,6 @@ namespace vt::cpu {
 
 namespace {
 
-// The 8 -> 4 -> 2 -> 1 tree of the K-quant contract (lane l paired with l + half).
-inline float reduce8(const float* v) {
-  const float a0 = v[0] + v[4], a1 = v[1] + v[5], a2 = v[2] + v[6], a3 = v[3] + v[7];
-  return (a0 + a2) + (a1 + a3);
-}
-
-// Lane l of a 32-element chunk: exact integer dot of elements 4l..4l+3.
-inline void lanes32(const int* w, const int8_t* x, int* lane) {
-  for (int l = 0; l < 8; ++l)
-    lane[l] = w[4 * l] * x[4 * l] + w[4 * l + 1] * x[4 * l + 1] + w[4 * l + 2] * x[4 * l + 2] +
-              w[4 * l + 3] * x[4 * l + 3];
-}
-
 // IQ4 code-book values of a 32-element sub-block in the Q4_0 nibble layout.
 inline void iq4_values(const uint8_t* qs, int* w) {
   for (int j = 0; j < 16; ++j) {
@@ -74,72 +61,65 @@ float dot_q8_0_like(const void* row, const ActView& a, int64_t t) {
   return T == DType::Q5_1 ? acc + macc : acc;
 }
 
+// Q2_K / Q3_K / IQ4_XS: one exact integer per super-block (sum over its groups of the
+// group scale times the group's integer dot), then one fma per super-block.
 float dot_q2_k(const void* row, const ActView& a, int64_t t) {
   const int64_t nb = a.cols / kQK_K;
   const int8_t* xq = a.qs + t * a.cols;
   const float* xd = a.d + t * nb;
   const int16_t* bs = a.bsums + t * nb * 16;
-  float acc[8] = {}, macc = 0;
-  int w[32], lane[8];
+  float acc = 0, macc = 0;
   for (int64_t b = 0; b < nb; ++b) {
     const auto& blk = static_cast<const BlockQ2_K*>(row)[b];
-    int isum[8] = {}, summ = 0;
-    for (int c = 0; c < 8; ++c) {
-      for (int l = 0; l < 32; ++l) w[l] = q2k_value(blk, 32 * c + l);
-      lanes32(w, xq + b * kQK_K + 32 * c, lane);
-      for (int l = 0; l < 8; ++l) isum[l] += (blk.scales[2 * c + l / 4] & 0xF) * lane[l];
+    int isum = 0, msum = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int l = 0; l < 16; ++l) dot += q2k_value(blk, 16 * g + l) * xq[b * kQK_K + 16 * g + l];
+      isum += (blk.scales[g] & 0xF) * dot;
+      msum += (blk.scales[g] >> 4) * bs[b * 16 + g];
     }
-    for (int g = 0; g < 16; ++g) summ += (blk.scales[g] >> 4) * bs[b * 16 + g];
-    const float d = fp16_to_fp32(blk.d) * xd[b];
-    const float dm = fp16_to_fp32(blk.dmin) * xd[b];
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(isum[l]), acc[l]);
-    macc = std::fma(dm, static_cast<float>(summ), macc);
+    acc = std::fma(fp16_to_fp32(blk.d) * xd[b], static_cast<float>(isum), acc);
+    macc = std::fma(fp16_to_fp32(blk.dmin) * xd[b], static_cast<float>(msum), macc);
   }
-  return reduce8(acc) - macc;
+  return acc - macc;
 }
 
 float dot_q3_k(const void* row, const ActView& a, int64_t t) {
   const int64_t nb = a.cols / kQK_K;
   const int8_t* xq = a.qs + t * a.cols;
   const float* xd = a.d + t * nb;
-  const int16_t* bs = a.bsums + t * nb * 16;
-  float acc[8] = {};
-  int w[32], lane[8];
+  float acc = 0;
   for (int64_t b = 0; b < nb; ++b) {
     const auto& blk = static_cast<const BlockQ3_K*>(row)[b];
-    int isum[8] = {}, off = 0;
-    for (int c = 0; c < 8; ++c) {
-      for (int l = 0; l < 32; ++l) w[l] = q3k_value(blk, 32 * c + l) + 4;
-      lanes32(w, xq + b * kQK_K + 32 * c, lane);
-      for (int l = 0; l < 8; ++l) isum[l] += q3k_scale(blk.scales, 2 * c + l / 4) * lane[l];
+    int isum = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int l = 0; l < 16; ++l) dot += q3k_value(blk, 16 * g + l) * xq[b * kQK_K + 16 * g + l];
+      isum += q3k_scale(blk.scales, g) * dot;
     }
-    for (int g = 0; g < 16; ++g) off += q3k_scale(blk.scales, g) * bs[b * 16 + g];
-    isum[0] -= 4 * off;
-    const float d = fp16_to_fp32(blk.d) * xd[b];
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(isum[l]), acc[l]);
+    acc = std::fma(fp16_to_fp32(blk.d) * xd[b], static_cast<float>(isum), acc);
   }
-  return reduce8(acc);
+  return acc;
 }
 
 float dot_iq4_xs(const void* row, const ActView& a, int64_t t) {
   const int64_t nb = a.cols / kQK_K;
   const int8_t* xq = a.qs + t * a.cols;
   const float* xd = a.d + t * nb;
-  float acc[8] = {};
-  int w[32], lane[8];
+  float acc = 0;
+  int w[32];
   for (int64_t b = 0; b < nb; ++b) {
     const auto& blk = static_cast<const BlockIQ4_XS*>(row)[b];
-    int isum[8] = {};
+    int isum = 0;
     for (int ib = 0; ib < 8; ++ib) {
       iq4_values(blk.qs + 16 * ib, w);
-      lanes32(w, xq + b * kQK_K + 32 * ib, lane);
-      const int ls = iq4xs_scale(blk, ib);
-      for (int l = 0; l < 8; ++l) isum[l] += ls * lane[l];
+      int dot = 0;
+      for (int l = 0; l < 32; ++l) dot += w[l] * xq[b * kQK_K + 32 * ib + l];
+      isum += iq4xs_scale(blk, ib) * dot;
     }
-    const float d = fp16_to_fp32(blk.d) * xd[b];
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(isum[l]), acc[l]);
+    acc = std::fma(fp16_to_fp32(blk.d) * xd[b], static_cast<float>(isum), acc);
   }
-  return reduce8(acc);
+  return acc;
 }
 
 }  // namespace

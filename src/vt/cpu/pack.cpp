@@ -14,6 +14,7 @@
 // chunk k (h = 0: low nibbles, 1: high) that need 16 added. An AVX-512 mask register or an
 // AVX2 byte compare turns a mask into those bytes without any shifting per row.
 // IQ4_NL is packed like Q4_0 (its nibbles index a table instead of being offset by 8).
+// Q2_K / Q3_K / IQ4_XS have their own field-by-field layout (pack_zoo.cpp).
 // A packed block has exactly the bytes of 16 GGUF blocks, so a group is 16 rows' bytes
 // rearranged: one 64-byte load gives every row of the group four consecutive elements, and
 // a VNNI dot product against 4 broadcast activation bytes yields one partial sum per row.
@@ -27,7 +28,7 @@ namespace vt::cpu {
 
 bool packable(DType t) {
   return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 ||
-         t == DType::Q5_1 || t == DType::IQ4_NL;
+         t == DType::Q5_1 || t == DType::IQ4_NL || zoo_k_packed(t);
 }
 
 namespace {
@@ -79,6 +80,7 @@ WeightView packed_view(const WeightView& w, const uint8_t* dst) {
 }
 
 void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
+  if (zoo_k_packed(w.dtype)) return pack_groups_zoo(w, g0, g1, dst);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
@@ -118,6 +120,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
 }
 
 void unpack_row(const WeightView& w, int64_t r, void* out) {
+  if (zoo_k_packed(w.dtype)) return unpack_row_zoo(w, r, out);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
