@@ -24,9 +24,9 @@
 //     int8 values) (Q2_K: 16-element groups of 0..3 with 4-bit scales; Q3_K: 16-element
 //     groups of -4..3 with signed 6-bit scales; IQ4_XS: 32-element sub-blocks of
 //     kIQ4Values[q] with signed 6-bit scales), then one fp32 chain per (row, token) in block
-//     order: acc = fma(d_w[b] * d_x[b], float(I_b), acc). Q2_K's mins give a second chain
-//     macc = fma(dmin_w[b] * d_x[b], float(sum_g min_g * bsum_g), macc), returned as
-//     acc - macc. (The packed 16-row kernels hold one row per int32 lane.)
+//     order: acc = fma(d_w[b] * d_x[b], float(I_b), acc); Q2_K then adds its mins,
+//     acc = fma(-(dmin_w[b] * d_x[b]), float(sum_g min_g * bsum_g), acc), as the K-quants
+//     with mins do. (The packed 16-row kernels hold one row per int32 lane.)
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 

@@ -68,7 +68,7 @@ float dot_q2_k(const void* row, const ActView& a, int64_t t) {
   const int8_t* xq = a.qs + t * a.cols;
   const float* xd = a.d + t * nb;
   const int16_t* bs = a.bsums + t * nb * 16;
-  float acc = 0, macc = 0;
+  float acc = 0;
   for (int64_t b = 0; b < nb; ++b) {
     const auto& blk = static_cast<const BlockQ2_K*>(row)[b];
     int isum = 0, msum = 0;
@@ -79,9 +79,9 @@ float dot_q2_k(const void* row, const ActView& a, int64_t t) {
       msum += (blk.scales[g] >> 4) * bs[b * 16 + g];
     }
     acc = std::fma(fp16_to_fp32(blk.d) * xd[b], static_cast<float>(isum), acc);
-    macc = std::fma(fp16_to_fp32(blk.dmin) * xd[b], static_cast<float>(msum), macc);
+    acc = std::fma(-(fp16_to_fp32(blk.dmin) * xd[b]), static_cast<float>(msum), acc);
   }
-  return acc - macc;
+  return acc;
 }
 
 float dot_q3_k(const void* row, const ActView& a, int64_t t) {

@@ -10,7 +10,7 @@
 // the rows' exact super-block integer, and the float work is one convert and one fma per
 // super-block, as matmul_internal.h fixes. Integers: Q2_K's 0..3 and Q3_K's q + 4 (0..7)
 // are unsigned already (Q3_K subtracts 4 * sum_g scale_g * bsum_g, Q2_K's mins
-// sum_g min_g * bsum_g go to their own chain); IQ4_XS looks its nibbles up in the code book
+// sum_g min_g * bsum_g get a second fma with -dmin); IQ4_XS looks its nibbles up in the code book
 // (AVX-512: table + 128, then minus 128 * sum(x); AVX2: signed values, |w| * sign(x, w)).
 //
 // No include guard on purpose: one inclusion per ISA translation unit.
@@ -66,7 +66,7 @@ inline VF fma_block(VF dw, float dx, VI i, VF acc) {
 inline void store_rows(float* dst, VF v, int n) {
   _mm512_mask_storeu_ps(dst, static_cast<__mmask16>((1u << n) - 1), v);
 }
-inline VF fsub(VF a, VF b) { return _mm512_sub_ps(a, b); }
+inline VF fneg(VF a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
 #else
 constexpr int kRows = 8, kHalves = 2, kTMax = 2;
 using VI = __m256i;
@@ -104,7 +104,7 @@ inline void store_rows(float* dst, VF v, int n) {
   _mm256_store_ps(tmp, v);
   std::memcpy(dst, tmp, static_cast<size_t>(n) * sizeof(float));
 }
-inline VF fsub(VF a, VF b) { return _mm256_sub_ps(a, b); }
+inline VF fneg(VF a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
 #endif
 
 // Two int16 values as one int32 (low, high), the operand layout of dot16.
@@ -133,7 +133,7 @@ struct Acts {
 
 // Q2_K: scales at 0 (4 chunks), qs at 256 (16 chunks), d at 1280, dmin at 1312.
 template <int TT>
-void q2k_block(const uint8_t* pb, const Acts<TT>& x, int h, VF* acc, VF* macc) {
+void q2k_block(const uint8_t* pb, const Acts<TT>& x, int h, VF* acc) {
   const VI m3 = bytes(3), m4 = set1(0xF);
   VI sc[4];
   VT_UNROLL
@@ -176,11 +176,11 @@ void q2k_block(const uint8_t* pb, const Acts<TT>& x, int h, VF* acc, VF* macc) {
       }
     }
   }
-  const VF dw = fp16s(pb + 1280, h), dmw = fp16s(pb + 1312, h);
+  const VF dw = fp16s(pb + 1280, h), ndmw = fneg(fp16s(pb + 1312, h));
   VT_UNROLL
   for (int t = 0; t < TT; ++t) {
     acc[t] = fma_block(dw, x.d[t], total[t], acc[t]);
-    macc[t] = fma_block(dmw, x.d[t], msum[t], macc[t]);
+    acc[t] = fma_block(ndmw, x.d[t], msum[t], acc[t]);  // (-dmin) * d_x = -(dmin * d_x)
   }
 }
 
@@ -309,22 +309,19 @@ template <DType T, int TT>
 void tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
           int h, int n_rows) {
   constexpr int64_t kBlock = kPackRows * (T == DType::Q2_K ? 84 : T == DType::Q3_K ? 110 : 136);
-  VF acc[TT], macc[TT];
+  VF acc[TT];
   VT_UNROLL
-  for (int t = 0; t < TT; ++t) acc[t] = macc[t] = fzero();
+  for (int t = 0; t < TT; ++t) acc[t] = fzero();
   for (int64_t b = 0; b < nb; ++b) {
     const Acts<TT> x(a, t0, b);
     const uint8_t* pb = grp + b * kBlock;
-    if constexpr (T == DType::Q2_K) q2k_block<TT>(pb, x, h, acc, macc);
+    if constexpr (T == DType::Q2_K) q2k_block<TT>(pb, x, h, acc);
     if constexpr (T == DType::Q3_K) q3k_block<TT>(pb, x, h, acc);
     if constexpr (T == DType::IQ4_XS) iq4xs_block<TT>(pb, x, h, acc);
   }
   const int n = std::clamp(n_rows - kRows * h, 0, kRows);
   VT_UNROLL
-  for (int t = 0; t < TT; ++t) {
-    const VF v = T == DType::Q2_K ? fsub(acc[t], macc[t]) : acc[t];
-    store_rows(y + (t0 + t) * ldy + kRows * h, v, n);
-  }
+  for (int t = 0; t < TT; ++t) store_rows(y + (t0 + t) * ldy + kRows * h, acc[t], n);
 }
 
 template <DType T, int TT = kTMax>
