@@ -89,8 +89,9 @@ void bm_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  const DType types[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
-                         DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K};
+  const DType types[] = {DType::F32,  DType::F16,  DType::BF16,   DType::Q8_0,  DType::Q4_0,
+                         DType::Q4_1, DType::Q4_K, DType::Q6_K,   DType::Q5_0,  DType::Q5_1,
+                         DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
   const int64_t shapes[][2] = {{576, 1536}, {1024, 3072}, {3072, 1024}};
   for (DType t : types) {
     for (const auto& sh : shapes) {

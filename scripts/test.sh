@@ -19,6 +19,10 @@ if [ -f tools/make_tiny_models.py ]; then
   python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >/dev/null
   python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
 fi
+# Every quantization mix and architecture of the zoo gate, written from the default model
+# and checked against the sha256 its llama.cpp goldens were made from.
+export VLLM_ZOO_MODELS="$CACHE/zoo"
+python3 tools/make_zoo_models.py --out "$VLLM_ZOO_MODELS" --source "$VLLM_TEST_GGUF"
 case "$mode" in
   "")
     nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"

@@ -89,11 +89,11 @@ def gguf_add_bos(model_path):
     return bool(f.contents()) if f is not None else None
 
 
-def greedy(llm, ids):
+def greedy(llm, ids, n_steps=N_STEPS):
     llm.reset()
     llm.eval(ids)
     steps = []
-    for _ in range(N_STEPS):
+    for _ in range(n_steps):
         # Llama.scores is only filled with logits_all=True (which would make llama.cpp compute
         # the output layer for every prompt token); read the last output row directly instead.
         ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)

@@ -7,11 +7,20 @@ reference (de)quantizers. Writes tests/golden/quant/*.bin (little-endian):
   convert.bin:  u32 n, f32 x[n], u16 fp16(x)[n], u16 bf16(x)[n],
                 u32 m, u16 h[m], f32 fp16_to_f32(h)[m]
   <type>.bin:   u32 n, u32 nbytes, f32 src[n], u8 blocks[nbytes], f32 dequant[n]
-                (q8_0/q4_0/q4_1: blocks = gguf quantize(src); q4_k/q6_k: blocks are
-                random bytes with sane fp16 scales and src is unused zeros)
+                (q8_0/q4_0/q4_1/q5_0/q5_1: blocks = gguf quantize(src); q4_k/q6_k: blocks
+                are random bytes with sane fp16 scales and src is unused zeros;
+                q2_k/q3_k/iq4_nl/iq4_xs: blocks = llama.cpp's quantizer (ggml_quantize_chunk,
+                through the libggml of llama-cpp-python) applied to src)
+  <type>_random.bin: the same layout, random blocks with sane fp16 scales (every bit
+                pattern of the scales and quants; src unused zeros), for q5_0 ... iq4_xs.
+dequant is always gguf.quants.dequantize(blocks); for the llama.cpp-quantized types the
+script also checks it equals llama.cpp's own dequantizer (ggml type traits to_float).
 
 Usage: python3 tools/make_quant_goldens.py [out_dir]
 """
+import ctypes
+import glob
+import os
 import struct
 import sys
 from pathlib import Path
@@ -67,6 +76,60 @@ def write_type(out: Path, name: str, qtype: Q, blocks: np.ndarray, src: np.ndarr
         fp.write(src.astype(np.float32).tobytes() + blocks.tobytes() + deq.tobytes())
 
 
+class Ggml:
+    """llama.cpp's quantizer and dequantizer, called in the libggml llama-cpp-python ships."""
+
+    class TypeTraits(ctypes.Structure):
+        _fields_ = [("type_name", ctypes.c_char_p), ("blck_size", ctypes.c_int64),
+                    ("blck_size_interleave", ctypes.c_int64), ("type_size", ctypes.c_size_t),
+                    ("is_quantized", ctypes.c_bool), ("to_float", ctypes.c_void_p),
+                    ("from_float_ref", ctypes.c_void_p)]
+
+    def __init__(self):
+        import llama_cpp
+        libdir = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
+        self.lib = ctypes.CDLL(glob.glob(os.path.join(libdir, "libggml-base.*"))[0])
+        self.lib.ggml_quantize_chunk.restype = ctypes.c_size_t
+        self.lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                                                 ctypes.c_void_p]
+        self.lib.ggml_get_type_traits.restype = ctypes.POINTER(Ggml.TypeTraits)
+        self.lib.ggml_get_type_traits.argtypes = [ctypes.c_int]
+        self.version = llama_cpp.__version__
+
+    def quantize(self, src: np.ndarray, qtype: Q) -> np.ndarray:
+        src = np.ascontiguousarray(src, np.float32)
+        traits = self.lib.ggml_get_type_traits(int(qtype)).contents
+        out = np.zeros(src.size // traits.blck_size * traits.type_size, np.uint8)
+        n = self.lib.ggml_quantize_chunk(int(qtype), src.ctypes.data, out.ctypes.data, 0, 1,
+                                         src.size, None)
+        assert n == out.size
+        return out
+
+    def dequantize(self, blocks: np.ndarray, qtype: Q, n: int) -> np.ndarray:
+        traits = self.lib.ggml_get_type_traits(int(qtype)).contents
+        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(traits.to_float)
+        out = np.zeros(n, np.float32)
+        fn(np.ascontiguousarray(blocks).ctypes.data, out.ctypes.data, n)
+        return out
+
+
+def random_blocks(gen: np.random.Generator, qtype: Q, nblk: int) -> np.ndarray:
+    """Random block bytes whose fp16 scales are small and finite."""
+    size = quants.GGML_QUANT_SIZES[qtype][1]
+    b = gen.integers(0, 256, (nblk, size), dtype=np.uint8)
+    half = lambda v: np.array([v], dtype=np.float16).view(np.uint8)  # noqa: E731
+    if qtype in (Q.Q5_0, Q.IQ4_NL, Q.IQ4_XS):
+        b[:, 0:2] = half(0.01)
+    elif qtype == Q.Q5_1:
+        b[:, 0:2], b[:, 2:4] = half(0.01), half(-0.2)
+    elif qtype == Q.Q2_K:
+        b[:, 80:82], b[:, 82:84] = half(0.01), half(0.003)
+    elif qtype == Q.Q3_K:
+        b[:, 108:110] = half(0.004)
+    return b.reshape(-1)
+
+
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent.parent / "tests/golden/quant"
     out.mkdir(parents=True, exist_ok=True)
@@ -87,6 +150,35 @@ def main() -> None:
     q6k = rng.integers(0, 256, (nblk, 210), dtype=np.uint8)
     q6k[:, 208:210] = np.array([0.004], dtype=np.float16).view(np.uint8)
     write_type(out, "q6_k", Q.Q6_K, q6k.reshape(-1), np.zeros(n, np.float32))
+
+    # The rest of the zoo, from its own generator: the files above (and any other type drawn
+    # from `rng` later) do not depend on whether this section runs first. 1024 elements: four
+    # 256-element super-blocks.
+    zrng = np.random.default_rng(20)
+    n = 1024
+    src = (zrng.standard_normal(n) * 0.05).astype(np.float32)
+    src[:32] = 0.0                         # an all-zero block
+    src[256:288] = np.linspace(-1, 1, 32)  # exact ties
+    src[512:768] *= 100.0                  # large magnitudes in a whole super-block
+    src[800:816] = -src[800:816] ** 2      # a group with no positive value
+    for name, qt in (("q5_0", Q.Q5_0), ("q5_1", Q.Q5_1)):
+        write_type(out, name, qt, quants.quantize(src.reshape(1, -1), qt).reshape(-1), src)
+    ggml = Ggml()
+    for name, qt in (("q2_k", Q.Q2_K), ("q3_k", Q.Q3_K), ("iq4_nl", Q.IQ4_NL),
+                     ("iq4_xs", Q.IQ4_XS)):
+        blocks = ggml.quantize(src, qt)
+        ref = ggml.dequantize(blocks, qt, n)
+        ours = quants.dequantize(blocks, qt).astype(np.float32).reshape(-1)
+        assert np.array_equal(ref.view(np.uint32), ours.view(np.uint32)), name
+        write_type(out, name, qt, blocks, src)
+    for name, qt in (("q5_0", Q.Q5_0), ("q5_1", Q.Q5_1), ("q2_k", Q.Q2_K), ("q3_k", Q.Q3_K),
+                     ("iq4_nl", Q.IQ4_NL), ("iq4_xs", Q.IQ4_XS)):
+        blocks = random_blocks(zrng, qt, n // quants.GGML_QUANT_SIZES[qt][0])
+        ref = ggml.dequantize(blocks, qt, n)
+        ours = quants.dequantize(blocks, qt).astype(np.float32).reshape(-1)
+        assert np.array_equal(ref.view(np.uint32), ours.view(np.uint32)), name
+        write_type(out, name + "_random", qt, blocks, np.zeros(n, np.float32))
+    print("llama.cpp (llama-cpp-python) " + ggml.version)
 
 
 if __name__ == "__main__":

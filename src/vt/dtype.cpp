@@ -17,7 +17,14 @@ const DTypeInfo kInfo[] = {
     {"q6_k", kQK_K, sizeof(BlockQ6_K)},
     {"i32", 1, 4},
     {"q8_k", kQK_K, sizeof(BlockQ8_K)},
+    {"q5_0", kQK, sizeof(BlockQ5_0)},
+    {"q5_1", kQK, sizeof(BlockQ5_1)},
+    {"q2_k", kQK_K, sizeof(BlockQ2_K)},
+    {"q3_k", kQK_K, sizeof(BlockQ3_K)},
+    {"iq4_nl", kQK, sizeof(BlockIQ4_NL)},
+    {"iq4_xs", kQK_K, sizeof(BlockIQ4_XS)},
 };
+static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(DType::IQ4_XS) + 1);
 }  // namespace
 
 const DTypeInfo& dtype_info(DType t) { return kInfo[static_cast<int>(t)]; }
@@ -39,12 +46,24 @@ std::optional<DType> dtype_from_ggml(uint32_t g) {
       return DType::Q4_0;
     case 3:
       return DType::Q4_1;
+    case 6:
+      return DType::Q5_0;
+    case 7:
+      return DType::Q5_1;
     case 8:
       return DType::Q8_0;
+    case 10:
+      return DType::Q2_K;
+    case 11:
+      return DType::Q3_K;
     case 12:
       return DType::Q4_K;
     case 14:
       return DType::Q6_K;
+    case 20:
+      return DType::IQ4_NL;
+    case 23:
+      return DType::IQ4_XS;
     case 26:
       return DType::I32;
     case 30:
@@ -55,11 +74,13 @@ std::optional<DType> dtype_from_ggml(uint32_t g) {
 }
 
 std::string_view ggml_type_name(uint32_t g) {
-  static const char* names[] = {"F32",   "F16",   "Q4_0",    "Q4_1",   "Q4_2",    "Q4_3",  "Q5_0",
-                                "Q5_1",  "Q8_0",  "Q8_1",    "Q2_K",   "Q3_K",    "Q4_K",  "Q5_K",
-                                "Q6_K",  "Q8_K",  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
-                                "IQ3_S", "IQ2_S", "IQ4_XS",  "I8",     "I16",     "I32",   "I64",
-                                "F64",   "IQ1_M", "BF16"};
+  static const char* names[] = {
+      "F32",   "F16",        "Q4_0",       "Q4_1",       "Q4_2",     "Q4_3",     "Q5_0",
+      "Q5_1",  "Q8_0",       "Q8_1",       "Q2_K",       "Q3_K",     "Q4_K",     "Q5_K",
+      "Q6_K",  "Q8_K",       "IQ2_XXS",    "IQ2_XS",     "IQ3_XXS",  "IQ1_S",    "IQ4_NL",
+      "IQ3_S", "IQ2_S",      "IQ4_XS",     "I8",         "I16",      "I32",      "I64",
+      "F64",   "IQ1_M",      "BF16",       "Q4_0_4_4",   "Q4_0_4_8", "Q4_0_8_8", "TQ1_0",
+      "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
   if (g < sizeof(names) / sizeof(names[0])) return names[g];
   return "unknown";
 }

@@ -8,9 +8,29 @@
 #include <optional>
 #include <string_view>
 
+#include "vt/dtype_zoo.h"
+
 namespace vt {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K, I32, Q8_K };
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  Q8_0,
+  Q4_0,
+  Q4_1,
+  Q4_K,
+  Q6_K,
+  I32,
+  Q8_K,
+  // The rest of llama.cpp's common quantization mixes (dtype_zoo.h has their blocks).
+  Q5_0,
+  Q5_1,
+  Q2_K,
+  Q3_K,
+  IQ4_NL,
+  IQ4_XS,
+};
 
 struct DTypeInfo {
   std::string_view name;

@@ -92,14 +92,14 @@ TEST_F(GgufErrors, UnsupportedTensorType) {
   GgufSpec g = tiny_llama_gguf();
   for (auto& t : g.tensors)
     if (t.name == "blk.0.attn_q.weight") {
-      t.type = 6;  // Q5_0: 22 bytes per 32 elements
+      t.type = 16;  // IQ2_XXS: a type this engine does not run
       t.data.resize(32 / 32 * 22 * 32);
     }
-  auto p = path("q5.gguf");
+  auto p = path("iq2.gguf");
   g.write(p);
   auto e = load_error(p);
   EXPECT_NE(e.find("blk.0.attn_q.weight"), std::string::npos) << e;
-  EXPECT_NE(e.find("unsupported dtype Q5_0"), std::string::npos) << e;
+  EXPECT_NE(e.find("unsupported dtype IQ2_XXS"), std::string::npos) << e;
 }
 
 TEST_F(GgufErrors, ShapeDisagreesWithConfig) {

@@ -97,14 +97,27 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   *abs_sum = 0;
   for (int64_t r = 0; r < v.rows; ++r) {
     double acc = 0, as = 0;
-    if (v.dtype == DType::Q4_1) {
-      const auto* blk = reinterpret_cast<const BlockQ4_1*>(w.bytes.data() + r * v.row_stride);
+    if (v.dtype == DType::Q4_1 || v.dtype == DType::Q5_1) {
+      const uint8_t* row = w.bytes.data() + r * v.row_stride;
       for (int64_t b = 0; b < v.cols / 32; ++b) {
-        int64_t isum = 0;
-        for (int j = 0; j < 16; ++j) {
-          isum += (blk[b].qs[j] & 0xF) * qs[b * 32 + j] + (blk[b].qs[j] >> 4) * qs[b * 32 + j + 16];
+        int q[32];
+        double dw, mw;
+        if (v.dtype == DType::Q4_1) {
+          const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+          for (int j = 0; j < 16; ++j) q[j] = blk.qs[j] & 0xF, q[j + 16] = blk.qs[j] >> 4;
+          dw = fp16_to_fp32(blk.d), mw = fp16_to_fp32(blk.m);
+        } else {
+          const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
+          uint32_t qh;
+          std::memcpy(&qh, blk.qh, 4);
+          for (int j = 0; j < 16; ++j) {
+            q[j] = (blk.qs[j] & 0xF) | ((qh >> j) & 1) << 4;
+            q[j + 16] = (blk.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4;
+          }
+          dw = fp16_to_fp32(blk.d), mw = fp16_to_fp32(blk.m);
         }
-        const double dw = fp16_to_fp32(blk[b].d), mw = fp16_to_fp32(blk[b].m);
+        int64_t isum = 0;
+        for (int j = 0; j < 32; ++j) isum += q[j] * qs[b * 32 + j];
         acc += dw * d[b] * double(isum) + mw * double(s[b]);
         as += std::fabs(dw * d[b] * double(isum)) + std::fabs(mw * s[b]);
       }
@@ -121,8 +134,9 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   return y;
 }
 
-const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
-                        DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K};
+const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16,   DType::Q8_0,  DType::Q4_0,
+                        DType::Q4_1, DType::Q4_K, DType::Q6_K,   DType::Q5_0,  DType::Q5_1,
+                        DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
 
 std::vector<int64_t> col_cases(DType t) {
   if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return {16, 37, 100, 263};
@@ -284,10 +298,13 @@ TEST(Matmul, GetRowsEqualsDequantize) {
 }
 
 TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
-  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                  DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
-    const Weight w(t, 37, 96, 7, /*pad=*/4);
-    const size_t rb = row_bytes(t, 96);
+    ASSERT_TRUE(packable(t));
+    const int64_t cols = block_of(t) == 256 ? 512 : 96;
+    const Weight w(t, 37, cols, 7, /*pad=*/4);
+    const size_t rb = row_bytes(t, cols);
     ASSERT_EQ(packed_bytes(w.view), 48 * rb);  // 37 rows -> 3 groups of 16
     ASSERT_EQ(w.packed.row_stride, rb);
     std::vector<uint8_t> row(rb);
@@ -298,8 +315,8 @@ TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
     // Rows 37..47 exist only as padding: their scales are zero, so they dequantize to 0.
     for (int64_t r = 37; r < 48; ++r) {
       unpack_row(w.packed, r, row.data());
-      std::vector<float> f(96);
-      dequantize_row(t, row.data(), f.data(), 96);
+      std::vector<float> f(cols);
+      dequantize_row(t, row.data(), f.data(), cols);
       for (float v : f) ASSERT_EQ(v, 0.0f) << r;
     }
   }

@@ -98,7 +98,21 @@ const Case kCases[] = {{"q8_0", DType::Q8_0, true},
                        {"q4_0", DType::Q4_0, true},
                        {"q4_1", DType::Q4_1, true},
                        {"q4_k", DType::Q4_K, false},
-                       {"q6_k", DType::Q6_K, false}};
+                       {"q6_k", DType::Q6_K, false},
+                       // The zoo: gguf-quantized (Q5) or llama.cpp-quantized blocks of real
+                       // data, and random blocks that reach every scale and quant pattern.
+                       {"q5_0", DType::Q5_0, true},
+                       {"q5_1", DType::Q5_1, true},
+                       {"q2_k", DType::Q2_K, false},
+                       {"q3_k", DType::Q3_K, false},
+                       {"iq4_nl", DType::IQ4_NL, false},
+                       {"iq4_xs", DType::IQ4_XS, false},
+                       {"q5_0_random", DType::Q5_0, false},
+                       {"q5_1_random", DType::Q5_1, false},
+                       {"q2_k_random", DType::Q2_K, false},
+                       {"q3_k_random", DType::Q3_K, false},
+                       {"iq4_nl_random", DType::IQ4_NL, false},
+                       {"iq4_xs_random", DType::IQ4_XS, false}};
 
 TEST(Quant, DequantizeMatchesGguf) {
   for (const Case& c : kCases) {
@@ -142,12 +156,16 @@ double rel_rms_error(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(Quant, ReferenceQuantizersRoundTrip) {
-  // Expected relative RMS error of each format on Gaussian data (4-bit ~ 1/10, 6/8-bit less).
+  // Expected relative RMS error of each format on Gaussian data (4-bit ~ 1/10, 6/8-bit less;
+  // the simple Q2_K / Q3_K quantizers give ~0.33 / ~0.15).
   const struct {
     DType t;
     double max_err;
-  } cases[] = {{DType::Q8_0, 0.01}, {DType::Q4_0, 0.12}, {DType::Q4_1, 0.12}, {DType::Q4_K, 0.12},
-               {DType::Q6_K, 0.04}, {DType::F16, 1e-3},  {DType::BF16, 5e-3}, {DType::Q8_K, 0.01}};
+  } cases[] = {{DType::Q8_0, 0.01},   {DType::Q4_0, 0.12},  {DType::Q4_1, 0.12},
+               {DType::Q4_K, 0.12},   {DType::Q6_K, 0.04},  {DType::F16, 1e-3},
+               {DType::BF16, 5e-3},   {DType::Q8_K, 0.01},  {DType::Q5_0, 0.06},
+               {DType::Q5_1, 0.06},   {DType::Q2_K, 0.45},  {DType::Q3_K, 0.22},
+               {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
   const int64_t n = 1024;
   const auto x = random_row(n, 7, 0.3f);
   for (const auto& c : cases) {

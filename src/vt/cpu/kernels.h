@@ -20,10 +20,10 @@ namespace vt::cpu {
 
 // A weight matrix of `rows` output features by `cols` input features; each row is
 // stored contiguously in `dtype` (GGML block layout for quantized types).
-// With `packed` set (Q8_0 / Q4_0 / Q4_1 / BF16 / F16, made by pack_groups), rows are instead
-// stored in groups of kPackRows interleaved (layouts in pack.cpp and matmul_half.h);
-// row_stride is then a row's share of a group (the unpadded row, except that BF16 rounds
-// the column count up to even) and group g starts at data + g * kPackRows * row_stride.
+// With `packed` set (the packable() types, made by pack_groups), rows are instead stored in
+// groups of kPackRows interleaved (layouts in pack.cpp and matmul_half.h); row_stride is then a
+// row's share of a group (the unpadded row, except that BF16 rounds the column count up to
+// even) and group g starts at data + g * kPackRows * row_stride.
 struct WeightView {
   DType dtype = DType::F32;
   int64_t rows = 0;
@@ -35,7 +35,7 @@ struct WeightView {
 
 // ---- packed weights (what the SIMD kernels multiply for the Q8_0 family and BF16 / F16) ----
 constexpr int64_t kPackRows = 16;
-bool packable(DType t);  // Q8_0, Q4_0, Q4_1, BF16, F16
+bool packable(DType t);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS, BF16, F16
 // Bytes of the packed copy of w (rows rounded up to a whole group; padding rows are zero).
 size_t packed_bytes(const WeightView& w);
 // Writes groups [g0, g1) of w's packed copy into dst (packed_bytes(w) bytes, the same dst

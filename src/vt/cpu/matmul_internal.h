@@ -18,6 +18,16 @@
 //     4l..4l+3, scaled by the sub-block scale), converted to fp32 and folded with
 //     fma(block_scale, lane, acc[l]) in block order; the 8->4->2->1 tree at the end. Q4_K's
 //     mins go to one scalar fma accumulator per super-block.
+//   * Q5_0 / Q5_1 / IQ4_NL weights: the Q8_0-family chain, with weight integers Q5_0: q - 16,
+//     Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q].
+//   * Q2_K / Q3_K / IQ4_XS weights: per super-block one exact integer I_b = sum over its
+//     groups of scale_g x (exact integer dot of the group's weights with the activation's
+//     int8 values) (Q2_K: 16-element groups of 0..3 with 4-bit scales; Q3_K: 16-element
+//     groups of -4..3 with signed 6-bit scales; IQ4_XS: 32-element sub-blocks of
+//     kIQ4Values[q] with signed 6-bit scales), then one fp32 chain per (row, token) in block
+//     order: acc = fma(d_w[b] * d_x[b], float(I_b), acc); Q2_K then adds its mins,
+//     acc = fma(-(dmin_w[b] * d_x[b]), float(sum_g min_g * bsum_g), acc), as the K-quants
+//     with mins do. (The packed 16-row kernels hold one row per int32 lane.)
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 
@@ -31,7 +41,8 @@ namespace vt::cpu {
 // Activations as the kernels read them. For F32 / F16 weights `x` is used as is; for BF16
 // weights the rows are rounded to bf16 once per call (fmt BF16, matmul_half.h); for
 // quantized weights they are quantized once per call into Q8_0 (32-element blocks, for
-// Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q6_K weights).
+// Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL weights) or Q8_K (256-element blocks, for
+// Q4_K/Q6_K/Q2_K/Q3_K/IQ4_XS weights).
 struct ActView {
   int64_t n_tok = 0;
   int64_t cols = 0;
@@ -54,20 +65,32 @@ struct ActView {
   int64_t tile = 1;
 };
 
-// Packed Q8_0 / Q4_0 / Q4_1 blocks (layout described in pack.cpp): per block index, the
-// kPackRows rows' fp16 scales (and mins), then their quant bytes in 64-byte chunks.
+// Packed Q8_0 / Q4_0 / Q4_1 (and Q5_0 / Q5_1 / IQ4_NL) blocks (layout described in
+// pack.cpp): per block index, the kPackRows rows' fp16 scales (and mins), Q5's fifth-bit
+// plane, then their quant bytes in 64-byte chunks.
 struct PackedLayout {
-  int qbytes;     // quant bytes per row block
+  int qbytes;     // quant bytes per row block (Q5: the nibbles only)
   int hdr;        // scale (and min) bytes per packed block
   int src_block;  // GGUF block bytes
   uint8_t flip;   // XOR applied to quant bytes (Q8_0: stored as w + 128)
-  constexpr int block() const { return hdr + static_cast<int>(kPackRows) * qbytes; }
+  int qh = 0;     // Q5_0 / Q5_1: fifth-bit plane bytes per packed block, right after hdr
+  constexpr int block() const { return hdr + qh + static_cast<int>(kPackRows) * qbytes; }
+  constexpr int chunks() const { return hdr + qh; }  // offset of the first quant chunk
 };
 constexpr PackedLayout packed_layout(DType t) {
-  return t == DType::Q8_0   ? PackedLayout{32, 32, 34, 0x80}
-         : t == DType::Q4_0 ? PackedLayout{16, 32, 18, 0}
-                            : PackedLayout{16, 64, 20, 0};  // Q4_1
+  return t == DType::Q8_0     ? PackedLayout{32, 32, 34, 0x80}
+         : t == DType::Q4_0   ? PackedLayout{16, 32, 18, 0}
+         : t == DType::Q5_0   ? PackedLayout{16, 32, 22, 0, 64}
+         : t == DType::Q5_1   ? PackedLayout{16, 64, 24, 0, 64}
+         : t == DType::IQ4_NL ? PackedLayout{16, 32, 18, 0}
+                              : PackedLayout{16, 64, 20, 0};  // Q4_1
 }
+
+// Q2_K / Q3_K / IQ4_XS are packed field by field (pack_zoo.cpp); pack_groups / unpack_row
+// hand them to these.
+bool zoo_k_packed(DType t);
+void pack_groups_zoo(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst);
+void unpack_row_zoo(const WeightView& w, int64_t r, void* out);
 
 // Activation format a weight type is multiplied with.
 DType act_format(DType weight);
@@ -96,6 +119,9 @@ void matmul_rows_avx2(const WeightView& w, const ActView& a, int64_t r0, int64_t
                       int64_t ldy);
 void matmul_rows_avx512(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                         int64_t ldy);
+// The scalar reference dot of one row (GGUF block bytes) with token t, for the types of
+// dtype_zoo.h (matmul_zoo_scalar.cpp).
+float dot_zoo_scalar(DType type, const void* row, const ActView& a, int64_t t);
 
 // The public matmul / matmul_multi with the ISA given instead of detected (tests, benches).
 // `isa` must not exceed what the CPU supports.

@@ -7,7 +7,10 @@
 //
 // Integers: AVX-512 multiplies Q8_0's stored w + 128 (unsigned) with the signed activation
 // and subtracts 128 * sum(x); Q4_0 subtracts 8 * sum(x); AVX2 (maddubs saturates at
-// 255 * 127 * 2) recovers w and uses |w| * sign(x, w). Every way gives the exact I_b, and
+// 255 * 127 * 2) recovers w and uses |w| * sign(x, w). Q5_0 / Q5_1 add 16 to the nibble
+// bytes their fifth-bit masks select (Q5_0 then subtracts 16 * sum(x)); IQ4_NL looks its
+// nibbles up in the code book by one byte shuffle (AVX-512: the table + 128, then minus
+// 128 * sum(x); AVX2: signed values and |w| * sign(x, w)). Every way gives the exact I_b, and
 // the float chain is the one matmul_internal.h fixes, so all paths agree bit for bit.
 //
 // No include guard on purpose: one inclusion per ISA translation unit.
@@ -27,6 +30,24 @@ inline int32_t load_i32(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return v;
+}
+
+template <class U>
+inline U load_bits(const uint8_t* p) {
+  U v;
+  std::memcpy(&v, p, sizeof(U));
+  return v;
+}
+
+// Types whose packed blocks are 4 chunks of nibbles (all but Q8_0), with a min chain.
+constexpr bool has_min_chain(DType t) { return t == DType::Q4_1 || t == DType::Q5_1; }
+constexpr bool has_fifth_bit(DType t) { return t == DType::Q5_0 || t == DType::Q5_1; }
+// Amount to subtract times sum(x) to undo the unsigned offset of the stored weights (VNNI).
+constexpr int vnni_offset(DType t) {
+  return t == DType::Q8_0 || t == DType::IQ4_NL ? 128
+         : t == DType::Q4_0                     ? 8
+         : t == DType::Q5_0                     ? 16
+                                                : 0;
 }
 
 // Token pointers of a tile.
@@ -58,10 +79,14 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   __m512 acc[TT], macc[TT];
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm512_setzero_ps();
-  const __m512i m4 = _mm512_set1_epi8(0xF);
+  const __m512i m4 = _mm512_set1_epi8(0xF), c16 = _mm512_set1_epi8(16);
+  alignas(16) static constexpr uint8_t kIQ4Unsigned[16] = {1,   24,  45,  63,  79,  93,  106, 118,
+                                                           129, 141, 153, 166, 181, 197, 217, 241};
+  const __m512i table =
+      _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4Unsigned)));
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = grp + b * L.block();
-    const uint8_t* q = pb + L.hdr;
+    const uint8_t* q = pb + L.chunks();
     const int64_t xo = b * kQK;
     __m512i is[TT];
     VT_UNROLL
@@ -78,8 +103,17 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
       VT_UNROLL
       for (int k = 0; k < 4; ++k) {
         const __m512i raw = _mm512_loadu_si512(q + 64 * k);
-        const __m512i lo = _mm512_and_si512(raw, m4);
-        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+        __m512i lo = _mm512_and_si512(raw, m4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+        if constexpr (has_fifth_bit(T)) {
+          const uint8_t* mk = pb + L.hdr + 16 * k;
+          lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(load_bits<uint64_t>(mk)), lo, c16);
+          hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(load_bits<uint64_t>(mk + 8)), hi, c16);
+        }
+        if constexpr (T == DType::IQ4_NL) {
+          lo = _mm512_shuffle_epi8(table, lo);
+          hi = _mm512_shuffle_epi8(table, hi);
+        }
         VT_UNROLL
         for (int t = 0; t < TT; ++t) {
           is[t] = _mm512_dpbusd_epi32(is[t], lo, _mm512_set1_epi32(load_i32(x.q[t] + xo + 4 * k)));
@@ -90,23 +124,23 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
     __m512 mw;
-    if constexpr (T == DType::Q4_1)
+    if constexpr (has_min_chain(T))
       mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
       __m512i v = is[t];
-      if constexpr (T == DType::Q8_0) v = _mm512_sub_epi32(v, _mm512_set1_epi32(128 * x.sum[t][b]));
-      if constexpr (T == DType::Q4_0) v = _mm512_sub_epi32(v, _mm512_set1_epi32(8 * x.sum[t][b]));
+      if constexpr (vnni_offset(T) != 0)
+        v = _mm512_sub_epi32(v, _mm512_set1_epi32(vnni_offset(T) * x.sum[t][b]));
       const __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b]));
       acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(v), acc[t]);
-      if constexpr (T == DType::Q4_1)
+      if constexpr (has_min_chain(T))
         macc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x.s[t][b]), macc[t]);
     }
   }
   const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
   VT_UNROLL
   for (int t = 0; t < TT; ++t) {
-    const __m512 v = T == DType::Q4_1 ? _mm512_add_ps(acc[t], macc[t]) : acc[t];
+    const __m512 v = has_min_chain(T) ? _mm512_add_ps(acc[t], macc[t]) : acc[t];
     _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, v);
   }
 }
@@ -114,6 +148,15 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
 constexpr int kPackedTMax = 8;
 
 #else
+
+// 16 in each of 32 bytes whose bit is set in `bits` (byte i <- bit i): a Q5 fifth-bit mask.
+inline __m256i fifth_bits(uint32_t bits) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                          2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i sel = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), spread);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel), _mm256_set1_epi8(16));
+}
 
 // AVX2: the group as two 8-row halves (the low and high 32 bytes of each chunk).
 template <DType T, int TT>
@@ -125,9 +168,11 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0xF), flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = grp + b * L.block();
-    const uint8_t* q = pb + L.hdr + 32 * h;
+    const uint8_t* q = pb + L.chunks() + 32 * h;
     const int64_t xo = b * kQK;
     __m256i is[TT];
     VT_UNROLL
@@ -148,8 +193,25 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
       VT_UNROLL
       for (int k = 0; k < 4; ++k) {
         const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
-        const __m256i lo = _mm256_and_si256(raw, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+        __m256i lo = _mm256_and_si256(raw, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+        if constexpr (has_fifth_bit(T)) {
+          const uint8_t* mk = pb + L.hdr + 16 * k + 4 * h;
+          lo = _mm256_or_si256(lo, fifth_bits(load_bits<uint32_t>(mk)));
+          hi = _mm256_or_si256(hi, fifth_bits(load_bits<uint32_t>(mk + 8)));
+        }
+        if constexpr (T == DType::IQ4_NL) {
+          const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
+          const __m256i ul = _mm256_abs_epi8(wl), uh = _mm256_abs_epi8(wh);
+          VT_UNROLL
+          for (int t = 0; t < TT; ++t) {
+            const __m256i xl = _mm256_set1_epi32(load_i32(x.q[t] + xo + 4 * k));
+            const __m256i xh = _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 + 4 * k));
+            is[t] = dot_u8s8(is[t], ul, _mm256_sign_epi8(xl, wl));
+            is[t] = dot_u8s8(is[t], uh, _mm256_sign_epi8(xh, wh));
+          }
+          continue;
+        }
         VT_UNROLL
         for (int t = 0; t < TT; ++t) {
           is[t] = dot_u8s8(is[t], lo, _mm256_set1_epi32(load_i32(x.q[t] + xo + 4 * k)));
@@ -160,22 +222,23 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * h)));
     __m256 mw;
-    if constexpr (T == DType::Q4_1)
+    if constexpr (has_min_chain(T))
       mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 + 16 * h)));
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
       __m256i v = is[t];
       if constexpr (T == DType::Q4_0) v = _mm256_sub_epi32(v, _mm256_set1_epi32(8 * x.sum[t][b]));
+      if constexpr (T == DType::Q5_0) v = _mm256_sub_epi32(v, _mm256_set1_epi32(16 * x.sum[t][b]));
       const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b]));
       acc[t] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(v), acc[t]);
-      if constexpr (T == DType::Q4_1)
+      if constexpr (has_min_chain(T))
         macc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x.s[t][b]), macc[t]);
     }
   }
   const int n = std::clamp(n_rows - 8 * h, 0, 8);
   VT_UNROLL
   for (int t = 0; t < TT; ++t) {
-    const __m256 v = T == DType::Q4_1 ? _mm256_add_ps(acc[t], macc[t]) : acc[t];
+    const __m256 v = has_min_chain(T) ? _mm256_add_ps(acc[t], macc[t]) : acc[t];
     float* dst = y + (t0 + t) * ldy + 8 * h;
     if (n == 8) {
       _mm256_storeu_ps(dst, v);

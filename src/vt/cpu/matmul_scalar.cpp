@@ -202,7 +202,9 @@ void matmul_rows_scalar(const WeightView& w, const ActView& a, int64_t r0, int64
       rows_loop(w, a, r0, r1, y, ldy,
                 [&](const void* row, int64_t t) { return dot_q6_k(row, a, t); });
       return;
-    default:
+    default:  // the types of dtype_zoo.h
+      rows_loop(w, a, r0, r1, y, ldy,
+                [&](const void* row, int64_t t) { return dot_zoo_scalar(w.dtype, row, a, t); });
       return;
   }
 }

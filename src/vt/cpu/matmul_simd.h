@@ -348,6 +348,7 @@ void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, fl
 #include "vt/cpu/matmul_packed_simd.h"
 // clang-format off
 #include "vt/cpu/matmul_half_simd.h"
+#include "vt/cpu/matmul_zoo_simd.h"
 // clang-format on
 
 namespace vt::cpu::VT_MM_NS {
@@ -372,6 +373,18 @@ void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
       return rows_loop<Q4KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
     case DType::Q6_K:
       return rows_loop<Q6KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+    case DType::Q5_0:
+      return packed_rows<DType::Q5_0>(w, a, r0, r1, y, ldy);
+    case DType::Q5_1:
+      return packed_rows<DType::Q5_1>(w, a, r0, r1, y, ldy);
+    case DType::IQ4_NL:
+      return packed_rows<DType::IQ4_NL>(w, a, r0, r1, y, ldy);
+    case DType::Q2_K:
+      return zoo::rows<DType::Q2_K>(w, a, r0, r1, y, ldy);
+    case DType::Q3_K:
+      return zoo::rows<DType::Q3_K>(w, a, r0, r1, y, ldy);
+    case DType::IQ4_XS:
+      return zoo::rows<DType::IQ4_XS>(w, a, r0, r1, y, ldy);
     default:
       return;
   }

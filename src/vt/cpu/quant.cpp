@@ -8,6 +8,7 @@
 
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/quant_zoo.h"
 
 namespace vt::cpu {
 
@@ -269,6 +270,9 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(v[i]);
       return;
     }
+    default:
+      dequantize_row_zoo(t, src, dst, n);
+      return;
   }
 }
 
@@ -316,6 +320,9 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(src[i]);
       return;
     }
+    default:
+      quantize_row_zoo(t, src, dst, n);
+      return;
   }
 }
 
@@ -327,6 +334,14 @@ DType act_format(DType weight) {
       return DType::Q8_0;
     case DType::Q4_K:
     case DType::Q6_K:
+      return DType::Q8_K;
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
+      return DType::Q8_0;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::IQ4_XS:
       return DType::Q8_K;
     case DType::BF16:
       return DType::BF16;  // rounded to bf16, see matmul_half.h
