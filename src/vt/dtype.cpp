@@ -17,6 +17,7 @@ const DTypeInfo kInfo[] = {
     {"q6_k", kQK_K, sizeof(BlockQ6_K)},
     {"i32", 1, 4},
     {"q8_k", kQK_K, sizeof(BlockQ8_K)},
+    {"q5_k", kQK_K, sizeof(BlockQ5_K)},
 };
 }  // namespace
 
@@ -43,6 +44,8 @@ std::optional<DType> dtype_from_ggml(uint32_t g) {
       return DType::Q8_0;
     case 12:
       return DType::Q4_K;
+    case 13:
+      return DType::Q5_K;
     case 14:
       return DType::Q6_K;
     case 26:

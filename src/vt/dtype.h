@@ -10,7 +10,7 @@
 
 namespace vt {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K, I32, Q8_K };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K, I32, Q8_K, Q5_K };
 
 struct DTypeInfo {
   std::string_view name;
@@ -52,6 +52,15 @@ struct BlockQ4_K {
   uint8_t scales[12];  // 8 6-bit scales and 8 6-bit mins, packed
   uint8_t qs[kQK_K / 2];
 };
+// Q4_K's scales and mins, plus a fifth bit per element: bit j of qh[l] belongs to element
+// 32 j + l (sub-block j); the low nibbles are laid out as Q4_K's.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
 struct BlockQ6_K {
   uint8_t ql[kQK_K / 2];
   uint8_t qh[kQK_K / 4];
@@ -69,6 +78,7 @@ static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 
