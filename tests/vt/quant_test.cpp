@@ -146,8 +146,9 @@ TEST(Quant, ReferenceQuantizersRoundTrip) {
   const struct {
     DType t;
     double max_err;
-  } cases[] = {{DType::Q8_0, 0.01}, {DType::Q4_0, 0.12}, {DType::Q4_1, 0.12}, {DType::Q4_K, 0.12},
-               {DType::Q6_K, 0.04}, {DType::F16, 1e-3},  {DType::BF16, 5e-3}, {DType::Q8_K, 0.01}};
+  } cases[] = {{DType::Q8_0, 0.01}, {DType::Q4_0, 0.12}, {DType::Q4_1, 0.12},
+               {DType::Q4_K, 0.12}, {DType::Q5_K, 0.06}, {DType::Q6_K, 0.04},
+               {DType::F16, 1e-3},  {DType::BF16, 5e-3}, {DType::Q8_K, 0.01}};
   const int64_t n = 1024;
   const auto x = random_row(n, 7, 0.3f);
   for (const auto& c : cases) {

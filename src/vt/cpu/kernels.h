@@ -20,7 +20,7 @@ namespace vt::cpu {
 
 // A weight matrix of `rows` output features by `cols` input features; each row is
 // stored contiguously in `dtype` (GGML block layout for quantized types).
-// With `packed` set (Q8_0 / Q4_0 / Q4_1 only, made by pack_weight), rows are instead stored
+// With `packed` set (the packable() types only, made by pack_weight), rows are instead stored
 // in groups of kPackRows interleaved block by block (layout in pack.cpp); row_stride is then
 // the unpadded row size and group g starts at data + g * kPackRows * row_stride.
 struct WeightView {
@@ -32,9 +32,9 @@ struct WeightView {
   bool packed = false;
 };
 
-// ---- packed weights (what the SIMD kernels multiply for the Q8_0 family) ----
+// ---- packed weights (what the SIMD kernels multiply for the Q8_0 family and K-quants) ----
 constexpr int64_t kPackRows = 16;
-bool packable(DType t);  // Q8_0, Q4_0, Q4_1
+bool packable(DType t);  // Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K
 // Bytes of the packed copy of w (rows rounded up to a whole group; padding rows are zero).
 size_t packed_bytes(const WeightView& w);
 // Writes groups [g0, g1) of w's packed copy into dst (packed_bytes(w) bytes, the same dst

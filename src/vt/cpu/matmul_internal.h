@@ -13,10 +13,24 @@
 //     acc = fma(d_w[b] * d_x[b], float(I_b), acc). Q4_1 adds a second chain
 //     macc = fma(m_w[b], s_x[b], macc) and returns acc + macc. (I_b is exact however it is
 //     summed, so the packed 16-row kernels, the row-major reference and every ISA agree.)
-//   * Q4_K / Q6_K weights: 8 int32 lanes per block (lane l = exact integer dot of bytes
-//     4l..4l+3, scaled by the sub-block scale), converted to fp32 and folded with
-//     fma(block_scale, lane, acc[l]) in block order; the 8->4->2->1 tree at the end. Q4_K's
-//     mins go to one scalar fma accumulator per super-block.
+//   * Q4_K / Q5_K / Q6_K weights (x Q8_K activations: one fp32 scale d_x and 16-element
+//     sums bs per 256 elements): per 256-element super-block b one exact int32
+//       Q4_K / Q5_K: I_b = sum_j sc_j * I_bj over the 8 sub-blocks (I_bj the integer dot of
+//                    the unsigned 4 / 5-bit q with the activation bytes), and
+//                    M_b = sum_j m_j * (bs[2j] + bs[2j + 1]);
+//       Q6_K:        I_b = sum_g sc_g * (I_bg - 32 * bs[g]) over the 16 groups (q in 0..63),
+//     then one fp32 chain per (row, token) in super-block order:
+//       acc = fma(d_w[b] * d_x[b], float(I_b), acc), and for Q4_K / Q5_K then
+//       acc = fma(-(dmin_w[b] * d_x[b]), float(M_b), acc).
+//     Every partial sum stays below 2^29 in magnitude (|q| <= 63, |sc| <= 128, |x| <= 127),
+//     so any summation order is exact and the 16-row packed kernels (one row per lane) match the
+//     row-major reference bit for bit. Relative to the exact product of the quantized
+//     operands the error is at most (2 nb + 3) * 2^-24 * sum(|d sc q x| + |dmin m x|): one
+//     rounding each for d_w * d_x, float(I_b) and the fma(s) per super-block. The
+//     activations stay GGML's Q8_K (one scale per 256) rather than Q8_0 (one per 32): it is
+//     what llama.cpp multiplies K-quants with, so our logits track the reference's
+//     quantization noise instead of adding a different one, and the 16-element sums it
+//     carries are exactly what the mins and the Q6_K offset need.
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.
 #pragma once
 
@@ -29,7 +43,7 @@ namespace vt::cpu {
 
 // Activations as the kernels read them. For float weights `x` is used as is; for quantized
 // weights the rows are quantized once per call into Q8_0 (32-element blocks, for
-// Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q6_K weights).
+// Q8_0/Q4_0/Q4_1 weights) or Q8_K (256-element blocks, for Q4_K/Q5_K/Q6_K weights).
 struct ActView {
   int64_t n_tok = 0;
   int64_t cols = 0;

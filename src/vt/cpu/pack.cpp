@@ -12,14 +12,18 @@
 // rearranged: one 64-byte load gives every row of the group four consecutive elements, and
 // a VNNI dot product against 4 broadcast activation bytes yields one partial sum per row.
 // Rows past the end of the matrix are zero blocks (scale 0).
+// The K-quants (Q4_K / Q5_K / Q6_K) have their own packed super-blocks (kquant.h).
 #include <algorithm>
 #include <cstring>
 
+#include "vt/cpu/kquant.h"
 #include "vt/cpu/matmul_internal.h"
 
 namespace vt::cpu {
 
-bool packable(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1; }
+bool packable(DType t) {
+  return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || is_kquant(t);
+}
 
 int64_t pack_group_count(const WeightView& w) { return (w.rows + kPackRows - 1) / kPackRows; }
 
@@ -36,6 +40,7 @@ WeightView packed_view(const WeightView& w, const uint8_t* dst) {
 }
 
 void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
+  if (is_kquant(w.dtype)) return pack_groups_kquant(w, g0, g1, dst);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
@@ -67,6 +72,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
 }
 
 void unpack_row(const WeightView& w, int64_t r, void* out) {
+  if (is_kquant(w.dtype)) return unpack_row_kquant(w, r, out);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
