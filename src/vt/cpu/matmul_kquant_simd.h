@@ -54,6 +54,19 @@ inline int32_t load_pair(const int16_t* p) {
   return v;
 }
 
+// Per token, the activation's 32-element sums of sub-blocks 2k and 2k + 1 as one int32 of
+// two int16 (|sum| <= 32 * 127, no saturation), at out[t][k + (k & 2)] for k = 0..3.
+template <int TT>
+inline void kq_bsum_pairs(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][8]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    const __m256i s = _mm256_madd_epi16(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bs[t] + 16 * b)), ones);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out[t]), _mm256_packs_epi32(s, s));
+  }
+}
+
 #if VT_MM_VNNI
 
 // All 256 scale (out[16 j + r]) and min (out[128 + 16 j + r]) bytes of a packed Q4_K / Q5_K
@@ -71,10 +84,12 @@ inline void unpack_kscales(const uint8_t* s, uint8_t* out) {
   _mm512_store_si512(out + 192, _mm512_or_si512(up4(mn), bits45(_mm512_srli_epi16(hi, 2))));
 }
 
-// 16 rows' (v, v) int16 pairs from 16 unsigned bytes.
-inline __m512i dup_pairs_u8(const uint8_t* p) {
-  const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm512_or_si512(v, _mm512_slli_epi32(v, 16));
+// 16 rows' (a[r], b[r]) int16 pairs from 16 unsigned bytes each.
+inline __m512i pairs_u8(const uint8_t* a, const uint8_t* b) {
+  const __m128i va = _mm_load_si128(reinterpret_cast<const __m128i*>(a));
+  const __m128i vb = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+  return _mm512_cvtepu8_epi16(
+      _mm256_set_m128i(_mm_unpackhi_epi8(va, vb), _mm_unpacklo_epi8(va, vb)));
 }
 
 template <DType T, int TT>
@@ -134,13 +149,14 @@ void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
       acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(isum[t]), acc[t]);
       isum[t] = _mm512_setzero_si512();  // now the min sums
     }
+    alignas(32) int32_t bsum[TT][8];
+    kq_bsum_pairs<TT>(x, b, bsum);
     VT_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      const __m512i mv = dup_pairs_u8(scm + 128 + 16 * j);
+    for (int k = 0; k < 4; ++k) {
+      const __m512i mv = pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        isum[t] = _mm512_dpwssd_epi32(isum[t], mv,
-                                      _mm512_set1_epi32(load_pair(x.bs[t] + 16 * b + 2 * j)));
+        isum[t] = _mm512_dpwssd_epi32(isum[t], mv, _mm512_set1_epi32(bsum[t][k + (k & 2)]));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
@@ -298,10 +314,16 @@ inline void store_half(const __m256 (&acc)[TT], float* y, int64_t t0, int64_t ld
   }
 }
 
-// 8 rows' (v, v) int16 pairs from 8 bytes, unsigned (Q4_K / Q5_K) or signed (Q6_K).
+// 8 rows' (v, v) int16 pairs from 8 bytes, unsigned (Q4_K / Q5_K) or signed (Q6_K), and
+// 8 rows' (a[r], b[r]) pairs of unsigned bytes.
 inline __m256i dup_pairs_u8(const uint8_t* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
+}
+inline __m256i pairs_u8(const uint8_t* a, const uint8_t* b) {
+  const __m128i va = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a));
+  const __m128i vb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b));
+  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(va, vb));
 }
 inline __m256i dup_pairs_s8(const uint8_t* p) {
   const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -374,13 +396,15 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
       acc[t] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(isum[t]), acc[t]);
       isum[t] = _mm256_setzero_si256();
     }
+    alignas(32) int32_t bsum[TT][8];
+    kq_bsum_pairs<TT>(x, b, bsum);
     VT_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      const __m256i mv = dup_pairs_u8(scm + 128 + 16 * j + 8 * h);
+    for (int k = 0; k < 4; ++k) {
+      const __m256i mv = pairs_u8(scm + 128 + 32 * k + 8 * h, scm + 128 + 32 * k + 16 + 8 * h);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        isum[t] = _mm256_add_epi32(
-            isum[t], _mm256_madd_epi16(mv, _mm256_set1_epi32(load_pair(x.bs[t] + 16 * b + 2 * j))));
+        isum[t] = _mm256_add_epi32(isum[t],
+                                   _mm256_madd_epi16(mv, _mm256_set1_epi32(bsum[t][k + (k & 2)])));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
