@@ -94,11 +94,9 @@ struct Case {
   DType t;
   bool exact_quantizer;
 };
-const Case kCases[] = {{"q8_0", DType::Q8_0, true},
-                       {"q4_0", DType::Q4_0, true},
-                       {"q4_1", DType::Q4_1, true},
-                       {"q4_k", DType::Q4_K, false},
-                       {"q6_k", DType::Q6_K, false}};
+const Case kCases[] = {{"q8_0", DType::Q8_0, true},  {"q4_0", DType::Q4_0, true},
+                       {"q4_1", DType::Q4_1, true},  {"q4_k", DType::Q4_K, false},
+                       {"q5_k", DType::Q5_K, false}, {"q6_k", DType::Q6_K, false}};
 
 TEST(Quant, DequantizeMatchesGguf) {
   for (const Case& c : kCases) {
