@@ -134,10 +134,11 @@ void check_all(const KWeight& w, const std::vector<float>& x, int64_t n_tok, Thr
         sum += (a[c] - m[c]) * xv;
         mag += (std::fabs(a[c]) + std::fabs(m[c])) * std::fabs(xv);
       }
-      // Per super-block: d * d_x rounded, the int32 -> fp32 conversion and two fma
-      // roundings (matmul_internal.h), each at most 2^-24 relative to its term.
+      // matmul_internal.h: one rounding per fma of a super-block's sub-block sum, per
+      // d * d_x and per fma of the chain, each at most 2^-24 relative to its terms.
+      const int n_sub = w.t == DType::Q6_K ? 16 : 8;
       exact[k * rows + r] = sum;
-      tol[k * rows + r] = (2.0 * nb + 3) * std::ldexp(mag, -24) + 1e-30;
+      tol[k * rows + r] = (n_sub + 2.0 * nb + 3) * std::ldexp(mag, -24) + 1e-30;
     }
   }
   std::vector<float> first;

@@ -14,21 +14,24 @@
 //     macc = fma(m_w[b], s_x[b], macc) and returns acc + macc. (I_b is exact however it is
 //     summed, so the packed 16-row kernels, the row-major reference and every ISA agree.)
 //   * Q4_K / Q5_K / Q6_K weights (x Q8_K activations: one fp32 scale d_x and 16-element
-//     sums bs per 256 elements): per 256-element super-block b one exact int32
-//       Q4_K / Q5_K: I_b = sum_j sc_j * I_bj over the 8 sub-blocks (I_bj the integer dot of
-//                    the unsigned 4 / 5-bit q with the activation bytes), and
-//                    M_b = sum_j m_j * (bs[2j] + bs[2j + 1]);
-//       Q6_K:        I_b = sum_g sc_g * (I_bg - 32 * bs[g]) over the 16 groups (q in 0..63),
-//     then one fp32 chain per (row, token) in super-block order:
-//       acc = fma(d_w[b] * d_x[b], float(I_b), acc), and for Q4_K / Q5_K then
-//       acc = fma(-(dmin_w[b] * d_x[b]), float(M_b), acc).
-//     Every partial sum stays below 2^29 in magnitude (|q| <= 63, |sc| <= 128, |x| <= 127),
-//     so any summation order is exact and the 16-row packed kernels (one row per lane) match the
-//     row-major reference bit for bit. Relative to the exact product of the quantized
-//     operands the error is at most (2 nb + 3) * 2^-24 * sum(|d sc q x| + |dmin m x|): one
-//     rounding each for d_w * d_x, float(I_b) and the fma(s) per super-block. The
-//     activations stay GGML's Q8_K (one scale per 256) rather than Q8_0 (one per 32): it is
-//     what llama.cpp multiplies K-quants with, so our logits track the reference's
+//     sums bs per 256 elements): per super-block b, the exact integer dot I_j of each
+//     sub-block j (Q4_K / Q5_K: 8 of 32 elements, unsigned 4 / 5-bit q; Q6_K: 16 groups g
+//     of 16, q - 32 via I_g = dot(q, x) - 32 * bs[g]) is folded in sub-block order into
+//       F_b = fma(float(sc_j), float(I_j), F_b)   (F_b from 0; |I_j| < 2^17, float exact)
+//     and then, one fp32 chain per (row, token) in super-block order,
+//       acc = fma(d_w[b] * d_x[b], F_b, acc), and for Q4_K / Q5_K
+//       acc = fma(-(dmin_w[b] * d_x[b]), float(M_b), acc), M_b = sum_j m_j * (bs[2j] +
+//       bs[2j + 1]) exact.
+//     The scale goes through an fma rather than an integer multiply because the int8 dot
+//     products own the vector multiply port: the kernels read I_j off a dot accumulator
+//     that started at the bits of 1.5 * 2^23 (one float subtraction, exact for |I_j| <
+//     2^22), so applying 16 rows' sub-block scales costs two float operations on the
+//     other port instead of a vpmulld (two multiply-port uops). Relative to the exact
+//     product of the quantized operands the error is at most
+//     (n_sub + 2 nb + 3) * 2^-24 * sum(|d sc q x| + |dmin m x|) (Q6_K: |d sc (q - 32) x|),
+//     n_sub = 8 or 16: one rounding per fma of F_b, and for d_w * d_x and each acc fma.
+//     The activations stay GGML's Q8_K (one scale per 256) rather than Q8_0 (one per 32):
+//     it is what llama.cpp multiplies K-quants with, so our logits track the reference's
 //     quantization noise instead of adding a different one, and the 16-element sums it
 //     carries are exactly what the mins and the Q6_K offset need.
 // The scalar, AVX2 and AVX-512 paths all follow this, so their results are bit-identical.

@@ -20,12 +20,12 @@ void scale_min(int j, const uint8_t* q, int* sc, int* m) {
   }
 }
 
-// Q4_K (qh null) or Q5_K super-block: the exact sum over sub-blocks of sc_j * I_j and of
-// m_j * (sum of the sub-block's activation values).
+// Q4_K (qh null) or Q5_K super-block: the sub-blocks' integer dots folded into fp32 in
+// sub-block order, F = fma(sc_j, I_j, F), and the exact min sum M = sum_j m_j * bsum_j.
 template <class Block>
-void q45_sums(const Block& blk, const uint8_t* qh, const int8_t* x, const int16_t* bs, int* isum,
-              int* msum) {
-  *isum = *msum = 0;
+float q45_sums(const Block& blk, const uint8_t* qh, const int8_t* x, const int16_t* bs, int* msum) {
+  float f = 0;
+  *msum = 0;
   for (int j = 0; j < 8; ++j) {
     int sc, m;
     scale_min(j, blk.scales, &sc, &m);
@@ -36,14 +36,16 @@ void q45_sums(const Block& blk, const uint8_t* qh, const int8_t* x, const int16_
       if (qh) v |= ((qh[l] >> j) & 1) << 4;
       dot += v * x[32 * j + l];
     }
-    *isum += sc * dot;
+    f = std::fma(static_cast<float>(sc), static_cast<float>(dot), f);
     *msum += m * (bs[2 * j] + bs[2 * j + 1]);
   }
+  return f;
 }
 
-// Q6_K super-block: sum over 16-element groups of sc_g * (dot of q with x - 32 * sum x).
-int q6_sum(const BlockQ6_K& blk, const int8_t* x, const int16_t* bs) {
-  int isum = 0;
+// Q6_K super-block: F = fma(sc_g, I_g, F) over the 16-element groups in order, where
+// I_g = (dot of q with x) - 32 * (sum of x) is the exact dot of the signed weights q - 32.
+float q6_sum(const BlockQ6_K& blk, const int8_t* x, const int16_t* bs) {
+  float f = 0;
   for (int g = 0; g < 16; ++g) {
     int dot = 0;
     for (int l = 0; l < 16; ++l) {
@@ -53,9 +55,9 @@ int q6_sum(const BlockQ6_K& blk, const int8_t* x, const int16_t* bs) {
       const int hi = (blk.qh[32 * h + ll] >> (2 * k)) & 3;
       dot += (lo | (hi << 4)) * x[e];
     }
-    isum += blk.scales[g] * (dot - 32 * bs[g]);
+    f = std::fma(static_cast<float>(blk.scales[g]), static_cast<float>(dot - 32 * bs[g]), f);
   }
-  return isum;
+  return f;
 }
 
 }  // namespace
@@ -72,24 +74,25 @@ float dot_kquant_scalar(DType t, const void* row, const ActView& a, int64_t tok)
     if (t == DType::Q6_K) {
       const auto& blk = static_cast<const BlockQ6_K*>(row)[b];
       const float dd = fp16_to_fp32(blk.d) * xd[b];
-      acc = std::fma(dd, static_cast<float>(q6_sum(blk, x, s)), acc);
+      acc = std::fma(dd, q6_sum(blk, x, s), acc);
       continue;
     }
-    int isum, msum;
+    float f;
+    int msum;
     uint16_t d, dmin;
     if (t == DType::Q5_K) {
       const auto& blk = static_cast<const BlockQ5_K*>(row)[b];
-      q45_sums(blk, blk.qh, x, s, &isum, &msum);
+      f = q45_sums(blk, blk.qh, x, s, &msum);
       d = blk.d;
       dmin = blk.dmin;
     } else {
       const auto& blk = static_cast<const BlockQ4_K*>(row)[b];
-      q45_sums(blk, nullptr, x, s, &isum, &msum);
+      f = q45_sums(blk, nullptr, x, s, &msum);
       d = blk.d;
       dmin = blk.dmin;
     }
     const float dd = fp16_to_fp32(d) * xd[b], dm = fp16_to_fp32(dmin) * xd[b];
-    acc = std::fma(dd, static_cast<float>(isum), acc);
+    acc = std::fma(dd, f, acc);
     acc = std::fma(-dm, static_cast<float>(msum), acc);
   }
   return acc;

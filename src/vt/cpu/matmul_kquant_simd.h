@@ -2,19 +2,20 @@
 // matmul_simd.h. A tile is one 16-row group x TT tokens; the group's weight bytes are
 // decoded once per tile and reused by all TT tokens.
 //
-// Per super-block and (row, token) the kernels build the exact int32 of matmul_internal.h's
-// contract, I = sum_j sc_j * I_j (I_j the integer dot of sub-block j), and for Q4_K / Q5_K
-// M = sum_j m_j * (sum of the activation bytes of sub-block j); Q6_K folds its -32 offset
-// into I as sum_g sc_g * (-32) * bsum_g. Then acc = fma(d * d_x, I, acc) (and
-// acc = fma(-(dmin * d_x), M, acc)), one lane per row.
+// Per super-block and (row, token) the kernels follow matmul_internal.h's contract: each
+// sub-block's exact integer dot I_j, folded into an fp32 sum F = fma(sc_j, I_j, F) in
+// sub-block order, then acc = fma(d * d_x, F, acc) (and acc = fma(-(dmin * d_x), M, acc)
+// with M the exact integer min sum of Q4_K / Q5_K); one lane per row.
 //   AVX-512 VNNI: one dpbusd per 64-byte chunk and token gives every row's 4-element
-//   partial sum; a sub-block's I_j (16 lanes) is multiplied by its 16 scales (vpmulld) and
-//   added; the mins and the Q6_K offset are vpdpwssd of int16 (value, value) pairs against
-//   the Q8_K 16-element sums.
-//   AVX2: the group as two 8-row halves; maddubs gives int16 pair sums (no saturation: at
-//   most 2 * 63 * 127) and madd against (sc, sc) int16 pairs applies the scale on the way
-//   into int32.
-// Every integer is exact, so both ISAs and the scalar reference agree bit for bit.
+//   partial sum. The dpbusd accumulator starts at the bits of 1.5 * 2^23 (Q6_K: minus
+//   32 * the group's activation sum), so the integer I_j arrives as the float 1.5 * 2^23 + I_j
+//   and one subtraction reads it exactly: the scale is then applied by an fma. Nothing but
+//   dpbusd (and the min sums' vpdpwssd) needs the integer multiply port, which is what
+//   bounds these kernels, while vpmulld by the sub-block scales would take it twice each.
+//   AVX2: the group as two 8-row halves, maddubs + madd for the integer dots (no
+//   saturation: pairs of at most 63 * 127), then the same float steps.
+// Every integer is exact and every float step is the reference's, so both ISAs and the
+// scalar reference agree bit for bit.
 //
 // No include guard on purpose: one inclusion per ISA translation unit.
 
@@ -47,12 +48,10 @@ struct KTileActs {
   }
 };
 
-// Two adjacent int16 as one int32 (a (value, value) pair for madd / dpwssd).
-inline int32_t load_pair(const int16_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// The float 1.5 * 2^23 and its bits: an int32 I with |I| < 2^22 added to the bits reads as
+// the float 1.5 * 2^23 + I, exactly (the exponent does not move).
+constexpr int32_t kMagicBits = 0x4B400000;
+constexpr float kMagic = 12582912.0f;
 
 // Per token, the activation's 32-element sums of sub-blocks 2k and 2k + 1 as one int32 of
 // two int16 (|sum| <= 32 * 127, no saturation), at out[t][k + (k & 2)] for k = 0..3.
@@ -64,6 +63,23 @@ inline void kq_bsum_pairs(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][
     const __m256i s = _mm256_madd_epi16(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bs[t] + 16 * b)), ones);
     _mm256_store_si256(reinterpret_cast<__m256i*>(out[t]), _mm256_packs_epi32(s, s));
+  }
+}
+
+// Per token, the Q6_K dot accumulators' start values kMagicBits - 32 * bs[g] for the 16
+// groups of super-block b: the -32 of the weight folded into where the integer sum begins.
+template <int TT>
+inline void kq6_starts(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][16]) {
+  const __m256i magic = _mm256_set1_epi32(kMagicBits);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    VT_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const __m256i s = _mm256_cvtepi16_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bs[t] + 16 * b + 8 * h)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out[t] + 8 * h),
+                         _mm256_sub_epi32(magic, _mm256_slli_epi32(s, 5)));
+    }
   }
 }
 
@@ -92,6 +108,12 @@ inline __m512i pairs_u8(const uint8_t* a, const uint8_t* b) {
       _mm256_set_m128i(_mm_unpackhi_epi8(va, vb), _mm_unpacklo_epi8(va, vb)));
 }
 
+// F += scale * I for an accumulator that started at kMagicBits (see above).
+inline __m512 fold_scaled(__m512 f, __m512 scale, __m512i magic_plus_i) {
+  const __m512 i = _mm512_sub_ps(_mm512_castsi512_ps(magic_plus_i), _mm512_set1_ps(kMagic));
+  return _mm512_fmadd_ps(scale, i, f);
+}
+
 template <DType T, int TT>
 void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
                int n_rows) {
@@ -107,16 +129,16 @@ void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
     const uint8_t* q = pb + L.qs;
     const int64_t xo = b * kQK_K;
     unpack_kscales(pb + kKScales, scm);
-    __m512i isum[TT];
+    __m512 f[TT];
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) isum[t] = _mm512_setzero_si512();
+    for (int t = 0; t < TT; ++t) f[t] = _mm512_setzero_ps();
     for (int p = 0; p < 4; ++p) {  // sub-blocks 2p (low nibbles) and 2p + 1 (high)
       VT_UNROLL
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * p + h;
         __m512i is[TT];
         VT_UNROLL
-        for (int t = 0; t < TT; ++t) is[t] = _mm512_setzero_si512();
+        for (int t = 0; t < TT; ++t) is[t] = _mm512_set1_epi32(kMagicBits);
         VT_UNROLL
         for (int c = 0; c < 8; ++c) {
           const int k = 8 * p + c;
@@ -133,35 +155,34 @@ void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
             is[t] = _mm512_dpbusd_epi32(is[t], w,
                                         _mm512_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
         }
-        const __m512i sc =
-            _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(scm + 16 * j)));
+        const __m512 sc = _mm512_cvtepi32_ps(
+            _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(scm + 16 * j))));
         VT_UNROLL
-        for (int t = 0; t < TT; ++t)
-          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(is[t], sc));
+        for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
       }
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
     const __m512 dmw =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      const __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b]));
-      acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(isum[t]), acc[t]);
-      isum[t] = _mm512_setzero_si512();  // now the min sums
-    }
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
     alignas(32) int32_t bsum[TT][8];
     kq_bsum_pairs<TT>(x, b, bsum);
+    __m512i msum[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) msum[t] = _mm512_setzero_si512();
     VT_UNROLL
     for (int k = 0; k < 4; ++k) {
       const __m512i mv = pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        isum[t] = _mm512_dpwssd_epi32(isum[t], mv, _mm512_set1_epi32(bsum[t][k + (k & 2)]));
+        msum[t] = _mm512_dpwssd_epi32(msum[t], mv, _mm512_set1_epi32(bsum[t][k + (k & 2)]));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
       const __m512 dm = _mm512_mul_ps(dmw, _mm512_set1_ps(x.d[t][b]));
-      acc[t] = _mm512_fnmadd_ps(dm, _mm512_cvtepi32_ps(isum[t]), acc[t]);
+      acc[t] = _mm512_fnmadd_ps(dm, _mm512_cvtepi32_ps(msum[t]), acc[t]);
     }
   }
   const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
@@ -169,8 +190,8 @@ void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
   for (int t = 0; t < TT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
 }
 
-// Element chunk c (4 elements) of Q6_K group (sub-block) pair gp: the 6-bit values of the
-// 16 rows from one ql chunk (nibble kp >> 1) and one qh chunk (bits 2 kp, 2 kp + 1).
+// The 6-bit values of element chunk c of a Q6_K group for the 16 rows, from one ql chunk
+// (nibble KP >> 1) and one qh chunk (bits 2 KP, 2 KP + 1).
 template <int KP>
 inline __m512i q6_weights(const uint8_t* ql, const uint8_t* qh, __m512i m4, __m512i m30) {
   const __m512i raw = _mm512_loadu_si512(ql);
@@ -184,17 +205,19 @@ inline __m512i q6_weights(const uint8_t* ql, const uint8_t* qh, __m512i m4, __m5
   return _mm512_or_si512(nib, _mm512_and_si512(hs, m30));
 }
 
-// isum += sc_g * (integer dot of group g = 8 hh + 2 KP + gi) for every row and token: ql
-// chunk 16 hh + 8 (KP & 1) + 4 gi + cc, qh chunk 8 hh + 4 gi + cc.
+// f += sc_g * I'_g for group g = 8 hh + 2 KP + gi of every row and token: element chunks
+// 32 hh + 8 KP + 4 gi + cc, i.e. ql chunk 16 hh + 8 (KP & 1) + 4 gi + cc, qh chunk
+// 8 hh + 4 gi + cc (kquant.h).
 template <int KP, int TT>
 __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int hh, int gi,
                                                      const KTileActs<TT>& x, int64_t xo,
-                                                     __m512i (&isum)[TT], __m512i m4, __m512i m30) {
+                                                     const int32_t (&starts)[TT][16],
+                                                     __m512 (&f)[TT], __m512i m4, __m512i m30) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const int g = 8 * hh + 2 * KP + gi;
   __m512i is[TT];
   VT_UNROLL
-  for (int t = 0; t < TT; ++t) is[t] = _mm512_setzero_si512();
+  for (int t = 0; t < TT; ++t) is[t] = _mm512_set1_epi32(starts[t][g]);
   VT_UNROLL
   for (int cc = 0; cc < 4; ++cc) {
     const int c = 4 * gi + cc;
@@ -205,10 +228,10 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int hh, 
       is[t] =
           _mm512_dpbusd_epi32(is[t], w, _mm512_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
   }
-  const __m512i sc =
-      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g)));
+  const __m512 sc = _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g))));
   VT_UNROLL
-  for (int t = 0; t < TT; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(is[t], sc));
+  for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
 }
 
 template <int TT>
@@ -223,40 +246,26 @@ void kq6_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = grp + b * L.block;
     const int64_t xo = b * kQK_K;
-    __m512i isum[TT];
+    alignas(32) int32_t starts[TT][16];
+    kq6_starts<TT>(x, b, starts);
+    __m512 f[TT];
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) isum[t] = _mm512_setzero_si512();
-    // Group g = 8 hh + 2 kp + gi covers element chunks 32 hh + 8 kp + 4 gi + cc (kquant.h).
-    for (int hh = 0; hh < 2; ++hh) {
+    for (int t = 0; t < TT; ++t) f[t] = _mm512_setzero_ps();
+    for (int hh = 0; hh < 2; ++hh) {  // groups 8 hh .. 8 hh + 7, in order
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) {
-        kq6_group<0>(pb, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<1>(pb, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<2>(pb, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<3>(pb, hh, gi, x, xo, isum, m4, m30);
-      }
-    }
-    // The -32 offset: (-32 sc_2k, -32 sc_2k+1) int16 pairs of every row against the
-    // activation's 16-element sums (bsums[2k], bsums[2k + 1]).
-    VT_UNROLL
-    for (int k = 0; k < 8; ++k) {
-      const __m128i s0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 * k));
-      const __m128i s1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 * k + 16));
-      const __m512i pr = _mm512_cvtepi8_epi16(
-          _mm256_set_m128i(_mm_unpackhi_epi8(s0, s1), _mm_unpacklo_epi8(s0, s1)));
-      const __m512i neg = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pr, 5));
+      for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, hh, gi, x, xo, starts, f, m4, m30);
       VT_UNROLL
-      for (int t = 0; t < TT; ++t)
-        isum[t] = _mm512_dpwssd_epi32(isum[t], neg,
-                                      _mm512_set1_epi32(load_pair(x.bs[t] + 16 * b + 2 * k)));
+      for (int gi = 0; gi < 2; ++gi) kq6_group<1>(pb, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<2>(pb, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<3>(pb, hh, gi, x, xo, starts, f, m4, m30);
     }
     const __m512 dw = _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp + nb * L.block + 32 * b)));
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      const __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b]));
-      acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(isum[t]), acc[t]);
-    }
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
   }
   const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
   VT_UNROLL
@@ -314,20 +323,26 @@ inline void store_half(const __m256 (&acc)[TT], float* y, int64_t t0, int64_t ld
   }
 }
 
-// 8 rows' (v, v) int16 pairs from 8 bytes, unsigned (Q4_K / Q5_K) or signed (Q6_K), and
-// 8 rows' (a[r], b[r]) pairs of unsigned bytes.
-inline __m256i dup_pairs_u8(const uint8_t* p) {
-  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
-}
+// 8 rows' (a[r], b[r]) int16 pairs from 8 unsigned bytes each.
 inline __m256i pairs_u8(const uint8_t* a, const uint8_t* b) {
   const __m128i va = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a));
   const __m128i vb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b));
   return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(va, vb));
 }
-inline __m256i dup_pairs_s8(const uint8_t* p) {
-  const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
+
+// 8 scales as floats from 8 unsigned (Q4_K / Q5_K) or signed (Q6_K) bytes.
+inline __m256 scales_u8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline __m256 scales_s8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
+  const __m256 i = _mm256_sub_ps(_mm256_castsi256_ps(magic_plus_i), _mm256_set1_ps(kMagic));
+  return _mm256_fmadd_ps(scale, i, f);
 }
 
 // The Q5_K fifth bits of 32 bytes: bit n of `bits` -> 16 in byte n.
@@ -338,11 +353,6 @@ inline __m256i fifth_bits(uint32_t bits) {
   const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), idx);
   const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
   return _mm256_and_si256(set, _mm256_set1_epi8(16));
-}
-
-inline __m256i dot_scaled(__m256i acc, __m256i w, const int8_t* x, __m256i sc16) {
-  const __m256i p = _mm256_maddubs_epi16(w, _mm256_set1_epi32(load_i32(x)));
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc16));
 }
 
 // Rows 8h..8h+7 of a Q4_K / Q5_K group.
@@ -361,14 +371,16 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
     const uint8_t* q = pb + L.qs + 32 * h;
     const int64_t xo = b * kQK_K;
     unpack_kscales(pb + kKScales, scm);
-    __m256i isum[TT];
+    __m256 f[TT];
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) isum[t] = _mm256_setzero_si256();
+    for (int t = 0; t < TT; ++t) f[t] = _mm256_setzero_ps();
     for (int p = 0; p < 4; ++p) {
       VT_UNROLL
       for (int nh = 0; nh < 2; ++nh) {
         const int j = 2 * p + nh;
-        const __m256i sc16 = dup_pairs_u8(scm + 16 * j + 8 * h);
+        __m256i is[TT];
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(kMagicBits);
         VT_UNROLL
         for (int c = 0; c < 8; ++c) {
           const int k = 8 * p + c;
@@ -382,8 +394,11 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
           }
           VT_UNROLL
           for (int t = 0; t < TT; ++t)
-            isum[t] = dot_scaled(isum[t], w, x.q[t] + xo + 32 * j + 4 * c, sc16);
+            is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
         }
+        const __m256 sc = scales_u8(scm + 16 * j + 8 * h);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
       }
     }
     const __m256 dw =
@@ -391,25 +406,25 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
     const __m256 dmw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 + 16 * h)));
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(isum[t]), acc[t]);
-      isum[t] = _mm256_setzero_si256();
-    }
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b])), f[t], acc[t]);
     alignas(32) int32_t bsum[TT][8];
     kq_bsum_pairs<TT>(x, b, bsum);
+    __m256i msum[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) msum[t] = _mm256_setzero_si256();
     VT_UNROLL
     for (int k = 0; k < 4; ++k) {
       const __m256i mv = pairs_u8(scm + 128 + 32 * k + 8 * h, scm + 128 + 32 * k + 16 + 8 * h);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        isum[t] = _mm256_add_epi32(isum[t],
+        msum[t] = _mm256_add_epi32(msum[t],
                                    _mm256_madd_epi16(mv, _mm256_set1_epi32(bsum[t][k + (k & 2)])));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
       const __m256 dm = _mm256_mul_ps(dmw, _mm256_set1_ps(x.d[t][b]));
-      acc[t] = _mm256_fnmadd_ps(dm, _mm256_cvtepi32_ps(isum[t]), acc[t]);
+      acc[t] = _mm256_fnmadd_ps(dm, _mm256_cvtepi32_ps(msum[t]), acc[t]);
     }
   }
   store_half(acc, y, t0, ldy, h, n_rows);
@@ -432,10 +447,13 @@ inline __m256i q6_weights(const uint8_t* ql, const uint8_t* qh, __m256i m4, __m2
 template <int KP, int TT>
 __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, int hh, int gi,
                                                      const KTileActs<TT>& x, int64_t xo,
-                                                     __m256i (&isum)[TT], __m256i m4, __m256i m30) {
+                                                     const int32_t (&starts)[TT][16],
+                                                     __m256 (&f)[TT], __m256i m4, __m256i m30) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const int g = 8 * hh + 2 * KP + gi;
-  const __m256i sc16 = dup_pairs_s8(pb + 16 * g + 8 * h);
+  __m256i is[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(starts[t][g]);
   VT_UNROLL
   for (int cc = 0; cc < 4; ++cc) {
     const int c = 4 * gi + cc;
@@ -443,8 +461,11 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, i
                                      pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30);
     VT_UNROLL
     for (int t = 0; t < TT; ++t)
-      isum[t] = dot_scaled(isum[t], w, x.q[t] + xo + 16 * g + 4 * cc, sc16);
+      is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
   }
+  const __m256 sc = scales_s8(pb + 16 * g + 8 * h);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
 }
 
 template <int TT>
@@ -459,38 +480,26 @@ void kq6_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = grp + b * L.block;
     const int64_t xo = b * kQK_K;
-    __m256i isum[TT];
+    alignas(32) int32_t starts[TT][16];
+    kq6_starts<TT>(x, b, starts);
+    __m256 f[TT];
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) isum[t] = _mm256_setzero_si256();
+    for (int t = 0; t < TT; ++t) f[t] = _mm256_setzero_ps();
     for (int hh = 0; hh < 2; ++hh) {
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) {
-        kq6_group<0>(pb, h, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<1>(pb, h, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<2>(pb, h, hh, gi, x, xo, isum, m4, m30);
-        kq6_group<3>(pb, h, hh, gi, x, xo, isum, m4, m30);
-      }
-    }
-    VT_UNROLL
-    for (int k = 0; k < 8; ++k) {
-      const __m128i s0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pb + 32 * k + 8 * h));
-      const __m128i s1 =
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pb + 32 * k + 16 + 8 * h));
-      const __m256i pr = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s0, s1));
-      const __m256i neg = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pr, 5));
+      for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
       VT_UNROLL
-      for (int t = 0; t < TT; ++t)
-        isum[t] = _mm256_add_epi32(
-            isum[t],
-            _mm256_madd_epi16(neg, _mm256_set1_epi32(load_pair(x.bs[t] + 16 * b + 2 * k))));
+      for (int gi = 0; gi < 2; ++gi) kq6_group<1>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<2>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<3>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
     }
     const __m256 dw = _mm256_cvtph_ps(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(grp + nb * L.block + 32 * b + 16 * h)));
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      const __m256 dd = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(isum[t]), acc[t]);
-    }
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b])), f[t], acc[t]);
   }
   store_half(acc, y, t0, ldy, h, n_rows);
 }
@@ -533,6 +542,8 @@ void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     const bool stream = c1 - c0 < kKqTMax;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
+      // Weights come from DRAM (a model is far bigger than the caches): keep misses in
+      // flight for the group after next (few tokens) or the next one.
       const int64_t ahead = stream ? 2 : 1;
       if (r + (ahead + 1) * kPackRows <= r1)
         for (int64_t off = 0; off < gbytes; off += 64)
