@@ -38,7 +38,7 @@ std::unique_ptr<Setup> make_setup(DType t, int64_t rows, int64_t cols, int64_t n
     vt::cpu::quantize_row(t, f.data(), w.data() + r * rb, cols);
   }
   const vt::cpu::WeightView src{t, rows, cols, w.data(), rb};
-  // The Q8_0 family is multiplied in the packed layout the model loads it into.
+  // Quantized types are multiplied in the packed layout the model loads them into.
   if (vt::cpu::packable(t)) {
     w.assign(vt::cpu::packed_bytes(src), 0);
     vt::cpu::pack_groups(src, 0, vt::cpu::pack_group_count(src), w.data());
@@ -89,9 +89,9 @@ void bm_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  const DType types[] = {DType::F32,  DType::F16,  DType::BF16,   DType::Q8_0,  DType::Q4_0,
-                         DType::Q4_1, DType::Q4_K, DType::Q6_K,   DType::Q5_0,  DType::Q5_1,
-                         DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
+  const DType types[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,   DType::Q4_0,
+                         DType::Q4_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::Q5_0,
+                         DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
   const int64_t shapes[][2] = {{576, 1536}, {1024, 3072}, {3072, 1024}};
   for (DType t : types) {
     for (const auto& sh : shapes) {

@@ -7,7 +7,7 @@ reference (de)quantizers. Writes tests/golden/quant/*.bin (little-endian):
   convert.bin:  u32 n, f32 x[n], u16 fp16(x)[n], u16 bf16(x)[n],
                 u32 m, u16 h[m], f32 fp16_to_f32(h)[m]
   <type>.bin:   u32 n, u32 nbytes, f32 src[n], u8 blocks[nbytes], f32 dequant[n]
-                (q8_0/q4_0/q4_1/q5_0/q5_1: blocks = gguf quantize(src); q4_k/q6_k: blocks
+                (q8_0/q4_0/q4_1/q5_0/q5_1: blocks = gguf quantize(src); q4_k/q5_k/q6_k: blocks
                 are random bytes with sane fp16 scales and src is unused zeros;
                 q2_k/q3_k/iq4_nl/iq4_xs: blocks = llama.cpp's quantizer (ggml_quantize_chunk,
                 through the libggml of llama-cpp-python) applied to src)
@@ -150,6 +150,11 @@ def main() -> None:
     q6k = rng.integers(0, 256, (nblk, 210), dtype=np.uint8)
     q6k[:, 208:210] = np.array([0.004], dtype=np.float16).view(np.uint8)
     write_type(out, "q6_k", Q.Q6_K, q6k.reshape(-1), np.zeros(n, np.float32))
+    # Drawn last so the files above stay byte-identical to what earlier versions wrote.
+    q5k = rng.integers(0, 256, (nblk, 176), dtype=np.uint8)
+    q5k[:, 0:2] = np.array([0.01], dtype=np.float16).view(np.uint8)
+    q5k[:, 2:4] = np.array([0.003], dtype=np.float16).view(np.uint8)
+    write_type(out, "q5_k", Q.Q5_K, q5k.reshape(-1), np.zeros(n, np.float32))
 
     # The rest of the zoo, from its own generator: the files above (and any other type drawn
     # from `rng` later) do not depend on whether this section runs first. 1024 elements: four

@@ -17,8 +17,13 @@ import subprocess
 import sys
 import time
 
-# llama_ftype values from llama.h (stable ABI numbers).
-FTYPES = {"f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q4_k_m": 15, "q6_k": 18}
+# llama_ftype values from llama.h (stable ABI numbers; checked against llama_cpp's
+# LLAMA_FTYPE_MOSTLY_* constants before quantizing).
+FTYPES = {
+    "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10,
+    "q3_k_s": 11, "q3_k_m": 12, "q3_k_l": 13, "q4_k_s": 14, "q4_k_m": 15, "q5_k_s": 16,
+    "q5_k_m": 17, "q6_k": 18, "iq4_nl": 25, "iq4_xs": 30, "bf16": 32,
+}
 
 
 def main():
@@ -42,6 +47,9 @@ def main():
         return
     import llama_cpp
 
+    known = getattr(llama_cpp, "LLAMA_FTYPE_MOSTLY_" + args.type.upper(), None)
+    if known is not None and known != FTYPES[args.type]:
+        sys.exit(f"llama_cpp says {args.type} is ftype {known}, the table says {FTYPES[args.type]}")
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = FTYPES[args.type]
     params.nthread = args.threads

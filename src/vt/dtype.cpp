@@ -23,8 +23,9 @@ const DTypeInfo kInfo[] = {
     {"q3_k", kQK_K, sizeof(BlockQ3_K)},
     {"iq4_nl", kQK, sizeof(BlockIQ4_NL)},
     {"iq4_xs", kQK_K, sizeof(BlockIQ4_XS)},
+    {"q5_k", kQK_K, sizeof(BlockQ5_K)},
 };
-static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(DType::IQ4_XS) + 1);
+static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(DType::Q5_K) + 1);
 }  // namespace
 
 const DTypeInfo& dtype_info(DType t) { return kInfo[static_cast<int>(t)]; }
@@ -58,6 +59,8 @@ std::optional<DType> dtype_from_ggml(uint32_t g) {
       return DType::Q3_K;
     case 12:
       return DType::Q4_K;
+    case 13:
+      return DType::Q5_K;
     case 14:
       return DType::Q6_K;
     case 20:

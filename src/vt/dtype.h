@@ -30,6 +30,7 @@ enum class DType : uint8_t {
   Q3_K,
   IQ4_NL,
   IQ4_XS,
+  Q5_K,  // GGML type 13 (K-quant helper's kquant.h)
 };
 
 struct DTypeInfo {
@@ -72,6 +73,15 @@ struct BlockQ4_K {
   uint8_t scales[12];  // 8 6-bit scales and 8 6-bit mins, packed
   uint8_t qs[kQK_K / 2];
 };
+// Q4_K's scales and mins, plus a fifth bit per element: bit j of qh[l] belongs to element
+// 32 j + l (sub-block j); the low nibbles are laid out as Q4_K's.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
 struct BlockQ6_K {
   uint8_t ql[kQK_K / 2];
   uint8_t qh[kQK_K / 4];
@@ -89,6 +99,7 @@ static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 

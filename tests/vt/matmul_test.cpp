@@ -134,9 +134,9 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   return y;
 }
 
-const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16,   DType::Q8_0,  DType::Q4_0,
-                        DType::Q4_1, DType::Q4_K, DType::Q6_K,   DType::Q5_0,  DType::Q5_1,
-                        DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
+const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,   DType::Q4_0,
+                        DType::Q4_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::Q5_0,
+                        DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
 
 std::vector<int64_t> col_cases(DType t) {
   if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return {16, 37, 100, 263};

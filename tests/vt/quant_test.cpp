@@ -98,6 +98,7 @@ const Case kCases[] = {{"q8_0", DType::Q8_0, true},
                        {"q4_0", DType::Q4_0, true},
                        {"q4_1", DType::Q4_1, true},
                        {"q4_k", DType::Q4_K, false},
+                       {"q5_k", DType::Q5_K, false},
                        {"q6_k", DType::Q6_K, false},
                        // The zoo: gguf-quantized (Q5) or llama.cpp-quantized blocks of real
                        // data, and random blocks that reach every scale and quant pattern.
@@ -161,11 +162,11 @@ TEST(Quant, ReferenceQuantizersRoundTrip) {
   const struct {
     DType t;
     double max_err;
-  } cases[] = {{DType::Q8_0, 0.01},   {DType::Q4_0, 0.12},  {DType::Q4_1, 0.12},
-               {DType::Q4_K, 0.12},   {DType::Q6_K, 0.04},  {DType::F16, 1e-3},
-               {DType::BF16, 5e-3},   {DType::Q8_K, 0.01},  {DType::Q5_0, 0.06},
-               {DType::Q5_1, 0.06},   {DType::Q2_K, 0.45},  {DType::Q3_K, 0.22},
-               {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
+  } cases[] = {{DType::Q8_0, 0.01}, {DType::Q4_0, 0.12},   {DType::Q4_1, 0.12},
+               {DType::Q4_K, 0.12}, {DType::Q5_K, 0.06},   {DType::Q6_K, 0.04},
+               {DType::F16, 1e-3},  {DType::BF16, 5e-3},   {DType::Q8_K, 0.01},
+               {DType::Q5_0, 0.06}, {DType::Q5_1, 0.06},   {DType::Q2_K, 0.45},
+               {DType::Q3_K, 0.22}, {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
   const int64_t n = 1024;
   const auto x = random_row(n, 7, 0.3f);
   for (const auto& c : cases) {

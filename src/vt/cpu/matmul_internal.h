@@ -14,10 +14,27 @@
 //     acc = fma(d_w[b] * d_x[b], float(I_b), acc). Q4_1 adds a second chain
 //     macc = fma(m_w[b], s_x[b], macc) and returns acc + macc. (I_b is exact however it is
 //     summed, so the packed 16-row kernels, the row-major reference and every ISA agree.)
-//   * Q4_K / Q6_K weights: 8 int32 lanes per block (lane l = exact integer dot of bytes
-//     4l..4l+3, scaled by the sub-block scale), converted to fp32 and folded with
-//     fma(block_scale, lane, acc[l]) in block order; the 8->4->2->1 tree at the end. Q4_K's
-//     mins go to one scalar fma accumulator per super-block.
+//   * Q4_K / Q5_K / Q6_K weights (x Q8_K activations: one fp32 scale d_x and 16-element
+//     sums bs per 256 elements): per super-block b, the exact integer dot I_j of each
+//     sub-block j (Q4_K / Q5_K: 8 of 32 elements, unsigned 4 / 5-bit q; Q6_K: 16 groups g
+//     of 16, q - 32 via I_g = dot(q, x) - 32 * bs[g]) is folded in sub-block order into
+//       F_b = fma(float(sc_j), float(I_j), F_b)   (F_b from 0; |I_j| < 2^17, float exact)
+//     and then, one fp32 chain per (row, token) in super-block order,
+//       acc = fma(d_w[b] * d_x[b], F_b, acc), and for Q4_K / Q5_K
+//       acc = fma(-(dmin_w[b] * d_x[b]), float(M_b), acc), M_b = sum_j m_j * (bs[2j] +
+//       bs[2j + 1]) exact.
+//     The scale goes through an fma rather than an integer multiply because the int8 dot
+//     products own the vector multiply port: the kernels read I_j off a dot accumulator
+//     that started at the bits of 1.5 * 2^23 (one float subtraction, exact for |I_j| <
+//     2^22), so applying 16 rows' sub-block scales costs two float operations on the
+//     other port instead of a vpmulld (two multiply-port uops). Relative to the exact
+//     product of the quantized operands the error is at most
+//     (n_sub + 2 nb + 3) * 2^-24 * sum(|d sc q x| + |dmin m x|) (Q6_K: |d sc (q - 32) x|),
+//     n_sub = 8 or 16: one rounding per fma of F_b, and for d_w * d_x and each acc fma.
+//     The activations stay GGML's Q8_K (one scale per 256) rather than Q8_0 (one per 32):
+//     it is what llama.cpp multiplies K-quants with, so our logits track the reference's
+//     quantization noise instead of adding a different one, and the 16-element sums it
+//     carries are exactly what the mins and the Q6_K offset need.
 //   * Q5_0 / Q5_1 / IQ4_NL weights: the Q8_0-family chain, with weight integers Q5_0: q - 16,
 //     Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q].
 //   * Q2_K / Q3_K / IQ4_XS weights: per super-block one exact integer I_b = sum over its
@@ -42,7 +59,7 @@ namespace vt::cpu {
 // weights the rows are rounded to bf16 once per call (fmt BF16, matmul_half.h); for
 // quantized weights they are quantized once per call into Q8_0 (32-element blocks, for
 // Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL weights) or Q8_K (256-element blocks, for
-// Q4_K/Q6_K/Q2_K/Q3_K/IQ4_XS weights).
+// Q4_K/Q5_K/Q6_K/Q2_K/Q3_K/IQ4_XS weights).
 struct ActView {
   int64_t n_tok = 0;
   int64_t cols = 0;

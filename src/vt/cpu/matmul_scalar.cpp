@@ -5,7 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "vt/cpu/kquant.h"
 #include "vt/cpu/matmul_half.h"
+#include "vt/cpu/matmul_internal.h"
 
 namespace vt::cpu {
 
@@ -35,13 +37,6 @@ float dot_f32(const void* row, const float* x, int64_t n) {
     }
   }
   return reduce16(acc);
-}
-
-// Lane l of a 32-byte block: exact integer dot of bytes 4l..4l+3.
-inline void lanes32(const int* w, const int8_t* x, int* lane) {
-  for (int l = 0; l < 8; ++l)
-    lane[l] = w[4 * l] * x[4 * l] + w[4 * l + 1] * x[4 * l + 1] + w[4 * l + 2] * x[4 * l + 2] +
-              w[4 * l + 3] * x[4 * l + 3];
 }
 
 // Exact integer dot of one weight block (as integers) with 32 activation bytes.
@@ -86,68 +81,6 @@ float dot_q8_0_family(const void* row, const ActView& a, int64_t t) {
     acc = std::fma(dd, static_cast<float>(idot32(w, xq + b * kQK)), acc);
   }
   return T == DType::Q4_1 ? acc + macc : acc;
-}
-
-float dot_q4_k(const void* row, const ActView& a, int64_t t) {
-  const int64_t nb = a.cols / kQK_K;
-  const int8_t* xq = a.qs + t * a.cols;
-  const float* xd = a.d + t * nb;
-  const int16_t* bs = a.bsums + t * nb * 16;
-  float acc[8] = {}, macc = 0;
-  int w[32], lane[8];
-  for (int64_t b = 0; b < nb; ++b) {
-    const auto& blk = static_cast<const BlockQ4_K*>(row)[b];
-    int isum[8] = {}, summ = 0;
-    for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      if (j < 4) {
-        sc = blk.scales[j] & 63;
-        m = blk.scales[j + 4] & 63;
-      } else {
-        sc = (blk.scales[j + 4] & 0xF) | ((blk.scales[j - 4] >> 6) << 4);
-        m = (blk.scales[j + 4] >> 4) | ((blk.scales[j] >> 6) << 4);
-      }
-      const uint8_t* q = blk.qs + 32 * (j / 2);
-      for (int l = 0; l < 32; ++l) w[l] = (j & 1) ? q[l] >> 4 : q[l] & 0xF;
-      lanes32(w, xq + b * kQK_K + 32 * j, lane);
-      for (int l = 0; l < 8; ++l) isum[l] += sc * lane[l];
-      summ += m * (bs[b * 16 + 2 * j] + bs[b * 16 + 2 * j + 1]);
-    }
-    const float d = fp16_to_fp32(blk.d) * xd[b];
-    const float dm = fp16_to_fp32(blk.dmin) * xd[b];
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(isum[l]), acc[l]);
-    macc = std::fma(dm, static_cast<float>(summ), macc);
-  }
-  return reduce8(acc) - macc;
-}
-
-float dot_q6_k(const void* row, const ActView& a, int64_t t) {
-  const int64_t nb = a.cols / kQK_K;
-  const int8_t* xq = a.qs + t * a.cols;
-  const float* xd = a.d + t * nb;
-  const int16_t* bs = a.bsums + t * nb * 16;
-  float acc[8] = {};
-  int w[32], lane[8];
-  for (int64_t b = 0; b < nb; ++b) {
-    const auto& blk = static_cast<const BlockQ6_K*>(row)[b];
-    int isum[8] = {}, off = 0;
-    for (int c = 0; c < 8; ++c) {
-      for (int l = 0; l < 32; ++l) {
-        const int e = 32 * c + l;
-        const int h = e / 128, k = (e % 128) / 32, ll = e % 32;
-        const int lo = (blk.ql[64 * h + ll + (k & 1) * 32] >> (4 * (k >> 1))) & 0xF;
-        const int hi = (blk.qh[32 * h + ll] >> (2 * k)) & 3;
-        w[l] = lo | (hi << 4);
-      }
-      lanes32(w, xq + b * kQK_K + 32 * c, lane);
-      for (int l = 0; l < 8; ++l) isum[l] += blk.scales[2 * c + l / 4] * lane[l];
-    }
-    for (int g = 0; g < 16; ++g) off += blk.scales[g] * bs[b * 16 + g];
-    isum[0] -= 32 * off;
-    const float d = fp16_to_fp32(blk.d) * xd[b];
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(isum[l]), acc[l]);
-  }
-  return reduce8(acc);
 }
 
 // Packed rows are unpacked one at a time into GGUF block bytes.
@@ -195,12 +128,10 @@ void matmul_rows_scalar(const WeightView& w, const ActView& a, int64_t r0, int64
       });
       return;
     case DType::Q4_K:
-      rows_loop(w, a, r0, r1, y, ldy,
-                [&](const void* row, int64_t t) { return dot_q4_k(row, a, t); });
-      return;
+    case DType::Q5_K:
     case DType::Q6_K:
       rows_loop(w, a, r0, r1, y, ldy,
-                [&](const void* row, int64_t t) { return dot_q6_k(row, a, t); });
+                [&](const void* row, int64_t t) { return dot_kquant_scalar(w.dtype, row, a, t); });
       return;
     default:  // the types of dtype_zoo.h
       rows_loop(w, a, r0, r1, y, ldy,

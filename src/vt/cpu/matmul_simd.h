@@ -1,6 +1,6 @@
-// SIMD matmul kernels for float and K-quant weights (the Q8_0 family is in
-// matmul_packed_simd.h), written once with 256-bit intrinsics and compiled twice: by
-// matmul_avx512.cpp (VNNI dot products, more registers, bigger tiles) and by
+// SIMD matmul kernels for float weights (the packed Q8_0 family is in matmul_packed_simd.h,
+// the packed K-quants in matmul_kquant_simd.h), written once with 256-bit intrinsics and compiled
+// twice: by matmul_avx512.cpp (VNNI dot products, more registers, bigger tiles) and by
 // matmul_avx2.cpp. Each includer defines VT_MM_NS (a namespace, so the two copies never
 // meet at link time), VT_MM_VNNI (0/1) and the tile sizes below.
 //
@@ -152,165 +152,6 @@ struct FloatKernel {
   }
 };
 
-// ---- Q4_K / Q6_K weights x Q8_K activations ----
-// Each row's super-block is unpacked once into bytes on the stack and reused by every
-// token of the tile.
-
-struct Q4KKernel {
-  template <int R, int TT>
-  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
-                  int64_t ldy) {
-    const int64_t nb = a.n_blocks;
-    const BlockQ4_K* rows[R];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const BlockQ4_K*>(row_ptr(w, r0 + r));
-    __m256 acc[R][TT];
-    float macc[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      acc[r][t] = _mm256_setzero_ps();
-      macc[r][t] = 0;
-    }
-    alignas(32) uint8_t wq[R][kQK_K];
-    int16_t sc[R][8];
-    __m256i mins16[R];
-    float dw[R], dmw[R];
-    const __m256i m4 = _mm256_set1_epi8(0xF);
-    for (int64_t b = 0; b < nb; ++b) {
-      VT_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const BlockQ4_K& blk = rows[r][b];
-        dw[r] = h2f(blk.d);
-        dmw[r] = h2f(blk.dmin);
-        alignas(32) int16_t mm[16];
-        VT_UNROLL
-        for (int j = 0; j < 8; ++j) {
-          int s, m;
-          if (j < 4) {
-            s = blk.scales[j] & 63;
-            m = blk.scales[j + 4] & 63;
-          } else {
-            s = (blk.scales[j + 4] & 0xF) | ((blk.scales[j - 4] >> 6) << 4);
-            m = (blk.scales[j + 4] >> 4) | ((blk.scales[j] >> 6) << 4);
-          }
-          sc[r][j] = static_cast<int16_t>(s);
-          mm[2 * j] = mm[2 * j + 1] = static_cast<int16_t>(m);
-        }
-        mins16[r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(mm));
-        VT_UNROLL
-        for (int k = 0; k < 4; ++k) {
-          const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * k));
-          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * k), _mm256_and_si256(q, m4));
-          _mm256_store_si256(reinterpret_cast<__m256i*>(wq[r] + 64 * k + 32),
-                             _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-        }
-      }
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) {
-        const int8_t* x = a.qs + (t0 + t) * a.cols + b * kQK_K;
-        const float dx = a.d[(t0 + t) * nb + b];
-        const __m256i bs = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(a.bsums + ((t0 + t) * nb + b) * 16));
-        VT_UNROLL
-        for (int r = 0; r < R; ++r) {
-          __m256i lanes = _mm256_setzero_si256();
-          VT_UNROLL
-          for (int j = 0; j < 8; ++j) {
-            const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[r] + 32 * j));
-            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j));
-            lanes = madd_acc(lanes, _mm256_maddubs_epi16(wv, xv), _mm256_set1_epi16(sc[r][j]));
-          }
-          const int summ = hsum_i32(_mm256_madd_epi16(bs, mins16[r]));
-          const float d = dw[r] * dx, dm = dmw[r] * dx;
-          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[r][t]);
-          macc[r][t] = std::fma(dm, static_cast<float>(summ), macc[r][t]);
-        }
-      }
-    }
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) y[(t0 + t) * ldy + r0 + r] = hsum8(acc[r][t]) - macc[r][t];
-  }
-};
-
-struct Q6KKernel {
-  template <int R, int TT>
-  static void run(const WeightView& w, const ActView& a, int64_t r0, int64_t t0, float* y,
-                  int64_t ldy) {
-    const int64_t nb = a.n_blocks;
-    const BlockQ6_K* rows[R];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const BlockQ6_K*>(row_ptr(w, r0 + r));
-    __m256 acc[R][TT];
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) acc[r][t] = _mm256_setzero_ps();
-    alignas(32) uint8_t wq[R][kQK_K];
-    __m256i scv[R][8];
-    __m256i sc16[R];
-    float dw[R];
-    const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
-    for (int64_t b = 0; b < nb; ++b) {
-      VT_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const BlockQ6_K& blk = rows[r][b];
-        dw[r] = h2f(blk.d);
-        VT_UNROLL
-        for (int c = 0; c < 8; ++c)
-          scv[r][c] = _mm256_set_m128i(_mm_set1_epi16(blk.scales[2 * c + 1]),
-                                       _mm_set1_epi16(blk.scales[2 * c]));
-        sc16[r] =
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales)));
-        VT_UNROLL
-        for (int h = 0; h < 2; ++h) {
-          const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql + 64 * h));
-          const __m256i l1 =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql + 64 * h + 32));
-          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh + 32 * h));
-          const __m256i q0 = _mm256_or_si256(_mm256_and_si256(l0, m4),
-                                             _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-          const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                             _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-          const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                             _mm256_and_si256(qh, m30));
-          const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                             _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-          uint8_t* dst = wq[r] + 128 * h;
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst), q0);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32), q1);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64), q2);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 96), q3);
-        }
-      }
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) {
-        const int8_t* x = a.qs + (t0 + t) * a.cols + b * kQK_K;
-        const float dx = a.d[(t0 + t) * nb + b];
-        const __m256i bs = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(a.bsums + ((t0 + t) * nb + b) * 16));
-        VT_UNROLL
-        for (int r = 0; r < R; ++r) {
-          __m256i lanes = _mm256_setzero_si256();
-          VT_UNROLL
-          for (int c = 0; c < 8; ++c) {
-            const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[r] + 32 * c));
-            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * c));
-            lanes = madd_acc(lanes, _mm256_maddubs_epi16(wv, xv), scv[r][c]);
-          }
-          const int off = 32 * hsum_i32(_mm256_madd_epi16(bs, sc16[r]));
-          lanes = _mm256_sub_epi32(lanes, _mm256_setr_epi32(off, 0, 0, 0, 0, 0, 0, 0));
-          const float d = dw[r] * dx;
-          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[r][t]);
-        }
-      }
-    }
-    VT_UNROLL
-    for (int r = 0; r < R; ++r) VT_UNROLL
-    for (int t = 0; t < TT; ++t) y[(t0 + t) * ldy + r0 + r] = hsum8(acc[r][t]);
-  }
-};
-
 // Token chunks sized to stay in L2; within a chunk, row tiles of RMAX (then single rows),
 // and for each, token tiles of TMAX (then single tokens): the weight tile stays in L1
 // while every token of the chunk streams past it.
@@ -349,6 +190,7 @@ void rows_loop(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, fl
 // clang-format off
 #include "vt/cpu/matmul_half_simd.h"
 #include "vt/cpu/matmul_zoo_simd.h"
+#include "vt/cpu/matmul_kquant_simd.h"
 // clang-format on
 
 namespace vt::cpu::VT_MM_NS {
@@ -370,9 +212,11 @@ void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     case DType::Q4_1:
       return packed_rows<DType::Q4_1>(w, a, r0, r1, y, ldy);
     case DType::Q4_K:
-      return rows_loop<Q4KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+      return kquant_rows<DType::Q4_K>(w, a, r0, r1, y, ldy);
+    case DType::Q5_K:
+      return kquant_rows<DType::Q5_K>(w, a, r0, r1, y, ldy);
     case DType::Q6_K:
-      return rows_loop<Q6KKernel, VT_MM_RK, VT_MM_TK>(w, a, r0, r1, y, ldy);
+      return kquant_rows<DType::Q6_K>(w, a, r0, r1, y, ldy);
     case DType::Q5_0:
       return packed_rows<DType::Q5_0>(w, a, r0, r1, y, ldy);
     case DType::Q5_1:

@@ -19,18 +19,20 @@
 // rearranged: one 64-byte load gives every row of the group four consecutive elements, and
 // a VNNI dot product against 4 broadcast activation bytes yields one partial sum per row.
 // Rows past the end of the matrix are zero blocks (scale 0).
-// BF16 / F16 weights have their own packed layout (pack_half.cpp); these entry points
-// dispatch to it.
+// BF16 / F16 weights (pack_half.cpp) and the K-quants Q4_K / Q5_K / Q6_K (kquant.h) have their
+// own packed layouts; these entry points dispatch to them.
 #include <algorithm>
 #include <cstring>
 
+#include "vt/cpu/kquant.h"
 #include "vt/cpu/matmul_half.h"
+#include "vt/cpu/matmul_internal.h"
 
 namespace vt::cpu {
 
 bool packable(DType t) {
   return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 ||
-         t == DType::Q5_1 || t == DType::IQ4_NL || zoo_k_packed(t) || is_half(t);
+         t == DType::Q5_1 || t == DType::IQ4_NL || zoo_k_packed(t) || is_kquant(t) || is_half(t);
 }
 
 namespace {
@@ -89,6 +91,7 @@ WeightView packed_view(const WeightView& w, const uint8_t* dst) {
 void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
   if (is_half(w.dtype)) return pack_groups_half(w, g0, g1, dst);
   if (zoo_k_packed(w.dtype)) return pack_groups_zoo(w, g0, g1, dst);
+  if (is_kquant(w.dtype)) return pack_groups_kquant(w, g0, g1, dst);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();
@@ -130,6 +133,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
 void unpack_row(const WeightView& w, int64_t r, void* out) {
   if (is_half(w.dtype)) return unpack_row_half(w, r, out);
   if (zoo_k_packed(w.dtype)) return unpack_row_zoo(w, r, out);
+  if (is_kquant(w.dtype)) return unpack_row_kquant(w, r, out);
   const PackedLayout f = packed_layout(w.dtype);
   const int64_t nb = w.cols / kQK;
   const int64_t pb_bytes = f.block();

@@ -1,10 +1,11 @@
 // Row (de)quantization for every stored weight type, in GGML's block layouts and exact
 // dequantization semantics, plus the activation quantizers the integer dot products use.
-// Q4_K / Q6_K quantizers are simple reference quantizers (tests and tools only); the
+// Q4_K / Q5_K / Q6_K quantizers are simple reference quantizers (tests and tools only); the
 // formats' decoders are exact since real GGUF files are read with them.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_internal.h"
@@ -71,6 +72,24 @@ void dequant_q4_k(const BlockQ4_K* b, float* y, int64_t nb) {
         const float c = d2 * static_cast<float>(q[32 * j + l] >> 4);
         out[64 * j + l] = a - mm1;
         out[64 * j + 32 + l] = c - mm2;
+      }
+    }
+  }
+}
+
+void dequant_q5_k(const BlockQ5_K* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
+    float* out = y + i * kQK_K;
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      q4k_scale_min(j, b[i].scales, &sc, &m);
+      const float dj = d * static_cast<float>(sc), mj = dmin * static_cast<float>(m);
+      const uint8_t* q = b[i].qs + 32 * (j / 2);
+      for (int l = 0; l < 32; ++l) {
+        const int v = ((q[l] >> (4 * (j & 1))) & 0xF) | (((b[i].qh[l] >> j) & 1) << 4);
+        const float a = dj * static_cast<float>(v);  // rounded before the subtraction
+        out[32 * j + l] = a - mj;
       }
     }
   }
@@ -147,9 +166,13 @@ void quant_q4_1(const float* x, BlockQ4_1* b, int64_t nb) {
   }
 }
 
-// Per 32-element sub-block: affine grid [mn, mx] with mn <= 0 (Q4_K stores mins as
-// positive offsets); 6-bit scales and mins relative to fp16 super-block factors.
-void quant_q4_k(const float* x, BlockQ4_K* b, int64_t nb) {
+// Per 32-element sub-block: affine grid [mn, mx] with mn <= 0 (Q4_K / Q5_K store mins as
+// positive offsets); 6-bit scales and mins relative to fp16 super-block factors. Writes the
+// 4-bit (Q4_K) or 5-bit (Q5_K) values; both blocks share d, dmin, scales and the nibbles.
+template <class Block>
+void quant_q45_k(const float* x, Block* b, int64_t nb) {
+  constexpr bool five = std::is_same_v<Block, BlockQ5_K>;
+  constexpr int qmax = five ? 31 : 15;
   for (int64_t i = 0; i < nb; ++i, x += kQK_K) {
     float scale[8], minv[8], max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; ++j) {
@@ -158,7 +181,7 @@ void quant_q4_k(const float* x, BlockQ4_K* b, int64_t nb) {
         mn = std::min(mn, x[32 * j + l]);
         mx = std::max(mx, x[32 * j + l]);
       }
-      scale[j] = (mx - mn) / 15.0f;
+      scale[j] = (mx - mn) / static_cast<float>(qmax);
       minv[j] = -mn;
       max_scale = std::max(max_scale, scale[j]);
       max_min = std::max(max_min, minv[j]);
@@ -178,13 +201,15 @@ void quant_q4_k(const float* x, BlockQ4_K* b, int64_t nb) {
       b[i].scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
     }
     std::memset(b[i].qs, 0, sizeof(b[i].qs));
+    if constexpr (five) std::memset(b[i].qh, 0, sizeof(b[i].qh));
     for (int e = 0; e < kQK_K; ++e) {
       const int j = e / 32;
       const float ds = d * static_cast<float>(sc[j]), dm = dmin * static_cast<float>(m[j]);
       const int q = ds > 0 ? static_cast<int>(std::lround((x[e] + dm) / ds)) : 0;
-      const int qc = std::clamp(q, 0, 15);
+      const int qc = std::clamp(q, 0, qmax);
       const int byte = 32 * (e / 64) + e % 32;
-      b[i].qs[byte] |= static_cast<uint8_t>(qc << ((e % 64) >= 32 ? 4 : 0));
+      b[i].qs[byte] |= static_cast<uint8_t>((qc & 0xF) << ((e % 64) >= 32 ? 4 : 0));
+      if constexpr (five) b[i].qh[e % 32] |= static_cast<uint8_t>((qc >> 4) << j);
     }
   }
 }
@@ -255,6 +280,9 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     case DType::Q4_K:
       dequant_q4_k(static_cast<const BlockQ4_K*>(src), dst, n / kQK_K);
       return;
+    case DType::Q5_K:
+      dequant_q5_k(static_cast<const BlockQ5_K*>(src), dst, n / kQK_K);
+      return;
     case DType::Q6_K:
       dequant_q6_k(static_cast<const BlockQ6_K*>(src), dst, n / kQK_K);
       return;
@@ -301,7 +329,10 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
       quant_q4_1(src, static_cast<BlockQ4_1*>(dst), n / kQK);
       return;
     case DType::Q4_K:
-      quant_q4_k(src, static_cast<BlockQ4_K*>(dst), n / kQK_K);
+      quant_q45_k(src, static_cast<BlockQ4_K*>(dst), n / kQK_K);
+      return;
+    case DType::Q5_K:
+      quant_q45_k(src, static_cast<BlockQ5_K*>(dst), n / kQK_K);
       return;
     case DType::Q6_K:
       quant_q6_k(src, static_cast<BlockQ6_K*>(dst), n / kQK_K);
@@ -333,6 +364,7 @@ DType act_format(DType weight) {
     case DType::Q4_1:
       return DType::Q8_0;
     case DType::Q4_K:
+    case DType::Q5_K:
     case DType::Q6_K:
       return DType::Q8_K;
     case DType::Q5_0:

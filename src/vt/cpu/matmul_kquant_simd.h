@@ -1,0 +1,555 @@
+// Packed Q4_K / Q5_K / Q6_K kernels (layout in kquant.h), compiled per ISA like
+// matmul_simd.h. A tile is one 16-row group x TT tokens; the group's weight bytes are
+// decoded once per tile and reused by all TT tokens.
+//
+// Per super-block and (row, token) the kernels follow matmul_internal.h's contract: each
+// sub-block's exact integer dot I_j, folded into an fp32 sum F = fma(sc_j, I_j, F) in
+// sub-block order, then acc = fma(d * d_x, F, acc) (and acc = fma(-(dmin * d_x), M, acc)
+// with M the exact integer min sum of Q4_K / Q5_K); one lane per row.
+//   AVX-512 VNNI: one dpbusd per 64-byte chunk and token gives every row's 4-element
+//   partial sum. The dpbusd accumulator starts at the bits of 1.5 * 2^23 (Q6_K: minus
+//   32 * the group's activation sum), so the integer I_j arrives as the float 1.5 * 2^23 + I_j
+//   and one subtraction reads it exactly: the scale is then applied by an fma. Nothing but
+//   dpbusd (and the min sums' vpdpwssd) needs the integer multiply port, which is what
+//   bounds these kernels, while vpmulld by the sub-block scales would take it twice each.
+//   AVX2: the group as two 8-row halves, maddubs + madd for the integer dots (no
+//   saturation: pairs of at most 63 * 127), then the same float steps.
+// Every integer is exact and every float step is the reference's, so both ISAs and the
+// scalar reference agree bit for bit.
+//
+// No include guard on purpose: one inclusion per ISA translation unit.
+
+#ifndef VT_MM_NS
+#error "include matmul_simd.h first"
+#endif
+
+#include "vt/cpu/kquant.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace vt::cpu::VT_MM_NS {
+namespace {
+
+// Token pointers of a K-quant tile.
+template <int TT>
+struct KTileActs {
+  const int8_t* q[TT];
+  const float* d[TT];
+  const int16_t* bs[TT];
+  KTileActs(const ActView& a, int64_t t0) {
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      q[t] = a.qs + (t0 + t) * a.cols;
+      d[t] = a.d + (t0 + t) * a.n_blocks;
+      bs[t] = a.bsums + (t0 + t) * a.n_blocks * 16;
+    }
+  }
+};
+
+// The float 1.5 * 2^23 and its bits: an int32 I with |I| < 2^22 added to the bits reads as
+// the float 1.5 * 2^23 + I, exactly (the exponent does not move).
+constexpr int32_t kMagicBits = 0x4B400000;
+constexpr float kMagic = 12582912.0f;
+
+// Per token, the activation's 32-element sums of sub-blocks 2k and 2k + 1 as one int32 of
+// two int16 (|sum| <= 32 * 127, no saturation), at out[t][k + (k & 2)] for k = 0..3.
+template <int TT>
+inline void kq_bsum_pairs(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][8]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    const __m256i s = _mm256_madd_epi16(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bs[t] + 16 * b)), ones);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out[t]), _mm256_packs_epi32(s, s));
+  }
+}
+
+// Per token, the Q6_K dot accumulators' start values kMagicBits - 32 * bs[g] for the 16
+// groups of super-block b: the -32 of the weight folded into where the integer sum begins.
+template <int TT>
+inline void kq6_starts(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][16]) {
+  const __m256i magic = _mm256_set1_epi32(kMagicBits);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    VT_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const __m256i s = _mm256_cvtepi16_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bs[t] + 16 * b + 8 * h)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out[t] + 8 * h),
+                         _mm256_sub_epi32(magic, _mm256_slli_epi32(s, 5)));
+    }
+  }
+}
+
+#if VT_MM_VNNI
+
+// All 256 scale (out[16 j + r]) and min (out[128 + 16 j + r]) bytes of a packed Q4_K / Q5_K
+// super-block from its three 64-byte vectors (kquant.h).
+inline void unpack_kscales(const uint8_t* s, uint8_t* out) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+  const __m512i sc = _mm512_loadu_si512(s), mn = _mm512_loadu_si512(s + 64),
+                hi = _mm512_loadu_si512(s + 128);
+  auto lo4 = [&](__m512i v) { return _mm512_and_si512(v, m4); };
+  auto up4 = [&](__m512i v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), m4); };
+  auto bits45 = [&](__m512i v) { return _mm512_and_si512(v, m30); };
+  _mm512_store_si512(out, _mm512_or_si512(lo4(sc), bits45(_mm512_slli_epi16(hi, 4))));
+  _mm512_store_si512(out + 64, _mm512_or_si512(up4(sc), bits45(_mm512_slli_epi16(hi, 2))));
+  _mm512_store_si512(out + 128, _mm512_or_si512(lo4(mn), bits45(hi)));
+  _mm512_store_si512(out + 192, _mm512_or_si512(up4(mn), bits45(_mm512_srli_epi16(hi, 2))));
+}
+
+// 16 rows' (a[r], b[r]) int16 pairs from 16 unsigned bytes each.
+inline __m512i pairs_u8(const uint8_t* a, const uint8_t* b) {
+  const __m128i va = _mm_load_si128(reinterpret_cast<const __m128i*>(a));
+  const __m128i vb = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+  return _mm512_cvtepu8_epi16(
+      _mm256_set_m128i(_mm_unpackhi_epi8(va, vb), _mm_unpacklo_epi8(va, vb)));
+}
+
+// F += scale * I for an accumulator that started at kMagicBits (see above).
+inline __m512 fold_scaled(__m512 f, __m512 scale, __m512i magic_plus_i) {
+  const __m512 i = _mm512_sub_ps(_mm512_castsi512_ps(magic_plus_i), _mm512_set1_ps(kMagic));
+  return _mm512_fmadd_ps(scale, i, f);
+}
+
+template <DType T, int TT>
+void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+               int n_rows) {
+  constexpr KQuantLayout L = kquant_layout(T);
+  const KTileActs<TT> x(a, t0);
+  __m512 acc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0xF), c16 = _mm512_set1_epi8(16);
+  alignas(64) uint8_t scm[256];
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * L.block;
+    const uint8_t* q = pb + L.qs;
+    const int64_t xo = b * kQK_K;
+    unpack_kscales(pb + kKScales, scm);
+    __m512 f[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) f[t] = _mm512_setzero_ps();
+    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p (low nibbles) and 2p + 1 (high)
+      VT_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int j = 2 * p + h;
+        __m512i is[TT];
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) is[t] = _mm512_set1_epi32(kMagicBits);
+        VT_UNROLL
+        for (int c = 0; c < 8; ++c) {
+          const int k = 8 * p + c;
+          const __m512i raw = _mm512_loadu_si512(q + 64 * k);
+          __m512i w =
+              h ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
+          if constexpr (T == DType::Q5_K) {
+            uint64_t bits;
+            std::memcpy(&bits, pb + L.qh + 8 * (2 * k + h), 8);
+            w = _mm512_mask_add_epi8(w, _cvtu64_mask64(bits), w, c16);
+          }
+          VT_UNROLL
+          for (int t = 0; t < TT; ++t)
+            is[t] = _mm512_dpbusd_epi32(is[t], w,
+                                        _mm512_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
+        }
+        const __m512 sc = _mm512_cvtepi32_ps(
+            _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(scm + 16 * j))));
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
+    const __m512 dmw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
+    alignas(32) int32_t bsum[TT][8];
+    kq_bsum_pairs<TT>(x, b, bsum);
+    __m512i msum[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) msum[t] = _mm512_setzero_si512();
+    VT_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const __m512i mv = pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t)
+        msum[t] = _mm512_dpwssd_epi32(msum[t], mv, _mm512_set1_epi32(bsum[t][k + (k & 2)]));
+    }
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      const __m512 dm = _mm512_mul_ps(dmw, _mm512_set1_ps(x.d[t][b]));
+      acc[t] = _mm512_fnmadd_ps(dm, _mm512_cvtepi32_ps(msum[t]), acc[t]);
+    }
+  }
+  const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
+}
+
+// The 6-bit values of element chunk c of a Q6_K group for the 16 rows, from one ql chunk
+// (nibble KP >> 1) and one qh chunk (bits 2 KP, 2 KP + 1).
+template <int KP>
+inline __m512i q6_weights(const uint8_t* ql, const uint8_t* qh, __m512i m4, __m512i m30) {
+  const __m512i raw = _mm512_loadu_si512(ql);
+  const __m512i nib =
+      KP >= 2 ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
+  const __m512i hv = _mm512_loadu_si512(qh);
+  const __m512i hs = KP == 0   ? _mm512_slli_epi16(hv, 4)
+                     : KP == 1 ? _mm512_slli_epi16(hv, 2)
+                     : KP == 2 ? hv
+                               : _mm512_srli_epi16(hv, 2);
+  return _mm512_or_si512(nib, _mm512_and_si512(hs, m30));
+}
+
+// f += sc_g * I'_g for group g = 8 hh + 2 KP + gi of every row and token: element chunks
+// 32 hh + 8 KP + 4 gi + cc, i.e. ql chunk 16 hh + 8 (KP & 1) + 4 gi + cc, qh chunk
+// 8 hh + 4 gi + cc (kquant.h).
+template <int KP, int TT>
+__attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int hh, int gi,
+                                                     const KTileActs<TT>& x, int64_t xo,
+                                                     const int32_t (&starts)[TT][16],
+                                                     __m512 (&f)[TT], __m512i m4, __m512i m30) {
+  constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
+  const int g = 8 * hh + 2 * KP + gi;
+  __m512i is[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) is[t] = _mm512_set1_epi32(starts[t][g]);
+  VT_UNROLL
+  for (int cc = 0; cc < 4; ++cc) {
+    const int c = 4 * gi + cc;
+    const __m512i w = q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c),
+                                     pb + L.qh + 64 * (8 * hh + c), m4, m30);
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      is[t] =
+          _mm512_dpbusd_epi32(is[t], w, _mm512_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
+  }
+  const __m512 sc = _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g))));
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
+}
+
+template <int TT>
+void kq6_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+              int n_rows) {
+  constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
+  const KTileActs<TT> x(a, t0);
+  __m512 acc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * L.block;
+    const int64_t xo = b * kQK_K;
+    alignas(32) int32_t starts[TT][16];
+    kq6_starts<TT>(x, b, starts);
+    __m512 f[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) f[t] = _mm512_setzero_ps();
+    for (int hh = 0; hh < 2; ++hh) {  // groups 8 hh .. 8 hh + 7, in order
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<1>(pb, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<2>(pb, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<3>(pb, hh, gi, x, xo, starts, f, m4, m30);
+    }
+    const __m512 dw = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp + nb * L.block + 32 * b)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
+  }
+  const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
+}
+
+template <DType T, int TT>
+void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+             int n_rows) {
+  if constexpr (T == DType::Q6_K)
+    kq6_tile<TT>(grp, nb, a, t0, y, ldy, n_rows);
+  else
+    kq45_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
+}
+
+constexpr int kKqTMax = 8;
+
+#else
+
+// AVX2: all 256 scale / min bytes as in the AVX-512 version, 32 bytes at a time.
+inline void unpack_kscales(const uint8_t* s, uint8_t* out) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+  for (int half = 0; half < 2; ++half) {
+    const int o = 32 * half;
+    const __m256i sc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + o));
+    const __m256i mn = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 64 + o));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 128 + o));
+    auto lo4 = [&](__m256i v) { return _mm256_and_si256(v, m4); };
+    auto up4 = [&](__m256i v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), m4); };
+    auto bits45 = [&](__m256i v) { return _mm256_and_si256(v, m30); };
+    auto st = [&](int off, __m256i v) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + off + o), v);
+    };
+    st(0, _mm256_or_si256(lo4(sc), bits45(_mm256_slli_epi16(hi, 4))));
+    st(64, _mm256_or_si256(up4(sc), bits45(_mm256_slli_epi16(hi, 2))));
+    st(128, _mm256_or_si256(lo4(mn), bits45(hi)));
+    st(192, _mm256_or_si256(up4(mn), bits45(_mm256_srli_epi16(hi, 2))));
+  }
+}
+
+template <int TT>
+inline void store_half(const __m256 (&acc)[TT], float* y, int64_t t0, int64_t ldy, int h,
+                       int n_rows) {
+  const int n = std::clamp(n_rows - 8 * h, 0, 8);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) {
+    float* dst = y + (t0 + t) * ldy + 8 * h;
+    if (n == 8) {
+      _mm256_storeu_ps(dst, acc[t]);
+    } else {
+      alignas(32) float tmp[8];
+      _mm256_store_ps(tmp, acc[t]);
+      std::memcpy(dst, tmp, static_cast<size_t>(n) * sizeof(float));
+    }
+  }
+}
+
+// 8 rows' (a[r], b[r]) int16 pairs from 8 unsigned bytes each.
+inline __m256i pairs_u8(const uint8_t* a, const uint8_t* b) {
+  const __m128i va = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a));
+  const __m128i vb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b));
+  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(va, vb));
+}
+
+// 8 scales as floats from 8 unsigned (Q4_K / Q5_K) or signed (Q6_K) bytes.
+inline __m256 scales_u8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline __m256 scales_s8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
+  const __m256 i = _mm256_sub_ps(_mm256_castsi256_ps(magic_plus_i), _mm256_set1_ps(kMagic));
+  return _mm256_fmadd_ps(scale, i, f);
+}
+
+// fifth_bits (bit n of a word -> 16 in byte n) comes from matmul_packed_simd.h (Q5_0 / Q5_1).
+
+// Rows 8h..8h+7 of a Q4_K / Q5_K group.
+template <DType T, int TT>
+void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+               int h, int n_rows) {
+  constexpr KQuantLayout L = kquant_layout(T);
+  const KTileActs<TT> x(a, t0);
+  __m256 acc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  alignas(32) uint8_t scm[256];
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * L.block;
+    const uint8_t* q = pb + L.qs + 32 * h;
+    const int64_t xo = b * kQK_K;
+    unpack_kscales(pb + kKScales, scm);
+    __m256 f[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) f[t] = _mm256_setzero_ps();
+    for (int p = 0; p < 4; ++p) {
+      VT_UNROLL
+      for (int nh = 0; nh < 2; ++nh) {
+        const int j = 2 * p + nh;
+        __m256i is[TT];
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(kMagicBits);
+        VT_UNROLL
+        for (int c = 0; c < 8; ++c) {
+          const int k = 8 * p + c;
+          const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
+          __m256i w =
+              nh ? _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4) : _mm256_and_si256(raw, m4);
+          if constexpr (T == DType::Q5_K) {
+            uint32_t bits;
+            std::memcpy(&bits, pb + L.qh + 8 * (2 * k + nh) + 4 * h, 4);
+            w = _mm256_or_si256(w, fifth_bits(bits));
+          }
+          VT_UNROLL
+          for (int t = 0; t < TT; ++t)
+            is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
+        }
+        const __m256 sc = scales_u8(scm + 16 * j + 8 * h);
+        VT_UNROLL
+        for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * h)));
+    const __m256 dmw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 + 16 * h)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b])), f[t], acc[t]);
+    alignas(32) int32_t bsum[TT][8];
+    kq_bsum_pairs<TT>(x, b, bsum);
+    __m256i msum[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) msum[t] = _mm256_setzero_si256();
+    VT_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const __m256i mv = pairs_u8(scm + 128 + 32 * k + 8 * h, scm + 128 + 32 * k + 16 + 8 * h);
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t)
+        msum[t] = _mm256_add_epi32(msum[t],
+                                   _mm256_madd_epi16(mv, _mm256_set1_epi32(bsum[t][k + (k & 2)])));
+    }
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) {
+      const __m256 dm = _mm256_mul_ps(dmw, _mm256_set1_ps(x.d[t][b]));
+      acc[t] = _mm256_fnmadd_ps(dm, _mm256_cvtepi32_ps(msum[t]), acc[t]);
+    }
+  }
+  store_half(acc, y, t0, ldy, h, n_rows);
+}
+
+template <int KP>
+inline __m256i q6_weights(const uint8_t* ql, const uint8_t* qh, __m256i m4, __m256i m30) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+  const __m256i nib =
+      KP >= 2 ? _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4) : _mm256_and_si256(raw, m4);
+  const __m256i hv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+  const __m256i hs = KP == 0   ? _mm256_slli_epi16(hv, 4)
+                     : KP == 1 ? _mm256_slli_epi16(hv, 2)
+                     : KP == 2 ? hv
+                               : _mm256_srli_epi16(hv, 2);
+  return _mm256_or_si256(nib, _mm256_and_si256(hs, m30));
+}
+
+// Rows 8h..8h+7 of Q6_K group g = 8 hh + 2 KP + gi (see the AVX-512 kq6_group).
+template <int KP, int TT>
+__attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, int hh, int gi,
+                                                     const KTileActs<TT>& x, int64_t xo,
+                                                     const int32_t (&starts)[TT][16],
+                                                     __m256 (&f)[TT], __m256i m4, __m256i m30) {
+  constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
+  const int g = 8 * hh + 2 * KP + gi;
+  __m256i is[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(starts[t][g]);
+  VT_UNROLL
+  for (int cc = 0; cc < 4; ++cc) {
+    const int c = 4 * gi + cc;
+    const __m256i w = q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c) + 32 * h,
+                                     pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30);
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
+  }
+  const __m256 sc = scales_s8(pb + 16 * g + 8 * h);
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
+}
+
+template <int TT>
+void kq6_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+              int h, int n_rows) {
+  constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
+  const KTileActs<TT> x(a, t0);
+  __m256 acc[TT];
+  VT_UNROLL
+  for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = grp + b * L.block;
+    const int64_t xo = b * kQK_K;
+    alignas(32) int32_t starts[TT][16];
+    kq6_starts<TT>(x, b, starts);
+    __m256 f[TT];
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) f[t] = _mm256_setzero_ps();
+    for (int hh = 0; hh < 2; ++hh) {
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<1>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<2>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+      VT_UNROLL
+      for (int gi = 0; gi < 2; ++gi) kq6_group<3>(pb, h, hh, gi, x, xo, starts, f, m4, m30);
+    }
+    const __m256 dw = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(grp + nb * L.block + 32 * b + 16 * h)));
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(x.d[t][b])), f[t], acc[t]);
+  }
+  store_half(acc, y, t0, ldy, h, n_rows);
+}
+
+template <DType T, int TT>
+void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
+             int n_rows) {
+  for (int h = 0; h < 2 && 8 * h < n_rows; ++h) {
+    if constexpr (T == DType::Q6_K)
+      kq6_half<TT>(grp, nb, a, t0, y, ldy, h, n_rows);
+    else
+      kq45_half<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows);
+  }
+}
+
+constexpr int kKqTMax = 4;
+
+#endif
+
+template <DType T, int TT = kKqTMax>
+void kq_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+             int64_t ldy, int n_rows) {
+  if constexpr (TT > 0) {
+    if (n == TT) return kq_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
+    kq_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows);
+  }
+}
+
+// Token chunks sized to stay in L2; within a chunk each group's weights are read from
+// memory once and stay in cache while the chunk's tokens stream past in tiles.
+template <DType T>
+void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                 int64_t ldy) {
+  const int64_t nb = a.n_blocks;
+  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
+  const uint8_t* base = static_cast<const uint8_t*>(w.data);
+  const int64_t chunk = std::max<int64_t>(kKqTMax, (kL2Budget / a.cols) / kKqTMax * kKqTMax);
+  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
+    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
+    const bool stream = c1 - c0 < kKqTMax;
+    for (int64_t r = r0; r < r1; r += kPackRows) {
+      const uint8_t* grp = base + (r / kPackRows) * gbytes;
+      // Weights come from DRAM (a model is far bigger than the caches): keep misses in
+      // flight for the group after next (few tokens) or the next one.
+      const int64_t ahead = stream ? 2 : 1;
+      if (r + (ahead + 1) * kPackRows <= r1)
+        for (int64_t off = 0; off < gbytes; off += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(grp + ahead * gbytes + off), _MM_HINT_T0);
+      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
+      float* yr = y + r;
+      int64_t t = c0;
+      for (; t + kKqTMax <= c1; t += kKqTMax) kq_tile<T, kKqTMax>(grp, nb, a, t, yr, ldy, n_rows);
+      if (t < c1) kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vt::cpu::VT_MM_NS
+
+#pragma GCC diagnostic pop
