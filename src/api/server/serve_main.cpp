@@ -82,6 +82,11 @@ int serve_main(int argc, char** argv) {
                  "require 'Authorization: Bearer KEY' (default: $VLLM_API_KEY)");
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split <think> reasoning out of chat output ('qwen3')");
+  app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
+               "parse tool calls out of the output for tool_choice \"auto\" (needs "
+               "--tool-call-parser)");
+  app.add_option("--tool-call-parser", sc.tool_call_parser,
+                 "how tool calls are written: hermes (Qwen), llama3_json, mistral");
   app.add_option("--chat-template", chat_template,
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
@@ -208,7 +213,7 @@ int serve_main(int argc, char** argv) {
   std::printf("vllm.cpp KV cache: %lld blocks x %d tokens (%.2f GiB%s)\n",
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
               double(cfg.num_gpu_blocks.value_or(0)) *
-                  double(llm->model().kv_bytes_per_block(cfg.block_size, cfg.kv_cache_dtype)) /
+                  double(llm->model().kv_bytes_per_block(cfg.block_size, *cfg.kv_cache_dtype)) /
                   double(1 << 30),
               cfg.gpu_memory_utilization
                   ? (", " + std::to_string(*cfg.gpu_memory_utilization).substr(0, 4) +
