@@ -129,3 +129,44 @@ TEST(StructuredOutputInvariance, ConstrainedRowsAreBatchInvariantGraphAndEager) 
 }
 
 }  // namespace
+
+namespace {
+
+// --reasoning-parser: the grammar waits for the reasoning end token (grammar_start_token) and
+// constrains only what follows it. Here the "end token" is the model's own first greedy token,
+// so the first token is free (the unconstrained one) and everything after it is in the
+// grammar; with an end token never generated the output is the unconstrained one.
+TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
+  EngineConfig cfg;
+  cfg.max_model_len = 512;
+  cfg.num_gpu_blocks = 64;
+  auto llm = vllm::api::LLM::load(gguf_path(), cfg);
+  auto g = llm->grammar_compiler().compile(so::GrammarKind::kRegex, "[0-9]{3}-[0-9]{2}");
+  const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
+  auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar, std::optional<int32_t> start) {
+    auto& eng = llm->engine();
+    SamplingParams p;
+    p.temperature = 0;
+    p.max_tokens = 12;
+    p.grammar = grammar;
+    p.grammar_start_token = start;
+    eng.add_request("q", prompt, p);
+    std::vector<int32_t> ids;
+    while (eng.has_unfinished_requests())
+      for (auto& o : eng.step())
+        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+    return ids;
+  };
+  const std::vector<int32_t> free = gen(nullptr, std::nullopt);
+  ASSERT_GE(free.size(), 2u);
+  const std::vector<int32_t> after = gen(g, free[0]);
+  ASSERT_GE(after.size(), 2u);
+  EXPECT_EQ(after[0], free[0]);
+  so::Matcher m(g);
+  for (size_t i = 1; i < after.size(); ++i) EXPECT_TRUE(m.accept(after[i])) << i;
+  EXPECT_TRUE(m.is_terminated());
+  // The start token never comes: the grammar never engages.
+  EXPECT_EQ(gen(g, 49151), free);
+}
+
+}  // namespace
