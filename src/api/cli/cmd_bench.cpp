@@ -283,9 +283,8 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
   // gets prefix-cache hits from the other): one process, one report, the ratio of the two.
   ThroughputRun base, so_run;
   if (grammar) {
-    run_throughput(*llm,
-                   random_prompts(std::min<int64_t>(num_prompts, 8), c.in_len,
-                                  llm->model().config().vocab_size, 5),
+    // As many requests as measured, so that the run's batch widths are captured here.
+    run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
                    std::min<int64_t>(c.out_len, 16), "w", nullptr);
     base = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
     so_run = run_throughput(
