@@ -632,6 +632,75 @@ def render_hostile(env):
     return out
 
 
+# OpenAI-shaped requests with tool-use histories, normalized as vLLM's parse_chat_messages
+# hands them to a string-content template: content null -> "" (text parts joined with "\n"),
+# only role / content / tool_calls / tool_call_id / name kept, and _postprocess_messages'
+# json.loads of each tool call's arguments string; tools as ChatCompletionToolsParam dumps
+# them (description / parameters null when absent). The C++ side (src/api/server/
+# protocol_body.cpp) must produce the same context from the same request
+# (tests/api/tool_history_test.cpp), and the template must render it identically.
+def vllm_normalize(request):
+    msgs = []
+    for m in request["messages"]:
+        c = m.get("content")
+        if c is None:
+            text = ""
+        elif isinstance(c, str):
+            text = c
+        else:
+            text = "\n".join(p["text"] for p in c if p.get("type") == "text")
+        out = {"role": m["role"], "content": text}
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls = json.loads(json.dumps(m["tool_calls"]))
+            for call in calls:
+                a = call["function"].get("arguments")
+                if isinstance(a, str):
+                    try:
+                        call["function"]["arguments"] = json.loads(a)
+                    except json.JSONDecodeError:
+                        call["function"]["arguments"] = {}
+            out["tool_calls"] = calls
+        elif m["role"] == "tool" and "tool_call_id" in m:
+            out["tool_call_id"] = m["tool_call_id"]
+        if isinstance(m.get("name"), str):
+            out["name"] = m["name"]
+        msgs.append(out)
+    tools = None
+    if request.get("tools"):
+        tools = [{"type": "function", "function": {
+            "name": t["function"]["name"], "description": t["function"].get("description"),
+            "parameters": t["function"].get("parameters")}} for t in request["tools"]]
+    return msgs, tools
+
+
+def request_cases():
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}},
+             {"type": "function", "function": {"name": "now"}}]
+    q = {"role": "user", "content": "Weather in Paris and the time?"}
+    call = {"id": "chatcmpl-tool-1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"n\": 1.50}"}}
+    call2 = {"id": "chatcmpl-tool-2", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    return [
+        ("request_tool_history_null_content", {"tools": tools, "messages": [
+            q, {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "chatcmpl-tool-1", "content": "sunny, 21 C"}]}),
+        ("request_two_calls_two_results", {"tools": tools, "messages": [
+            {"role": "system", "content": "Be brief."}, q,
+            {"role": "assistant", "content": "Let me check.", "tool_calls": [call, call2]},
+            {"role": "tool", "tool_call_id": "chatcmpl-tool-1", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "chatcmpl-tool-2", "content": "12:00"},
+            {"role": "assistant", "content": "Sunny, noon."}, {"role": "user", "content": "Thanks"}]}),
+        ("request_content_parts_and_bad_args", {"tools": tools, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "x", "type": "function", "function": {"name": "now", "arguments": "not json"}}]},
+            {"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": "r"}]}]}),
+    ]
+
+
 def build_context(messages, kw, bos, eos):
     ctx = {"messages": messages}
     if not kw.get("_drop_tools"):
@@ -697,7 +766,16 @@ def main():
                 [{"role": "user", "content": "hi"}], {"tools": msg_cases[10][2]["tools"],
                                                       "tools_in_user_message": False}, bos, eos)))
             cases.append(("tools_no_user_message", build_context([], {"tools": msg_cases[10][2]["tools"]}, bos, eos)))
+        requests = []
+        if name in ("qwen3", "qwen25"):
+            for cname, req in request_cases():
+                msgs, tools = vllm_normalize(req)
+                cases.append((cname, build_context(msgs, {"tools": tools}, bos, eos)))
+                requests.append(req)
         rendered = render_cases(env, source, cases)
+        # The request each normalized case came from (the last len(requests) cases).
+        for entry, req in zip(rendered[len(rendered) - len(requests):], requests):
+            entry["request"] = req
         with open(os.path.join(args.out, name + ".json"), "w", encoding="utf-8") as f:
             json.dump({"template": source, "cases": rendered}, f, ensure_ascii=False, indent=1)
         n_err = sum(1 for c in rendered if "error" in c)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/structured_output/structured_output.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
 #include "model/tokenizer_loader.h"
@@ -95,6 +96,18 @@ std::string LLM::decode(const std::vector<int32_t>& ids, bool skip_special_token
     if (id < n) text_ids.push_back(id);
   }
   return tokenizer_->decode(text_ids, skip_special_tokens);
+}
+
+engine::so::GrammarCompiler& LLM::grammar_compiler() const {
+  std::call_once(grammar_once_, [this] {
+    std::vector<int32_t> stops = tokenizer_->stop_ids();
+    for (int32_t e : eos_ids_)
+      if (e < tokenizer_->vocab_size() && std::find(stops.begin(), stops.end(), e) == stops.end())
+        stops.push_back(e);
+    grammar_compiler_ = std::make_unique<engine::so::GrammarCompiler>(
+        engine::so::VocabIndex::build(*tokenizer_, std::move(stops)));
+  });
+  return *grammar_compiler_;
 }
 
 engine::SamplingParams LLM::with_model_stops(engine::SamplingParams p) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 
 namespace vllm::tok {
 class ChatTemplate;
+}
+namespace vllm::engine::so {
+class GrammarCompiler;
 }
 
 namespace vllm::api {
@@ -66,6 +70,12 @@ class LLM {
   std::vector<std::vector<int32_t>> bad_words_token_ids(
       const std::vector<std::string>& words) const;
 
+  // Structured output: the grammar compiler for this tokenizer, built on first use (the
+  // vocabulary index takes ~0.1 s for a 49k vocabulary, ~0.3 s for 152k) and shared by every
+  // request; compile() is thread-safe and cached by text. Stop tokens (allowed once a grammar
+  // is complete) are the tokenizer's plus the model's end-of-sequence ids.
+  engine::so::GrammarCompiler& grammar_compiler() const;
+
  private:
   LLM() = default;
   std::string path_;
@@ -75,6 +85,8 @@ class LLM {
   std::unique_ptr<engine::CpuModelExecutor> executor_;
   std::unique_ptr<engine::LLMEngine> engine_;
   std::vector<int32_t> eos_ids_;
+  mutable std::once_flag grammar_once_;
+  mutable std::unique_ptr<engine::so::GrammarCompiler> grammar_compiler_;
 };
 
 }  // namespace vllm::api

@@ -2,7 +2,10 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+
+#include "engine/structured_output/matcher.h"
 
 namespace vllm::engine {
 
@@ -12,7 +15,8 @@ EngineCore::EngineCore(const SchedulerConfig& sched, int64_t num_blocks, int blo
     : scheduler_(sched, num_blocks, block_size, enable_prefix_caching),
       runner_(executor, sched.max_num_seqs, sched.max_model_len, block_size,
               sched.max_num_batched_tokens, graph),
-      sampler_(executor.vocab_size()) {}
+      sampler_(executor.vocab_size()),
+      mask_((executor.vocab_size() + 31) / 32) {}
 
 void EngineCore::add_request(std::unique_ptr<Request> req) {
   scheduler_.add_request(std::move(req));
@@ -68,11 +72,23 @@ void EngineCore::check_stop_strings(Request& req, size_t new_chars, RequestOutpu
   }
 }
 
+bool EngineCore::advance_grammar(Request& req, int32_t token) {
+  if (!req.matcher) return true;
+  if (!req.grammar_active) {
+    req.grammar_active = req.sampling_params.grammar_start_token == token;
+    return true;
+  }
+  return req.matcher->accept(token);
+}
+
 void EngineCore::update_from_output(Request& req, int32_t token, RequestOutput& out) {
   const SamplingParams& p = req.sampling_params;
   req.append_output_token(token);
   out.new_token_ids.push_back(token);
   bool stopped_by_token = false;
+  // The grammar accepted a stop token: the output is complete even when this request would
+  // not stop on that token (ignore_eos), since the grammar allows nothing after it.
+  const bool grammar_done = req.constrained_now() && req.matcher->is_terminated();
   if (req.num_output_tokens() >= p.min_tokens) {
     if (!p.ignore_eos && req.eos_token_id && token == *req.eos_token_id) {
       req.status = RequestStatus::FINISHED_STOPPED;
@@ -83,6 +99,10 @@ void EngineCore::update_from_output(Request& req, int32_t token, RequestOutput& 
       req.stop_reason = token;
       stopped_by_token = true;
     }
+  }
+  if (!req.is_finished() && grammar_done) {
+    req.status = RequestStatus::FINISHED_STOPPED;
+    stopped_by_token = true;
   }
   if (!req.is_finished() && (req.num_output_tokens() >= req.max_tokens))
     req.status = RequestStatus::FINISHED_LENGTH_CAPPED;
@@ -120,16 +140,42 @@ std::vector<RequestOutput> EngineCore::step() {
   scheduler_.update_after_execute(last_so_);
   score_prompt(ro);
   sampled_.clear();
+  bool masked_step = false;
   for (size_t i = 0; i < ro.requests.size(); ++i) {
     Request& req = *ro.requests[i];
     const float* row = ro.logits + i * static_cast<size_t>(ro.vocab_size);
     RequestOutput o = make_output(req);
     TokenLogprobs lp;
-    const int32_t tok = sampler_.sample(req, row, req.sampling_params.logprobs ? &lp : nullptr,
-                                        ro.argmax ? ro.argmax[i] : -1);
+    const bool constrained = req.constrained_now();
+    const auto t0 =
+        constrained ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    if (constrained) req.matcher->fill_mask(mask_);
+    const int32_t tok =
+        sampler_.sample(req, row, req.sampling_params.logprobs ? &lp : nullptr,
+                        ro.argmax ? ro.argmax[i] : -1, constrained ? mask_.data() : nullptr);
     sampled_.push_back(tok);
+    const bool grammar_ok = advance_grammar(req, tok);
+    if (constrained) {
+      m_.structured_output_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++m_.structured_output_rows;
+      masked_step = true;
+    }
     if (req.num_output_tokens() == 0) m_.prompt_tokens_total += req.num_prompt_tokens();
     ++m_.generation_tokens_total;
+    if (!grammar_ok) {
+      // Another constraint (allowed_token_ids, min_tokens, bad_words) masked every token the
+      // grammar allows: finish with an error rather than emit text that breaks the grammar.
+      o.finished = true;
+      o.finish_reason = "abort";
+      o.error =
+          "structured output: no token satisfies both the grammar and the request's "
+          "other constraints (allowed_token_ids, bad_words, min_tokens, logit_bias)";
+      scheduler_.finish_request(req.request_id, RequestStatus::FINISHED_ABORTED);
+      ++m_.num_requests_finished;
+      outs.push_back(std::move(o));
+      continue;
+    }
     update_from_output(req, tok, o);
     if (req.wants_prompt_logprobs() && req.num_output_tokens() == 1)
       o.prompt_logprobs = std::move(req.prompt_logprobs);
@@ -143,6 +189,7 @@ std::vector<RequestOutput> EngineCore::step() {
     }
     outs.push_back(std::move(o));
   }
+  if (masked_step) ++m_.structured_output_steps;
   runner_.commit_sampled(sampled_);
   return outs;
 }

@@ -44,6 +44,10 @@ class EngineCore {
  private:
   // Appends `token` and decides whether the request is done; fills its output.
   void update_from_output(Request& req, int32_t token, RequestOutput& out);
+  // Advances the request's grammar with its new token (or activates it after the start
+  // token). False: the token breaks the grammar, which only happens when another constraint
+  // left nothing the grammar allows.
+  bool advance_grammar(Request& req, int32_t token);
   void check_stop_strings(Request& req, size_t new_chars, RequestOutput& out);
   void take_text_delta(Request& req, RequestOutput& out);
   // Turns this step's prompt-position logits into the requests' prompt logprobs.
@@ -55,6 +59,7 @@ class EngineCore {
   SchedulerOutput last_so_;
   std::vector<RequestOutput> pending_;
   std::vector<int32_t> sampled_;  // this step's tokens, in logits row order
+  std::vector<uint32_t> mask_;    // one grammar bitmask row, ceil(vocab / 32) words
   EngineMetrics m_;
 };
 

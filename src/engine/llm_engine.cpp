@@ -5,6 +5,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "engine/structured_output/matcher.h"
+
 namespace vllm::engine {
 namespace {
 [[noreturn]] void reject(const std::string& msg) { throw std::invalid_argument(msg); }
@@ -129,6 +131,12 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
            std::to_string(prompt_len + max_tokens) + " tokens) but the cache holds only " +
            std::to_string(*config_.num_gpu_blocks) +
            "; lower max_tokens or give the KV cache more memory.");
+  if (params.grammar && params.grammar->vocab_size() > vocab)
+    reject("structured output: the grammar was compiled for a vocabulary of " +
+           std::to_string(params.grammar->vocab_size()) + " tokens, but the model has " +
+           std::to_string(vocab));
+  if (params.grammar_start_token && !params.grammar)
+    reject("grammar_start_token is set but there is no grammar");
   if (!params.stop.empty() && !text_stream_factory_)
     reject("stop strings need a detokenizer, and this engine was built without one");
 
@@ -139,6 +147,10 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
     req->text_stream = text_stream_factory_(
         std::span<const int32_t>(req->prompt_token_ids(), static_cast<size_t>(prompt_len)),
         params.skip_special_tokens);
+  if (params.grammar) {
+    req->matcher = std::make_unique<so::Matcher>(params.grammar);
+    req->grammar_active = !params.grammar_start_token;
+  }
   core_->add_request(std::move(req));
 }
 

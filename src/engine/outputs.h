@@ -40,6 +40,11 @@ struct EngineMetrics {
   int64_t num_preemptions_total = 0;
   int64_t num_requests_finished = 0;
   int64_t num_steps = 0;
+  // Structured output: host time spent on grammar masks (fill_mask, applying it, accept),
+  // the logits rows that were masked and the steps that had at least one.
+  double structured_output_seconds = 0;
+  int64_t structured_output_rows = 0;
+  int64_t structured_output_steps = 0;
 };
 
 }  // namespace vllm::engine

@@ -1,6 +1,8 @@
 // Request status names and the Request constructor (RNG seeding).
 #include "engine/request.h"
 
+#include "engine/structured_output/matcher.h"
+
 namespace vllm::engine {
 
 const char* to_string(RequestStatus s) {
@@ -57,5 +59,7 @@ Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
       num_prompt_tokens_(static_cast<int64_t>(all_token_ids_.size())) {
   all_token_ids_.reserve(all_token_ids_.size() + static_cast<size_t>(max_tokens));
 }
+
+Request::~Request() = default;
 
 }  // namespace vllm::engine

@@ -16,6 +16,10 @@
 
 namespace vllm::engine {
 
+namespace so {
+class Matcher;
+}
+
 enum class RequestStatus {
   WAITING,
   RUNNING,
@@ -45,6 +49,7 @@ class Request {
   Request(std::string request_id, std::vector<int32_t> prompt_token_ids, SamplingParams params,
           int32_t max_tokens, std::optional<int32_t> eos_token_id, uint64_t default_seed,
           int64_t arrival_index, int64_t priority = 0);
+  ~Request();
 
   const std::string request_id;
   const SamplingParams sampling_params;
@@ -73,6 +78,14 @@ class Request {
   std::unique_ptr<TextStream> text_stream;
   std::string output_text;
   size_t text_sent = 0;
+
+  // Structured output (sampling_params.grammar): this request's grammar state, advanced with
+  // every output token once active. It lives as long as the request, so preemption (which
+  // keeps the output tokens) keeps it too. grammar_active turns true at the first output
+  // token, or after sampling_params.grammar_start_token.
+  std::unique_ptr<so::Matcher> matcher;
+  bool grammar_active = false;
+  bool constrained_now() const { return matcher != nullptr && grammar_active; }
 
   // Per sampled token, when sampling_params.logprobs is set.
   std::vector<TokenLogprobs> logprobs;

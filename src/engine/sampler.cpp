@@ -124,6 +124,42 @@ void Sampler::compute_logprobs(const float* raw, int32_t sampled, int32_t n_top,
   for (int32_t i = 0; i < k; ++i) lp->top.emplace_back(cand_[i], l[cand_[i]]);
 }
 
+void Sampler::apply_mask(float* x, const uint32_t* mask, int32_t n) {
+  const int32_t words = (n + 31) / 32;
+  for (int32_t w = 0; w < words; ++w) {
+    const uint32_t m = mask[w];
+    if (m == ~0u) continue;
+    float* row = x + static_cast<size_t>(w) * 32;
+    const int32_t len = std::min<int32_t>(32, n - w * 32);
+    if (m == 0) {
+      std::fill_n(row, len, kNegInf);
+      continue;
+    }
+    for (int32_t j = 0; j < len; ++j) row[j] = (m >> j) & 1u ? row[j] : kNegInf;
+  }
+}
+
+int32_t Sampler::masked_argmax(const float* x, const uint32_t* mask, int32_t n) {
+  const int32_t words = (n + 31) / 32;
+  int32_t best = -1;
+  float best_v = kNegInf;
+  for (int32_t w = 0; w < words; ++w) {
+    uint32_t m = mask[w];
+    if (w == words - 1 && n % 32) m &= (1u << (n % 32)) - 1u;
+    while (m) {
+      const int32_t i = w * 32 + std::countr_zero(m);
+      m &= m - 1;
+      if (best < 0 || x[i] > best_v) {
+        best = i;
+        best_v = x[i];
+      }
+    }
+  }
+  // Nothing allowed (only when another constraint removed what the grammar allows): the
+  // argmax of an all -inf row, as the unmasked path would give.
+  return best < 0 ? 0 : best;
+}
+
 bool Sampler::needs_logits_processors(const Request& req) {
   const SamplingParams& p = req.sampling_params;
   return p.allowed_token_ids || !p.bad_words_token_ids.empty() || !p.logit_bias.empty() ||
@@ -290,17 +326,23 @@ int32_t Sampler::sample_random(const SamplingParams& p, float* x, std::mt19937_6
   return last >= 0 ? last : argmax(x, vocab_);
 }
 
-int32_t Sampler::sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint) {
+int32_t Sampler::sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint,
+                        const uint32_t* mask) {
   const SamplingParams& p = req.sampling_params;
   const bool processors = needs_logits_processors(req);
   const bool penalties =
       p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
   int32_t tok;
   if (p.greedy() && !processors && !penalties) {
-    tok = argmax_hint >= 0 ? argmax_hint : argmax(logits, vocab_);  // nothing to modify
+    // Nothing else modifies the row: a masked row needs no copy either.
+    tok = mask               ? masked_argmax(logits, mask, vocab_)
+          : argmax_hint >= 0 ? argmax_hint
+                             : argmax(logits, vocab_);
   } else {
     float* x = work_.data();
     std::copy_n(logits, vocab_, x);
+    // The grammar first, as vLLM applies its bitmask before the sampler's own processors.
+    if (mask) apply_mask(x, mask, vocab_);
     if (processors) apply_logits_processors(req, x);
     if (penalties) apply_penalties(req, x);
     tok = p.greedy() ? argmax(x, vocab_) : sample_random(p, x, req.generator);

@@ -1,5 +1,6 @@
 // Sampler: one logits row -> one token, as vLLM V1 defines each step: logprobs from the raw
-// logits; the logits processors (allowed_token_ids, bad words, min_tokens' stop masking,
+// logits; a structured-output grammar's token mask (disallowed ids to -inf, first); the logits
+// processors (allowed_token_ids, bad words, min_tokens' stop masking,
 // logit_bias); repetition / frequency / presence penalties; greedy argmax, or temperature,
 // min-p, top-k, top-p and a draw from the request's own RNG. Every request is processed on its
 // own row, so its result never depends on the batch.
@@ -20,8 +21,12 @@ class Sampler {
   // Samples the request's next token from `logits` (read only). Fills *lp when the request
   // asked for logprobs. Advances req.generator by exactly one draw when not greedy.
   // argmax_hint: the argmax of these logits when the step already computed it (the decode
-  // graph's in-graph argmax, same kernel), or -1. Used only for plain greedy rows.
-  int32_t sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint = -1);
+  // graph's in-graph argmax, same kernel), or -1. Used only for plain greedy rows: a masked
+  // row's argmax is taken after masking, never the hint.
+  // mask: the grammar's allowed-token bitmask (bit i of word i/32 = id i allowed), at least
+  // ceil(vocab/32) words; nullptr when the request is not constrained at this step.
+  int32_t sample(Request& req, const float* logits, TokenLogprobs* lp, int32_t argmax_hint = -1,
+                 const uint32_t* mask = nullptr);
 
   // The logprobs entry of `token` under `raw` logits: its log-softmax value, its rank and the
   // top n_top alternatives (-1: the whole vocabulary). Used for sampled and prompt tokens.
@@ -37,6 +42,11 @@ class Sampler {
   static bool needs_logits_processors(const Request& req);
 
   // The pieces, public for tests.
+  // Sets every id whose mask bit is clear to -inf (whole words at a time where they agree).
+  static void apply_mask(float* x, const uint32_t* mask, int32_t n);
+  // argmax over the allowed ids only (the first one holding the maximum, like argmax of the
+  // masked row), without copying the row.
+  static int32_t masked_argmax(const float* x, const uint32_t* mask, int32_t n);
   static void log_softmax(const float* logits, int32_t n, float* out);
   // One uniform double in [0, 1) from 53 bits of the generator (portable, unlike
   // std::uniform_real_distribution).

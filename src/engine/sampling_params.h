@@ -3,11 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace vllm::engine {
+
+namespace so {
+class CompiledGrammar;
+}
 
 // Below this temperature a request is sampled greedily (vLLM's _SAMPLING_EPS).
 inline constexpr float kSamplingEps = 1e-5f;
@@ -48,11 +53,20 @@ struct SamplingParams {
   // Added to the logit of the token id, in [-100, 100].
   std::vector<std::pair<int32_t, float>> logit_bias;
 
+  // Structured output: a grammar compiled for the model's tokenizer (the API layer compiles
+  // it before submission, so a bad schema is refused before anything is queued). Each
+  // request gets its own matcher over it; masked tokens go to -inf before everything else.
+  std::shared_ptr<const so::CompiledGrammar> grammar;
+  // The grammar only starts after this token has been generated (the reasoning parser's end
+  // token, e.g. </think>): the reasoning before it is unconstrained. nullopt: from the first
+  // output token.
+  std::optional<int32_t> grammar_start_token;
+
   bool greedy() const { return temperature < kSamplingEps; }
   // Whether any logits processor can change this request's logits.
   bool has_logits_processors() const {
     return allowed_token_ids.has_value() || !bad_words_token_ids.empty() || !logit_bias.empty() ||
-           min_tokens > 0;
+           min_tokens > 0 || grammar != nullptr;
   }
 
   // Throws std::invalid_argument naming the offending field and its allowed range. Token ids

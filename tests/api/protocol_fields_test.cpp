@@ -1,7 +1,8 @@
 // vLLM's request fields: each one the engine implements lands where the engine reads it; each
 // one it does not is a 400 naming it (unless it holds its default); structured-output fields
-// are refused as "not supported yet"; unknown fields are only reported. Plus the
-// generation_config.json defaults and the model resolver's Hugging Face cache lookup.
+// are parsed into one constraint (several, or a malformed one, are 400s); unknown fields are only
+// reported. Plus the generation_config.json defaults and the model resolver's Hugging Face cache
+// lookup.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -127,13 +128,16 @@ TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
       {R"({"prompt":"x","thinking_token_budget":5})", "thinking_token_budget"},
       {R"({"prompt":"x","stream_interval":4})", "stream_interval"},
       {R"({"prompt":"x","watermarking":true})", "watermarking"},
-      // Structured outputs: "not supported yet", in one place.
-      {R"({"prompt":"x","guided_json":{"type":"object"}})", "guided_json"},
-      {R"({"prompt":"x","guided_regex":"a+"})", "guided_regex"},
-      {R"({"prompt":"x","guided_choice":["a"]})", "guided_choice"},
-      {R"({"prompt":"x","guided_grammar":"root ::= x"})", "guided_grammar"},
-      {R"({"prompt":"x","structured_outputs":{"json":{}}})", "structured_outputs"},
-      {R"({"prompt":"x","response_format":{"type":"json_object"}})", "response_format"},
+      // Structured outputs: at most one constraint, each well-formed.
+      {R"({"prompt":"x","guided_regex":"a+","guided_choice":["a"]})", "guided_choice"},
+      {R"({"prompt":"x","guided_json":{"type":"object"},"response_format":{"type":"json_object"}})",
+       "guided_json"},
+      {R"({"prompt":"x","structured_outputs":{"regex":"a","choice":["a"]}})", "structured_outputs"},
+      {R"({"prompt":"x","structured_outputs":{"no_such_key":1}})", "structured_outputs"},
+      {R"({"prompt":"x","guided_choice":"a"})", "guided_choice"},
+      {R"({"prompt":"x","guided_regex":5})", "guided_regex"},
+      {R"({"prompt":"x","response_format":{"type":"xml"}})", "response_format"},
+      {R"({"prompt":"x","structural_tag":"{}"})", "structural_tag"},
   };
   for (const auto& c : completion) {
     ApiError e = error_of([&] { parse_completion_request(J(c.body)); });
@@ -144,13 +148,31 @@ TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
       {R"({"messages":[{"role":"user","content":"x"}],"continue_final_message":true,
            "add_generation_prompt":true})",
        "continue_final_message"},
+      // tool_choice needs tools; a named tool must be one of them; tools must be well-formed.
       {R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required"})", "tool_choice"},
       {R"({"messages":[{"role":"user","content":"x"}],
+           "tools":[{"type":"function","function":{"name":"g"}}],
            "tool_choice":{"type":"function","function":{"name":"f"}}})",
        "tool_choice"},
       {R"({"messages":[{"role":"user","content":"x"}],
+           "tools":[{"type":"function","function":{"name":"g"}}],"tool_choice":"sometimes"})",
+       "tool_choice"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})", "tools"},
+      {R"({"messages":[{"role":"user","content":"x"}],
+           "tools":[{"type":"function","function":{"name":"g","parameters":"x"}}]})",
+       "tools[0].function.parameters"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[]})", "tools"},
+      // A forced tool call and a response_format cannot both constrain the output.
+      {R"({"messages":[{"role":"user","content":"x"}],
+           "tools":[{"type":"function","function":{"name":"g"}}],"tool_choice":"required",
+           "response_format":{"type":"json_object"}})",
+       "response_format"},
+      {R"({"messages":[{"role":"user","content":"x"}],
            "response_format":{"type":"json_schema","json_schema":{}}})",
        "response_format"},
+      {R"({"messages":[{"role":"user","content":"x","tool_calls":[{"function":{}}]},
+           {"role":"assistant","content":null,"tool_calls":[{"function":{"arguments":"{}"}}]}]})",
+       "messages[1].tool_calls"},
       {R"({"messages":[{"role":"user","content":"x"}],"mm_processor_kwargs":{"a":1}})",
        "mm_processor_kwargs"},
       {R"({"messages":[{"role":"user","content":"x"}],"reasoning_effort":"extreme"})",
@@ -163,9 +185,31 @@ TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
     EXPECT_EQ(e.status(), 400) << c.body;
     EXPECT_EQ(e.param(), c.param) << c.body << " -> " << e.what();
   }
-  // tool_choice none / auto and response_format text stay accepted.
+  // tool_choice none and response_format text change nothing; constraints land in the request.
   EXPECT_NO_THROW(parse_chat_request(J(R"({"messages":[{"role":"user","content":"x"}],
-      "tool_choice":"auto","response_format":{"type":"text"}})")));
+      "tool_choice":"none","response_format":{"type":"text"}})")));
+  const ChatRequest js = parse_chat_request(J(R"({"messages":[{"role":"user","content":"x"}],
+      "response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"integer"}}}})"));
+  ASSERT_TRUE(js.constraint);
+  EXPECT_EQ(js.constraint->kind, engine::so::GrammarKind::kJsonSchema);
+  EXPECT_EQ(nlohmann::json::parse(js.constraint->text), nlohmann::json({{"type", "integer"}}));
+  const CompletionRequest ch =
+      parse_completion_request(J(R"({"prompt":"x","structured_outputs":{"choice":["a","b"]}})"));
+  ASSERT_TRUE(ch.constraint);
+  EXPECT_EQ(ch.constraint->kind, engine::so::GrammarKind::kChoice);
+  EXPECT_EQ(nlohmann::json::parse(ch.constraint->text), nlohmann::json({"a", "b"}));
+  // guided_decoding_backend is accepted and only noted (as vLLM, which ignores it).
+  EXPECT_FALSE(parse_completion_request(J(R"({"prompt":"x","guided_regex":"a",
+      "guided_decoding_backend":"xgrammar"})"))
+                   .debug_notes.empty());
+  // A history with a tool call: content null becomes "", arguments are parsed into objects.
+  const ChatRequest hist = parse_chat_request(J(R"({"messages":[{"role":"user","content":"x"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
+       "function":{"name":"f","arguments":"{\"a\": 1}"}}]},
+      {"role":"tool","tool_call_id":"c1","content":"r"}]})"));
+  EXPECT_EQ(hist.messages[1]["content"], "");
+  EXPECT_EQ(hist.messages[1]["tool_calls"][0]["function"]["arguments"], nlohmann::json({{"a", 1}}));
+  EXPECT_EQ(hist.messages[2]["tool_call_id"], "c1");
   // --max-logprobs raises or removes the limit.
   ParseOptions o;
   o.max_logprobs = 50;

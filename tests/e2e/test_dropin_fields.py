@@ -137,8 +137,6 @@ def test_request_chat_template_needs_trust(server):
 @pytest.mark.parametrize("field,value", [
     ("use_beam_search", True), ("length_penalty", 0.5), ("cache_salt", "s"),
     ("logits_processors", ["x.y"]), ("prompt_logprobs", 99), ("priority", 5),
-    ("guided_json", {"type": "object"}), ("guided_choice", ["a", "b"]),
-    ("structured_outputs", {"regex": "a+"}), ("response_format", {"type": "json_object"}),
 ])
 def test_unimplemented_fields_are_400s_naming_them(client, field, value):
     with pytest.raises(openai.BadRequestError) as e:

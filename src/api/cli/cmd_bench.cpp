@@ -4,13 +4,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "api/cli/commands.h"
 #include "api/cli/engine_flags.h"
 #include "api/llm.h"
 #include "api/model_resolver.h"
+#include "engine/structured_output/structured_output.h"
 #include "vt/cpu/kernels.h"
 
 namespace vllm::cli {
@@ -226,17 +229,72 @@ int bench_latency_paired(Common& c, int64_t batch, int iters) {
   return 0;
 }
 
-int bench_throughput(Common& c, int64_t num_prompts) {
-  auto llm = api::LLM::load(c.model, c.ef.resolve());
-  auto& engine = llm->engine();
-  auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
-  const double t0 = now_s();
-  for (int64_t i = 0; i < num_prompts; ++i)
-    engine.add_request("t" + std::to_string(i), prompts[i], bench_params(c.out_len));
+struct ThroughputRun {
+  double elapsed = 0;
   int64_t out_tokens = 0;
+  engine::EngineMetrics metrics_delta;
+};
+
+// Every prompt submitted at once, stepped to the end. `grammar`: each request constrained by it.
+ThroughputRun run_throughput(api::LLM& llm, const std::vector<std::vector<int32_t>>& prompts,
+                             int64_t out_len, const std::string& tag,
+                             std::shared_ptr<const engine::so::CompiledGrammar> grammar) {
+  auto& engine = llm.engine();
+  const engine::EngineMetrics m0 = engine.metrics();
+  ThroughputRun r;
+  const double t0 = now_s();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    engine::SamplingParams sp = bench_params(out_len);
+    sp.grammar = grammar;
+    engine.add_request(tag + std::to_string(i), prompts[i], sp);
+  }
   while (engine.has_unfinished_requests())
-    for (const auto& o : engine.step()) out_tokens += static_cast<int64_t>(o.new_token_ids.size());
-  const double el = now_s() - t0;
+    for (const auto& o : engine.step())
+      r.out_tokens += static_cast<int64_t>(o.new_token_ids.size());
+  r.elapsed = now_s() - t0;
+  const engine::EngineMetrics m1 = engine.metrics();
+  r.metrics_delta.structured_output_seconds =
+      m1.structured_output_seconds - m0.structured_output_seconds;
+  r.metrics_delta.structured_output_rows = m1.structured_output_rows - m0.structured_output_rows;
+  r.metrics_delta.structured_output_steps = m1.structured_output_steps - m0.structured_output_steps;
+  r.metrics_delta.num_steps = m1.num_steps - m0.num_steps;
+  return r;
+}
+
+// --structured-output: "json" (any JSON object) or a JSON Schema file.
+std::shared_ptr<const engine::so::CompiledGrammar> bench_grammar(api::LLM& llm,
+                                                                 const std::string& spec) {
+  if (spec == "json")
+    return llm.grammar_compiler().compile(engine::so::GrammarKind::kJsonObject, "");
+  std::ifstream f(spec);
+  if (!f) throw std::invalid_argument("--structured-output: cannot read '" + spec + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return llm.grammar_compiler().compile(engine::so::GrammarKind::kJsonSchema, ss.str());
+}
+
+int bench_throughput(Common& c, int64_t num_prompts, const std::string& structured) {
+  auto llm = api::LLM::load(c.model, c.ef.resolve());
+  auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
+  std::shared_ptr<const engine::so::CompiledGrammar> grammar;
+  if (!structured.empty()) grammar = bench_grammar(*llm, structured);
+  // With a grammar: a warm-up (decode graphs captured), the requests unconstrained, then the
+  // same number constrained on fresh prompts of the same length (fresh, so that neither run
+  // gets prefix-cache hits from the other): one process, one report, the ratio of the two.
+  ThroughputRun base, so_run;
+  if (grammar) {
+    // As many requests as measured, so that the run's batch widths are captured here.
+    run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
+                   std::min<int64_t>(c.out_len, 16), "w", nullptr);
+    base = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
+    so_run = run_throughput(
+        *llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 8), c.out_len,
+        "s", grammar);
+  } else {
+    so_run = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
+  }
+  const double el = so_run.elapsed;
+  const int64_t out_tokens = so_run.out_tokens;
   const int64_t total = num_prompts * c.in_len + out_tokens;
   nlohmann::json j = {{"model", c.model},
                       {"input_len", c.in_len},
@@ -248,12 +306,37 @@ int bench_throughput(Common& c, int64_t num_prompts) {
                       {"requests_per_second", num_prompts / el},
                       {"tokens_per_second", total / el},
                       {"output_tokens_per_second", out_tokens / el}};
+  if (grammar) {
+    const auto& m = so_run.metrics_delta;
+    const double base_tps = base.out_tokens / base.elapsed;
+    j["structured_output"] = structured;
+    j["unconstrained_output_tokens_per_second"] = base_tps;
+    j["unconstrained_num_output_tokens"] = base.out_tokens;
+    j["structured_over_unconstrained"] = (out_tokens / el) / base_tps;
+    j["mask_seconds"] = m.structured_output_seconds;
+    j["mask_us_per_step"] = m.structured_output_steps
+                                ? 1e6 * m.structured_output_seconds / m.structured_output_steps
+                                : 0.0;
+    j["mask_us_per_row"] = m.structured_output_rows
+                               ? 1e6 * m.structured_output_seconds / m.structured_output_rows
+                               : 0.0;
+    j["masked_steps"] = m.structured_output_steps;
+  }
   j.update(run_info(*llm));
-  if (c.as_json)
+  if (c.as_json) {
     std::printf("%s\n", j.dump().c_str());
-  else
+  } else {
     std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
                 num_prompts / el, total / el, out_tokens / el);
+    if (grammar)
+      std::printf(
+          "Structured output (%s): %.2f output tokens/s vs %.2f unconstrained (ratio %.3f); "
+          "mask %.1f us/step, %.1f us/row\n",
+          structured.c_str(), out_tokens / el,
+          j["unconstrained_output_tokens_per_second"].get<double>(),
+          j["structured_over_unconstrained"].get<double>(), j["mask_us_per_step"].get<double>(),
+          j["mask_us_per_row"].get<double>());
+  }
   return 0;
 }
 
@@ -276,6 +359,10 @@ int cmd_bench(int argc, char** argv) {
   auto* thr = app.add_subcommand("throughput", "requests/s and tokens/s of a prompt set");
   add_common(thr, thr_c);
   thr->add_option("--num-prompts", num_prompts, "requests")->check(CLI::PositiveNumber);
+  std::string structured;
+  thr->add_option("--structured-output", structured,
+                  "also run the same requests constrained: 'json' (any JSON object) or a JSON "
+                  "Schema file; reports both output tokens/s, their ratio and the mask time");
   try {
     expand_short_aliases(argc, argv);
     app.parse(argc, argv);
@@ -286,7 +373,7 @@ int cmd_bench(int argc, char** argv) {
     if (!c->model.empty()) c->model = api::resolve_model(c->model).path;
   if (lat->parsed() && compare_eager) return bench_latency_paired(lat_c, batch, iters);
   if (lat->parsed()) return bench_latency(lat_c, batch, iters);
-  if (thr->parsed()) return bench_throughput(thr_c, num_prompts);
+  if (thr->parsed()) return bench_throughput(thr_c, num_prompts, structured);
   return 2;
 }
 

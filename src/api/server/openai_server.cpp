@@ -9,6 +9,7 @@
 #include "api/server/protocol.h"
 #include "api/server/request_inputs.h"
 #include "api/server/serving.h"
+#include "api/server/tool_parsers.h"
 #include "api/version.h"
 #include "tokenizer/chat_template/error.h"
 
@@ -66,6 +67,12 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   if (!cfg_.reasoning_parser.empty() && cfg_.reasoning_parser != "qwen3")
     throw std::invalid_argument("--reasoning-parser: only 'qwen3' is supported, got '" +
                                 cfg_.reasoning_parser + "'");
+  if (!cfg_.tool_call_parser.empty() && !tool_parser_by_name(cfg_.tool_call_parser))
+    throw std::invalid_argument("--tool-call-parser: '" + cfg_.tool_call_parser +
+                                "' is not implemented here; choose one of " + tool_parser_names());
+  if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
+    throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
+                                std::string(tool_parser_names()) + ")");
   metrics_ = std::make_unique<ServerMetrics>(names_.front());
   engine::AsyncEngineOptions opts;
   opts.max_waiting_requests = cfg_.max_waiting_requests;
@@ -132,6 +139,9 @@ void OpenAIServer::log_request(const char* kind, const GenerationRequest& r, siz
     std::fprintf(stderr, "DEBUG vllm.cpp: %s request: fields ignored (unknown): %s\n", kind,
                  names.c_str());
   }
+  if (cfg_.debug_log)
+    for (const auto& n : r.debug_notes)
+      std::fprintf(stderr, "DEBUG vllm.cpp: %s request: %s\n", kind, n.c_str());
   if (!cfg_.log_requests) return;
   const auto& s = r.sampling;
   std::fprintf(stderr,
@@ -147,6 +157,9 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   InputOptions io;
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
+  io.reasoning_parser = cfg_.reasoning_parser == "qwen3";
+  if (cfg_.enable_auto_tool_choice)
+    io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
   std::shared_ptr<Generation> gen;
   bool stream = false;
   auto count = [](const PreparedInputs& in) {

@@ -33,6 +33,8 @@ struct ServerConfig {
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
   std::string api_key;                          // empty: no authentication
   std::string reasoning_parser;                 // "" or "qwen3"
+  bool enable_auto_tool_choice = false;         // tool_choice "auto" parses tool calls ...
+  std::string tool_call_parser;                 // ... with this parser (tool_parsers.h)
   size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
   int request_timeout_s = 30;                   // a whole request must arrive within this
   int64_t max_waiting_requests = 1024;          // beyond this, 503

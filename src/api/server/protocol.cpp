@@ -1,7 +1,7 @@
 // Strict field-by-field parsing of /v1/completions and /v1/chat/completions bodies. Every
 // field of vLLM's protocol is read here: honoured fields land in SamplingParams or the
 // request's serving options; fields this engine does not implement are refused (a 400 naming
-// them) unless they hold their default; structured-output fields go to
+// them) unless they hold their default; structured-output and tool fields are read by
 // structured_outputs.cpp.
 #include "api/server/protocol.h"
 
@@ -69,7 +69,6 @@ void refuse_unimplemented(Fields& f, bool chat) {
   for (const char* k : {"user", "session_id", "spaces_between_special_tokens",
                         "return_token_offsets", "return_mm_kwargs", "parallel_tool_calls"})
     f.mark(k);
-  for (const std::string& k : structured_output_fields()) f.mark(k);
 }
 
 // The n-th logprobs count against --max-logprobs (-1: the whole vocabulary).
@@ -203,6 +202,7 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
   if (auto v = f.boolean("return_tokens_as_token_ids")) r.return_tokens_as_token_ids = *v;
   r.request_id = f.string("request_id");
   if (auto v = f.integer("priority")) r.priority = *v;
+  parse_structured_outputs(f, r);
   refuse_unimplemented(f, chat);
 }
 
@@ -225,7 +225,6 @@ void validate_sampling(GenerationRequest& r, const ParseOptions& opts) {
 }  // namespace
 
 CompletionRequest parse_completion_request(const ojson& body, const ParseOptions& opts) {
-  refuse_structured_outputs(body, false);
   Fields f(body, "completion request");
   CompletionRequest r;
   parse_common(f, r, false, opts);
@@ -279,7 +278,6 @@ CompletionRequest parse_completion_request(const ojson& body, const ParseOptions
 }
 
 ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
-  refuse_structured_outputs(body, true);
   Fields f(body, "chat completion request");
   ChatRequest r;
   parse_common(f, r, true, opts);
@@ -291,10 +289,13 @@ ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
   const ojson* m = f.get("messages");
   if (!m) throw bad_request("messages is required", "messages");
   r.messages = detail::parse_messages(*m);
-  if (const ojson* t = f.get("tools")) {
-    if (!t->is_array()) wrong_type("tools", "a list of tools", *t);
-    if (!t->empty()) r.tools = *t;
-  }
+  parse_tool_fields(f, r);
+  if (r.constraint &&
+      (r.tool_choice == ToolChoice::kRequired || r.tool_choice == ToolChoice::kNamed))
+    throw bad_request(
+        "You can only either use constraints for structured outputs or tools, not both (" +
+            r.constraint->field + " with a forced tool_choice).",
+        r.constraint->field);
   r.chat_template_kwargs = detail::parse_kwargs(f);
   r.chat_template = f.string("chat_template");
   if (const ojson* d = f.get("documents")) {

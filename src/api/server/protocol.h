@@ -16,6 +16,7 @@
 #include "api/generation_config.h"
 #include "api/server/api_error.h"
 #include "engine/sampling_params.h"
+#include "engine/structured_output/structured_output.h"
 
 namespace vllm::api {
 
@@ -32,6 +33,17 @@ struct ParseOptions {
   // unset; max_new_tokens caps max_tokens.
   GenerationDefaults defaults;
 };
+
+// A structured-output constraint as the request asked for it (compiled later, in the HTTP
+// worker, against the model's tokenizer; structured_outputs.h).
+struct OutputConstraint {
+  engine::so::GrammarKind kind = engine::so::GrammarKind::kJsonObject;
+  std::string text;   // what GrammarCompiler::compile takes
+  std::string field;  // the request field it came from, named in errors
+};
+
+// tool_choice, with vLLM's defaults: "auto" when tools are given without one, else "none".
+enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 
 // Fields shared by both endpoints.
 struct GenerationRequest {
@@ -55,7 +67,11 @@ struct GenerationRequest {
   bool return_tokens_as_token_ids = false;
   std::optional<std::string> request_id;
   int64_t priority = 0;
+  // response_format / structured_outputs / guided_*: at most one.
+  std::optional<OutputConstraint> constraint;
   std::vector<std::string> ignored_fields;
+  // Accepted fields that change nothing here (guided_decoding_backend), for a debug line.
+  std::vector<std::string> debug_notes;
 };
 
 struct CompletionRequest : GenerationRequest {
@@ -67,8 +83,15 @@ struct CompletionRequest : GenerationRequest {
 };
 
 struct ChatRequest : GenerationRequest {
-  ojson messages;  // validated: a non-empty array of {role, content}; content flattened to text
-  ojson tools;     // null when absent
+  // Validated and normalized as vLLM's parse_chat_messages does for string-content templates:
+  // content flattened to text ("" for null), only the keys vLLM passes on (tool_calls with
+  // their arguments parsed into objects, tool_call_id, name, reasoning).
+  ojson messages;
+  ojson tools;  // null when absent; each as vLLM hands it to the template (model_dump)
+  ToolChoice tool_choice = ToolChoice::kNone;
+  bool tool_choice_given = false;  // false: the default (auto with tools)
+  std::string tool_choice_name;    // kNamed
+  bool parallel_tool_calls = true;
   ojson chat_template_kwargs = ojson::object();
   std::optional<std::string> chat_template;  // request-level template (needs the server's trust)
   bool add_generation_prompt = true;

@@ -10,27 +10,67 @@ namespace vllm::api {
 
 namespace detail {
 
-// OpenAI content: a string, null, or a list of parts of which we take the text ones (joined
-// with newlines, as vLLM does for string-content templates).
+// OpenAI content: a string, null (""), or a list of parts whose text is joined with
+// newlines — vLLM's handling for templates that take string content. Text-like parts are
+// text, input_text, output_text, refusal and thinking; other kinds (images, audio) are
+// refused.
 ojson flatten_content(const ojson& c, size_t i) {
   const std::string field = "messages[" + std::to_string(i) + "].content";
-  if (c.is_null() || c.is_string()) return c;
+  if (c.is_null()) return "";
+  if (c.is_string()) return c;
   if (!c.is_array()) wrong_type(field, "a string or a list of content parts", c);
   std::string text;
   bool first = true;
   for (const auto& part : c) {
-    Fields p(part, "content part");
-    const auto type = p.string("type");
-    if (!type) throw bad_request(field + ": each content part needs a 'type'", field);
-    if (*type != "text")
-      throw bad_request(field + ": content part type '" + *type + "' is not supported", field);
-    const auto t = p.string("text");
-    if (!t) throw bad_request(field + ": a text part needs 'text'", field);
+    const ojson* t = &part;
+    if (!part.is_string()) {
+      Fields p(part, "content part");
+      const auto type = p.string("type");
+      if (!type) throw bad_request(field + ": each content part needs a 'type'", field);
+      const char* key = *type == "refusal"    ? "refusal"
+                        : *type == "thinking" ? "thinking"
+                        : (*type == "text" || *type == "input_text" || *type == "output_text")
+                            ? "text"
+                            : nullptr;
+      if (!key)
+        throw bad_request(field + ": content part type '" + *type + "' is not supported", field);
+      t = p.get(key);
+      if (!t) continue;  // vLLM skips a text part without text
+      if (!t->is_string())
+        throw bad_request(field + ": a " + *type + " part needs '" + key + "' (a string)", field);
+    }
     if (!first) text += "\n";
-    text += *t;
+    text += t->get<std::string>();
     first = false;
   }
   return text;
+}
+
+// An assistant message's tool_calls as vLLM passes them to templates: each call as given, with
+// function.arguments parsed from its JSON string into an object ({} when it is not JSON, null
+// or missing); an empty list is dropped.
+ojson parse_tool_calls(const ojson& calls, const std::string& field) {
+  if (!calls.is_array()) wrong_type(field, "a list of tool calls", calls);
+  ojson out = ojson::array();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const std::string at = field + "[" + std::to_string(k) + "]";
+    ojson call = calls[k];
+    if (!call.is_object()) wrong_type(at, "an object", call);
+    auto fn = call.find("function");
+    if (fn == call.end() || !fn->is_object())
+      throw bad_request(at + ".function is required (an object with name and arguments)", field);
+    if (!fn->contains("name") || !(*fn)["name"].is_string())
+      throw bad_request(at + ".function.name is required (a string)", field);
+    ojson& args = (*fn)["arguments"];
+    if (args.is_string()) {
+      args = ojson::parse(args.get<std::string>(), nullptr, false);
+      if (args.is_discarded()) args = ojson::object();
+    } else if (!args.is_object() && !args.is_array()) {
+      args = ojson::object();
+    }
+    out.push_back(std::move(call));
+  }
+  return out;
 }
 
 ojson parse_messages(const ojson& m) {
@@ -48,9 +88,33 @@ ojson parse_messages(const ojson& m) {
     static const std::set<std::string> kRoles = {"system", "user",      "assistant",
                                                  "tool",   "developer", "function"};
     if (!kRoles.count(r)) throw bad_request(field + ".role '" + r + "' is not valid", field);
-    ojson copy = msg;  // keep every key (tool_calls, name, ...) in order for the template
-    auto c = msg.find("content");
-    copy["content"] = c == msg.end() ? ojson() : flatten_content(*c, i);
+    auto get = [&](const char* k) -> const ojson* {
+      auto it = msg.find(k);
+      return it == msg.end() || it->is_null() ? nullptr : &*it;
+    };
+    ojson copy = ojson::object();
+    copy["role"] = r;
+    const ojson* c = get("content");
+    copy["content"] = flatten_content(c ? *c : ojson(), i);
+    if (r == "assistant") {
+      if (const ojson* tc = get("tool_calls")) {
+        ojson calls = parse_tool_calls(*tc, field + ".tool_calls");
+        if (!calls.empty()) copy["tool_calls"] = std::move(calls);
+      }
+      // vLLM renamed reasoning_content to reasoning and gives templates both.
+      const ojson* reasoning = get("reasoning");
+      if (!reasoning) reasoning = get("reasoning_content");
+      if (reasoning) {
+        if (!reasoning->is_string()) wrong_type(field + ".reasoning", "a string", *reasoning);
+        copy["reasoning"] = *reasoning;
+        copy["reasoning_content"] = *reasoning;
+      }
+    } else if (r == "tool" && msg.contains("tool_call_id")) {
+      copy["tool_call_id"] = msg["tool_call_id"];
+    }
+    if (const ojson* n = get("name"); n && n->is_string()) copy["name"] = *n;
+    if (const ojson* t = get("task"); t && t->is_string()) copy["task"] = *t;
+    if (r == "developer") copy["tools"] = msg.contains("tools") ? msg["tools"] : ojson();
     out.push_back(std::move(copy));
   }
   return out;

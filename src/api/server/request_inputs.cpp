@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "api/llm.h"
+#include "api/server/structured_outputs.h"
 #include "tokenizer/chat_template/chat_template.h"
 
 namespace vllm::api {
@@ -39,6 +40,20 @@ std::vector<int32_t> encode(const LLM& llm, const std::string& text, bool specia
 
 void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
   if (!r.bad_words.empty()) r.sampling.bad_words_token_ids = llm.bad_words_token_ids(r.bad_words);
+}
+
+// vLLM's is_reasoning_end over the prompt: the last of <think> / </think> in it decides whether
+// the model starts inside its reasoning (then the grammar waits for </think>) or after it
+// (enable_thinking false puts an empty <think></think> in the prompt).
+std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt) {
+  const auto end = llm.tokenizer().token_to_id("</think>");
+  const auto start = llm.tokenizer().token_to_id("<think>");
+  if (!end) return std::nullopt;  // no reasoning markers in this vocabulary
+  for (size_t i = prompt.size(); i-- > 0;) {
+    if (prompt[i] == *end) return std::nullopt;
+    if (start && prompt[i] == *start) return end;
+  }
+  return end;
 }
 
 }  // namespace
@@ -87,6 +102,31 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
       o.chat_echo = last["content"].get<std::string>();
   }
   tokenize_bad_words(llm, r);
+  // Tools: "auto" needs a parser; "required" and a named function force the call through the
+  // grammar engine, in the formats vLLM uses for them.
+  if (r.tool_choice == ToolChoice::kAuto && !r.tools.is_null()) {
+    if (!opts.auto_tool_parser)
+      throw bad_request(
+          "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to "
+          "be set",
+          "tool_choice");
+    o.tool_parser = opts.auto_tool_parser;
+    // As vLLM's hermes and mistral parsers: their tags may be special tokens.
+    if (*o.tool_parser != ToolParserKind::kLlama3Json) r.sampling.skip_special_tokens = false;
+  } else if (r.tool_choice == ToolChoice::kRequired) {
+    o.tool_parser = ToolParserKind::kRequired;
+  } else if (r.tool_choice == ToolChoice::kNamed) {
+    o.tool_parser = ToolParserKind::kNamed;
+    o.named_tool = r.tool_choice_name;
+  }
+  o.parallel_tool_calls = r.parallel_tool_calls;
+  std::optional<OutputConstraint> c = r.constraint;
+  if (auto t = tool_call_constraint(r)) c = std::move(t);
+  if (c) {
+    r.sampling.grammar = compile_constraint(llm, *c);
+    if (opts.reasoning_parser && r.include_reasoning)
+      r.sampling.grammar_start_token = grammar_start_token(llm, in.prompts.front().ids);
+  }
   return in;
 }
 
@@ -115,6 +155,7 @@ PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const In
   }
   in.options.echo_only = r.echo_only;
   tokenize_bad_words(llm, r);
+  if (r.constraint) r.sampling.grammar = compile_constraint(llm, *r.constraint);
   return in;
 }
 

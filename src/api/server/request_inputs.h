@@ -8,6 +8,7 @@
 
 #include "api/server/protocol.h"
 #include "api/server/serving.h"
+#include "api/server/tool_parsers.h"
 
 namespace vllm::api {
 
@@ -17,6 +18,10 @@ struct InputOptions {
   int32_t max_model_len = 0;
   // --trust-request-chat-template: a request may bring its own chat_template.
   bool trust_request_chat_template = false;
+  // --reasoning-parser qwen3: a grammar starts after the reasoning's end token.
+  bool reasoning_parser = false;
+  // --enable-auto-tool-choice with --tool-call-parser: the parser for tool_choice "auto".
+  std::optional<ToolParserKind> auto_tool_parser;
 };
 
 struct PreparedInputs {
@@ -30,7 +35,8 @@ std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool
                                    int32_t max_model_len, const char* field);
 
 // Both throw ApiError(400) naming the field at fault; they also fill req.sampling's
-// bad_words_token_ids.
+// bad_words_token_ids and compile its structured-output constraint (or forced tool call) into
+// req.sampling.grammar.
 PreparedInputs prepare_chat(const LLM& llm, ChatRequest& req, const InputOptions& opts);
 PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& req, const InputOptions& opts);
 

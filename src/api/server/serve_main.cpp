@@ -82,6 +82,11 @@ int serve_main(int argc, char** argv) {
                  "require 'Authorization: Bearer KEY' (default: $VLLM_API_KEY)");
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split <think> reasoning out of chat output ('qwen3')");
+  app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
+               "parse tool calls out of the output for tool_choice \"auto\" (needs "
+               "--tool-call-parser)");
+  app.add_option("--tool-call-parser", sc.tool_call_parser,
+                 "how tool calls are written: hermes (Qwen), llama3_json, mistral");
   app.add_option("--chat-template", chat_template,
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,

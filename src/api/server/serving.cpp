@@ -69,6 +69,8 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
+      if (g->opts_.tool_parser)
+        c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->opts_.named_tool);
       c.prompt_index = static_cast<int>(p);
       c.engine_id = engine_prefix + "-" + std::to_string(c.index);
       engine::SamplingParams sp = base;
@@ -179,19 +181,57 @@ json Generation::completion_choice(Choice& c) {
   return choice;
 }
 
-json Generation::chat_message(const Choice& c) const {
+namespace {
+
+json tool_call_json(const ToolCall& t) {
+  return {{"id", t.id},
+          {"type", "function"},
+          {"function", {{"name", t.name}, {"arguments", t.arguments}}}};
+}
+
+json tool_delta_json(const ToolCallDelta& t) {
+  if (t.header)
+    return {{"index", t.index},
+            {"id", t.id},
+            {"type", "function"},
+            {"function", {{"name", t.name}, {"arguments", ""}}}};
+  return {{"index", t.index}, {"function", {{"arguments", t.arguments}}}};
+}
+
+}  // namespace
+
+bool Generation::tools_finish(const Choice& c, bool called) const {
+  if (!opts_.tool_parser) return false;
+  if (*opts_.tool_parser == ToolParserKind::kRequired) return c.finish_reason == "stop";
+  return *opts_.tool_parser != ToolParserKind::kNamed && called;
+}
+
+json Generation::chat_message(const Choice& c, std::string& finish_reason) const {
   json msg = {{"role", "assistant"}};
+  std::optional<std::string> content = c.text;
+  json reasoning = nullptr;
   if (ctx_.qwen3_reasoning) {
     ReasoningSplit s = split_reasoning(c.text);
-    msg["content"] = s.content || !opts_.chat_echo.empty()
-                         ? json(opts_.chat_echo + s.content.value_or(""))
-                         : json(nullptr);
-    msg["reasoning_content"] =
-        s.reasoning && opts_.include_reasoning ? json(*s.reasoning) : json(nullptr);
-  } else {
-    msg["content"] = opts_.chat_echo + c.text;
+    content = s.content;
+    if (s.reasoning && opts_.include_reasoning) reasoning = *s.reasoning;
   }
-  msg["tool_calls"] = json::array();
+  json calls = json::array();
+  finish_reason = c.finish_reason;
+  if (opts_.tool_parser) {
+    ExtractedToolCalls x =
+        extract_tool_calls(*opts_.tool_parser, content.value_or(""), opts_.named_tool);
+    // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
+    if (!opts_.parallel_tool_calls && x.calls.size() > 1) x.calls.resize(1);
+    if (x.tools_called || content) content = x.content;
+    for (const ToolCall& t : x.calls) calls.push_back(tool_call_json(t));
+    if (tools_finish(c, !x.calls.empty())) finish_reason = "tool_calls";
+  }
+  msg["content"] = content || !opts_.chat_echo.empty()
+                       ? json(opts_.chat_echo + content.value_or(""))
+                       : json(nullptr);
+  // Current vLLM names the reasoning text `reasoning` (reasoning_content is gone).
+  msg["reasoning"] = reasoning;
+  if (!calls.empty()) msg["tool_calls"] = std::move(calls);
   return msg;
 }
 
@@ -216,11 +256,13 @@ json Generation::collect(const std::function<bool()>& client_gone) {
       choices.push_back(completion_choice(c));
       continue;
     }
+    std::string finish;
+    json message = chat_message(c, finish);
     json choice = {
         {"index", c.index},
-        {"message", chat_message(c)},
+        {"message", std::move(message)},
         {"logprobs", opts_.chat_logprobs ? chat_logprobs(c.logprobs, lbl) : json(nullptr)},
-        {"finish_reason", c.finish_reason},
+        {"finish_reason", finish},
         {"stop_reason", c.stop_reason}};
     if (return_token_ids_) choice["token_ids"] = c.tokens;
     choices.push_back(std::move(choice));
@@ -297,6 +339,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       }
     }
     json d = json::object();
+    std::string text = delta;
     if (ctx_.qwen3_reasoning) {
       auto [r, t] = c.splitter.feed(delta);
       if (c.done) {
@@ -304,15 +347,46 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
         r += r2;
         t += t2;
       }
-      if (!r.empty() && opts_.include_reasoning) d["reasoning_content"] = r;
-      if (!t.empty()) d["content"] = t;
-    } else if (!delta.empty()) {
-      d["content"] = delta;
+      if (!r.empty() && opts_.include_reasoning) d["reasoning"] = r;
+      text = std::move(t);
     }
-    if (d.empty() && new_lps.empty() && !c.done) return ev;
-    choice["delta"] = d;
-    choice["logprobs"] = opts_.chat_logprobs ? chat_logprobs(new_lps, lbl) : json(nullptr);
-    if (return_token_ids_) choice["token_ids"] = new_ids;
+    std::vector<ToolCallDelta> calls;
+    if (c.tools) {
+      ParsedDelta pd;
+      c.tools->feed(text, pd);
+      if (c.done) c.tools->finish(pd);
+      text = std::move(pd.content);
+      for (ToolCallDelta& t : pd.calls)
+        if (opts_.parallel_tool_calls || t.index == 0) calls.push_back(std::move(t));
+    }
+    if (!text.empty()) d["content"] = text;
+    // One chunk per tool-call piece, as vLLM streams them: the first with id, type, name and
+    // empty arguments, then the argument fragments.
+    std::vector<json> deltas;
+    if (!d.empty() || calls.empty()) deltas.push_back(std::move(d));
+    for (const ToolCallDelta& t : calls)
+      deltas.push_back({{"tool_calls", json::array({tool_delta_json(t)})}});
+    if (deltas.size() == 1 && deltas[0].empty() && new_lps.empty() && !c.done) return ev;
+    std::string finish = c.finish_reason;
+    if (c.done && tools_finish(c, c.tools && c.tools->num_calls() > 0)) finish = "tool_calls";
+    for (size_t k = 0; k < deltas.size(); ++k) {
+      json ch = {{"index", c.index}, {"delta", std::move(deltas[k])}};
+      ch["logprobs"] = k == 0 && opts_.chat_logprobs ? chat_logprobs(new_lps, lbl) : json(nullptr);
+      if (return_token_ids_) ch["token_ids"] = k == 0 ? new_ids : std::vector<int32_t>{};
+      const bool last = k + 1 == deltas.size();
+      ch["finish_reason"] = c.done && last ? json(finish) : json(nullptr);
+      if (c.done && last) ch["stop_reason"] = c.stop_reason;
+      json chunk = chunk_header();
+      chunk["choices"] = json::array({std::move(ch)});
+      if (last && include_usage_ && continuous_usage_) {
+        const int64_t comp = c.completion_tokens;
+        chunk["usage"] = {{"prompt_tokens", prompt_tokens_},
+                          {"completion_tokens", comp},
+                          {"total_tokens", prompt_tokens_ + comp}};
+      }
+      ev.push_back(sse(chunk));
+    }
+    return ev;
   }
   choice["finish_reason"] = c.done ? json(c.finish_reason) : json(nullptr);
   if (c.done) choice["stop_reason"] = c.stop_reason;

@@ -16,6 +16,7 @@
 #include "api/server/logprobs_json.h"
 #include "api/server/protocol.h"
 #include "api/server/reasoning_parser.h"
+#include "api/server/tool_parsers.h"
 #include "engine/async_engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -44,6 +45,12 @@ struct GenerationOptions {
   std::string chat_echo;
   bool include_reasoning = true;
   std::optional<std::string> prompt_text;  // chat return_prompt_text
+  // Tool calls in the chat output: how it is read (nullopt: plain content), the function a
+  // named tool_choice forces, whether more than the first call is kept, and whether the
+  // choice was "required" (finish_reason "tool_calls" like "auto" when calls were made).
+  std::optional<ToolParserKind> tool_parser;
+  std::string named_tool;
+  bool parallel_tool_calls = true;
 };
 
 // One HTTP request's generation: its engine requests and the state needed to answer.
@@ -87,8 +94,9 @@ class Generation {
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;
     ReasoningStreamSplitter splitter;
-    bool sent_first = false;  // the first chunk (role, echo, prompt ids) went out
-    size_t text_offset = 0;   // completions logprobs: where the next token's text starts
+    std::unique_ptr<ToolCallParser> tools;  // streaming tool-call parser (opts_.tool_parser)
+    bool sent_first = false;                // the first chunk (role, echo, prompt ids) went out
+    size_t text_offset = 0;  // completions logprobs: where the next token's text starts
   };
 
   Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, GenerationOptions opts);
@@ -100,7 +108,10 @@ class Generation {
   // the new tokens.
   std::vector<LogprobEntry> echo_entries(const Choice& c) const;
   nlohmann::json completion_choice(Choice& c);
-  nlohmann::json chat_message(const Choice& c) const;
+  // The message of a finished chat choice and its finish_reason ("tool_calls" when the model
+  // called tools under tool_choice auto or required, as vLLM).
+  nlohmann::json chat_message(const Choice& c, std::string& finish_reason) const;
+  bool tools_finish(const Choice& c, bool called) const;
   std::vector<std::string> stream_events(Choice& c, engine::RequestOutput& o);
 
   ServingContext& ctx_;

@@ -1,0 +1,90 @@
+// Tool-call parsers: model output text -> OpenAI tool calls, as vLLM's `--tool-call-parser`
+// parsers read it, plus the two formats vLLM forces through structured output:
+//   hermes       (Qwen2.5 / Qwen3, Hermes): content, then <tool_call>{"name", "arguments"}
+//                </tool_call> blocks; content is the text before the first tag
+//   llama3_json  (Llama 3.x): the output starts with <|python_tag|> or "{" and is JSON
+//                objects {"name", "arguments" | "parameters"} separated by two characters
+//                ("; "); content is null when tools are called
+//   mistral      [TOOL_CALLS] then a JSON array of {"name", "arguments"}; content is the text
+//                before [TOOL_CALLS]
+//   named        tool_choice naming a function: the whole output is its arguments object
+//   required     tool_choice "required": a JSON array of {"name", "parameters"}
+// Arguments are re-serialized as Python's json.dumps(..., ensure_ascii=False) writes them
+// (py_json.h), except for `named`, whose arguments are the output text itself (as vLLM).
+//
+// One incremental parser serves both modes: streaming feeds it the text deltas and sends what
+// it reports; a whole response feeds it everything at once. So a stream's deltas reassemble
+// to the non-streamed message. When the text turns out not to be a valid call, a whole
+// response falls back as vLLM does (the text stays content); a stream cannot take back what
+// it already sent and continues the rest as content.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vllm::api {
+
+enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired };
+
+// --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
+std::optional<ToolParserKind> tool_parser_by_name(const std::string& name);
+// The names accepted by --tool-call-parser, for messages.
+const char* tool_parser_names();
+
+// One piece of a streamed tool call (vLLM's DeltaToolCall).
+struct ToolCallDelta {
+  int index = 0;
+  bool header = false;  // the first piece of a call: carries id, type and name
+  std::string id, name;
+  std::string arguments;  // a fragment (the header's is "")
+};
+
+// What one feed (or finish) produced.
+struct ParsedDelta {
+  std::string content;
+  std::vector<ToolCallDelta> calls;
+};
+
+struct ToolCall {
+  std::string id, name, arguments;
+};
+
+class ToolCallParser {
+ public:
+  // `named_function`: the function name for kNamed.
+  static std::unique_ptr<ToolCallParser> make(ToolParserKind kind,
+                                              const std::string& named_function = {});
+  virtual ~ToolCallParser() = default;
+
+  // Feeds generated text (whole UTF-8 characters); appends what became certain to `out`.
+  virtual void feed(std::string_view text, ParsedDelta& out) = 0;
+  // End of the output: releases held-back text, checks that the last call is complete.
+  virtual void finish(ParsedDelta& out) = 0;
+
+  // The output broke the format after at least its start (invalid JSON, a missing key).
+  bool failed() const { return failed_; }
+  // Calls begun so far (a header was reported).
+  int num_calls() const { return num_calls_; }
+
+ protected:
+  bool failed_ = false;
+  int num_calls_ = 0;
+};
+
+// The non-streaming result: vLLM's ExtractedToolCallInformation.
+struct ExtractedToolCalls {
+  bool tools_called = false;
+  std::vector<ToolCall> calls;
+  std::optional<std::string> content;
+};
+ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
+                                      const std::string& named_function = {});
+
+// Tool call ids as vLLM makes them: "chatcmpl-tool-" + 32 hex digits; Mistral's are 9
+// alphanumerics.
+std::string make_tool_call_id(ToolParserKind kind);
+
+}  // namespace vllm::api

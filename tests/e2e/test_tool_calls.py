@@ -1,0 +1,181 @@
+"""Tool calling end to end with the official openai client: `vllm serve` on SmolLM2 with
+--enable-auto-tool-choice --tool-call-parser hermes and the Qwen2.5 chat template (SmolLM2's
+own has no tool section). tool_choice required / named forces the calls through the grammar
+engine, so the tiny model reliably makes them."""
+import json
+import os
+
+import openai
+import pytest
+
+from conftest import MODEL_NAME, REPO, Server
+from test_openai_api import post
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather in a city",
+    "parameters": {"type": "object",
+                   "properties": {"city": {"type": "string", "maxLength": 20},
+                                  "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   "required": ["city", "unit"]}}}
+TIME = {"type": "function", "function": {
+    "name": "get_time", "parameters": {"type": "object",
+                                       "properties": {"tz": {"type": "string", "maxLength": 10}},
+                                       "required": ["tz"]}}}
+TOOLS = [WEATHER, TIME]
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+# Some words, then two Hermes-format calls, as Qwen2.5 writes them.
+HERMES_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n\{"name": "get_weather", "arguments": '
+             r'\{"city": "[A-Za-z]{1,12}", "unit": "(celsius|fahrenheit)"\}\}\n</tool_call>\n'
+             r'<tool_call>\n\{"name": "get_time", "arguments": \{"tz": "[A-Z]{3}"\}\}\n</tool_call>')
+
+
+@pytest.fixture(scope="module")
+def tool_server(tmp_path_factory):
+    with open(os.path.join(REPO, "tests", "golden", "chat_template", "qwen25.json")) as f:
+        template = json.load(f)["template"]
+    path = tmp_path_factory.mktemp("tpl") / "qwen25.jinja"
+    path.write_text(template)
+    s = Server(["--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+                "--chat-template", str(path)])
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def tclient(tool_server):
+    return openai.OpenAI(base_url=tool_server.url + "/v1", api_key="unused", max_retries=0,
+                         timeout=120)
+
+
+def _check_call(call, names):
+    assert call.type == "function" and call.id.startswith("chatcmpl-tool-")
+    assert call.function.name in names
+    args = json.loads(call.function.arguments)
+    params = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    import jsonschema
+    jsonschema.validate(args, params[call.function.name])
+    return args
+
+
+def test_multi_turn_tool_conversation(tclient):
+    r = tclient.chat.completions.create(
+        model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0, max_tokens=120,
+        tool_choice={"type": "function", "function": {"name": "get_weather"}})
+    msg = r.choices[0].message
+    assert len(msg.tool_calls) == 1
+    args = _check_call(msg.tool_calls[0], {"get_weather"})
+    # The call, its result, and a final answer in plain text (tool_choice auto: the model may
+    # answer or call again; either way the history rendered and the reply parsed).
+    history = QUESTION + [
+        {"role": "assistant", "content": None,
+         "tool_calls": [tc.model_dump() for tc in msg.tool_calls]},
+        {"role": "tool", "tool_call_id": msg.tool_calls[0].id,
+         "content": json.dumps({"city": args["city"], "temperature": 21})}]
+    final = tclient.chat.completions.create(model=MODEL_NAME, messages=history, tools=TOOLS,
+                                            temperature=0, max_tokens=60)
+    c = final.choices[0]
+    assert c.finish_reason in ("stop", "length", "tool_calls")
+    if c.finish_reason == "tool_calls":
+        for tc in c.message.tool_calls:
+            _check_call(tc, {"get_weather", "get_time"})
+    else:
+        assert c.message.content and "<tool_call>" not in c.message.content
+    # The rendered prompt holds the call (arguments as JSON) and the tool response.
+    status, body = post_prompt(tclient, history)
+    assert '<tool_call>\n{"name": "get_weather", "arguments": {' in body, body
+    assert "<tool_response>" in body
+
+
+def post_prompt(tclient, messages):
+    r = tclient.chat.completions.create(model=MODEL_NAME, messages=messages, tools=TOOLS,
+                                        max_tokens=1, tool_choice="none",
+                                        extra_body={"return_prompt_text": True})
+    return 200, r.model_extra.get("prompt_text", "")
+
+
+def test_required_forces_valid_calls(tclient):
+    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+                                        tool_choice="required", temperature=0, max_tokens=150)
+    c = r.choices[0]
+    assert c.finish_reason == "tool_calls" and c.message.tool_calls
+    for tc in c.message.tool_calls:
+        _check_call(tc, {"get_weather", "get_time"})
+
+
+@pytest.mark.parametrize("choice", ["required", "named", "auto_hermes"])
+def test_streamed_deltas_reassemble_to_the_whole_response(tclient, choice):
+    kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0, max_tokens=150)
+    if choice == "required":
+        kw["tool_choice"] = "required"
+    elif choice == "named":
+        kw["tool_choice"] = {"type": "function", "function": {"name": "get_time"}}
+    else:
+        # auto: a regex makes the model write a Hermes call (with content before it), which
+        # the hermes parser must find in the text.
+        kw["extra_body"] = {"guided_regex": HERMES_RE}
+    whole = tclient.chat.completions.create(**kw).choices[0]
+    chunks = list(tclient.chat.completions.create(stream=True, **kw))
+    calls, content, finish = {}, "", None
+    for ch in chunks:
+        if not ch.choices:
+            continue
+        d = ch.choices[0].delta
+        content += d.content or ""
+        for tc in d.tool_calls or []:
+            if tc.id:
+                assert tc.index not in calls and tc.function.arguments == ""
+                calls[tc.index] = {"id": tc.id, "name": tc.function.name, "arguments": ""}
+            else:
+                calls[tc.index]["arguments"] += tc.function.arguments or ""
+        finish = ch.choices[0].finish_reason or finish
+    assert finish == whole.finish_reason
+    want = [{"name": t.function.name, "arguments": t.function.arguments}
+            for t in whole.message.tool_calls or []]
+    got = [{"name": c["name"], "arguments": c["arguments"]} for _, c in sorted(calls.items())]
+    assert got == want
+    assert want, whole
+
+
+def test_auto_parses_hermes_calls_out_of_the_text(tclient):
+    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+                                        temperature=0, max_tokens=150,
+                                        extra_body={"guided_regex": HERMES_RE})
+    c = r.choices[0]
+    assert c.finish_reason == "tool_calls", c
+    assert [t.function.name for t in c.message.tool_calls] == ["get_weather", "get_time"]
+    for tc in c.message.tool_calls:
+        _check_call(tc, {"get_weather", "get_time"})
+    # Content is the text before the first tag (vLLM's hermes parser).
+    assert c.message.content and "<tool_call>" not in c.message.content
+    # parallel_tool_calls false keeps only the first call.
+    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+                                        temperature=0, max_tokens=150, parallel_tool_calls=False,
+                                        extra_body={"guided_regex": HERMES_RE})
+    assert [t.function.name for t in r.choices[0].message.tool_calls] == ["get_weather"]
+
+
+def test_tool_errors_are_400s_naming_the_field(tool_server, server):
+    base = {"model": MODEL_NAME, "messages": QUESTION, "max_tokens": 5}
+    cases = [
+        ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+         "tool_choice"),
+        ({"tools": [{"type": "function", "function": {"description": "no name"}}]}, "tools"),
+        ({"tools": {"a": 1}}, "tools"),
+        ({"tool_choice": "required"}, "tool_choice"),
+        ({"tools": TOOLS, "tool_choice": "required", "response_format": {"type": "json_object"}},
+         "response_format"),
+    ]
+    for extra, param in cases:
+        status, r = post(tool_server, "/v1/chat/completions", {**base, **extra})
+        assert status == 400 and r["error"]["param"] == param, (extra, r)
+    # Without --enable-auto-tool-choice, tools with auto is vLLM's 400.
+    status, r = post(server, "/v1/chat/completions", {**base, "tools": TOOLS})
+    assert status == 400 and r["error"]["message"] == (
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+    # A tool-use history renders on the plain server too (content null + tool_calls, tool).
+    status, r = post(server, "/v1/chat/completions", {**base, "messages": QUESTION + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]})
+    assert status == 200, r
