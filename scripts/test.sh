@@ -18,6 +18,7 @@ if [ -f tools/make_tiny_models.py ]; then
 fi
 case "$mode" in
   "")
+    python3 scripts/check_layers.py
     scripts/build.sh
     (cd build && ctest --output-on-failure -j"${VLLM_TEST_JOBS:-2}")
     if compgen -G "tests/e2e/test_*.py" >/dev/null; then
