@@ -25,6 +25,7 @@ export VLLM_ZOO_MODELS="$CACHE/zoo"
 python3 tools/make_zoo_models.py --out "$VLLM_ZOO_MODELS" --source "$VLLM_TEST_GGUF"
 case "$mode" in
   "")
+    python3 scripts/check_layers.py
     nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
     if [ -x "$nvcc" ]; then
       export VLLM_CMAKE_ARGS="-DVLLM_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$nvcc"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "model/forward_batch.h"
 #include "vt/dtype.h"
@@ -36,6 +37,17 @@ class ModelExecutor {
   }
   // Sizes scratch for up to max_tokens per forward and pins it (graphs point into it).
   virtual void prepare_graphs(int64_t max_tokens) {}
+
+  // The backend the executor's buffers, graphs and decode state live on; the runner takes it
+  // from here. The default is a CPU backend made on first use (the CPU executor and test
+  // fakes); a device executor returns its own.
+  virtual vt::Backend& backend() {
+    if (!backend_) backend_ = vt::make_cpu_backend();
+    return *backend_;
+  }
+
+ protected:
+  std::unique_ptr<vt::Backend> backend_;
 };
 
 }  // namespace vllm::engine

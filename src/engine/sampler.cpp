@@ -3,7 +3,7 @@
 // over vocabularies of 50k-150k entries.
 #include "engine/sampler.h"
 
-#include "vt/cpu/ops_extra.h"
+#include "vt/ops.h"
 
 #include <algorithm>
 #include <bit>
@@ -57,7 +57,7 @@ float max_of(const float* x, int32_t n) {
 
 // First index holding the maximum (ties to the lowest id, as torch.argmax): the kernel the
 // decode graph's in-graph argmax uses too, so both always agree.
-int32_t argmax(const float* x, int32_t n) { return static_cast<int32_t>(vt::cpu::argmax(x, n)); }
+int32_t argmax(const float* x, int32_t n) { return static_cast<int32_t>(vt::argmax(x, n)); }
 
 // Sum in double over 8 independent accumulators: a fixed order (reproducible) without one
 // long dependency chain.

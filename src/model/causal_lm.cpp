@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "model/family.h"
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
 #include "model/load_error.h"
@@ -14,51 +15,24 @@ namespace vllm::model {
 namespace fs = std::filesystem;
 
 namespace {
-struct Arch {
-  const char* name;
-  CausalLM::LayerLoader loader;
-};
-const std::vector<Arch>& registry() {
-  static const std::vector<Arch> r = {
-      {"LlamaForCausalLM", load_llama_layer},        {"MistralForCausalLM", load_llama_layer},
-      {"Qwen2ForCausalLM", load_llama_layer},        {"Qwen3ForCausalLM", load_qwen3_layer},
-      {"Qwen3MoeForCausalLM", load_qwen3_moe_layer},
-  };
-  return r;
-}
 std::string layer_prefix(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
 }  // namespace
 
-const CausalLM::LayerLoader* CausalLM::find_architecture(const std::string& name) {
-  for (const auto& a : registry())
-    if (name == a.name) return &a.loader;
-  return nullptr;
-}
-
-std::vector<std::string> CausalLM::supported_architectures() {
-  std::vector<std::string> v;
-  for (const auto& a : registry()) v.push_back(a.name);
-  return v;
-}
-
 CausalLM::~CausalLM() = default;
 
-const CausalLM::LayerLoader& CausalLM::architecture_loader(const ModelConfig& c) {
-  const LayerLoader* loader = find_architecture(c.architecture);
-  if (!loader) {
-    std::string list;
-    for (const auto& a : supported_architectures()) list += (list.empty() ? "" : ", ") + a;
-    throw LoadError(c.source,
-                    "unsupported architecture '" + c.architecture + "' (supported: " + list + ")");
-  }
-  return *loader;
+const ModelFamily& CausalLM::family_of(const ModelConfig& c) {
+  const ModelFamily* f = family_for_hf(c.architecture);
+  if (!f)
+    throw LoadError(c.source, "unsupported architecture '" + c.architecture +
+                                  "' (supported: " + supported_hf_architectures() + ")");
+  return *f;
 }
 
 std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool& pool,
                                          const LoadOptions& opts) {
   if (fs::is_directory(path)) {
     ModelConfig config = config_from_hf_dir(path);
-    architecture_loader(config);  // an unknown architecture is reported before the weights
+    family_of(config);  // an unknown architecture is reported before the weights are read
     WeightStore store;
     load_safetensors_dir(path, store);
     return from_weights(path, std::move(config), std::move(store), pool, opts);
@@ -74,9 +48,9 @@ std::unique_ptr<CausalLM> CausalLM::from_gguf(std::unique_ptr<GgufFile> gguf, vt
   m->pool_ = &pool;
   m->gguf_ = std::move(gguf);
   m->config_ = config_from_gguf(*m->gguf_);
-  const LayerLoader& loader = architecture_loader(m->config_);
-  load_gguf_weights(*m->gguf_, m->store_);
-  m->load_weights(loader, opts);
+  const ModelFamily& family = family_of(m->config_);
+  load_gguf_weights(*m->gguf_, family, m->store_);
+  m->load_weights(family, opts);
   return m;
 }
 
@@ -89,11 +63,13 @@ std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, Mode
   config.validate();
   m->config_ = std::move(config);
   m->store_ = std::move(store);
-  m->load_weights(architecture_loader(m->config_), opts);
+  const ModelFamily& family = family_of(m->config_);
+  if (family.hf_weights) family.hf_weights(m->store_, m->config_);
+  m->load_weights(family, opts);
   return m;
 }
 
-void CausalLM::load_weights(const LayerLoader& loader, const LoadOptions& opts) {
+void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
   const ModelConfig& c = config_;
   embed_ = store_.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   if (c.tie_word_embeddings || !store_.has("lm_head.weight"))
@@ -113,7 +89,7 @@ void CausalLM::load_weights(const LayerLoader& loader, const LoadOptions& opts) 
     }
   }
   layers_.reserve(c.num_layers);
-  for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(loader(store_, c, i));
+  for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(family.load_layer(store_, c, i));
   if (opts.pack_weights) pack_weights();
 }
 

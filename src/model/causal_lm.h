@@ -24,6 +24,8 @@ struct LoadOptions {
   bool pack_weights = true;
 };
 
+struct ModelFamily;
+
 class CausalLM {
  public:
   // path: a Hugging Face folder (config.json + safetensors) or a .gguf file.
@@ -77,15 +79,13 @@ class CausalLM {
   void reserve_workspace(int64_t n_tok) { ws_.reserve(config_, n_tok); }
   void freeze_workspace(bool frozen) { ws_.frozen = frozen; }
 
-  // Architecture loaders fill layers_ from the store (one per family, see models/).
-  using LayerLoader = std::function<LayerWeights(const WeightStore&, const ModelConfig&, int64_t)>;
-  static const LayerLoader* find_architecture(const std::string& name);
-  static std::vector<std::string> supported_architectures();
+  // The family of a config (models/registry.cpp); throws LoadError listing the supported
+  // architectures when there is none.
+  static const ModelFamily& family_of(const ModelConfig& c);
 
  private:
   CausalLM() = default;
-  static const LayerLoader& architecture_loader(const ModelConfig& c);
-  void load_weights(const LayerLoader& loader, const LoadOptions& opts);
+  void load_weights(const ModelFamily& family, const LoadOptions& opts);
   void pack_weights();
 
   std::string path_;
@@ -102,12 +102,7 @@ class CausalLM {
   Workspace ws_;
 };
 
-// Layer loaders of the families (models/*.cpp).
-LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
-LayerWeights load_qwen3_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
-LayerWeights load_qwen3_layer_attention_only(const WeightStore& s, const ModelConfig& c, int64_t i);
-LayerWeights load_qwen3_moe_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
-// Pieces the families share.
+// Pieces the families (models/*.cpp) share.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
 #include "model/mapped_file.h"
@@ -194,6 +195,13 @@ int64_t derived_head_dim(const ModelConfig& c) {
   return c.hidden_size / c.num_heads;
 }
 
+// The flags a family fixes whatever the file says.
+void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
+  if (f.qkv_bias) c.attention_bias = true;
+  c.qk_norm = f.qk_norm;
+  if (!f.moe) c.num_experts = 0;
+}
+
 void read_hf_fields(ModelConfig& c, const json& j) {
   using tok::json_bool_or;
   using tok::json_float_or;
@@ -264,10 +272,20 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   } catch (const json::exception& e) {
     throw LoadError(c.source, std::string("missing or mistyped field: ") + e.what());
   }
-  if (c.architecture == "Qwen2ForCausalLM") c.attention_bias = true;
-  if (c.architecture == "Qwen3ForCausalLM" || c.architecture == "Qwen3MoeForCausalLM")
-    c.qk_norm = true;
-  if (c.architecture != "Qwen3MoeForCausalLM") c.num_experts = 0;
+  if (const ModelFamily* f = family_for_hf(c.architecture)) {
+    apply_family_flags(c, *f);
+    if (f->hf_config) {
+      try {
+        f->hf_config(c, j);
+      } catch (const tok::JsonFieldError& e) {
+        throw LoadError(c.source, std::string("invalid config: ") + e.what());
+      } catch (const json::exception& e) {
+        throw LoadError(c.source, std::string("missing or mistyped field: ") + e.what());
+      }
+    }
+  } else {
+    c.num_experts = 0;  // the unknown architecture is reported by the model loader
+  }
   if (!generation_config_json.empty()) {
     const std::string& gs = generation_source.empty() ? source : generation_source;
     const json g = parse_json(generation_config_json, gs);
@@ -299,22 +317,13 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   c.from_gguf = true;
   const std::string arch = g.get_str("general.architecture");
   const std::string p = arch + ".";
-  if (arch == "llama") {
-    c.architecture = "LlamaForCausalLM";
-    c.rope_style = vt::cpu::RopeStyle::kInterleaved;  // converter permuted the q/k rows
-  } else if (arch == "qwen2") {
-    c.architecture = "Qwen2ForCausalLM";
-    c.attention_bias = true;
-  } else if (arch == "qwen3") {
-    c.architecture = "Qwen3ForCausalLM";
-    c.qk_norm = true;
-  } else if (arch == "qwen3moe") {
-    c.architecture = "Qwen3MoeForCausalLM";
-    c.qk_norm = true;
-  } else {
+  const ModelFamily* family = family_for_gguf(arch);
+  if (!family)
     throw LoadError(g.path(), "unsupported architecture '" + arch +
-                                  "' (supported: llama, qwen2, qwen3, qwen3moe)");
-  }
+                                  "' (supported: " + supported_gguf_architectures() + ")");
+  c.architecture = family->hf_architectures.front();
+  apply_family_flags(c, *family);
+  if (family->gguf_rope_interleaved) c.rope_style = vt::cpu::RopeStyle::kInterleaved;
   c.gguf_arch = arch;
   c.hidden_size = g.get_int(p + "embedding_length");
   c.num_layers = g.get_int(p + "block_count");
@@ -342,12 +351,7 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   } else if (!scaling.empty() && scaling != "none") {
     throw LoadError(g.path(), "unsupported rope scaling type '" + scaling + "'");
   }
-  if (arch == "qwen3moe") {
-    c.num_experts = g.get_int(p + "expert_count");
-    c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-    c.moe_intermediate_size = g.get_int(p + "expert_feed_forward_length");
-    c.norm_topk_prob = true;  // llama.cpp always renormalizes for qwen3moe
-  }
+  if (family->gguf_config) family->gguf_config(c, g, p);
   c.tie_word_embeddings = g.find_tensor("output.weight") == nullptr;
   c.bos_token_id = g.get_int_or("tokenizer.ggml.bos_token_id", -1);
   if (g.has("tokenizer.ggml.eos_token_id"))

@@ -39,7 +39,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string architecture;  // Hugging Face class name, e.g. "Qwen3ForCausalLM"
+  std::string architecture;  // Hugging Face class name (config.json "architectures"[0])
   std::string source;        // the file or folder it came from (for messages)
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -54,9 +54,10 @@ struct ModelConfig {
   vt::cpu::RopeStyle rope_style = vt::cpu::RopeStyle::kNeox;
   int64_t max_position_embeddings = 2048;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;  // q/k/v bias (Qwen2)
-  bool qk_norm = false;         // per-head RMSNorm on q and k (Qwen3)
-  // Mixture of experts (Qwen3-MoE); num_experts == 0 means dense.
+  // Family flags (ModelFamily in model/family.h sets them; the shared forward reads them).
+  bool attention_bias = false;  // q/k/v bias
+  bool qk_norm = false;         // per-head RMSNorm on q and k
+  // Mixture of experts; num_experts == 0 means dense.
   int64_t num_experts = 0;
   int64_t num_experts_per_tok = 0;
   int64_t moe_intermediate_size = 0;

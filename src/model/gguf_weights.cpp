@@ -1,8 +1,10 @@
 // Presents a GGUF file's tensors under Hugging Face names, so one set of layers reads
-// both formats. Stacked expert tensors keep their 3-D shape under
-// "model.layers.N.mlp.experts.{gate,up,down}_proj.weight".
+// both formats. The table here is llama.cpp's shared decoder naming; a family adds its own
+// tensors (biases, q/k norms, experts) in its descriptor. Stacked expert tensors keep their 3-D
+// shape under "model.layers.N.mlp.experts.{gate,up,down}_proj.weight".
 #include <regex>
 
+#include "model/family.h"
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
 
@@ -25,23 +27,14 @@ const NamePair kLayer[] = {
     {"attn_q.weight", "self_attn.q_proj.weight"},
     {"attn_k.weight", "self_attn.k_proj.weight"},
     {"attn_v.weight", "self_attn.v_proj.weight"},
-    {"attn_q.bias", "self_attn.q_proj.bias"},
-    {"attn_k.bias", "self_attn.k_proj.bias"},
-    {"attn_v.bias", "self_attn.v_proj.bias"},
     {"attn_output.weight", "self_attn.o_proj.weight"},
-    {"attn_q_norm.weight", "self_attn.q_norm.weight"},
-    {"attn_k_norm.weight", "self_attn.k_norm.weight"},
     {"ffn_norm.weight", "post_attention_layernorm.weight"},
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
-    {"ffn_gate_inp.weight", "mlp.gate.weight"},
-    {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-    {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-    {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
 };
 
-std::string hf_name(const std::string& gguf_name) {
+std::string hf_name(const std::string& gguf_name, const ModelFamily& family) {
   for (const auto& p : kGlobal)
     if (gguf_name == p.gguf) return p.hf;
   static const std::regex blk(R"(blk\.(\d+)\.(.+))");
@@ -49,17 +42,19 @@ std::string hf_name(const std::string& gguf_name) {
   if (std::regex_match(gguf_name, m, blk)) {
     for (const auto& p : kLayer)
       if (m[2] == p.gguf) return "model.layers." + m[1].str() + "." + p.hf;
+    for (const auto& [gguf, hf] : family.gguf_layer_tensors)
+      if (m[2] == gguf) return "model.layers." + m[1].str() + "." + hf;
   }
   return "gguf:" + gguf_name;  // kept, but no layer asks for it
 }
 
 }  // namespace
 
-void load_gguf_weights(const GgufFile& g, WeightStore& store) {
+void load_gguf_weights(const GgufFile& g, const ModelFamily& family, WeightStore& store) {
   store.set_source(g.path());
   for (const auto& t : g.tensors()) {
     TensorRef r;
-    r.name = hf_name(t.name);
+    r.name = hf_name(t.name, family);
     r.file = g.path();
     r.stored_name = t.name;
     r.shape = t.shape;

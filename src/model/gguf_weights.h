@@ -6,6 +6,8 @@
 namespace vllm::model {
 
 class GgufFile;
-void load_gguf_weights(const GgufFile& g, WeightStore& store);
+struct ModelFamily;
+// The shared Llama tensor names plus the family's own (ModelFamily::gguf_layer_tensors).
+void load_gguf_weights(const GgufFile& g, const ModelFamily& family, WeightStore& store);
 
 }  // namespace vllm::model

@@ -73,13 +73,13 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
     MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
     vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
   });
-  if (!w.q_bias.empty())
+  if (c.attention_bias)  // the family flag, not a sniffed weight
     ex.op([=] {
       vt::cpu::add_bias(q, qd, n, wp->q_bias.data(), qd);
       vt::cpu::add_bias(k, kvd, n, wp->k_bias.data(), kvd);
       vt::cpu::add_bias(v, kvd, n, wp->v_bias.data(), kvd);
     });
-  if (!w.q_norm.empty())
+  if (c.qk_norm)
     ex.op([=] {
       vt::cpu::rms_norm(q, D, wp->q_norm.data(), n * nh, D, eps, q, D);
       vt::cpu::rms_norm(k, D, wp->k_norm.data(), n * nkv, D, eps, k, D);

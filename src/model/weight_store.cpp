@@ -31,6 +31,14 @@ void WeightStore::add(TensorRef t) {
     throw LoadError(tensors_.at(name).file, "tensor '" + name + "' appears twice");
 }
 
+TensorRef WeightStore::take(const std::string& name) {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) throw LoadError(source_, "tensor '" + name + "' not found");
+  TensorRef t = std::move(it->second);
+  tensors_.erase(it);
+  return t;
+}
+
 const MappedFile* WeightStore::file_containing(const void* p) const {
   const auto* b = static_cast<const uint8_t*>(p);
   for (const auto& f : files_)

@@ -42,6 +42,8 @@ class WeightStore {
   // read into, an aligned copy of a misaligned tensor).
   void keep_alive(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
+  // Removes a tensor and hands it back (a family renaming or splitting its weights).
+  TensorRef take(const std::string& name);
   const TensorRef* find(const std::string& name) const;
   // Throws LoadError when the tensor is missing, has an unsupported type, or its shape
   // differs from `shape` (-1 entries match anything).

@@ -6,7 +6,9 @@
 // CUDA stream under capture), so host code between ops must never branch on data.
 //
 // The Backend owns graph-state memory and graph lifetimes: capture begin/end, replay,
-// destroy, and retirement of buffers a graph may still reference. The CPU backend keeps
+// destroy, and retirement of buffers a graph may still reference. It also makes the
+// DecodeState objects (vt/decode_state.h) that own a decode graph's inputs, and reads
+// device buffers back to the host (read_back). The CPU backend keeps
 // op lists and page-aligned buffers (so strict mode can write-protect them); a CUDA
 // backend maps the same calls onto cudaMalloc and CUDA graphs.
 #pragma once
@@ -70,6 +72,8 @@ struct DeviceBuffer {
 
 using GraphId = uint64_t;
 
+class DecodeState;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -93,6 +97,14 @@ class Backend {
   virtual void set_strict(bool on) = 0;
   // Runs `write` with `b` writable (the only sanctioned host writes to graph state).
   virtual void host_write(DeviceBuffer* b, const std::function<void()>& write) = 0;
+
+  // Host view of bytes [offset, offset + bytes) of `b`. The CPU returns a pointer into the
+  // buffer (no copy); a device backend copies into `staging` (>= bytes) and returns it.
+  virtual const void* read_back(const DeviceBuffer* b, size_t offset, size_t bytes, void* staging);
+  // The inputs of a captured decode step over `padded` rows with `vocab` logits columns and
+  // paged KV of block_size slots per block. A backend without decode graphs throws.
+  virtual std::unique_ptr<DecodeState> make_decode_state(int32_t padded, int32_t vocab,
+                                                         int block_size);
 
   struct Stats {
     int64_t captures = 0, replays = 0, destroys = 0, host_writes = 0;

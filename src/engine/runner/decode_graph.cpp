@@ -5,25 +5,18 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "vt/cpu/ops_extra.h"
+#include "vt/decode_state.h"
 
 namespace vllm::engine {
 
 struct DecodeGraphDriver::Entry {
   int32_t padded = 0;
-  vt::DeviceBuffer* state = nullptr;   // ids, positions, seq_of_token, logits rows, seq lens, slots
-  vt::DeviceBuffer* bt = nullptr;      // [padded + 1][width] (one spare row keeps reads in bounds)
-  vt::DeviceBuffer* logits = nullptr;  // [padded][vocab]
-  int32_t width = 0;
-  int32_t *ids = nullptr, *pos = nullptr, *seq = nullptr, *rows = nullptr, *seq_lens = nullptr;
-  int64_t* slots = nullptr;
+  std::unique_ptr<vt::DecodeState> state;  // ids, positions, seq lens, slots, table, logits
   vt::GraphId graph = 0;
   bool warmed = false;
   uint64_t seeded_gen = 0;
   int64_t replays_since_capture = 0;
   std::vector<int32_t> blocks_written;
-  int32_t* table() const { return static_cast<int32_t*>(bt->data); }
-  float* logit_data() const { return static_cast<float*>(logits->data); }
 };
 
 namespace {
@@ -84,19 +77,7 @@ DecodeGraphDriver::Entry& DecodeGraphDriver::entry_for(int32_t padded) {
   auto* e = new Entry();
   e->padded = padded;
   const size_t p = static_cast<size_t>(padded);
-  e->state = backend_.alloc(p * (5 * sizeof(int32_t) + sizeof(int64_t)) + 8);
-  e->logits = backend_.alloc(p * vocab_ * sizeof(float));
-  auto* base = static_cast<int32_t*>(e->state->data);
-  e->ids = base;
-  e->pos = base + p;
-  e->seq = base + 2 * p;
-  e->rows = base + 3 * p;
-  e->seq_lens = base + 4 * p;
-  e->slots = reinterpret_cast<int64_t*>((reinterpret_cast<uintptr_t>(base + 5 * p) + 7) &
-                                        ~static_cast<uintptr_t>(7));
-  backend_.host_write(e->state, [e, p] {
-    for (size_t i = 0; i < p; ++i) e->seq[i] = e->rows[i] = static_cast<int32_t>(i);
-  });
+  e->state = backend_.make_decode_state(padded, vocab_, block_size_);
   e->blocks_written.assign(p, 0);
   entries_[padded] = e;
   return *e;
@@ -109,16 +90,9 @@ void DecodeGraphDriver::destroy_graph(Entry& e) {
 }
 
 void DecodeGraphDriver::alloc_block_table(Entry& e, int32_t width) {
-  vt::DeviceBuffer* old = e.bt;
-  e.bt = backend_.alloc(static_cast<size_t>(e.padded + 1) * width * sizeof(int32_t));
-  e.width = width;
-  if (old) {
-    // The old graph is bound to the old table. Retire it (freed once no graph references
-    // it) and re-capture; the mutation frees it while the graph still holds it.
-    if (opts_.mutate_free_not_retire)
-      backend_.free(old);
-    else
-      backend_.retire(old);
+  // A graph is bound to the old table: the state retires it (freed once no graph references
+  // it) and the graph is re-captured; the mutation frees it while the graph still holds it.
+  if (e.state->set_width(width, opts_.mutate_free_not_retire)) {
     destroy_graph(e);
     ++stats_.width_changes;
   }
@@ -126,70 +100,39 @@ void DecodeGraphDriver::alloc_block_table(Entry& e, int32_t width) {
 }
 
 void DecodeGraphDriver::seed(Entry& e, const std::vector<DecodeRow>& rows) {
-  const int32_t n = static_cast<int32_t>(rows.size()), W = e.width;
-  backend_.host_write(e.state, [&] {
-    for (int32_t i = 0; i < e.padded; ++i) {
-      const bool real = i < n;
-      e.ids[i] = real ? rows[i].token : 0;
-      e.pos[i] = real ? rows[i].position : 0;
-      e.seq_lens[i] = real ? rows[i].position + 1 : 0;
-      e.slots[i] = -1;
-      if (real) {
-        const int32_t p = rows[i].position;
-        e.slots[i] =
-            static_cast<int64_t>(rows[i].blocks[p / block_size_]) * block_size_ + p % block_size_;
-      }
-    }
-  });
-  backend_.host_write(e.bt, [&] {
-    int32_t* t = e.table();
-    std::memset(t, 0, static_cast<size_t>(e.padded + 1) * W * sizeof(int32_t));
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t nb = std::min(rows[i].num_blocks, W);
-      std::copy_n(rows[i].blocks, nb, t + static_cast<size_t>(i) * W);
-      e.blocks_written[i] = nb;
-    }
-  });
+  const int32_t n = static_cast<int32_t>(rows.size());
+  std::vector<vt::DecodeSeedRow> seed(rows.size());
+  for (int32_t i = 0; i < n; ++i) {
+    seed[i] = {rows[i].token, rows[i].position, rows[i].blocks, rows[i].num_blocks};
+    e.blocks_written[i] = std::min(rows[i].num_blocks, e.state->width());
+  }
+  e.state->seed(seed);
   for (int32_t i = n; i < e.padded; ++i) e.blocks_written[i] = 0;
   ++stats_.seeds;
 }
 
 void DecodeGraphDriver::record_step(Entry& e, vt::Exec& ex) {
+  const vt::DecodeInputs in = e.state->inputs();
   model::ForwardBatch fb;
   fb.n_tok = e.padded;
-  fb.token_ids = e.ids;
-  fb.positions = e.pos;
-  fb.seq_of_token = e.seq;
-  fb.slot_mapping = e.slots;
-  fb.block_tables = e.table();
-  fb.bt_stride = e.width;
+  fb.token_ids = in.token_ids;
+  fb.positions = in.positions;
+  fb.seq_of_token = in.seq_of_token;
+  fb.slot_mapping = in.slot_mapping;
+  fb.block_tables = in.block_table;
+  fb.bt_stride = in.bt_stride;
   fb.n_seqs = e.padded;
-  fb.logits_indices = e.rows;
+  fb.logits_indices = in.logits_indices;
   fb.n_logits = e.padded;
-  float* logits = e.logit_data();
-  exec_.execute(fb, logits, ex);
+  exec_.execute(fb, in.logits, ex);
   // The graph's last ops: next token ids (greedy), then advance positions, seq lens and
   // slots, so the next replay needs no host write.
-  int32_t *ids = e.ids, *pos = e.pos, *seq_lens = e.seq_lens, *bt = e.table();
-  int64_t* slots = e.slots;
-  const int32_t P = e.padded, V = vocab_, W = e.width, bs = block_size_;
-  ex.op([=] {
-    for (int32_t i = 0; i < P; ++i)
-      ids[i] = static_cast<int32_t>(vt::cpu::argmax(logits + static_cast<int64_t>(i) * V, V));
-  });
-  ex.op([=] {
-    for (int32_t i = 0; i < P; ++i) {
-      if (seq_lens[i] == 0) continue;  // padding row
-      const int32_t p = ++pos[i];
-      ++seq_lens[i];
-      slots[i] = static_cast<int64_t>(bt[i * W + p / bs]) * bs + p % bs;
-    }
-  });
+  e.state->record_argmax_advance(ex);
 }
 
 void DecodeGraphDriver::capture(Entry& e) {
   vt::Exec ex;
-  e.graph = backend_.begin_capture(ex, {e.state, e.bt, e.logits});
+  e.graph = backend_.begin_capture(ex, e.state->bound());
   record_step(e, ex);
   backend_.end_capture(ex, e.graph);
   ++stats_.captures;
@@ -216,11 +159,11 @@ const float* DecodeGraphDriver::step(const std::vector<DecodeRow>& rows) {
     prev_ids_.clear();
     for (const auto& r : rows) prev_ids_.push_back(*r.request_id);
   }
-  if (!e.bt) {
+  if (e.state->width() == 0) {
     alloc_block_table(e, needed);
-  } else if (needed > e.width && !opts_.mutate_keep_width) {
+  } else if (needed > e.state->width() && !opts_.mutate_keep_width) {
     alloc_block_table(e, needed);
-  } else if (batch_changed && needed < e.width / 2) {
+  } else if (batch_changed && needed < e.state->width() / 2) {
     alloc_block_table(e, needed);  // the longest request left: shrink
   }
 
@@ -230,37 +173,28 @@ const float* DecodeGraphDriver::step(const std::vector<DecodeRow>& rows) {
     e.seeded_gen = batch_gen_;
     any_seeded_ = true;
   } else if (!opts_.mutate_skip_reseed) {
+    const int32_t* ids = e.state->read_token_ids(n);
+    const int32_t* pos = e.state->read_positions(n);
     for (int32_t i = 0; i < n; ++i)
-      if (e.pos[i] != rows[i].position || e.ids[i] != rows[i].token)
+      if (pos[i] != rows[i].position || ids[i] != rows[i].token)
         throw std::logic_error(
             "decode graph: state of row " + std::to_string(i) + " (" + *rows[i].request_id +
-            ") is out of sync with the scheduler (position " + std::to_string(e.pos[i]) + " vs " +
+            ") is out of sync with the scheduler (position " + std::to_string(pos[i]) + " vs " +
             std::to_string(rows[i].position) +
             "); invariant: an entry whose batch is unchanged holds the advanced state");
   }
   // Blocks the rows gained since they were written (a request crossed a block boundary).
   for (int32_t i = 0; i < n; ++i) {
-    const int32_t have = e.blocks_written[i], want = std::min(rows[i].num_blocks, e.width);
+    const int32_t have = e.blocks_written[i], want = std::min(rows[i].num_blocks, e.state->width());
     if (want <= have) continue;
-    backend_.host_write(e.bt, [&] {
-      std::copy(rows[i].blocks + have, rows[i].blocks + want,
-                e.table() + static_cast<size_t>(i) * e.width + have);
-    });
-    const int32_t p = rows[i].position;
-    backend_.host_write(e.state, [&] {
-      e.slots[i] = static_cast<int64_t>(e.table()[i * e.width + p / block_size_]) * block_size_ +
-                   p % block_size_;
-    });
+    e.state->patch_blocks(i, have, rows[i].blocks + have, want - have, rows[i].position);
     e.blocks_written[i] = want;
     ++stats_.block_writes;
   }
 
   if (!e.graph && !e.warmed) {
     // Warm-up: the same ops, run eagerly on the graph's own buffers.
-    backend_.host_write(e.state, [&] {
-      backend_.host_write(
-          e.bt, [&] { backend_.host_write(e.logits, [&] { record_step(e, vt::Exec::eager()); }); });
-    });
+    e.state->run_eager([&] { record_step(e, vt::Exec::eager()); });
     e.warmed = true;
     ++stats_.eager_warmups;
   } else {
@@ -273,16 +207,19 @@ const float* DecodeGraphDriver::step(const std::vector<DecodeRow>& rows) {
   }
   last_ = &e;
   last_n_ = n;
-  return e.logit_data();
+  return e.state->read_logits(n);
 }
 
-const int32_t* DecodeGraphDriver::argmax_ids() const { return last_ ? last_->ids : nullptr; }
+const int32_t* DecodeGraphDriver::argmax_ids() const {
+  return last_ ? last_->state->read_token_ids(last_n_) : nullptr;
+}
 
 void DecodeGraphDriver::commit_tokens(const std::vector<int32_t>& sampled) {
   Entry& e = *last_;
+  const int32_t* ids = e.state->read_token_ids(static_cast<int32_t>(sampled.size()));
   for (size_t i = 0; i < sampled.size(); ++i) {
-    if (e.ids[i] == sampled[i]) continue;
-    backend_.host_write(e.state, [&] { e.ids[i] = sampled[i]; });
+    if (ids[i] == sampled[i]) continue;
+    e.state->set_token(static_cast<int32_t>(i), sampled[i]);
     ++stats_.token_writes;
   }
 }

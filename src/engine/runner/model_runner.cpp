@@ -30,10 +30,9 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
   g.strict = g.strict || env.graph_strict;
   if (env.recapture_every > 0) g.recapture_every = env.recapture_every;
   if (g.enabled) {
-    backend_ = vt::make_cpu_backend();
-    graph_ =
-        std::make_unique<DecodeGraphDriver>(executor, *backend_, g, block_size, max_num_seqs,
-                                            batch_.max_blocks_per_req(), max_num_batched_tokens);
+    graph_ = std::make_unique<DecodeGraphDriver>(executor, executor.backend(), g, block_size,
+                                                 max_num_seqs, batch_.max_blocks_per_req(),
+                                                 max_num_batched_tokens);
   }
 }
 

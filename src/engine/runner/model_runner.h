@@ -69,7 +69,6 @@ class ModelRunner {
   std::vector<int64_t> slot_mapping_;
   std::vector<float> logits_;
   RunnerOutput out_;
-  std::unique_ptr<vt::Backend> backend_;
   std::unique_ptr<DecodeGraphDriver> graph_;
   bool graph_ran_ = false;
   std::vector<DecodeRow> rows_;

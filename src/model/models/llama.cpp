@@ -1,14 +1,29 @@
-// Llama family: Llama 2/3 (incl. llama3 rope scaling), Mistral, SmolLM2, and Qwen2
-// (the same block with q/k/v bias, which the config turns on).
+// Llama family: Llama 2/3 (incl. llama3 rope scaling), Mistral, SmolLM2. The shared decoder
+// block with no extras; llama.cpp's converter permutes the q/k rows for its interleaved RoPE.
 #include "model/causal_lm.h"
+#include "model/family.h"
 
 namespace vllm::model {
 
-LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+namespace {
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w;
   w.attn = load_attention(s, c, i);
   w.mlp = load_mlp(s, c, i);
   return w;
+}
+}  // namespace
+
+const ModelFamily& llama_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM"};
+    f.gguf_architecture = "llama";
+    f.gguf_rope_interleaved = true;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
 }
 
 }  // namespace vllm::model

@@ -1,5 +1,6 @@
 // Qwen3: the Llama block plus a per-head RMSNorm on q and k before RoPE.
 #include "model/causal_lm.h"
+#include "model/family.h"
 
 namespace vllm::model {
 
@@ -13,10 +14,26 @@ LayerWeights load_qwen3_layer_attention_only(const WeightStore& s, const ModelCo
   return w;
 }
 
-LayerWeights load_qwen3_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+namespace {
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w = load_qwen3_layer_attention_only(s, c, i);
   w.mlp = load_mlp(s, c, i);
   return w;
+}
+}  // namespace
+
+const ModelFamily& qwen3_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Qwen3ForCausalLM"};
+    f.gguf_architecture = "qwen3";
+    f.qk_norm = true;
+    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
+                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
 }
 
 }  // namespace vllm::model

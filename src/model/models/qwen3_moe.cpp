@@ -2,10 +2,17 @@
 // a softmax router over num_experts SwiGLU experts, top num_experts_per_tok.
 // Experts come per expert (Hugging Face) or stacked in one 3-D tensor (GGUF).
 #include "model/causal_lm.h"
+#include "model/family.h"
+#include "model/gguf.h"
 
 namespace vllm::model {
 
-LayerWeights load_qwen3_moe_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+// Qwen3 attention (models/qwen3.cpp).
+LayerWeights load_qwen3_layer_attention_only(const WeightStore& s, const ModelConfig& c, int64_t i);
+
+namespace {
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w = load_qwen3_layer_attention_only(s, c, i);
   if (!c.layer_is_moe(i)) {
     w.mlp = load_mlp(s, c, i);
@@ -31,6 +38,35 @@ LayerWeights load_qwen3_moe_layer(const WeightStore& s, const ModelConfig& c, in
     }
   }
   return w;
+}
+
+void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  c.num_experts = g.get_int(p + "expert_count");
+  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
+  c.moe_intermediate_size = g.get_int(p + "expert_feed_forward_length");
+  c.norm_topk_prob = true;  // llama.cpp always renormalizes for qwen3moe
+}
+
+}  // namespace
+
+const ModelFamily& qwen3_moe_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Qwen3MoeForCausalLM"};
+    f.gguf_architecture = "qwen3moe";
+    f.qk_norm = true;
+    f.moe = true;
+    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
+                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+                            {"ffn_gate_inp.weight", "mlp.gate.weight"},
+                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+    f.gguf_config = gguf_config;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
 }
 
 }  // namespace vllm::model

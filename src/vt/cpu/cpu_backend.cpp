@@ -1,10 +1,12 @@
-// CPU Backend: op-list graphs, page-aligned state buffers, mprotect in strict mode.
+// CPU Backend: op-list graphs, page-aligned state buffers, mprotect in strict mode, and
+// the CPU DecodeState (cpu_decode_state.cpp).
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <map>
 #include <stdexcept>
 
+#include "vt/cpu/cpu_decode_state.h"
 #include "vt/graph.h"
 
 namespace vt {
@@ -105,6 +107,15 @@ class CpuBackend : public Backend {
     write();
     if (strict_) ::mprotect(b->data, b->bytes, PROT_READ);
     ++stats_.host_writes;
+  }
+
+  const void* read_back(const DeviceBuffer* b, size_t offset, size_t, void*) override {
+    return static_cast<const char*>(b->data) + offset;  // host memory: a view, no copy
+  }
+
+  std::unique_ptr<DecodeState> make_decode_state(int32_t padded, int32_t vocab,
+                                                 int block_size) override {
+    return cpu::make_decode_state(*this, padded, vocab, block_size);
   }
 
   Stats stats() const override {

@@ -1,0 +1,56 @@
+// ModelFamily: everything one architecture family contributes, declared by one file under
+// models/ and listed in models/registry.cpp. The loaders (config.cpp, gguf_weights.cpp,
+// causal_lm.cpp) look a family up here and never name one themselves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/layers.h"
+
+namespace vllm::model {
+
+class GgufFile;
+class WeightStore;
+struct ModelConfig;
+
+struct ModelFamily {
+  // config.json "architectures"[0] values; the first is the canonical name a GGUF maps to.
+  std::vector<std::string> hf_architectures;
+  // GGUF general.architecture ("" when the family has no GGUF form).
+  std::string gguf_architecture;
+
+  // Flags the shared forward reads (copied into ModelConfig by the config readers).
+  bool qkv_bias = false;  // q/k/v projections carry a bias (always, whatever the config says)
+  bool qk_norm = false;   // per-head RMSNorm on q and k before RoPE
+  bool moe = false;       // may have sparse MoE layers (else num_experts is forced to 0)
+  bool gguf_rope_interleaved = false;  // llama.cpp's converter permuted the q/k rows (rope NORM)
+
+  // GGUF per-layer tensor names beyond the shared Llama table: {"attn_q_norm.weight",
+  // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.
+  std::vector<std::pair<std::string, std::string>> gguf_layer_tensors;
+
+  // Config quirks after the shared fields are read (nullptr: none).
+  void (*hf_config)(ModelConfig& c, const nlohmann::json& config) = nullptr;
+  // GGUF metadata keys of the family ("<arch>." prefix in `p`) after the shared ones.
+  void (*gguf_config)(ModelConfig& c, const GgufFile& g, const std::string& p) = nullptr;
+  // Rewrites a Hugging Face folder's weights to the shared names (renames, fused-tensor
+  // splits) before any layer is loaded (nullptr: the folder already uses them).
+  void (*hf_weights)(WeightStore& s, const ModelConfig& c) = nullptr;
+  // Binds one decoder layer's weights.
+  LayerWeights (*load_layer)(const WeightStore& s, const ModelConfig& c, int64_t layer) = nullptr;
+};
+
+// Every family, in registry order (models/registry.cpp).
+const std::vector<const ModelFamily*>& model_families();
+const ModelFamily* family_for_hf(const std::string& architecture);
+const ModelFamily* family_for_gguf(const std::string& gguf_architecture);
+// "A, B, C": for error messages.
+std::string supported_hf_architectures();
+std::string supported_gguf_architectures();
+
+}  // namespace vllm::model

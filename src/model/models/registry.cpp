@@ -1,0 +1,51 @@
+// The family registry: the one list of families (each declared in its own file here), and
+// the lookups the loaders use. A new family is one file plus one line below.
+#include <algorithm>
+
+#include "model/family.h"
+
+namespace vllm::model {
+
+const ModelFamily& llama_family();
+const ModelFamily& qwen2_family();
+const ModelFamily& qwen3_family();
+const ModelFamily& qwen3_moe_family();
+const ModelFamily& internlm2_family();
+
+const std::vector<const ModelFamily*>& model_families() {
+  static const std::vector<const ModelFamily*> all = {
+      &llama_family(), &qwen2_family(), &qwen3_family(), &qwen3_moe_family(), &internlm2_family(),
+  };
+  return all;
+}
+
+const ModelFamily* family_for_hf(const std::string& architecture) {
+  for (const ModelFamily* f : model_families())
+    if (std::find(f->hf_architectures.begin(), f->hf_architectures.end(), architecture) !=
+        f->hf_architectures.end())
+      return f;
+  return nullptr;
+}
+
+const ModelFamily* family_for_gguf(const std::string& gguf_architecture) {
+  if (gguf_architecture.empty()) return nullptr;
+  for (const ModelFamily* f : model_families())
+    if (f->gguf_architecture == gguf_architecture) return f;
+  return nullptr;
+}
+
+std::string supported_hf_architectures() {
+  std::string s;
+  for (const ModelFamily* f : model_families())
+    for (const auto& a : f->hf_architectures) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
+
+std::string supported_gguf_architectures() {
+  std::string s;
+  for (const ModelFamily* f : model_families())
+    if (!f->gguf_architecture.empty()) s += (s.empty() ? "" : ", ") + f->gguf_architecture;
+  return s;
+}
+
+}  // namespace vllm::model

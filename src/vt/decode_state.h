@@ -1,0 +1,74 @@
+// DecodeState: the inputs of a captured decode step, owned by a Backend.
+//
+// One state per padded batch size holds token ids, positions, seq lens, slots, block-table
+// rows and logits at fixed device addresses (a graph binds them). Every host-side change goes
+// through a call here (seed, block patch, token fix-up), and every host-side read through a
+// read-back call, so a device backend can implement it with uploads and copies while the CPU
+// backend writes and reads its own arena in place. The graph's tail (argmax over the logits
+// rows, then the position/slot advance) is recorded by the state too: it is a backend op.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vt/graph.h"
+
+namespace vt {
+
+// Device addresses a captured forward reads and writes (stable for the state's life, except
+// block_table, which moves when set_width reallocates it).
+struct DecodeInputs {
+  int32_t* token_ids = nullptr;
+  int32_t* positions = nullptr;
+  int32_t* seq_of_token = nullptr;    // identity: row i is sequence i
+  int32_t* logits_indices = nullptr;  // identity: logits row i is token i
+  int64_t* slot_mapping = nullptr;
+  int32_t* block_table = nullptr;  // [padded][bt_stride]
+  int32_t bt_stride = 0;
+  float* logits = nullptr;  // [padded][vocab]
+};
+
+// One real row of a seed: its last token, its position and its block ids.
+struct DecodeSeedRow {
+  int32_t token = 0;
+  int32_t position = 0;
+  const int32_t* blocks = nullptr;
+  int32_t num_blocks = 0;
+};
+
+class DecodeState {
+ public:
+  virtual ~DecodeState() = default;
+  virtual int32_t padded() const = 0;
+  virtual int32_t width() const = 0;
+  virtual DecodeInputs inputs() const = 0;
+  // The buffers a graph over this state reads or writes (it keeps them alive).
+  virtual std::vector<DeviceBuffer*> bound() const = 0;
+
+  // (Re)allocates the block table with `width` columns, empty. A table a graph may still
+  // reference is retired; free_old_at_once frees it instead (a test mutation: unsafe).
+  // Returns whether an old table existed (its graphs must be re-captured).
+  virtual bool set_width(int32_t width, bool free_old_at_once = false) = 0;
+  // Writes every row: rows.size() real ones, the rest padding (seq len 0, slot -1); copies
+  // up to width() blocks per row.
+  virtual void seed(const std::vector<DecodeSeedRow>& rows) = 0;
+  // Appends block ids [from, from + count) to a row and recomputes its slot at `position`.
+  virtual void patch_blocks(int32_t row, int32_t from, const int32_t* blocks, int32_t count,
+                            int32_t position) = 0;
+  // Sets the token a row feeds next (a sampled token that differs from the argmax).
+  virtual void set_token(int32_t row, int32_t token) = 0;
+  // Records the graph's tail into `ex`: token ids = argmax of each logits row (the lowest
+  // index wins ties), then positions, seq lens and slots advance by one on real rows.
+  virtual void record_argmax_advance(Exec& ex) = 0;
+  // Runs `fn` with the whole state writable (an eager warm-up on the graph's own buffers).
+  virtual void run_eager(const std::function<void()>& fn) = 0;
+
+  // Read-back of the first n rows. A device backend copies into host staging owned by the
+  // state; the CPU returns a view of the state itself. Valid until the next call on the state.
+  virtual const int32_t* read_token_ids(int32_t n) = 0;
+  virtual const int32_t* read_positions(int32_t n) = 0;
+  virtual const float* read_logits(int32_t n) = 0;
+};
+
+}  // namespace vt
