@@ -34,6 +34,21 @@ TEST(BlockPool, HandsOutInOrderAndReturnsFreedToTheTail) {
   EXPECT_THROW(pool.get_new_blocks(2, got), std::logic_error);
 }
 
+TEST(BlockPool, CountsEveryBlockEverHandedOutOnce) {
+  BlockPool pool(4, 2, true);
+  std::vector<int32_t> a, b;
+  EXPECT_EQ(pool.num_touched_blocks(), 0);
+  pool.get_new_blocks(2, a);
+  EXPECT_EQ(pool.num_touched_blocks(), 2);
+  pool.free_blocks(a);
+  pool.get_new_blocks(2, b);  // the two never-used blocks come first from the free queue
+  EXPECT_EQ(pool.num_touched_blocks(), 4);
+  pool.free_blocks(b);
+  std::vector<int32_t> c;
+  pool.get_new_blocks(4, c);  // all of them again: nothing new is touched
+  EXPECT_EQ(pool.num_touched_blocks(), 4);
+}
+
 TEST(BlockPool, DoubleFreeIsCaught) {
   BlockPool pool(2, 2, true);
   std::vector<int32_t> got;

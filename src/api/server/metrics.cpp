@@ -35,6 +35,13 @@ ServerMetrics::ServerMetrics(const std::string& model_name)
                    .Help("KV-cache usage. 1 means 100 percent usage.")
                    .Register(reg)
                    .Add(l);
+  kv_touched_ = &BuildGauge()
+                     .Name("vllmcpp:kv_cache_touched_bytes")
+                     .Help(
+                         "Bytes of KV-cache blocks ever used (their pages are committed; the "
+                         "cache is mapped lazily). Not a vLLM metric.")
+                     .Register(reg)
+                     .Add(l);
   prompt_tokens_ = &BuildCounter()
                         .Name("vllm:prompt_tokens_total")
                         .Help("Number of prefill tokens processed.")
@@ -107,6 +114,7 @@ std::string ServerMetrics::render(const engine::EngineMetrics& m) {
   running_->Set(static_cast<double>(m.num_requests_running));
   waiting_->Set(static_cast<double>(m.num_requests_waiting));
   kv_usage_->Set(m.kv_cache_usage);
+  kv_touched_->Set(static_cast<double>(m.kv_cache_touched_bytes));
   auto bump = [](prometheus::Counter* c, int64_t now, int64_t before) {
     if (now > before) c->Increment(static_cast<double>(now - before));
   };

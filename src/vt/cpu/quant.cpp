@@ -382,6 +382,15 @@ DType act_format(DType weight) {
   }
 }
 
+namespace {
+// Rounds an activation already scaled into [-127, 127]. A NaN (a NaN or inf activation; inf
+// times a zero inverse scale) would make the int conversion undefined; it becomes -128, what
+// the SIMD paths' saturating pack makes of cvtps2dq's 0x80000000.
+inline int round_act(float v) {
+  return std::isnan(v) ? -128 : static_cast<int>(std::nearbyint(std::clamp(v, -128.0f, 127.0f)));
+}
+}  // namespace
+
 void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, int32_t* xsum) {
   for (int64_t i = 0; i < n / kQK; ++i, x += kQK, qs += kQK) {
     float amax = 0;
@@ -390,7 +399,7 @@ void quantize_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s
     const float id = amax != 0 ? 127.0f / amax : 0.0f;
     int sum = 0;
     for (int j = 0; j < kQK; ++j) {
-      const int q = static_cast<int>(std::nearbyint(x[j] * id));
+      const int q = round_act(x[j] * id);
       qs[j] = static_cast<int8_t>(q);
       sum += q;
     }
@@ -418,7 +427,7 @@ void quantize_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t*
     }
     const float iscale = -127.0f / max;
     for (int j = 0; j < kQK_K; ++j)
-      qs[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * x[j]))));
+      qs[j] = static_cast<int8_t>(std::min(127, round_act(iscale * x[j])));
     for (int g = 0; g < kQK_K / 16; ++g) {
       int sum = 0;
       for (int l = 0; l < 16; ++l) sum += qs[16 * g + l];
