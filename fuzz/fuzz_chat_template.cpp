@@ -21,11 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ctx.is_discarded() || ctx.dump().size() > (1u << 20)) return 0;
   }
   if (!ctx.is_object()) {
-    ctx = {{"messages",
-            {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}}},
-           {"add_generation_prompt", true},
-           {"bos_token", "<s>"},
-           {"eos_token", "</s>"}};
+    ctx = {
+        {"messages",
+         {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}}},
+        {"add_generation_prompt", true},
+        {"bos_token", "<s>"},
+        {"eos_token", "</s>"}};
   }
   try {
     vllm::tok::ChatTemplate t(source);

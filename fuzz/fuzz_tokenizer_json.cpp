@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception&) {
     return 0;
   }
-  const std::vector<int32_t> ids = t->encode("Hello world! 12345 <|im_end|> \xff\xfe caf\xc3\xa9", true);
+  const std::vector<int32_t> ids =
+      t->encode("Hello world! 12345 <|im_end|> \xff\xfe caf\xc3\xa9", true);
   try {
     t->decode(ids, false);
     t->decode(ids, true);
