@@ -14,7 +14,7 @@
 #include "api/llm.h"
 #include "api/model_resolver.h"
 #include "engine/structured_output/structured_output.h"
-#include "vt/cpu/kernels.h"
+#include "vt/ops.h"
 
 namespace vllm::cli {
 
@@ -61,7 +61,7 @@ void add_common(CLI::App* a, Common& c) {
 
 nlohmann::json run_info(api::LLM& llm) {
   const auto* g = llm.engine().core().model_runner().graph_driver();
-  nlohmann::json j = {{"isa", vt::cpu::active_isa()},
+  nlohmann::json j = {{"isa", vt::active_isa()},
                       {"threads", vt::ThreadPool::global().size()},
                       {"decode_graph", g != nullptr}};
   if (g) {
@@ -147,7 +147,7 @@ int bench_latency(Common& c, int64_t batch, int iters) {
   } else {
     std::printf("model %s  batch %lld  input %lld  output %lld  (%s, %d threads, graphs %s)\n",
                 c.model.c_str(), static_cast<long long>(batch), static_cast<long long>(c.in_len),
-                static_cast<long long>(c.out_len), vt::cpu::active_isa(),
+                static_cast<long long>(c.out_len), vt::active_isa(),
                 vt::ThreadPool::global().size(), j["decode_graph"].get<bool>() ? "on" : "off");
     std::printf("Avg latency: %.4f s (prefill %.4f s, decode %.4f s)\n", p + d, p, d);
     std::printf("Prefill: %.1f tokens/s\nDecode:  %.1f tokens/s (host %.1f us/step)\n", prefill_tps,
