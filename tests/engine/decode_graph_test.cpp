@@ -2,7 +2,9 @@
 // bit-identical logits and ids to eager execution, on the real SmolLM2 file, over 160+
 // generated tokens (10+ KV block boundaries at block size 16), at batch 1, 3 and 8, with
 // requests joining and finishing mid-generation, with forced re-capture, and in strict
-// mode. Mutation checks: each test-only switch that breaks a mechanism turns the gate red.
+// mode, and with grammar-constrained rows (whose masked argmax differs from the in-graph
+// argmax, so the host writes the sampled id). Mutation checks: each test-only switch that
+// breaks a mechanism turns the gate red.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +14,7 @@
 
 #include "api/llm.h"
 #include "engine/runner/decode_graph.h"
+#include "engine/structured_output/structured_output.h"
 
 namespace {
 
@@ -29,6 +32,7 @@ struct Job {
   int arrive_step;
   int prompt_len;
   int max_tokens;
+  int grammar = 0;  // 0 none, 1 lower-case words (long), 2 a small JSON schema (short)
 };
 
 // What a run produced: per (request, output index) the logits' bit hash and the token.
@@ -55,6 +59,13 @@ Trace run(const std::vector<Job>& jobs, bool eager, DecodeGraphOptions g = {}) {
   Trace tr;
   auto llm = vllm::api::LLM::load(gguf_path(), cfg);
   auto& engine = llm->engine();
+  namespace so = vllm::engine::so;
+  std::shared_ptr<const so::CompiledGrammar> grammars[3] = {
+      nullptr, llm->grammar_compiler().compile(so::GrammarKind::kRegex, "([a-z]{1,12} ){1,400}"),
+      llm->grammar_compiler().compile(
+          so::GrammarKind::kJsonSchema,
+          R"({"type":"object","properties":{"city":{"type":"string","maxLength":20},)"
+          R"("n":{"type":"integer"}},"required":["city","n"],"additionalProperties":false})")};
   std::map<std::string, int> produced;
   engine.core().model_runner_mut().set_logits_observer(
       [&](const std::vector<vllm::engine::Request*>& reqs, const float* logits, int32_t V) {
@@ -74,6 +85,7 @@ Trace run(const std::vector<Job>& jobs, bool eager, DecodeGraphOptions g = {}) {
         p.temperature = 0;
         p.ignore_eos = true;
         p.max_tokens = jobs[next].max_tokens;
+        p.grammar = grammars[jobs[next].grammar];
         engine.add_request("r" + std::to_string(next), prompt, p);
       }
       for (const auto& out : engine.step())
@@ -129,6 +141,27 @@ TEST_F(GraphGate, Batch1MatchesEager) { expect_identical(kBatch1); }
 TEST_F(GraphGate, Batch3JoinLeaveMatchesEager) { expect_identical(kBatch3); }
 TEST_F(GraphGate, Batch8JoinLeaveMatchesEager) { expect_identical(kBatch8); }
 
+// Constrained rows: the grammar's mask moves the greedy choice away from the in-graph argmax
+// (the model wants capitals, digits and punctuation), so the host writes those ids into the
+// graph's inputs; rows join and leave (the JSON rows finish early), re-capture every 8.
+const std::vector<Job> kConstrained = {{0, 5, 170, 1}, {0, 9, 60, 2},  {0, 6, 40},
+                                       {12, 3, 90, 1}, {20, 7, 60, 2}, {30, 4, 50}};
+
+TEST_F(GraphGate, ConstrainedRowsMatchEager) {
+  DecodeGraphOptions g;
+  g.recapture_every = 8;
+  const Trace eager = run(kConstrained, true);
+  const Trace graph = run(kConstrained, false, g);
+  ASSERT_EQ(eager.error, "");
+  ASSERT_EQ(graph.error, "");
+  EXPECT_EQ(differences(eager, graph), 0);
+  EXPECT_GT(graph.graph.token_writes, 10);  // masked rows really differed from the argmax
+  EXPECT_GT(graph.graph.replays, 100);
+  std::printf("constrained graph gate: %zu rows identical; replays %lld, token writes %lld\n",
+              graph.rows.size(), (long long)graph.graph.replays,
+              (long long)graph.graph.token_writes);
+}
+
 TEST_F(GraphGate, ForcedRecaptureEvery8MatchesEager) {
   DecodeGraphOptions g;
   g.recapture_every = 8;
@@ -168,6 +201,14 @@ TEST_F(GraphGate, MutationKeepOldBlockTableWidthIsCaught) {
   DecodeGraphOptions g;
   g.mutate_keep_width = true;
   EXPECT_TRUE(gate_fails(g));
+}
+
+TEST_F(GraphGate, MutationSkipSampledTokenWriteIsCaught) {
+  DecodeGraphOptions g;
+  g.mutate_skip_token_write = true;
+  const Trace eager = run(kConstrained, true);
+  const Trace graph = run(kConstrained, false, g);
+  EXPECT_TRUE(!graph.error.empty() || differences(eager, graph) > 0);
 }
 
 TEST_F(GraphGate, MutationFreeInsteadOfRetireIsCaught) {

@@ -218,7 +218,7 @@ void DecodeGraphDriver::commit_tokens(const std::vector<int32_t>& sampled) {
   Entry& e = *last_;
   const int32_t* ids = e.state->read_token_ids(static_cast<int32_t>(sampled.size()));
   for (size_t i = 0; i < sampled.size(); ++i) {
-    if (ids[i] == sampled[i]) continue;
+    if (ids[i] == sampled[i] || opts_.mutate_skip_token_write) continue;
     e.state->set_token(static_cast<int32_t>(i), sampled[i]);
     ++stats_.token_writes;
   }

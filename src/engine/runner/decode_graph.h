@@ -28,9 +28,10 @@ struct DecodeGraphOptions {
   int64_t recapture_every = 0;  // VT_RECAPTURE_EVERY=N: destroy and re-capture every N replays
   int32_t max_capture_size = 256;
   // Test-only mutations; each must turn the graph gate red.
-  bool mutate_skip_reseed = false;      // (a) one process-wide "seeded" flag instead of per entry
-  bool mutate_keep_width = false;       // (b) never grow the captured block-table width
-  bool mutate_free_not_retire = false;  // (c) free a superseded buffer instead of retiring it
+  bool mutate_skip_reseed = false;       // (a) one process-wide "seeded" flag instead of per entry
+  bool mutate_keep_width = false;        // (b) never grow the captured block-table width
+  bool mutate_free_not_retire = false;   // (c) free a superseded buffer instead of retiring it
+  bool mutate_skip_token_write = false;  // (d) keep the in-graph argmax where the host sampled
 };
 
 // One request of a decode-only step: its last token and where it goes.
