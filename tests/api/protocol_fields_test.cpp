@@ -208,7 +208,8 @@ TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
        "function":{"name":"f","arguments":"{\"a\": 1}"}}]},
       {"role":"tool","tool_call_id":"c1","content":"r"}]})"));
   EXPECT_EQ(hist.messages[1]["content"], "");
-  EXPECT_EQ(hist.messages[1]["tool_calls"][0]["function"]["arguments"], nlohmann::json({{"a", 1}}));
+  EXPECT_EQ(hist.messages[1]["tool_calls"][0]["function"]["arguments"],
+            nlohmann::ordered_json({{"a", 1}}));
   EXPECT_EQ(hist.messages[2]["tool_call_id"], "c1");
   // --max-logprobs raises or removes the limit.
   ParseOptions o;

@@ -19,12 +19,22 @@ size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
 
 }  // namespace
 
+bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int32_t> start_id,
+                           std::optional<int32_t> end_id) {
+  if (!end_id) return false;
+  for (size_t i = prompt.size(); i-- > 0;) {
+    if (prompt[i] == *end_id) return true;
+    if (start_id && prompt[i] == *start_id) return false;
+  }
+  return false;
+}
+
 ReasoningSplit split_reasoning(const std::string& text) {
+  const size_t e = text.find(kEnd);
+  if (e == std::string::npos) return {std::nullopt, text};
+  // As vLLM: a <think> before the end tag starts the reasoning (what precedes it is dropped).
   const size_t s = text.find(kStart);
-  if (s == std::string::npos || text.find(kEnd, s + kStart.size()) == std::string::npos)
-    return {std::nullopt, text};
-  const size_t body = s + kStart.size();
-  const size_t e = text.find(kEnd, body);
+  const size_t body = s != std::string::npos && s < e ? s + kStart.size() : 0;
   ReasoningSplit r;
   r.reasoning = text.substr(body, e - body);
   std::string content = text.substr(e + kEnd.size());
@@ -35,26 +45,29 @@ ReasoningSplit split_reasoning(const std::string& text) {
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
   std::string reasoning, content;
   pending_ += delta;
-  for (;;) {
-    if (state_ == State::kAfter) {
-      content += pending_;
-      pending_.clear();
-      break;
-    }
-    const std::string_view tag = state_ == State::kBefore ? kStart : kEnd;
-    std::string& out = state_ == State::kBefore ? content : reasoning;
-    const size_t at = pending_.find(tag);
-    if (at != std::string::npos) {
-      out += pending_.substr(0, at);
-      pending_.erase(0, at + tag.size());
-      state_ = state_ == State::kBefore ? State::kReasoning : State::kAfter;
+  while (state_ == State::kReasoning) {
+    const size_t end = pending_.find(kEnd);
+    const size_t start = start_seen_ ? std::string::npos : pending_.find(kStart);
+    if (start != std::string::npos && start < end) {  // drop the opening tag
+      reasoning += pending_.substr(0, start);
+      pending_.erase(0, start + kStart.size());
+      start_seen_ = true;
       continue;
     }
-    const size_t hold = partial_tag_suffix(pending_, tag);
-    out += pending_.substr(0, pending_.size() - hold);
+    if (end != std::string::npos) {
+      reasoning += pending_.substr(0, end);
+      pending_.erase(0, end + kEnd.size());
+      state_ = State::kAfter;
+      break;
+    }
+    size_t hold = partial_tag_suffix(pending_, kEnd);
+    if (!start_seen_) hold = std::max(hold, partial_tag_suffix(pending_, kStart));
+    reasoning += pending_.substr(0, pending_.size() - hold);
     pending_.erase(0, pending_.size() - hold);
-    break;
+    return {reasoning, content};
   }
+  content += pending_;
+  pending_.clear();
   return {reasoning, content};
 }
 

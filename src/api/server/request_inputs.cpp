@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "api/llm.h"
+#include "api/server/reasoning_parser.h"
 #include "api/server/structured_outputs.h"
 #include "tokenizer/chat_template/chat_template.h"
 
@@ -47,12 +48,9 @@ void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
 // (enable_thinking false puts an empty <think></think> in the prompt).
 std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt) {
   const auto end = llm.tokenizer().token_to_id("</think>");
-  const auto start = llm.tokenizer().token_to_id("<think>");
   if (!end) return std::nullopt;  // no reasoning markers in this vocabulary
-  for (size_t i = prompt.size(); i-- > 0;) {
-    if (prompt[i] == *end) return std::nullopt;
-    if (start && prompt[i] == *start) return end;
-  }
+  if (prompt_ends_reasoning(prompt, llm.tokenizer().token_to_id("<think>"), end))
+    return std::nullopt;
   return end;
 }
 

@@ -64,11 +64,18 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
   g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
   // Engine ids stay unique even when clients reuse a request_id.
   const std::string engine_prefix = random_id("gen-");
+  std::optional<int32_t> think_start, think_end;
+  if (ctx.qwen3_reasoning) {
+    think_start = ctx.llm.tokenizer().token_to_id("<think>");
+    think_end = ctx.llm.tokenizer().token_to_id("</think>");
+  }
   for (size_t p = 0; p < g->prompts_.size(); ++p) {
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
+    const bool thought = prompt_ends_reasoning(g->prompts_[p].ids, think_start, think_end);
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
+      c.splitter = ReasoningStreamSplitter(thought);
       if (g->opts_.tool_parser)
         c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->opts_.named_tool);
       c.prompt_index = static_cast<int>(p);
