@@ -8,7 +8,8 @@ completions and chat completions with random prompts and random max_tokens; a sh
 token ids) that must get a 4xx. At the end the server must be idle with an empty KV cache.
 
 Reports completed / errored requests, p50 / p99 latency, the server's RSS at start (after a
-warm-up), middle and end, and the KV cache usage after the run. Exit status 1 when any server
+warm-up, with the clients paused and the server drained), middle (under load) and end (drained
+again), and the KV cache usage after the run. Exit status 1 when any server
 error happened (5xx, a dropped connection we did not cause, a 4xx on a valid request), when the
 KV cache did not return to empty, or when RSS grew more than --max-rss-growth. RSS growth is
 judged net of the KV cache's pages (the cache is mapped lazily, so blocks used for the first
@@ -66,10 +67,36 @@ class Stats:
         self.bad_refused = 0
         self.server_errors = []
         self.latencies = []
+        # Clients start a new request only while `go` is set; `busy` counts requests in flight.
+        self.go = threading.Event()
+        self.go.set()
+        self.busy = 0
 
     def error(self, what):
         with self.lock:
             self.server_errors.append(what)
+
+
+def stream_error(data):
+    """The first SSE event that is not a well-formed chunk (or that is an error event), or None.
+    Every event is parsed: a token whose text is `error` must not read as an error. Comment
+    lines (`: keep-alive`) are allowed."""
+    for block in data.decode("utf-8", "replace").split("\n\n"):
+        lines = [ln for ln in block.split("\n") if ln and not ln.startswith(":")]
+        if not lines:
+            continue
+        if len(lines) != 1 or not lines[0].startswith("data: "):
+            return block
+        payload = lines[0][len("data: "):]
+        if payload == "[DONE]":
+            continue
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            return block
+        if not isinstance(event, dict) or "error" in event or "choices" not in event:
+            return block
+    return None
 
 
 def random_prompt(rng, max_words):
@@ -101,7 +128,10 @@ def bad_request(rng, model, max_model_len):
 def client(idx, args, deadline, stats, headers, max_model_len):
     rng = random.Random(args.seed * 1000 + idx)
     u = urllib.parse.urlparse(args.url)
-    while time.time() < deadline:
+    while time.time() < deadline[0]:
+        stats.go.wait()
+        with stats.lock:
+            stats.busy += 1
         r = rng.random()
         conn = http.client.HTTPConnection(u.hostname, u.port, timeout=args.request_timeout)
         try:
@@ -148,8 +178,9 @@ def client(idx, args, deadline, stats, headers, max_model_len):
                 if not data.rstrip().endswith(b"data: [DONE]"):
                     stats.error(f"{path} stream did not end with [DONE]: {data[-200:]!r}")
                     continue
-                if b'"error"' in data:
-                    stats.error(f"{path} stream carried an error: {data[-300:]!r}")
+                bad = stream_error(data)
+                if bad:
+                    stats.error(f"{path} stream carried an error: {bad[:300]!r}")
                     continue
             else:
                 json.loads(data)
@@ -160,6 +191,8 @@ def client(idx, args, deadline, stats, headers, max_model_len):
             stats.error(f"client {idx}: {type(e).__name__}: {e}")
         finally:
             conn.close()
+            with stats.lock:
+                stats.busy -= 1
 
 
 def main():
@@ -192,7 +225,7 @@ def main():
 
     stats = Stats()
     t_start = time.time()
-    deadline = t_start + args.duration
+    deadline = [t_start + args.duration]  # a list: the warm-up pause moves it
     threads = [threading.Thread(target=client, args=(i, args, deadline, stats, headers, max_model_len),
                                 daemon=True) for i in range(args.clients)]
     for t in threads:
@@ -204,22 +237,45 @@ def main():
         rss[name] = rss_kb(args.pid) if args.pid else None
         kv_kb[name] = metrics(args.url, headers).get("vllmcpp:kv_cache_touched_bytes", 0) // 1024
 
-    for name, at in (("start", warmup), ("middle", args.duration / 2)):
-        time.sleep(max(0.0, t_start + at - time.time()))
-        sample(name)
+    def drained(limit_s):
+        """Waits until the server runs and queues nothing and holds no KV blocks."""
+        m = {}
+        until = time.time() + limit_s
+        while time.time() < until:
+            m = metrics(args.url, headers)
+            if (m.get("vllm:num_requests_running", 1) == 0
+                    and m.get("vllm:num_requests_waiting", 1) == 0
+                    and m.get("vllm:kv_cache_usage_perc", 1) == 0):
+                break
+            time.sleep(0.5)
+        return m
+
+    # RSS is compared at two idle points: after the warm-up (clients paused, the server
+    # drained) and after the run (drained again). Under load RSS swings with what is in
+    # flight; at idle what remains is what the server kept.
+    time.sleep(max(0.0, t_start + warmup - time.time()))
+    stats.go.clear()
+    pause_t0 = time.time()
+    while time.time() < pause_t0 + args.request_timeout:
+        with stats.lock:
+            if stats.busy == 0:
+                break
+        time.sleep(0.2)
+    drained(120)
+    time.sleep(1.0)
+    sample("start")
+    paused = time.time() - pause_t0
+    # The pause does not count against the run: every client's deadline moves with it.
+    deadline[0] += paused
+    stats.go.set()
+    time.sleep(max(0.0, t_start + paused + args.duration / 2 - time.time()))
+    sample("middle")
     for t in threads:
         t.join()
-    sample("end")
-
     # Everything we sent has ended (or hung up): the engine must drain to an empty cache.
-    m = {}
-    idle_deadline = time.time() + 120
-    while time.time() < idle_deadline:
-        m = metrics(args.url, headers)
-        if (m.get("vllm:num_requests_running", 1) == 0 and m.get("vllm:num_requests_waiting", 1) == 0
-                and m.get("vllm:kv_cache_usage_perc", 1) == 0):
-            break
-        time.sleep(0.5)
+    m = drained(120)
+    time.sleep(1.0)
+    sample("end")
     lat = sorted(stats.latencies)
     report = {
         "clients": args.clients,
