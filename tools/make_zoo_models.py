@@ -43,6 +43,7 @@ GOLDEN = os.path.join(REPO, "tests", "golden", "zoo")
 MIXES = {"Q5_0": (8, False), "Q5_1": (9, False), "Q2_K": (10, False), "Q3_K_S": (11, False),
          "Q3_K_M": (12, False), "Q3_K_L": (13, False), "Q5_K_S": (16, False),
          "Q5_K_M": (17, False), "IQ4_NL": (25, False), "IQ4_XS": (30, False),
+         "Q4_K_M": (15, False), "Q6_K": (18, False), "Q8_0": (7, False),
          "Q2_K_PURE": (10, True), "IQ4_NL_PURE": (25, True), "IQ4_XS_PURE": (30, True)}
 
 
