@@ -3,6 +3,9 @@
 
 #include <cstdio>
 #include <exception>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace vllm::engine {
 
@@ -230,6 +233,13 @@ void AsyncEngine::loop() {
     }
     const auto now = Clock::now();
     for (auto& o : outs) deliver(o, now);
+    outs.clear();
+#if defined(__GLIBC__)
+    // The engine just went idle: hand the heap's free pages back (glibc keeps what a burst of
+    // requests freed in its arenas otherwise, so an idle server would sit at its peak heap).
+    // Only at the busy -> idle edge, never between steps under load.
+    if (!engine_.has_unfinished_requests()) malloc_trim(0);
+#endif
     std::lock_guard<std::mutex> lk(metrics_mu_);
     metrics_ = engine_.metrics();
   }
