@@ -9,7 +9,7 @@
 // vocabulary). The engine runs with its defaults (KV cache dtype `auto`, chunked prefill).
 #include <cstdio>
 #include <fstream>
-#include <iostream>
+#include <stdexcept>
 #include <vector>
 
 #include "api/llm.h"

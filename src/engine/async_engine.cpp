@@ -233,7 +233,7 @@ void AsyncEngine::loop() {
     }
     const auto now = Clock::now();
     for (auto& o : outs) deliver(o, now);
-    outs.clear();
+    outs.clear();  // freed before the trim below can hand its pages back
 #if defined(__GLIBC__)
     // The engine just went idle: hand the heap's free pages back (glibc keeps what a burst of
     // requests freed in its arenas otherwise, so an idle server would sit at its peak heap).
