@@ -153,20 +153,19 @@ TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
 TEST(RealModelInvariance, SmolLM2F32KvCacheIsBatchInvariantAndCloseToFp16) {
   ASSERT_NO_THROW(smollm());
   model::CausalLM& m = smollm();
-  const auto f16 = check_invariance(m);
-  check_invariance(m, vt::DType::F32);
+  const auto f32 = check_invariance(m, vt::DType::F32);
+  // The fp16 cache's batch invariance is the test above; here only its requests alone.
   const auto prompts = invariance_prompts(m);
   EngineConfig c;
   c.num_gpu_blocks = 64;
   c.enable_prefix_caching = false;
-  c.kv_cache_dtype = vt::DType::F32;
   for (int i = 0; i < 8; ++i) {
     const std::string id = "r" + std::to_string(i);
-    const Result f32 = run(m, {prompts[i]}, c)["r0"];
-    const Result& h = f16.at(id);
+    const Result h = run(m, {prompts[i]}, c)["r0"];
+    const Result& f = f32.at(id);
     ASSERT_FALSE(h.ids.empty());
-    EXPECT_EQ(h.ids[0], f32.ids[0]) << id;
-    EXPECT_NEAR(h.logprobs[0], f32.logprobs[0], 0.35) << id;
+    EXPECT_EQ(h.ids[0], f.ids[0]) << id;
+    EXPECT_NEAR(h.logprobs[0], f.logprobs[0], 0.35) << id;
   }
 }
 
