@@ -12,8 +12,8 @@ warm-up, with the clients paused and the server drained), middle (under load) an
 again), and the KV cache usage after the run. Exit status 1 when any server
 error happened (5xx, a dropped connection we did not cause, a 4xx on a valid request), when the
 KV cache did not return to empty, or when RSS grew more than --max-rss-growth. RSS growth is
-judged net of the KV cache's pages (the cache is mapped lazily, so blocks used for the first
-time commit memory as the run goes on; /metrics reports those bytes).
+judged net of the KV cache's resident pages (the cache is mapped lazily, so pages are committed
+as blocks are first written; /metrics reports the resident bytes, counted with mincore).
 
   python3 tools/soak.py --url http://127.0.0.1:8000 --pid $(pgrep -f 'vllm serve') \
       --clients 64 --duration 3600 --json soak.json
@@ -235,7 +235,7 @@ def main():
 
     def sample(name):
         rss[name] = rss_kb(args.pid) if args.pid else None
-        kv_kb[name] = metrics(args.url, headers).get("vllmcpp:kv_cache_touched_bytes", 0) // 1024
+        kv_kb[name] = metrics(args.url, headers).get("vllmcpp:kv_cache_resident_bytes", 0) // 1024
 
     def drained(limit_s):
         """Waits until the server runs and queues nothing and holds no KV blocks."""
@@ -288,9 +288,9 @@ def main():
         "latency_p50_s": round(statistics.median(lat), 3) if lat else None,
         "latency_p99_s": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 3) if lat else None,
         "rss_kb": rss,
-        # The KV cache is mapped lazily: pages of blocks used for the first time are committed
-        # as the run goes on (up to the cache's size). RSS growth is judged without them.
-        "kv_touched_kb": kv_kb,
+        # The KV cache is mapped lazily: its pages are committed as blocks are first written
+        # (up to the cache's size). RSS growth is judged without them.
+        "kv_resident_kb": kv_kb,
         "kv_cache_usage_after": m.get("vllm:kv_cache_usage_perc"),
         "requests_running_after": m.get("vllm:num_requests_running"),
         "requests_waiting_after": m.get("vllm:num_requests_waiting"),

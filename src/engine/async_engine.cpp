@@ -104,8 +104,14 @@ void AsyncEngine::abort(const std::string& request_id) {
 }
 
 EngineMetrics AsyncEngine::metrics() const {
-  std::lock_guard<std::mutex> lk(metrics_mu_);
-  return metrics_;
+  EngineMetrics m;
+  {
+    std::lock_guard<std::mutex> lk(metrics_mu_);
+    m = metrics_;
+  }
+  // Asked here, in the caller's thread: a page walk is too dear for every step.
+  m.kv_cache_resident_bytes = engine_.kv_cache_resident_bytes();
+  return m;
 }
 
 void AsyncEngine::shutdown() {

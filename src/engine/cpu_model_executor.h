@@ -21,6 +21,7 @@ class CpuModelExecutor : public ModelExecutor {
   int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const override {
     return m_.kv_bytes_per_block(block_size, dtype);
   }
+  int64_t kv_cache_resident_bytes() const override { return m_.kv_cache().resident_bytes(); }
   void execute(const model::ForwardBatch& batch, float* logits) override {
     m_.forward(batch, logits);
   }

@@ -217,7 +217,6 @@ EngineMetrics EngineCore::metrics() const {
   m.num_requests_running = static_cast<int64_t>(scheduler_.num_running());
   m.num_requests_waiting = static_cast<int64_t>(scheduler_.num_waiting());
   m.kv_cache_usage = scheduler_.kv_cache_manager().usage();
-  m.kv_cache_touched_bytes = scheduler_.kv_cache_manager().num_touched_blocks();  // blocks here
   m.prefix_cache_queries = scheduler_.kv_cache_manager().prefix_cache_stats().queries;
   m.prefix_cache_hits = scheduler_.kv_cache_manager().prefix_cache_stats().hits;
   m.num_preemptions_total = scheduler_.num_preemptions();

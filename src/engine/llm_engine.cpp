@@ -61,7 +61,6 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
            std::to_string(config_.block_size) + " tokens takes " +
            std::to_string(executor.kv_bytes_per_block(config_.block_size, kv_dtype)) + " bytes)");
   executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, kv_dtype);
-  kv_bytes_per_block_ = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
   SchedulerConfig sc;
   sc.max_num_batched_tokens = config_.max_num_batched_tokens;
   sc.max_num_seqs = config_.max_num_seqs;

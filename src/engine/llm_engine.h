@@ -39,18 +39,15 @@ class LLMEngine {
   bool abort_request(const std::string& request_id);
   bool has_unfinished_requests() const { return core_->has_unfinished_requests(); }
 
-  EngineMetrics metrics() const {
-    EngineMetrics m = core_->metrics();
-    m.kv_cache_touched_bytes *= kv_bytes_per_block_;  // the core counts blocks
-    return m;
-  }
+  EngineMetrics metrics() const { return core_->metrics(); }
+  // ModelExecutor::kv_cache_resident_bytes; any thread may call it.
+  int64_t kv_cache_resident_bytes() const { return executor_.kv_cache_resident_bytes(); }
   // The config as resolved: max_model_len and num_gpu_blocks filled in.
   const EngineConfig& config() const { return config_; }
   EngineCore& core() { return *core_; }
 
  private:
   EngineConfig config_;
-  int64_t kv_bytes_per_block_ = 0;
   ModelExecutor& executor_;
   TextStreamFactory text_stream_factory_;
   std::optional<int32_t> eos_token_id_;

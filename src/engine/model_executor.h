@@ -24,6 +24,9 @@ class ModelExecutor {
   virtual vt::DType default_kv_cache_dtype() const { return vt::DType::F16; }
   // Bytes one block takes over all layers (K and V), to size the cache from a memory budget.
   virtual int64_t kv_bytes_per_block(int block_size, vt::DType dtype) const = 0;
+  // Bytes of the KV cache resident in host memory now (a lazily mapped cache commits pages as
+  // blocks are first written); 0 where the cache is not host memory. Any thread may call it.
+  virtual int64_t kv_cache_resident_bytes() const { return 0; }
   // One forward pass over a flat token batch (prefill chunks and decodes mixed). Writes the
   // K/V of every token at its slot_mapping slot, attends through block_tables over positions
   // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.

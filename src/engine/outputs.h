@@ -33,8 +33,9 @@ struct EngineMetrics {
   int64_t num_requests_running = 0;
   int64_t num_requests_waiting = 0;
   float kv_cache_usage = 0.0f;  // fraction of blocks held by requests
-  // Bytes of the KV blocks ever used (committed pages of the lazily mapped cache).
-  int64_t kv_cache_touched_bytes = 0;
+  // Bytes of the KV cache's pages in host memory (the cache is mapped lazily). Filled by
+  // AsyncEngine::metrics() when asked, not every step.
+  int64_t kv_cache_resident_bytes = 0;
   int64_t prefix_cache_queries = 0;
   int64_t prefix_cache_hits = 0;
   int64_t prompt_tokens_total = 0;

@@ -60,6 +60,7 @@ class CausalLM {
     return embed_.dtype == vt::DType::BF16 ? vt::DType::BF16 : vt::DType::F16;
   }
   KvCache& kv_cache() { return kv_; }
+  const KvCache& kv_cache() const { return kv_; }
 
   // Read-only views of the loaded weights, for backends that copy them to their own memory
   // (the CUDA executor). Q8_0 / Q4_0 / Q4_1 views may be packed (vt::cpu::unpack_row reads

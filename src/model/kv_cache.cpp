@@ -3,6 +3,9 @@
 #include "model/kv_cache.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <stdexcept>
 #include <string>
@@ -33,6 +36,22 @@ void KvCache::init(int64_t num_layers, int64_t num_blocks, int block_size, int n
   if (p == MAP_FAILED)
     throw std::runtime_error("cannot reserve " + std::to_string(bytes_) + " bytes of KV cache");
   base_ = static_cast<uint8_t*>(p);
+}
+
+int64_t KvCache::resident_bytes() const {
+  if (!base_) return 0;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  // mincore takes a page-aligned start; mmap's is. 64 Ki pages per call bounds the vector.
+  const size_t chunk = page << 16;
+  std::vector<unsigned char> vec(chunk / page);
+  int64_t resident = 0;
+  for (size_t off = 0; off < bytes_; off += chunk) {
+    const size_t len = std::min(chunk, bytes_ - off);
+    const size_t n = (len + page - 1) / page;
+    if (::mincore(base_ + off, len, vec.data()) != 0) return -1;
+    for (size_t i = 0; i < n; ++i) resident += (vec[i] & 1) ? static_cast<int64_t>(page) : 0;
+  }
+  return resident;
 }
 
 // Layer l's K half then its V half; the layouts inside them are KvLayerView's.

@@ -27,6 +27,9 @@ class KvCache {
   vt::cpu::KvLayerView layer(int64_t l);
   // Bytes of one K or V element; throws std::invalid_argument for a dtype the cache can't hold.
   static int elem_bytes(vt::DType dtype);
+  // Bytes of the cache's pages now in memory (mincore): the mapping is lazy, so this grows as
+  // blocks are first written. Safe to call from any thread once init() has returned.
+  int64_t resident_bytes() const;
   static int64_t bytes_per_block(int64_t num_layers, int block_size, int n_kv_heads, int head_dim,
                                  vt::DType dtype = vt::DType::F32);
 

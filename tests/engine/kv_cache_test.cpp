@@ -1,10 +1,16 @@
-// BlockPool and KVCacheManager: free-queue order, ref counts, prefix-cache hits and misses.
+// BlockPool and KVCacheManager: free-queue order, ref counts, prefix-cache hits and misses;
+// the KV storage's resident-page count.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "engine/kv_cache/block_pool.h"
 #include "engine/kv_cache/kv_cache_manager.h"
+#include "model/kv_cache.h"
 
 namespace vllm::engine {
 namespace {
@@ -34,19 +40,29 @@ TEST(BlockPool, HandsOutInOrderAndReturnsFreedToTheTail) {
   EXPECT_THROW(pool.get_new_blocks(2, got), std::logic_error);
 }
 
-TEST(BlockPool, CountsEveryBlockEverHandedOutOnce) {
-  BlockPool pool(4, 2, true);
-  std::vector<int32_t> a, b;
-  EXPECT_EQ(pool.num_touched_blocks(), 0);
-  pool.get_new_blocks(2, a);
-  EXPECT_EQ(pool.num_touched_blocks(), 2);
-  pool.free_blocks(a);
-  pool.get_new_blocks(2, b);  // the two never-used blocks come first from the free queue
-  EXPECT_EQ(pool.num_touched_blocks(), 4);
-  pool.free_blocks(b);
-  std::vector<int32_t> c;
-  pool.get_new_blocks(4, c);  // all of them again: nothing new is touched
-  EXPECT_EQ(pool.num_touched_blocks(), 4);
+// The storage behind the pool is mapped lazily: only pages written are resident, and the
+// server reports them (vllmcpp:kv_cache_resident_bytes) so a soak can judge RSS net of them.
+TEST(KvCacheStorage, ResidentBytesFollowWrites) {
+  vllm::model::KvCache kv;
+  EXPECT_EQ(kv.resident_bytes(), 0);  // nothing mapped yet
+  const int64_t layers = 2, blocks = 64;
+  const int bs = 16, heads = 2, dim = 64;
+  kv.init(layers, blocks, bs, heads, dim, ::vt::DType::F32);
+  EXPECT_EQ(kv.resident_bytes(), 0);
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  // One token of V in block 10 of layer 1: [block][slot][head][dim] floats, one page.
+  auto v = kv.layer(1);
+  float* tok = reinterpret_cast<float*>(v.v) + (10 * bs + 3) * heads * dim;
+  std::fill(tok, tok + heads * dim, 1.0f);
+  EXPECT_EQ(kv.resident_bytes(), page);
+  const int64_t total =
+      layers * blocks * vllm::model::KvCache::bytes_per_block(1, bs, heads, dim, ::vt::DType::F32);
+  const size_t half = static_cast<size_t>(total / (2 * layers));  // K or V of one layer
+  for (int64_t l = 0; l < layers; ++l) {
+    std::memset(kv.layer(l).k, 0, half);
+    std::memset(kv.layer(l).v, 0, half);
+  }
+  EXPECT_EQ(kv.resident_bytes(), total);
 }
 
 TEST(BlockPool, DoubleFreeIsCaught) {

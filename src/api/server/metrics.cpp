@@ -35,13 +35,14 @@ ServerMetrics::ServerMetrics(const std::string& model_name)
                    .Help("KV-cache usage. 1 means 100 percent usage.")
                    .Register(reg)
                    .Add(l);
-  kv_touched_ = &BuildGauge()
-                     .Name("vllmcpp:kv_cache_touched_bytes")
-                     .Help(
-                         "Bytes of KV-cache blocks ever used (their pages are committed; the "
-                         "cache is mapped lazily). Not a vLLM metric.")
-                     .Register(reg)
-                     .Add(l);
+  kv_resident_ = &BuildGauge()
+                      .Name("vllmcpp:kv_cache_resident_bytes")
+                      .Help(
+                          "Bytes of the KV cache's pages in memory (the cache is mapped lazily, "
+                          "so pages are committed as blocks are first written). Not a vLLM "
+                          "metric.")
+                      .Register(reg)
+                      .Add(l);
   prompt_tokens_ = &BuildCounter()
                         .Name("vllm:prompt_tokens_total")
                         .Help("Number of prefill tokens processed.")
@@ -114,7 +115,7 @@ std::string ServerMetrics::render(const engine::EngineMetrics& m) {
   running_->Set(static_cast<double>(m.num_requests_running));
   waiting_->Set(static_cast<double>(m.num_requests_waiting));
   kv_usage_->Set(m.kv_cache_usage);
-  kv_touched_->Set(static_cast<double>(m.kv_cache_touched_bytes));
+  kv_resident_->Set(static_cast<double>(m.kv_cache_resident_bytes));
   auto bump = [](prometheus::Counter* c, int64_t now, int64_t before) {
     if (now > before) c->Increment(static_cast<double>(now - before));
   };

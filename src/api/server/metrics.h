@@ -40,7 +40,7 @@ class ServerMetrics : public engine::EngineStatsObserver {
   prometheus::Gauge* running_;
   prometheus::Gauge* waiting_;
   prometheus::Gauge* kv_usage_;
-  prometheus::Gauge* kv_touched_;
+  prometheus::Gauge* kv_resident_;
   prometheus::Counter* prompt_tokens_;
   prometheus::Counter* generation_tokens_;
   prometheus::Counter* preemptions_;

@@ -90,11 +90,6 @@ void BlockPool::get_new_blocks(int64_t n, std::vector<int32_t>& out) {
     remove_free(id);
     drop_hash(id);
     blocks_[id].ref_cnt = 1;
-    if (touched_.empty()) touched_.assign(blocks_.size(), 0);
-    if (!touched_[static_cast<size_t>(id)]) {
-      touched_[static_cast<size_t>(id)] = 1;
-      ++num_touched_;
-    }
     out.push_back(id);
   }
 }

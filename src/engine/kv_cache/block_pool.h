@@ -36,9 +36,6 @@ class BlockPool {
   int64_t num_blocks() const { return static_cast<int64_t>(blocks_.size()); }
   int block_size() const { return block_size_; }
   int64_t num_free_blocks() const { return num_free_; }
-  // Distinct blocks ever handed out: on the CPU their pages are committed (the KV cache is
-  // mapped lazily), so this is the KV cache's share of the process's memory.
-  int64_t num_touched_blocks() const { return num_touched_; }
   // Fraction of blocks held by requests (cached-but-free blocks count as free).
   float usage() const;
 
@@ -72,8 +69,6 @@ class BlockPool {
 
   int block_size_;
   bool enable_caching_;
-  std::vector<uint8_t> touched_;
-  int64_t num_touched_ = 0;
   std::vector<KVCacheBlock> blocks_;
   std::vector<int32_t> block_tokens_;  // [num_blocks][block_size], valid for hashed blocks
   std::unordered_map<uint64_t, int32_t> cached_;

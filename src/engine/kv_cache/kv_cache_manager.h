@@ -32,7 +32,6 @@ class KVCacheManager {
   int64_t num_blocks() const { return pool_.num_blocks(); }
   int64_t num_free_blocks() const { return pool_.num_free_blocks(); }
   float usage() const { return pool_.usage(); }
-  int64_t num_touched_blocks() const { return pool_.num_touched_blocks(); }
   bool enable_caching() const { return enable_caching_; }
   const PrefixCacheStats& prefix_cache_stats() const { return stats_; }
   BlockPool& pool() { return pool_; }
