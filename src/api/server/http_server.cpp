@@ -1,22 +1,19 @@
 // HttpServer on libmicrohttpd (see http_server.h for what it guarantees).
 //
 // Threads and ownership. MHD's polling threads call on_access (request headers, body pieces,
-// end of body), read_stream (a streamed body's next bytes) and the two notification callbacks.
+// end of body), Outbox::read (a streamed body's next bytes) and the two notification callbacks.
 // A complete request that is not inline is handed to a worker with its connection suspended:
 // MHD neither reads nor closes a suspended connection, so the worker may use it until it
 // queues the response and resumes it. A streamed body lives in an Outbox the worker fills and
-// read_stream drains; when read_stream finds it empty it suspends the connection, and the
+// Outbox::read drains; when it finds the Outbox empty it suspends the connection, and the
 // worker resumes it after the next write. Both sides decide under the Outbox mutex, so a resume
 // always follows a suspend. The connection may close only while it is not suspended, and the
 // completion callback then marks the Outbox closed (under the same mutex), after which the
 // worker never touches the connection again.
 #include "api/server/http_server.h"
 
-#include <fcntl.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +32,9 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "api/server/http_listener.h"
+#include "api/server/http_outbox.h"
 
 namespace vllm::api::http {
 
@@ -56,8 +56,6 @@ std::string join(const std::vector<std::string>& v) {
   return o;
 }
 
-// Unsent bytes above which a streaming handler waits for the client to read.
-constexpr size_t kOutboxHigh = size_t{4} << 20;
 // MHD's buffer for one chunk of a streamed body.
 constexpr size_t kStreamBlock = 32 * 1024;
 
@@ -78,18 +76,6 @@ std::string Request::header(std::string_view name) const {
 }
 
 namespace {
-
-// A streamed body between the worker that writes it and MHD that sends it.
-struct Outbox {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string buf;
-  size_t off = 0;
-  bool done = false;       // the handler returned
-  bool closed = false;     // the connection is gone, or the server is stopping
-  bool suspended = false;  // read_stream suspended the connection waiting for data
-  MHD_Connection* conn = nullptr;
-};
 
 // The whole-request deadline of one connection.
 struct ConnInfo {
@@ -258,19 +244,18 @@ struct Server::Impl {
       MHD_resume_connection(ex.conn);
       return;
     }
-    auto ob = std::make_shared<Outbox>();
-    ob->conn = ex.conn;
+    auto ob = std::make_shared<Outbox>(ex.conn);
     {
       std::lock_guard<std::mutex> l(ex.mu);
       ex.outbox = ob;
     }
     {
       std::lock_guard<std::mutex> l(work_mu);
-      if (stopping) ob->closed = true;
+      if (stopping) ob->close();
       outboxes.insert(ob);
     }
     MHD_Response* r = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, kStreamBlock, &read_stream, new std::shared_ptr<Outbox>(ob),
+        MHD_SIZE_UNKNOWN, kStreamBlock, &Outbox::read, new std::shared_ptr<Outbox>(ob),
         [](void* p) { delete static_cast<std::shared_ptr<Outbox>*>(p); });
     if (!res.content_type.empty())
       MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type.c_str());
@@ -278,63 +263,14 @@ struct Server::Impl {
     MHD_queue_response(ex.conn, static_cast<unsigned>(res.status), r);
     MHD_destroy_response(r);
     MHD_resume_connection(ex.conn);
-
-    struct Writer : StreamWriter {
-      Outbox& ob;
-      explicit Writer(Outbox& o) : ob(o) {}
-      bool write(std::string_view data) override {
-        std::unique_lock<std::mutex> l(ob.mu);
-        // Back-pressure: a client that reads slowly makes its handler wait, not the heap grow.
-        while (!ob.closed && ob.buf.size() - ob.off > kOutboxHigh) ob.cv.wait_for(l, 100ms);
-        if (ob.closed) return false;
-        if (ob.off > kOutboxHigh) {
-          ob.buf.erase(0, ob.off);
-          ob.off = 0;
-        }
-        ob.buf.append(data);
-        if (ob.suspended) {
-          ob.suspended = false;
-          MHD_resume_connection(ob.conn);
-        }
-        return true;
-      }
-    } w(*ob);
     try {
-      res.stream(w);
+      res.stream(*ob);
     } catch (...) {
       // The handler owns its errors; an escaped one just ends the stream.
     }
-    {
-      std::lock_guard<std::mutex> l(ob->mu);
-      ob->done = true;
-      if (ob->suspended) {
-        ob->suspended = false;
-        MHD_resume_connection(ob->conn);
-      }
-    }
+    ob->finish();
     std::lock_guard<std::mutex> l(work_mu);
     outboxes.erase(ob);
-  }
-
-  static ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
-    Outbox& ob = **static_cast<std::shared_ptr<Outbox>*>(cls);
-    std::lock_guard<std::mutex> l(ob.mu);
-    const size_t avail = ob.buf.size() - ob.off;
-    if (avail > 0) {
-      const size_t n = std::min(avail, max);
-      std::memcpy(buf, ob.buf.data() + ob.off, n);
-      ob.off += n;
-      if (ob.off == ob.buf.size()) {
-        ob.buf.clear();
-        ob.off = 0;
-      }
-      ob.cv.notify_all();
-      return static_cast<ssize_t>(n);
-    }
-    if (ob.done || ob.closed) return MHD_CONTENT_READER_END_OF_STREAM;
-    ob.suspended = true;
-    MHD_suspend_connection(ob.conn);
-    return 0;
   }
 
   // ---- MHD callbacks ----
@@ -449,11 +385,7 @@ struct Server::Impl {
       std::lock_guard<std::mutex> l(ex.mu);
       ob = ex.outbox;
     }
-    if (ob) {
-      std::lock_guard<std::mutex> l(ob->mu);
-      ob->closed = true;
-      ob->cv.notify_all();
-    }
+    if (ob) ob->close();
     mark_busy(ex.ci, false);
     delete holder;
     *req_cls = nullptr;
@@ -529,58 +461,6 @@ void log_cb(void*, const char* fmt, va_list ap) {
   if (!g_log_startup) return;
   std::fputs("http: ", stderr);
   std::vfprintf(stderr, fmt, ap);
-}
-
-// A listening socket for host:port (IPv4 or IPv6 name or address).
-int open_listener(const std::string& host, int port, std::string* err) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* res = nullptr;
-  const std::string svc = std::to_string(port);
-  const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), svc.c_str(), &hints, &res);
-  if (rc != 0) {
-    *err = std::string("cannot resolve ") + host + ": " + gai_strerror(rc);
-    return -1;
-  }
-  int fd = -1;
-  for (addrinfo* a = res; a; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 4096) == 0) break;
-    *err = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-  }
-  ::freeaddrinfo(res);
-  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return fd;
-}
-
-int bound_port(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof(ss);
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
-  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return 0;
-}
-
-// Raises the open-file limit to its hard maximum and returns how many connections fit in it.
-unsigned connection_budget(unsigned want) {
-  rlimit rl{};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return std::min(want, 960u);
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &rl);
-    ::getrlimit(RLIMIT_NOFILE, &rl);
-  }
-  // Leave room for the model file, logs, the engine and MHD's own descriptors.
-  const rlim_t spare = rl.rlim_cur > 128 ? rl.rlim_cur - 64 : rl.rlim_cur / 2;
-  return static_cast<unsigned>(std::min<rlim_t>(want, spare));
 }
 
 }  // namespace
@@ -669,11 +549,7 @@ void Server::drain() {
     // Wake every streaming handler (its next write fails) and wait for all handlers.
     std::unique_lock<std::mutex> l(m.work_mu);
     m.stopping = true;
-    for (const auto& ob : m.outboxes) {
-      std::lock_guard<std::mutex> ol(ob->mu);
-      ob->closed = true;
-      ob->cv.notify_all();
-    }
+    for (const auto& ob : m.outboxes) ob->close();
     // Handlers end once the engine behind them has shut down; one that does not within a
     // minute keeps its connection, so the daemon is left running rather than freed under it.
     if (!m.idle_cv.wait_for(l, 60s, [&] { return m.running == 0; })) {
