@@ -19,6 +19,10 @@ size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
 
 }  // namespace
 
+ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
+  return {tokenizer.token_to_id(kStart), tokenizer.token_to_id(kEnd)};
+}
+
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int32_t> start_id,
                            std::optional<int32_t> end_id) {
   if (!end_id) return false;

@@ -13,12 +13,20 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/tokenizer.h"
+
 namespace vllm::api {
 
 struct ReasoningSplit {
   std::optional<std::string> reasoning;
   std::optional<std::string> content;
 };
+
+// The ids of the <think> and </think> tags in a vocabulary (either may be missing).
+struct ThinkTags {
+  std::optional<int32_t> start, end;
+};
+ThinkTags think_tags(const tok::Tokenizer& tokenizer);
 
 // vLLM's is_reasoning_end over a prompt: true when its last think tag is the end tag
 // `end_id` (enable_thinking false renders an empty <think></think>). False without an end id.

@@ -47,11 +47,10 @@ void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
 // the model starts inside its reasoning (then the grammar waits for </think>) or after it
 // (enable_thinking false puts an empty <think></think> in the prompt).
 std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt) {
-  const auto end = llm.tokenizer().token_to_id("</think>");
-  if (!end) return std::nullopt;  // no reasoning markers in this vocabulary
-  if (prompt_ends_reasoning(prompt, llm.tokenizer().token_to_id("<think>"), end))
-    return std::nullopt;
-  return end;
+  const ThinkTags tags = think_tags(llm.tokenizer());
+  if (!tags.end) return std::nullopt;  // no reasoning markers in this vocabulary
+  if (prompt_ends_reasoning(prompt, tags.start, tags.end)) return std::nullopt;
+  return tags.end;
 }
 
 }  // namespace

@@ -64,14 +64,10 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
   g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
   // Engine ids stay unique even when clients reuse a request_id.
   const std::string engine_prefix = random_id("gen-");
-  std::optional<int32_t> think_start, think_end;
-  if (ctx.qwen3_reasoning) {
-    think_start = ctx.llm.tokenizer().token_to_id("<think>");
-    think_end = ctx.llm.tokenizer().token_to_id("</think>");
-  }
+  const ThinkTags tags = ctx.qwen3_reasoning ? think_tags(ctx.llm.tokenizer()) : ThinkTags{};
   for (size_t p = 0; p < g->prompts_.size(); ++p) {
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
-    const bool thought = prompt_ends_reasoning(g->prompts_[p].ids, think_start, think_end);
+    const bool thought = prompt_ends_reasoning(g->prompts_[p].ids, tags.start, tags.end);
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
