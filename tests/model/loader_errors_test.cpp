@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "load_error_test_util.h"
 #include "model/causal_lm.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
@@ -15,23 +16,7 @@ using namespace vllm::testing;
 
 namespace {
 
-// Loads `path` and returns the error message ("" when it loaded).
-std::string load_error(const std::string& path) {
-  try {
-    CausalLM::load(path);
-  } catch (const LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-class GgufErrors : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = temp_dir("gguf_errors"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) { return dir_ + "/" + name; }
-  std::string dir_;
-};
+class GgufErrors : public ScratchDirTest {};
 
 TEST_F(GgufErrors, ValidFileLoads) {
   auto p = path("ok.gguf");
@@ -139,10 +124,10 @@ TEST_F(GgufErrors, MissingFile) {
   EXPECT_NE(load_error(path("nope.gguf")).find("no such file"), std::string::npos);
 }
 
-class SafetensorsErrors : public ::testing::Test {
+class SafetensorsErrors : public ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = temp_dir("st_errors");
+    ScratchDirTest::SetUp();
     nlohmann::json cfg = {{"architectures", {"LlamaForCausalLM"}},
                           {"vocab_size", 64},
                           {"hidden_size", 32},
@@ -171,12 +156,10 @@ class SafetensorsErrors : public ::testing::Test {
                 f32(p + "mlp.up_proj.weight", {64, 32}),
                 f32(p + "mlp.down_proj.weight", {32, 64})};
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void write_config(const nlohmann::json& cfg) {
     std::ofstream(dir_ + "/config.json") << cfg.dump();
   }
   void write(const std::vector<uint8_t>& b) { write_file(dir_ + "/model.safetensors", b); }
-  std::string dir_;
   std::vector<SafetensorsEntry> entries_;
 };
 

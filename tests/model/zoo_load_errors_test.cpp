@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "load_error_test_util.h"
 #include "model/causal_lm.h"
 #include "model/load_error.h"
 #include "test_files.h"
@@ -15,27 +16,12 @@ using namespace vllm::testing;
 
 namespace {
 
-std::string load_error(const std::string& path) {
-  try {
-    CausalLM::load(path);
-  } catch (const LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-class ZooLoadErrors : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = temp_dir("zoo_load_errors"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) { return dir_ + "/" + name; }
-  std::string dir_;
-};
+class ZooLoadErrors : public ScratchDirTest {};
 
 GgufSpec::Tensor& tensor(GgufSpec& g, const std::string& name) {
-  for (auto& t : g.tensors)
-    if (t.name == name) return t;
-  throw std::runtime_error("no tensor " + name);
+  GgufSpec::Tensor* t = g.tensor(name);
+  if (!t) throw std::runtime_error("no tensor " + name);
+  return *t;
 }
 
 TEST_F(ZooLoadErrors, UnsupportedTypeNamesTensorAndType) {
