@@ -6,7 +6,11 @@
 #                                10 s smoke of every fuzzer under ASan + UBSan (what CI runs)
 #   scripts/test.sh --sanitize   clang ASan + UBSan + LeakSanitizer build: the whole ctest suite
 #   scripts/test.sh --tsan       clang ThreadSanitizer build: engine and API ctest suites, and
-#                                the server's end-to-end tests against the TSan-built server
+#                                the server's end-to-end tests against the TSan-built server.
+#                                The real-SmolLM2 numerics gates (GraphGate, RealModelInvariance
+#                                on SmolLM2, StructuredOutputInvariance) are left out: they run
+#                                the threaded paths the tiny-model tests run, for 1-4 minutes
+#                                each in release, hours under TSan
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
@@ -48,7 +52,8 @@ case "$mode" in
   --tsan)
     dir=$(scripts/build_sanitized.sh tsan)
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-    "$dir/engine_tests"
+    "$dir/engine_tests" \
+      --gtest_filter='-GraphGate.*:RealModelInvariance.SmolLM2*:StructuredOutputInvariance.*'
     "$dir/api_tests"
     VLLM_BIN="$PWD/$dir/vllm" python3 -m pytest -q tests/e2e/test_openai_api.py \
       tests/e2e/test_hostile_clients.py tests/e2e/test_bad_input.py
