@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,7 @@ std::string gguf_path() {
 struct Result {
   std::vector<int32_t> ids;
   std::vector<float> logprobs;
+  std::vector<std::pair<int32_t, float>> first_top;  // the first token's top logprobs
 };
 
 std::string tiny_dir() {
@@ -51,20 +53,22 @@ model::CausalLM& smollm() { return load_model(gguf_path()); }
 
 std::map<std::string, Result> run(model::CausalLM& m,
                                   const std::vector<std::vector<int32_t>>& prompts,
-                                  const EngineConfig& cfg, int64_t* preemptions = nullptr) {
+                                  const EngineConfig& cfg, int64_t* preemptions = nullptr,
+                                  int top_logprobs = 0) {
   CpuModelExecutor ex(m);
   LLMEngine eng(cfg, ex);
   SamplingParams p;
   p.temperature = 0.0f;
   p.max_tokens = 4;
   p.ignore_eos = true;
-  p.logprobs = 0;
+  p.logprobs = top_logprobs;
   for (size_t i = 0; i < prompts.size(); ++i)
     eng.add_request("r" + std::to_string(i), prompts[i], p);
   std::map<std::string, Result> res;
   while (eng.has_unfinished_requests())
     for (auto& o : eng.step()) {
       Result& r = res[o.request_id];
+      if (r.ids.empty() && !o.logprobs.empty()) r.first_top = o.logprobs[0].top;
       r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
       for (auto& lp : o.logprobs) r.logprobs.push_back(lp.logprob);
     }
@@ -147,26 +151,43 @@ TEST(RealModelInvariance, SmolLM2GreedyIdsAndLogprobsAreBatchInvariant) {
 }
 
 // --kv-cache-dtype float32: batch invariance holds the same way, and the default fp16 K/V
-// change the model little: each request's first greedy token is the f32 cache's, its logprob
-// within 0.35 (measured: up to 0.26 on these random-token prompts, whose flat distributions
-// are the sensitive case).
+// change the model little: each request's first greedy token is the f32 cache's or its
+// near-tie runner-up, its logprob within 0.35 (measured: up to 0.26 on these random-token
+// prompts, whose flat distributions are the sensitive case; the clang ASan build flips one
+// near-tie that GCC's release build does not).
 TEST(RealModelInvariance, SmolLM2F32KvCacheIsBatchInvariantAndCloseToFp16) {
   ASSERT_NO_THROW(smollm());
   model::CausalLM& m = smollm();
-  const auto f32 = check_invariance(m, vt::DType::F32);
-  // The fp16 cache's batch invariance is the test above; here only its requests alone.
+  check_invariance(m, vt::DType::F32);
+  // The fp16 cache's batch invariance is the test above; here each request alone on both
+  // caches. The first greedy token agrees unless the two best were a near-tie (under 0.5
+  // nats apart on the f32 cache: random-token prompts give flat distributions), and the
+  // token's logprob is within 0.35 either way.
   const auto prompts = invariance_prompts(m);
   EngineConfig c;
   c.num_gpu_blocks = 64;
   c.enable_prefix_caching = false;
+  int agreed = 0;
   for (int i = 0; i < 8; ++i) {
     const std::string id = "r" + std::to_string(i);
-    const Result h = run(m, {prompts[i]}, c)["r0"];
-    const Result& f = f32.at(id);
+    c.kv_cache_dtype = std::nullopt;
+    const Result h = run(m, {prompts[i]}, c, nullptr, 2)["r0"];
+    c.kv_cache_dtype = vt::DType::F32;
+    const Result f = run(m, {prompts[i]}, c, nullptr, 2)["r0"];
     ASSERT_FALSE(h.ids.empty());
-    EXPECT_EQ(h.ids[0], f.ids[0]) << id;
-    EXPECT_NEAR(h.logprobs[0], f.logprobs[0], 0.35) << id;
+    ASSERT_EQ(f.first_top.size(), 2u) << id;
+    if (h.ids[0] == f.ids[0]) {
+      ++agreed;
+      EXPECT_NEAR(h.logprobs[0], f.logprobs[0], 0.35) << id;
+      continue;
+    }
+    ASSERT_EQ(h.ids[0], f.first_top[1].first) << id << ": fp16 picked neither of f32's top two";
+    const float gap = f.first_top[0].second - f.first_top[1].second;
+    EXPECT_LT(gap, 0.5f) << id << ": fp16 " << h.ids[0] << ", f32 " << f.ids[0] << " (gap " << gap
+                         << " nats is not a near-tie)";
+    EXPECT_NEAR(h.logprobs[0], f.first_top[1].second, 0.35) << id;
   }
+  std::printf("fp16 vs f32 cache: %d/8 first tokens agree, the rest near-ties\n", agreed);
 }
 
 class TinyModelInvariance : public ::testing::TestWithParam<std::string> {};
