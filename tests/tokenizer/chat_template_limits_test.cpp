@@ -180,6 +180,22 @@ TEST(ChatTemplateLimits, RenderTime) {
   EXPECT_LT(cpu, 1.0);
 }
 
+// A long scan inside one primitive (a string's length or an index into it, counted in
+// characters) is charged as it goes, so a few such calls on a 30 MB string hit the CPU-time
+// limit; uncharged, they would finish without ever reaching a clock check (found by
+// fuzz_chat_template).
+TEST(ChatTemplateLimits, RenderTimeCoversLongStringScans) {
+  ChatTemplateLimits l;
+  l.max_render_ms = 20;
+  for (const std::string body : {"{{ s | length }}", "{{ s[29999999] }}"}) {
+    const std::string t =
+        "{% set s = 'x' * 30000000 %}{% for i in range(20) %}" + body + "{% endfor %}";
+    std::string e = run(t, json::object(), l);
+    EXPECT_NE(e.find("render CPU time exceeds the 20 ms limit"), std::string::npos)
+        << body << ": " << e.substr(0, 200);
+  }
+}
+
 TEST(ChatTemplateLimits, ErrorsCarryTheLineAndAHumanReadableLimit) {
   try {
     ChatTemplate("a\n\n{{ 'x' * 40000000 }}").render(json::object());

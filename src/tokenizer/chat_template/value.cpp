@@ -538,17 +538,36 @@ int utf8_step(unsigned char c) {
 
 }  // namespace
 
+// Scans over a string are charged as they go (one unit per 256 bytes, every 64 KiB), so the
+// render's CPU-time limit is checked inside a long scan, not only after it.
+constexpr size_t kScanChunk = size_t{64} << 10;
+
 int64_t utf8_length(const std::string& s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   int64_t n = 0;
-  for (size_t k = 0; k < s.size(); k += utf8_step(p[k])) ++n;
+  size_t charged = 0;
+  for (size_t k = 0; k < s.size(); k += utf8_step(p[k])) {
+    ++n;
+    if (k - charged >= kScanChunk) {
+      tick(1 + (k - charged) / 256);
+      charged = k;
+    }
+  }
+  tick(1 + (s.size() - charged) / 256);
   return n;
 }
 
 std::string utf8_char_at(const std::string& s, int64_t idx) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t k = 0;
-  for (int64_t n = 0; n < idx && k < s.size(); ++n) k += utf8_step(p[k]);
+  size_t k = 0, charged = 0;
+  for (int64_t n = 0; n < idx && k < s.size(); ++n) {
+    k += utf8_step(p[k]);
+    if (k - charged >= kScanChunk) {
+      tick(1 + (k - charged) / 256);
+      charged = k;
+    }
+  }
+  tick(1 + (k - charged) / 256);
   if (k >= s.size()) return {};
   std::vector<uint32_t> one = utf8_decode(s.substr(k, utf8_step(p[k])));
   return one.empty() ? std::string() : utf8_encode(one, 0, 1);
