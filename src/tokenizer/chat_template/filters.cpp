@@ -494,7 +494,7 @@ bool apply_test(const std::string& name, const Value& v, const CallArgs& a) {
   }
   if (name == "in") {
     const Value& c = arg();
-    if (c.is_string()) return v.is_string() && c.s().find(v.s()) != std::string::npos;
+    if (c.is_string()) return v.is_string() && find_substr(c.s(), v.s()) != std::string::npos;
     for (const Value& x : iterate(c))
       if (equals(x, v)) return true;
     return false;

@@ -105,8 +105,8 @@ List py_split(const std::string& s, const Value* sep_v, int64_t maxsplit, bool f
   if (!from_right) {
     size_t b = 0;
     int64_t n = 0;
-    for (size_t f; (maxsplit < 0 || n < maxsplit) && (f = s.find(sep, b)) != std::string::npos;
-         ++n) {
+    for (size_t f;
+         (maxsplit < 0 || n < maxsplit) && (f = find_substr(s, sep, b)) != std::string::npos; ++n) {
       check_list_items(parts.size() + 1, "list from split()");
       parts.push_back(s.substr(b, f - b));
       b = f + sep.size();
@@ -169,7 +169,8 @@ std::string py_replace(const std::string& s, const std::string& from, const std:
   }
   size_t b = 0;
   int64_t n = 0;
-  for (size_t f; (count < 0 || n < count) && (f = s.find(from, b)) != std::string::npos; ++n) {
+  for (size_t f; (count < 0 || n < count) && (f = find_substr(s, from, b)) != std::string::npos;
+       ++n) {
     // Each replacement can grow the text: check before appending, not after.
     check_value_bytes(static_cast<uint64_t>(out.size()) + (f - b) + to.size() + (s.size() - f),
                       "string from replace()");
@@ -240,10 +241,12 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     if (name == "count") {
       if (sub.empty()) return Value::integer(static_cast<int64_t>(utf8_decode(s).size()) + 1);
       int64_t n = 0;
-      for (size_t f = s.find(sub); f != std::string::npos; f = s.find(sub, f + sub.size())) ++n;
+      for (size_t f = find_substr(s, sub); f != std::string::npos;
+           f = find_substr(s, sub, f + sub.size()))
+        ++n;
       return Value::integer(n);
     }
-    size_t f = (name == "find" || name == "index") ? s.find(sub) : s.rfind(sub);
+    size_t f = (name == "find" || name == "index") ? find_substr(s, sub) : s.rfind(sub);
     if (f == std::string::npos) {
       if (name == "index" || name == "rindex") type_error("substring not found");
       return Value::integer(-1);

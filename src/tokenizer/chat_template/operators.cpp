@@ -145,7 +145,7 @@ bool contains(const Value& container, const Value& item) {
       type_error(std::string("'in <string>' requires string as left operand, not ") +
                  item.type_name());
     tick(1 + container.s().size() / 256);
-    return container.s().find(item.s()) != std::string::npos;
+    return find_substr(container.s(), item.s()) != std::string::npos;
   }
   if (container.is_dict()) return container.find(item) != nullptr;
   if (container.is_list()) {

@@ -2,6 +2,8 @@
 // conversion from nlohmann::json and json.dumps() as transformers' tojson filter calls it.
 #include "tokenizer/chat_template/value.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -555,6 +557,12 @@ int64_t utf8_length(const std::string& s) {
   }
   tick(1 + (s.size() - charged) / 256);
   return n;
+}
+
+size_t find_substr(const std::string& s, const std::string& sub, size_t pos) {
+  if (pos > s.size()) return std::string::npos;
+  const void* p = ::memmem(s.data() + pos, s.size() - pos, sub.data(), sub.size());
+  return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string::npos;
 }
 
 std::string utf8_char_at(const std::string& s, int64_t idx) {
