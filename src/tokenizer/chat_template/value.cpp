@@ -2,8 +2,6 @@
 // conversion from nlohmann::json and json.dumps() as transformers' tojson filter calls it.
 #include "tokenizer/chat_template/value.h"
 
-#include <cstring>
-
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -515,114 +513,6 @@ bool less_than(const Value& a, const Value& b) {
   }
   throw ChatTemplateError(0, std::string("'<' not supported between instances of '") +
                                  a.type_name() + "' and '" + b.type_name() + "'");
-}
-
-std::vector<uint32_t> utf8_decode(const std::string& s) {
-  std::vector<uint32_t> out;
-  out.reserve(s.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  for (size_t k = 0; k < s.size();) {
-    unsigned char c = p[k];
-    int len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-    uint32_t cp = len == 1 ? c : (c & (0xff >> (len + 1)));
-    for (int m = 1; m < len && k + m < s.size(); ++m) cp = (cp << 6) | (p[k + m] & 0x3f);
-    out.push_back(cp);
-    k += len;
-  }
-  return out;
-}
-
-namespace {
-
-int utf8_step(unsigned char c) {
-  return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-}
-
-}  // namespace
-
-// Scans over a string are charged as they go (one unit per 256 bytes, every 64 KiB), so the
-// render's CPU-time limit is checked inside a long scan, not only after it.
-constexpr size_t kScanChunk = size_t{64} << 10;
-
-int64_t utf8_length(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  int64_t n = 0;
-  size_t charged = 0;
-  for (size_t k = 0; k < s.size(); k += utf8_step(p[k])) {
-    ++n;
-    if (k - charged >= kScanChunk) {
-      tick(1 + (k - charged) / 256);
-      charged = k;
-    }
-  }
-  tick(1 + (s.size() - charged) / 256);
-  return n;
-}
-
-size_t find_substr(const std::string& s, const std::string& sub, size_t pos) {
-  // Short needles: std::string::find (a memchr scan, at most 16 compares a position) is
-  // cheaper per call than memmem's set-up, which split() into millions of pieces pays each time.
-  if (sub.size() <= 16) return s.find(sub, pos);
-  if (pos > s.size()) return std::string::npos;
-  const void* p = ::memmem(s.data() + pos, s.size() - pos, sub.data(), sub.size());
-  return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string::npos;
-}
-
-std::string utf8_char_at(const std::string& s, int64_t idx) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t k = 0, charged = 0;
-  for (int64_t n = 0; n < idx && k < s.size(); ++n) {
-    k += utf8_step(p[k]);
-    if (k - charged >= kScanChunk) {
-      tick(1 + (k - charged) / 256);
-      charged = k;
-    }
-  }
-  tick(1 + (k - charged) / 256);
-  if (k >= s.size()) return {};
-  std::vector<uint32_t> one = utf8_decode(s.substr(k, utf8_step(p[k])));
-  return one.empty() ? std::string() : utf8_encode(one, 0, 1);
-}
-
-void utf8_append(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
-std::string utf8_encode(const std::vector<uint32_t>& cps, size_t begin, size_t end) {
-  std::string out;
-  for (size_t k = begin; k < end && k < cps.size(); ++k) utf8_append(out, cps[k]);
-  return out;
-}
-
-bool is_py_space(uint32_t cp) {
-  if (cp == ' ' || (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x1f)) return true;
-  switch (cp) {
-    case 0x85:
-    case 0xa0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202f:
-    case 0x205f:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200a;
-  }
 }
 
 }  // namespace vllm::tok::jinja
