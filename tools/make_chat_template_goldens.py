@@ -370,6 +370,7 @@ SNIPPETS = [
     ("string_slicing_unicode", "{{ s[::-1] }} {{ s[2:4] }} {{ s[-2:] }} {{ s | length }}", {"s": "añ日本🚀x"}),
     ("string_methods_ws", "[{{ s.strip() }}][{{ s.lstrip() }}][{{ s.rstrip() }}][{{ s.split() }}][{{ s.split(' ') }}]", {"s": "  a  b\t\nc  "}),
     ("split_maxsplit", "{{ 'a,b,c,d'.split(',', 2) }} {{ 'a,b,c,d'.rsplit(',', 2) }} {{ ' a b c '.split(none, 1) }} {{ ' a b c '.rsplit(none, 1) }} {{ 'a'.rsplit(',') }}", {}),
+    ("long_needle_search", "{{ s.find(n) }} {{ s.rfind(n) }} {{ s.index(n) }} {{ s.rindex(n) }} {{ s.count(n) }} {{ s.rsplit(n, 1) }} {{ s.rsplit(n) }} {{ s.split(n, 1) }} {{ s.replace(n, '|') }} {{ s.rfind(n + 'zz') }} {{ ('é' + n).rfind(n) }}", {"s": "ab" + "0123456789abcdefXY" * 3 + "ñ" + "0123456789abcdefXY" + "cd", "n": "0123456789abcdefXY"}),
     ("split_think", "{{ c.split('</think>')[-1].lstrip('\\n') }}|{{ c.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') }}", {"c": "<think>\nabc\n</think>\n\nanswer"}),
     ("startswith_tuple", "{{ 'hello'.startswith(('x', 'he')) }} {{ 'hello'.endswith('') }}", {}),
     ("capitalize_title", "{{ 'hELLO wORLD' | capitalize }} {{ 'hello-world foo(bar)' | title }} {{ \"they're\".title() }}", {}),

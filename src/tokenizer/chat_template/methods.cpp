@@ -116,9 +116,10 @@ List py_split(const std::string& s, const Value* sep_v, int64_t maxsplit, bool f
     size_t e = s.size();
     int64_t n = 0;
     std::vector<std::string> rev;
+    const ReverseFinder finder(s, sep);
     while (maxsplit < 0 || n < maxsplit) {
       if (e < sep.size()) break;
-      size_t f = s.rfind(sep, e - sep.size());
+      size_t f = finder.find(e - sep.size());
       if (f == std::string::npos) break;
       check_list_items(rev.size() + 1, "list from rsplit()");
       rev.push_back(s.substr(f + sep.size(), e - f - sep.size()));
@@ -246,7 +247,8 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
         ++n;
       return Value::integer(n);
     }
-    size_t f = (name == "find" || name == "index") ? find_substr(s, sub) : s.rfind(sub);
+    size_t f =
+        (name == "find" || name == "index") ? find_substr(s, sub) : ReverseFinder(s, sub).find();
     if (f == std::string::npos) {
       if (name == "index" || name == "rindex") type_error("substring not found");
       return Value::integer(-1);

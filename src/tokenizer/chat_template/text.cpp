@@ -70,6 +70,23 @@ size_t find_substr(const std::string& s, const std::string& sub, size_t pos) {
   return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string::npos;
 }
 
+ReverseFinder::ReverseFinder(const std::string& s, const std::string& sub) : s_(s), sub_(sub) {
+  if (sub.size() <= 16 || sub.size() > s.size()) return;
+  rs_.assign(s.rbegin(), s.rend());
+  rsub_.assign(sub.rbegin(), sub.rend());
+}
+
+size_t ReverseFinder::find(size_t pos) const {
+  if (rsub_.empty()) return s_.rfind(sub_, pos);
+  const size_t n = s_.size(), m = sub_.size();
+  // A match starting at p <= pos ends at or before p + m; in the reversed string it starts at
+  // n - (p + m) >= n - (pos + m).
+  const size_t from = pos >= n - m ? 0 : n - m - pos;
+  const void* q = ::memmem(rs_.data() + from, n - from, rsub_.data(), m);
+  if (!q) return std::string::npos;
+  return n - m - static_cast<size_t>(static_cast<const char*>(q) - rs_.data());
+}
+
 std::string utf8_char_at(const std::string& s, int64_t idx) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t k = 0;

@@ -142,6 +142,20 @@ int64_t utf8_length(const std::string& s);
 // libstdc++'s std::string::find compares at every position, O(size * needle) for a hostile
 // needle; up to 16 bytes that is bounded and it is the faster call.
 size_t find_substr(const std::string& s, const std::string& sub, size_t pos = 0);
+// s.rfind(sub, pos) in linear time, for rfind/rindex/rsplit: needles over 16 bytes are
+// searched forward with memmem in reversed copies, made once per finder so that rsplit's
+// repeated searches stay linear too.
+class ReverseFinder {
+ public:
+  ReverseFinder(const std::string& s, const std::string& sub);
+  // The last start position <= pos (npos: anywhere), or npos.
+  size_t find(size_t pos = std::string::npos) const;
+
+ private:
+  const std::string& s_;
+  const std::string& sub_;
+  std::string rs_, rsub_;  // reversed copies; empty for short needles
+};
 std::string utf8_char_at(const std::string& s, int64_t idx);
 void utf8_append(std::string& out, uint32_t cp);
 bool is_py_space(uint32_t cp);
