@@ -86,6 +86,7 @@ def main():
         # 2-thread run can be 10-50x slower than on an idle machine.
         print(f"warning: load average {load:.1f} on {os.cpu_count()} CPUs; numbers will be low",
               file=sys.stderr)
+    t_load = time.perf_counter()
     llama_cpp.llama_backend_init()
     llama_cpp.llama_log_set(_QUIET, ctypes.c_void_p(0))
     mp = llama_cpp.llama_model_default_params()
@@ -99,6 +100,9 @@ def main():
     cp.n_batch = cp.n_ubatch = max(args.input_len, 512)
     cp.n_threads = cp.n_threads_batch = args.threads
     ctx = llama_cpp.llama_init_from_model(model, cp)
+    # What llama-server does before it answers /health (less its one-token warm-up), without
+    # the Python interpreter's start.
+    load_s = time.perf_counter() - t_load
     ids = prompt_ids(model, vocab, args.input_len)
 
     one_run(ctx, n_vocab, ids, args.output_len)  # warm-up: page in weights, size buffers
@@ -111,6 +115,7 @@ def main():
         "input_len": args.input_len,
         "output_len": args.output_len,
         "batch_size": 1,
+        "load_s": round(load_s, 3),
     }
     if args.json:
         print(json.dumps(out))
