@@ -17,7 +17,9 @@
 // many heads or keys are processed together, which lane a key lands in, which thread runs
 // it, or whether the segments of a token were spread over threads (split mode) or walked by
 // one thread (whole mode). So the output for a token is bit-identical whatever else is in
-// the batch.
+// the batch. That is also what lets a prefill share work across tokens: consecutive tokens
+// of one sequence run their common whole segments as one pass of nt * g query vectors
+// (attn_group_whole), each K/V vector loaded and widened once for all of them.
 #pragma once
 
 #include <algorithm>
@@ -57,10 +59,11 @@ struct AttnCtx {
   float scale;
 };
 
-// One work unit: heads [h0, h0 + g) of token t, all sharing kv head h0 / group.
+// One work unit: heads [h0, h0 + g) of tokens t .. t + nt - 1 (consecutive tokens of one
+// sequence; nt > 1 only in whole mode), all sharing kv head h0 / group.
 struct AttnGroup {
   int64_t t;
-  int h0, g, nseg;
+  int h0, g, nseg, nt;
   int64_t first_item;  // split mode: index of its segment 0 in the item list
 };
 
@@ -72,7 +75,7 @@ struct AttnKChunk {
 };
 
 struct AttnThreadScratch {
-  std::vector<float> sc, o;
+  std::vector<float> sc, o, q;
   std::vector<AttnKChunk> kchunk;
   std::vector<const void*> vrow;  // V::Elem rows
   void reserve(int hd) {
@@ -81,8 +84,10 @@ struct AttnThreadScratch {
       kchunk.resize(kAttnSeg);
       vrow.resize(kAttnSeg);
     }
-    if (o.size() < static_cast<size_t>(kAttnMaxGroup * (hd + 2)))
+    if (o.size() < static_cast<size_t>(kAttnMaxGroup * (hd + 2))) {
       o.resize(kAttnMaxGroup * (hd + 2));
+      q.resize(kAttnMaxGroup * hd);
+    }
   }
 };
 
@@ -219,19 +224,27 @@ inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, i
   attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, sc);
 }
 
-// Exact softmax partial of heads [h0, h0+G) over positions [p0, p1] (p1 - p0 < kAttnSeg):
-// m[g] = max score, l[g] = sum exp(score - m), o[g*hd + d] = sum exp(score - m) v[d].
+inline const int32_t* attn_block_table(const AttnCtx& c, int64_t t) {
+  return c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
+}
+inline const float* attn_query(const AttnCtx& c, int64_t t, int h0) {
+  return c.q + t * c.ldq + static_cast<int64_t>(h0) * c.hd;
+}
+
+// Exact softmax partial of G query vectors q[g * hd ..] (heads of kv head kvh, of one token
+// or of several tokens of the sequence with block table bt) over positions [p0, p1]
+// (p1 - p0 < kAttnSeg): m[g] = max score, l[g] = sum exp(score - m),
+// o[g*hd + d] = sum exp(score - m) v[d]. Each g's arithmetic is its own (see the top).
 template <class V, int G>
-__attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0, int p0, int p1,
-                                            float* o, float* m, float* l, AttnThreadScratch& s) {
+__attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, const int32_t* bt,
+                                            int kvh, int p0, int p1, float* o, float* m, float* l,
+                                            AttnThreadScratch& s) {
   using R = typename V::R;
   using E = typename V::Elem;
   constexpr int W = V::kW;
   const int hd = c.hd;
   const int bs = c.bs;
   const int n = p1 - p0 + 1;
-  const int kvh = h0 / c.group;
-  const int32_t* bt = c.bt + static_cast<int64_t>(c.seq_of_token[t]) * c.bt_stride;
   const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
   const int64_t page = static_cast<int64_t>(bs) * row_stride;  // elements per page (K or V)
   const void** vrow = s.vrow.data();
@@ -260,7 +273,6 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
     ch[nch] = {kh + static_cast<int64_t>(bt[p / bs]) * page + slot, j, len};
     j += len;
   }
-  const float* q = c.q + t * c.ldq + static_cast<int64_t>(h0) * hd;
   float* sc = s.sc.data();
   if (aligned)
     attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, sc);
@@ -337,25 +349,25 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, int64_t t, int h0,
 }
 
 template <class V>
-void attn_segment_g(int G, const AttnCtx& c, int64_t t, int h0, int p0, int p1, float* o, float* m,
-                    float* l, AttnThreadScratch& s) {
+void attn_segment_g(int G, const AttnCtx& c, const float* q, const int32_t* bt, int kvh, int p0,
+                    int p1, float* o, float* m, float* l, AttnThreadScratch& s) {
   switch (G) {
     case 1:
-      return attn_segment<V, 1>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 1>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 2:
-      return attn_segment<V, 2>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 2>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 3:
-      return attn_segment<V, 3>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 3>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 4:
-      return attn_segment<V, 4>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 4>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 5:
-      return attn_segment<V, 5>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 5>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 6:
-      return attn_segment<V, 6>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 6>(c, q, bt, kvh, p0, p1, o, m, l, s);
     case 7:
-      return attn_segment<V, 7>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 7>(c, q, bt, kvh, p0, p1, o, m, l, s);
     default:
-      return attn_segment<V, 8>(c, t, h0, p0, p1, o, m, l, s);
+      return attn_segment<V, 8>(c, q, bt, kvh, p0, p1, o, m, l, s);
   }
 }
 
@@ -393,25 +405,60 @@ __attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float*
 
 inline int attn_num_segments(int32_t pos) { return pos / kAttnSeg + 1; }
 
-// Whole mode: one thread walks every segment of the group's token.
+// Whole mode: one thread walks every segment of the unit's tokens. Segments that every
+// token of the unit sees whole (all of them below the first token's position) run once for
+// all the unit's query vectors, so each K and V vector loaded and widened feeds nt * g heads
+// instead of g; the rest run per token. Either way each (token, head) gets the same segment
+// partials merged in the same order, so the bits do not depend on the unit's shape.
 template <class V>
 void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
   AttnThreadScratch& s = attn_thread_scratch(c.hd);
-  const int32_t pos = c.positions[gr.t];
-  float* O = c.out + gr.t * c.ldo + static_cast<int64_t>(gr.h0) * c.hd;
+  const int hd = c.hd, g = gr.g;
+  const int kvh = gr.h0 / c.group;
+  const int32_t* bt = attn_block_table(c, gr.t);
   float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
   float* o = s.o.data();
-  for (int sg = 0; sg < gr.nseg; ++sg) {
-    const int p0 = sg * kAttnSeg;
-    const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
-    if (sg == 0) {
-      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, O, M, L, s);
-    } else {
-      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, o, m, l, s);
-      attn_merge<V>(gr.g, c.hd, O, M, L, o, m, l);
+  auto out = [&](int i) { return c.out + (gr.t + i) * c.ldo + static_cast<int64_t>(gr.h0) * hd; };
+  int shared = 0;
+  if (gr.nt > 1) {
+    shared = c.positions[gr.t] + 1;
+    for (int i = 0; i < gr.nt; ++i) shared = std::min<int>(shared, c.positions[gr.t + i] + 1);
+    shared /= kAttnSeg;
+  }
+  if (shared > 0) {
+    float* qs = s.q.data();
+    const int64_t gh = static_cast<int64_t>(g) * hd;
+    for (int i = 0; i < gr.nt; ++i) std::copy_n(attn_query(c, gr.t + i, gr.h0), gh, qs + i * gh);
+    for (int sg = 0; sg < shared; ++sg) {
+      const int p0 = sg * kAttnSeg;
+      attn_segment_g<V>(gr.nt * g, c, qs, bt, kvh, p0, p0 + kAttnSeg - 1, o, m, l, s);
+      for (int i = 0; i < gr.nt; ++i) {
+        if (sg == 0) {
+          std::copy_n(o + i * gh, gh, out(i));
+          std::copy_n(m + i * g, g, M + i * g);
+          std::copy_n(l + i * g, g, L + i * g);
+        } else {
+          attn_merge<V>(g, hd, out(i), M + i * g, L + i * g, o + i * gh, m + i * g, l + i * g);
+        }
+      }
     }
   }
-  attn_finish<V>(gr.g, c.hd, O, L);
+  for (int i = 0; i < gr.nt; ++i) {
+    const int32_t pos = c.positions[gr.t + i];
+    const float* q = attn_query(c, gr.t + i, gr.h0);
+    float* O = out(i);
+    for (int sg = shared; sg < attn_num_segments(pos); ++sg) {
+      const int p0 = sg * kAttnSeg;
+      const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
+      if (sg == 0) {
+        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, O, M + i * g, L + i * g, s);
+      } else {
+        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, o, m, l, s);
+        attn_merge<V>(g, hd, O, M + i * g, L + i * g, o, m, l);
+      }
+    }
+    attn_finish<V>(g, hd, O, L + i * g);
+  }
 }
 
 struct AttnPlan {
@@ -461,16 +508,19 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   plan.item_group.clear();
   int gmax = 1;
   // Units of a run of consecutive tokens of one sequence go kv head by kv head, so the
-  // pages of one kv head stay in cache while the run's tokens read them.
+  // pages of one kv head stay in cache while the run's tokens read them. In whole mode a
+  // unit takes up to kAttnMaxGroup / group consecutive tokens of the run.
+  const int tile = !split && nsub == 1 ? std::max(1, kAttnMaxGroup / group) : 1;
   for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
     for (r1 = r0 + 1; r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0];) ++r1;
     for (int kvh = 0; kvh < n_kv; ++kvh) {
-      for (int64_t t = r0; t < r1; ++t) {
-        const int nseg = attn_num_segments(batch.positions[t]);
+      for (int64_t t = r0; t < r1; t += tile) {
+        const int nt = static_cast<int>(std::min<int64_t>(tile, r1 - t));
+        const int nseg = attn_num_segments(batch.positions[t + nt - 1]);
         for (int sub = 0; sub < nsub; ++sub) {
           const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
-          AttnGroup gr{t, kvh * group + a, b - a, nseg,
-                       static_cast<int64_t>(plan.item_group.size())};
+          AttnGroup gr{
+              t, kvh * group + a, b - a, nseg, nt, static_cast<int64_t>(plan.item_group.size())};
           gmax = std::max(gmax, gr.g);
           if (split)
             for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
@@ -507,7 +557,8 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
       const int p0 = sg * kAttnSeg;
       const int p1 = std::min<int>(c.positions[gr.t], p0 + kAttnSeg - 1);
       float* po = partials + i * pstride;
-      attn_segment_g<V>(gr.g, c, gr.t, gr.h0, p0, p1, po, po + gr.g * hd, po + gr.g * hd + gr.g, s);
+      attn_segment_g<V>(gr.g, c, attn_query(c, gr.t, gr.h0), attn_block_table(c, gr.t),
+                        gr.h0 / c.group, p0, p1, po, po + gr.g * hd, po + gr.g * hd + gr.g, s);
     }
   });
   pool.parallel_for(n_groups, [&](int64_t b, int64_t e) {
