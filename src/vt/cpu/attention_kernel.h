@@ -18,7 +18,7 @@
 // it, or whether the segments of a token were spread over threads (split mode) or walked by
 // one thread (whole mode). So the output for a token is bit-identical whatever else is in
 // the batch. That is also what lets a prefill share work across tokens: consecutive tokens
-// of one sequence run their common whole segments as one pass of nt * g query vectors
+// of one sequence run each segment as one pass of up to nt * g query vectors
 // (attn_group_whole), each K/V vector loaded and widened once for all of them.
 #pragma once
 
@@ -233,12 +233,15 @@ inline const float* attn_query(const AttnCtx& c, int64_t t, int h0) {
 
 // Exact softmax partial of G query vectors q[g * hd ..] (heads of kv head kvh, of one token
 // or of several tokens of the sequence with block table bt) over positions [p0, p1]
-// (p1 - p0 < kAttnSeg): m[g] = max score, l[g] = sum exp(score - m),
-// o[g*hd + d] = sum exp(score - m) v[d]. Each g's arithmetic is its own (see the top).
+// (p1 - p0 < kAttnSeg), or, with n_of, vector g over positions [p0, p0 + n_of[g]) (a tile's
+// tokens on their last segment): m[g] = max score, l[g] = sum exp(score - m),
+// o[g*hd + d] = sum exp(score - m) v[d]. Each g's arithmetic is its own (see the top): its
+// key chains do not depend on which other keys share a vector, and its softmax and P.V
+// sums run over its own keys only, in order.
 template <class V, int G>
 __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, const int32_t* bt,
-                                            int kvh, int p0, int p1, float* o, float* m, float* l,
-                                            AttnThreadScratch& s) {
+                                            int kvh, int p0, int p1, const int* n_of, float* o,
+                                            float* m, float* l, AttnThreadScratch& s) {
   using R = typename V::R;
   using E = typename V::Elem;
   constexpr int W = V::kW;
@@ -279,8 +282,13 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   else
     attn_scores<V, G, AttnKLoad::kPartial, AttnKLoad::kPartial>(nch, q, hd, ch, bs, c.scale, sc);
 
+  int ng[G];
+  int nmin = n;
+  for (int g = 0; g < G; ++g) nmin = std::min(nmin, ng[g] = n_of ? n_of[g] : n);
+
   // Softmax numerators per head.
   for (int g = 0; g < G; ++g) {
+    const int n = ng[g];
     float* sg = sc + g * kAttnSeg;
     R mv = V::set1(-INFINITY);
     int i = 0;
@@ -313,7 +321,8 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
-    for (int jj = 0; jj < n; ++jj) {
+    int jj = 0;
+    for (; jj < nmin; ++jj) {
       // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
       if (jj + kAttnPrefetch < n)
         for (int b = 0; b < DT * W; b += 64 / static_cast<int>(sizeof(E)))
@@ -324,6 +333,18 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
       for (int u = 0; u < DT; ++u) vv[u] = V::kv_load(vr + u * W);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
+        R pv = V::set1(sc[g * kAttnSeg + jj]);
+#pragma GCC unroll 8
+        for (int u = 0; u < DT; ++u) acc[g][u] = V::fma(pv, vv[u], acc[g][u]);
+      }
+    }
+    for (; jj < n; ++jj) {  // keys only some vectors see (n_of)
+      const E* vr = static_cast<const E*>(vrow[jj]) + d;
+      R vv[DT];
+#pragma GCC unroll 8
+      for (int u = 0; u < DT; ++u) vv[u] = V::kv_load(vr + u * W);
+      for (int g = 0; g < G; ++g) {
+        if (jj >= ng[g]) continue;
         R pv = V::set1(sc[g * kAttnSeg + jj]);
 #pragma GCC unroll 8
         for (int u = 0; u < DT; ++u) acc[g][u] = V::fma(pv, vv[u], acc[g][u]);
@@ -341,7 +362,8 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (int jj = 0; jj < n; ++jj) {
       R vv = V::kv_load(static_cast<const E*>(vrow[jj]) + d);
 #pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) acc[g] = V::fma(V::set1(sc[g * kAttnSeg + jj]), vv, acc[g]);
+      for (int g = 0; g < G; ++g)
+        if (jj < ng[g]) acc[g] = V::fma(V::set1(sc[g * kAttnSeg + jj]), vv, acc[g]);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) V::store(o + g * hd + d, acc[g]);
@@ -350,24 +372,24 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
 
 template <class V>
 void attn_segment_g(int G, const AttnCtx& c, const float* q, const int32_t* bt, int kvh, int p0,
-                    int p1, float* o, float* m, float* l, AttnThreadScratch& s) {
+                    int p1, const int* n_of, float* o, float* m, float* l, AttnThreadScratch& s) {
   switch (G) {
     case 1:
-      return attn_segment<V, 1>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 1>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 2:
-      return attn_segment<V, 2>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 2>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 3:
-      return attn_segment<V, 3>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 3>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 4:
-      return attn_segment<V, 4>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 4>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 5:
-      return attn_segment<V, 5>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 5>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 6:
-      return attn_segment<V, 6>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 6>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     case 7:
-      return attn_segment<V, 7>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 7>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
     default:
-      return attn_segment<V, 8>(c, q, bt, kvh, p0, p1, o, m, l, s);
+      return attn_segment<V, 8>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
   }
 }
 
@@ -405,60 +427,69 @@ __attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float*
 
 inline int attn_num_segments(int32_t pos) { return pos / kAttnSeg + 1; }
 
-// Whole mode: one thread walks every segment of the unit's tokens. Segments that every
-// token of the unit sees whole (all of them below the first token's position) run once for
-// all the unit's query vectors, so each K and V vector loaded and widened feeds nt * g heads
-// instead of g; the rest run per token. Either way each (token, head) gets the same segment
-// partials merged in the same order, so the bits do not depend on the unit's shape.
+// Whole mode: one thread walks every segment of the unit's tokens. Each segment runs once
+// for all the unit's tokens that reach it (nt * g query vectors at most; on a token's last
+// segment only its own keys count, via n_of), so each K and V vector loaded and widened
+// feeds up to nt * g heads instead of g. Every (token, head) gets the partials of the same
+// segments, merged in the same order, as when it runs alone: the bits do not depend on the
+// unit's shape.
 template <class V>
 void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
   AttnThreadScratch& s = attn_thread_scratch(c.hd);
   const int hd = c.hd, g = gr.g;
+  const int64_t gh = static_cast<int64_t>(g) * hd;
   const int kvh = gr.h0 / c.group;
   const int32_t* bt = attn_block_table(c, gr.t);
   float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
   float* o = s.o.data();
   auto out = [&](int i) { return c.out + (gr.t + i) * c.ldo + static_cast<int64_t>(gr.h0) * hd; };
-  int shared = 0;
-  if (gr.nt > 1) {
-    shared = c.positions[gr.t] + 1;
-    for (int i = 0; i < gr.nt; ++i) shared = std::min<int>(shared, c.positions[gr.t + i] + 1);
-    shared /= kAttnSeg;
-  }
-  if (shared > 0) {
-    float* qs = s.q.data();
-    const int64_t gh = static_cast<int64_t>(g) * hd;
-    for (int i = 0; i < gr.nt; ++i) std::copy_n(attn_query(c, gr.t + i, gr.h0), gh, qs + i * gh);
-    for (int sg = 0; sg < shared; ++sg) {
-      const int p0 = sg * kAttnSeg;
-      attn_segment_g<V>(gr.nt * g, c, qs, bt, kvh, p0, p0 + kAttnSeg - 1, o, m, l, s);
-      for (int i = 0; i < gr.nt; ++i) {
-        if (sg == 0) {
-          std::copy_n(o + i * gh, gh, out(i));
-          std::copy_n(m + i * g, g, M + i * g);
-          std::copy_n(l + i * g, g, L + i * g);
-        } else {
-          attn_merge<V>(g, hd, out(i), M + i * g, L + i * g, o + i * gh, m + i * g, l + i * g);
-        }
-      }
-    }
-  }
-  for (int i = 0; i < gr.nt; ++i) {
-    const int32_t pos = c.positions[gr.t + i];
-    const float* q = attn_query(c, gr.t + i, gr.h0);
-    float* O = out(i);
-    for (int sg = shared; sg < attn_num_segments(pos); ++sg) {
+  if (gr.nt == 1) {
+    const int32_t pos = c.positions[gr.t];
+    const float* q = attn_query(c, gr.t, gr.h0);
+    float* O = out(0);
+    for (int sg = 0; sg < attn_num_segments(pos); ++sg) {
       const int p0 = sg * kAttnSeg;
       const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
       if (sg == 0) {
-        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, O, M + i * g, L + i * g, s);
+        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, nullptr, O, M, L, s);
       } else {
-        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, o, m, l, s);
-        attn_merge<V>(g, hd, O, M + i * g, L + i * g, o, m, l);
+        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, nullptr, o, m, l, s);
+        attn_merge<V>(g, hd, O, M, L, o, m, l);
       }
     }
-    attn_finish<V>(g, hd, O, L + i * g);
+    attn_finish<V>(g, hd, O, L);
+    return;
   }
+  int nseg = 0;
+  for (int i = 0; i < gr.nt; ++i) nseg = std::max(nseg, attn_num_segments(c.positions[gr.t + i]));
+  float* qs = s.q.data();
+  int who[kAttnMaxGroup], n_of[kAttnMaxGroup];
+  for (int sg = 0; sg < nseg; ++sg) {
+    const int p0 = sg * kAttnSeg;
+    int k = 0, p1 = p0;
+    for (int i = 0; i < gr.nt; ++i) {
+      const int32_t pos = c.positions[gr.t + i];
+      if (pos < p0) continue;
+      const int last = std::min<int>(pos, p0 + kAttnSeg - 1);
+      p1 = std::max(p1, last);
+      std::copy_n(attn_query(c, gr.t + i, gr.h0), gh, qs + k * gh);
+      for (int h = 0; h < g; ++h) n_of[k * g + h] = last - p0 + 1;
+      who[k++] = i;
+    }
+    if (k == 0) continue;  // positions with a gap: no token of the unit reaches sg
+    attn_segment_g<V>(k * g, c, qs, bt, kvh, p0, p1, n_of, o, m, l, s);
+    for (int j = 0; j < k; ++j) {
+      const int i = who[j];
+      if (sg == 0) {
+        std::copy_n(o + j * gh, gh, out(i));
+        std::copy_n(m + j * g, g, M + i * g);
+        std::copy_n(l + j * g, g, L + i * g);
+      } else {
+        attn_merge<V>(g, hd, out(i), M + i * g, L + i * g, o + j * gh, m + j * g, l + j * g);
+      }
+    }
+  }
+  for (int i = 0; i < gr.nt; ++i) attn_finish<V>(g, hd, out(i), L + i * g);
 }
 
 struct AttnPlan {
@@ -558,7 +589,8 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
       const int p1 = std::min<int>(c.positions[gr.t], p0 + kAttnSeg - 1);
       float* po = partials + i * pstride;
       attn_segment_g<V>(gr.g, c, attn_query(c, gr.t, gr.h0), attn_block_table(c, gr.t),
-                        gr.h0 / c.group, p0, p1, po, po + gr.g * hd, po + gr.g * hd + gr.g, s);
+                        gr.h0 / c.group, p0, p1, nullptr, po, po + gr.g * hd, po + gr.g * hd + gr.g,
+                        s);
     }
   });
   pool.parallel_for(n_groups, [&](int64_t b, int64_t e) {
