@@ -1,0 +1,148 @@
+// Attention scores (see attention_kernel.h for the layout and the invariance argument):
+// the K/V element types, and the score tiles that put keys in vector lanes, one fma chain
+// per key over d in order, so every ISA computes the same bits.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "vt/cpu/ops_simd.h"
+
+namespace vt::cpu {
+namespace {
+
+// A bf16 KV element: distinct from fp16's uint16_t so the element type picks the widening.
+struct Bf16Elem {
+  uint16_t bits;
+};
+
+constexpr int kAttnSeg = 256;  // positions per segment (absolute-aligned)
+
+// A K chunk: up to W keys of one page, consecutive in the segment: lane i holds dim d of
+// key j + i at p + d * bs + i, for i < n.
+struct AttnKChunk {
+  const void* p;  // V::Elem
+  int j, n;
+};
+
+// The vector traits of ops_simd.h plus how K/V elements are stored: E = float, or
+// uint16_t for an fp16 cache (widened to fp32 on load; the arithmetic is the same).
+template <class Base, class E>
+struct AttnVec : Base {
+  using Elem = E;
+  static typename Base::R kv_load(const E* p) {
+    if constexpr (std::is_same_v<E, float>)
+      return Base::load(p);
+    else if constexpr (std::is_same_v<E, Bf16Elem>)
+      return Base::load_bf16(&p->bits);
+    else
+      return Base::load_f16(p);
+  }
+  static typename Base::R kv_load_partial(const E* p, int n) {
+    if constexpr (std::is_same_v<E, float>)
+      return Base::load_partial(p, n, 0.f);
+    else if constexpr (std::is_same_v<E, Bf16Elem>)
+      return Base::load_bf16_partial(&p->bits, n);
+    else
+      return Base::load_f16_partial(p, n);
+  }
+};
+
+// The score fma: fused on every path (std::fma for the scalar one), so scores are the same
+// bits on every ISA.
+template <class V>
+inline typename V::R attn_score_fma(typename V::R a, typename V::R b, typename V::R c) {
+  if constexpr (V::kW == 1)
+    return std::fma(a, b, c);
+  else
+    return V::fma(a, b, c);
+}
+
+// Keeps a loaded vector in a register: without this GCC folds the K load into each of the
+// G fmas that use it, which makes the score loop load-bound (G loads per vector instead of
+// one) on cores with one 512-bit load per cycle.
+template <class V>
+inline void attn_in_register(typename V::R& r) {
+  if constexpr (V::kW > 1) asm("" : "+v"(r));
+}
+
+// K chunks per score tile: enough independent chains (G * C) to cover the fma latency,
+// within the vector register file (accumulators + K vectors + one q broadcast).
+template <int W, int G>
+constexpr int attn_score_chunks() {
+  if (W == 1) return 4;
+  const int regs = W >= 16 ? 30 : 14;
+  int c = 1;
+  while (c < 8 && G * c < 12 && G * (c + 1) + (c + 1) + 1 <= regs) ++c;
+  return c;
+}
+
+// How a score tile loads its chunks: all full, the last one partial (bs a multiple of W),
+// or each one partial (other block sizes: one chunk per run of keys in a page).
+enum class AttnKLoad { kFull, kLastPartial, kPartial };
+
+// Scores of G heads for C chunks. Masked-off lanes load 0 and are never stored.
+template <class V, int G, int C, AttnKLoad kL>
+inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
+                            float* sc) {
+  using R = typename V::R;
+  using E = typename V::Elem;
+  R acc[G][C];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) acc[g][i] = V::zero();
+  const E* kb[C];
+  int kn[C];
+#pragma GCC unroll 8
+  for (int i = 0; i < C; ++i) kb[i] = static_cast<const E*>(ch[i].p), kn[i] = ch[i].n;
+  for (int d = 0; d < hd; ++d) {
+    const int64_t off = d * bs;
+    R k[C];
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) {
+      const bool part = kL == AttnKLoad::kPartial || (kL == AttnKLoad::kLastPartial && i == C - 1);
+      k[i] = part ? V::kv_load_partial(kb[i] + off, kn[i]) : V::kv_load(kb[i] + off);
+      attn_in_register<V>(k[i]);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) {
+      const R qv = V::set1(q[g * hd + d]);
+#pragma GCC unroll 8
+      for (int i = 0; i < C; ++i) acc[g][i] = attn_score_fma<V>(qv, k[i], acc[g][i]);
+    }
+  }
+  const R vs = V::set1(scale);
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) {
+      float* dst = sc + g * kAttnSeg + ch[i].j;
+      if constexpr (kL == AttnKLoad::kPartial)
+        V::store_partial(dst, V::mul(acc[g][i], vs), kn[i]);
+      else  // chunks are W keys apart from j = 0 and a score row has room for the last one
+        V::store(dst, V::mul(acc[g][i], vs));
+    }
+}
+
+// The segment's chunks, C per tile; the last tile has r = 1..C chunks.
+template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast>
+inline void attn_score_last(int r, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
+                            float scale, float* sc) {
+  if (r == C) return attn_score_tile<V, G, C, kLast>(q, hd, ch, bs, scale, sc);
+  if constexpr (C > 1) attn_score_last<V, G, C - 1, kL, kLast>(r, q, hd, ch, bs, scale, sc);
+}
+
+template <class V, int G, AttnKLoad kL, AttnKLoad kLast>
+inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
+                        float scale, float* sc) {
+  constexpr int C = attn_score_chunks<V::kW, G>();
+  const int r = nch - C * ((nch - 1) / C);
+  int i = 0;
+  for (; i + r < nch; i += C) attn_score_tile<V, G, C, kL>(q, hd, ch + i, bs, scale, sc);
+  attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, sc);
+}
+
+}  // namespace
+}  // namespace vt::cpu
