@@ -60,7 +60,7 @@ TEST(StructuredOutputCore, Utf8SequencesCoverExactlyTheRange) {
     for (uint32_t cp = 0; cp <= 0x10FFFF; cp += (cp < 0x3000 ? 1 : 97)) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
       std::string enc;
-      append_utf8(enc, cp);
+      utf8_append(enc, cp);
       EXPECT_EQ(matches(enc), (cp >= lo && cp <= hi) ? 1 : 0) << std::hex << cp;
     }
   }

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/structured_output/grammar.h"
+#include "tokenizer/unicode.h"
 
 namespace vllm::api {
 namespace {
@@ -51,7 +51,7 @@ bool valid_number(const std::string& s, bool& is_int) {
   return i == s.size();
 }
 
-using engine::so::append_utf8;
+using tok::utf8_append;
 
 void append_u_escape(std::string& out, uint32_t v) {
   static const char* hex = "0123456789abcdef";
@@ -126,9 +126,9 @@ void JsonCanonicalizer::emit_code_point(uint32_t cp, std::string& out) {
       if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF))
         append_u_escape(out, cp);
       else
-        append_utf8(out, cp);
+        utf8_append(out, cp);
   }
-  if (top && !(cp >= 0xD800 && cp <= 0xDFFF)) append_utf8(str_, cp);
+  if (top && !(cp >= 0xD800 && cp <= 0xDFFF)) utf8_append(str_, cp);
 }
 
 JsonCanonicalizer::Step JsonCanonicalizer::value_end(std::string& out) {

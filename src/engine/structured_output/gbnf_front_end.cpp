@@ -242,7 +242,7 @@ class GbnfParser {
         bool raw;
         const uint32_t cp = char_or_escape(raw);
         if (cp > kMaxCodePoint) fail("code point out of range");
-        append_utf8(s, cp);
+        utf8_append(s, cp);
       }
       return lit(s);
     }

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/unicode.h"
+
 namespace vllm::engine::so {
 
 // Every user-facing failure (bad grammar text, unsupported keyword, limit exceeded) is a
@@ -75,6 +77,6 @@ struct Grammar {
 
 std::string expr_to_string(const Grammar& g, const Expr& e);
 std::string describe_code_point(uint32_t cp);  // 'a' or U+0001, for messages
-void append_utf8(std::string& out, uint32_t cp);
+using tok::utf8_append;                        // tokenizer/unicode.h
 
 }  // namespace vllm::engine::so

@@ -353,7 +353,7 @@ class SchemaCompiler {
       std::vector<CodeRange> other = safe, used;
       for (const auto& [cp, child] : trie[n].kids) {
         std::string s;
-        append_utf8(s, cp);
+        utf8_append(s, cp);
         alts.push_back(seq({lit(s), build(child)}));
         used.push_back({cp, cp});
       }

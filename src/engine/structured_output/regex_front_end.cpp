@@ -384,7 +384,7 @@ class RegexParser {
 Expr plain_chars(const std::vector<CodeRange>& r) {
   if (r.size() == 1 && r[0].lo == r[0].hi) {
     std::string s;
-    append_utf8(s, r[0].lo);
+    utf8_append(s, r[0].lo);
     return lit(s);
   }
   return cls(r);

@@ -10,6 +10,7 @@
 
 #include "tokenizer/chat_template/error.h"
 #include "tokenizer/chat_template/value.h"
+#include "tokenizer/unicode.h"
 
 namespace vllm::tok::jinja {
 namespace {

@@ -9,6 +9,7 @@
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/error.h"
 #include "tokenizer/chat_template/unicode_case.h"
+#include "tokenizer/unicode.h"
 
 namespace vllm::tok::jinja {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "tokenizer/chat_template/budget.h"
 #include "tokenizer/chat_template/value.h"
+#include "tokenizer/unicode.h"
 
 namespace vllm::tok::jinja {
 
@@ -99,24 +100,6 @@ std::string utf8_char_at(const std::string& s, int64_t idx) {
   if (k >= s.size()) return {};
   std::vector<uint32_t> one = utf8_decode(s.substr(k, utf8_step(p[k])));
   return one.empty() ? std::string() : utf8_encode(one, 0, 1);
-}
-
-void utf8_append(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
 }
 
 std::string utf8_encode(const std::vector<uint32_t>& cps, size_t begin, size_t end) {

@@ -157,7 +157,6 @@ class ReverseFinder {
   std::string rs_, rsub_;  // reversed copies; empty for short needles
 };
 std::string utf8_char_at(const std::string& s, int64_t idx);
-void utf8_append(std::string& out, uint32_t cp);
 bool is_py_space(uint32_t cp);
 
 }  // namespace vllm::tok::jinja
