@@ -29,7 +29,7 @@ logs=$(mktemp -d /tmp/gpu_check.XXXXXX)
 t0=$(date +%s)
 
 echo "== build: build-cuda, $jobs jobs (log $logs/build.log)"
-if ! VLLM_BUILD_JOBS=$jobs scripts/build_cuda.sh --target cuda_tests cuda_bench \
+if ! VLLM_BUILD_JOBS=$jobs scripts/build_cuda.sh --target cuda_tests cuda_bench vllm \
     >"$logs/build.log" 2>&1; then
   tail -40 "$logs/build.log"
   echo "gpu_check: build failed"
@@ -74,6 +74,25 @@ if [ $bench -eq 1 ]; then
   bench_rc=${PIPESTATUS[0]}
 fi
 
+echo "== the engine on the GPU: vllm generate --device cuda vs --device cpu (greedy, 32 tokens)"
+gen=(generate --model "$gguf" --prompt "The three primary colors are" --max-tokens 32
+  --temperature 0 --json)
+build-cuda/vllm "${gen[@]}" --device cpu >"$logs/gen_cpu.json" 2>/dev/null
+engine_rc=0
+for mode in graphs eager; do
+  extra=()
+  [ $mode = eager ] && extra=(--enforce-eager)
+  build-cuda/vllm "${gen[@]}" --device cuda "${extra[@]}" >"$logs/gen_$mode.json" \
+    2>"$logs/gen_$mode.err"
+  rc=$?
+  [ $rc -ne 0 ] && engine_rc=$rc && tail -3 "$logs/gen_$mode.err"
+  if [ $rc -eq 0 ] && cmp -s "$logs/gen_$mode.json" "$logs/gen_cpu.json"; then
+    echo "   $mode: same text as the CPU"
+  else
+    echo "   $mode: exit $rc, differs from the CPU (near ties allowed; check $logs/gen_$mode.json)"
+  fi
+done
+
 echo "== summary"
 passed=$(grep -c '^\[       OK \]' "$logs/gates.log")
 failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$logs/gates.log")
@@ -81,4 +100,5 @@ echo "gates: $passed passed, $failed failed (cuda_tests exit $gates)"
 grep -E '^\[  FAILED  \] .*ms\)$' "$logs/gates.log"
 [ $bench -eq 1 ] && echo "measurement: exit $bench_rc; JSON lines in $logs/bench.log"
 echo "total $(($(date +%s) - t0)) s; logs in $logs"
-[ "$gates" -eq 0 ] && [ "$bench_rc" -eq 0 ]
+echo "engine --device cuda: exit $engine_rc"
+[ "$gates" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$engine_rc" -eq 0 ]

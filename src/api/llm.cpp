@@ -2,6 +2,7 @@
 #include "api/llm.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "engine/structured_output/structured_output.h"
@@ -9,6 +10,9 @@
 #include "model/load_error.h"
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
+#if VLLM_HAVE_CUDA
+#include "vt/cuda/executor_factory.h"
+#endif
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -30,6 +34,21 @@ class DetokenizerStream : public engine::TextStream {
   tok::IncrementalDetokenizer detok_;
   int32_t n_;
 };
+
+// The executor --device names; refuses what that device cannot honour.
+std::unique_ptr<engine::ModelExecutor> make_executor(model::CausalLM& m,
+                                                     const engine::EngineConfig& cfg) {
+  if (cfg.device == "cpu") return std::make_unique<engine::CpuModelExecutor>(m);
+  if (cfg.device != "cuda")
+    throw std::invalid_argument("--device " + cfg.device + ": unknown device (cpu or cuda)");
+#if VLLM_HAVE_CUDA
+  return vt::cuda::make_cuda_executor(m, 0, cfg.max_model_len);
+#else
+  throw std::invalid_argument(
+      "--device cuda: this build of vllm.cpp has no CUDA backend (build it with "
+      "-DVLLM_BUILD_CUDA=ON, e.g. scripts/build_cuda.sh; see docs/CUDA.md), use --device cpu");
+#endif
+}
 
 }  // namespace
 
@@ -67,7 +86,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
                                    : path + " (tokenizer_config.json chat_template)";
     throw model::LoadError(origin, std::string("cannot load the chat template: ") + e.what());
   }
-  llm->executor_ = std::make_unique<engine::CpuModelExecutor>(*llm->model_);
+  llm->executor_ = make_executor(*llm->model_, cfg);
   const tok::Tokenizer* t = llm->tokenizer_.get();
   engine::TextStreamFactory factory = [t](std::span<const int32_t>, bool skip_special) {
     return std::make_unique<DetokenizerStream>(*t, skip_special);

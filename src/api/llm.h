@@ -82,7 +82,7 @@ class LLM {
   std::unique_ptr<model::CausalLM> model_;
   std::unique_ptr<tok::Tokenizer> tokenizer_;
   std::unique_ptr<tok::ChatTemplate> chat_template_;
-  std::unique_ptr<engine::CpuModelExecutor> executor_;
+  std::unique_ptr<engine::ModelExecutor> executor_;
   std::unique_ptr<engine::LLMEngine> engine_;
   std::vector<int32_t> eos_ids_;
   mutable std::once_flag grammar_once_;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "engine/runner/decode_graph.h"
 #include "engine/scheduler.h"
@@ -36,6 +37,9 @@ struct EngineConfig {
   int32_t max_logprobs = 20;
   // Seed of the generators of requests that bring no seed of their own.
   uint64_t seed = 0;
+  // --device: where the model runs: "cpu", or "cuda" (device 0; CUDA builds only, see
+  // docs/CUDA.md). The api layer picks the executor from it (api::LLM::load).
+  std::string device = "cpu";
   // --enforce-eager: no decode step graphs (also VT_DECODE_GRAPH=0).
   bool enforce_eager = false;
   // Decode graph knobs; strict / recapture_every also come from VT_GRAPH_STRICT and

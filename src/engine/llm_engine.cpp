@@ -45,8 +45,12 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
     const double u = *config_.gpu_memory_utilization;
     if (!(u > 0.0 && u <= 1.0))
       reject("gpu_memory_utilization must be in (0, 1], got " + std::to_string(u));
-    const int64_t avail = available_memory_bytes();
-    if (avail <= 0) reject("gpu_memory_utilization: cannot read MemAvailable from /proc/meminfo");
+    const std::optional<int64_t> device = executor.device_memory_available();
+    const int64_t avail = device ? *device : available_memory_bytes();
+    if (avail <= 0)
+      reject(device ? "gpu_memory_utilization: the device has no memory left for the KV cache "
+                      "after the weights"
+                    : "gpu_memory_utilization: cannot read MemAvailable from /proc/meminfo");
     const int64_t per_block = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
     const int64_t useful = per_block * cdiv(config_.max_model_len, config_.block_size) *
                            static_cast<int64_t>(config_.max_num_seqs);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "model/forward_batch.h"
 #include "vt/dtype.h"
@@ -27,6 +28,10 @@ class ModelExecutor {
   // Bytes of the KV cache resident in host memory now (a lazily mapped cache commits pages as
   // blocks are first written); 0 where the cache is not host memory. Any thread may call it.
   virtual int64_t kv_cache_resident_bytes() const { return 0; }
+  // Memory a --gpu-memory-utilization fraction applies to, for an executor whose KV cache is
+  // not host memory (a device's free bytes after the weights, less its working reserve);
+  // nullopt: host memory (the engine reads MemAvailable).
+  virtual std::optional<int64_t> device_memory_available() const { return std::nullopt; }
   // One forward pass over a flat token batch (prefill chunks and decodes mixed). Writes the
   // K/V of every token at its slot_mapping slot, attends through block_tables over positions
   // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.

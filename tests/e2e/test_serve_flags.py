@@ -160,7 +160,7 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
             "--tensor-parallel-size", "1", "-tp", "1", "--trust-remote-code",
             "--disable-log-requests", "--uvicorn-log-level", "debug", "--max-logprobs", "3",
             "--gpu-memory-utilization", "0.5", "--swap-space", "4",
-            "--generation-config", "vllm", "--scheduling-policy", "priority"]
+            "--generation-config", "vllm", "--scheduling-policy", "priority", "--device", "cpu"]
     s = Serve(args, env={"HF_HUB_CACHE": hf_cache, "VLLM_API_KEY": "secret-1"},
               cafile=str(cert), log_name="tls")
     try:
@@ -250,6 +250,17 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     code, out = run_serve(_model(), "--ssl-keyfile", "/nonexistent.pem",
                           "--ssl-certfile", "/nonexistent.pem")
     assert code != 0 and "/nonexistent.pem" in out
+    # --device cuda: a CPU build says it has no CUDA backend; a CUDA build on a machine without
+    # a GPU names what is missing (this suite runs on CPU machines; the GPU gates cover the rest).
+    devices = subprocess.run([_binary(), "--version"], capture_output=True, text=True).stdout
+    assert "devices: cpu" in devices
+    code, out = run_serve(_model(), "--device", "cuda")
+    if "cuda" in devices:
+        assert code != 0 and "no CUDA device" in out, out
+    else:
+        assert code != 0 and "--device cuda: this build of vllm.cpp has no CUDA backend" in out
+    code, out = run_serve(_model(), "--device", "tpu")
+    assert code != 0 and "--device" in out and "tpu" in out
     code, out = run_serve(_model(), "--dtype", "float8")
     assert code != 0 and "--dtype" in out
     code, out = run_serve()

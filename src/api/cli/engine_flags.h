@@ -41,6 +41,7 @@ struct EngineFlags {
   bool prefix = true;
   std::string kv_cache_dtype = "auto";
   std::string dtype = "auto";
+  std::string device = "auto";
   int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
   std::string scheduling_policy = "fcfs";
   CLI::Option* kv_dtype_opt = nullptr;
@@ -69,6 +70,9 @@ struct EngineFlags {
                 CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
+    app.add_option("--device", device,
+                   "auto (= cpu), cpu, or cuda (CUDA builds only; docs/CUDA.md)")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
     app.add_option("--dtype", dtype,
                    "activations are float32 here whatever it says; float32 / float16 / "
@@ -146,6 +150,8 @@ struct EngineFlags {
         throw std::invalid_argument(std::string(flag) + " " + std::to_string(n) +
                                     ": not yet; this engine runs one model in one process "
                                     "(use 1)");
+    // auto is the CPU: the CUDA backend is opt-in until it has passed its GPU gates.
+    c.device = device == "cuda" ? "cuda" : "cpu";
     c.scheduling_policy = scheduling_policy == "priority" ? engine::SchedulingPolicy::kPriority
                                                           : engine::SchedulingPolicy::kFcfs;
     for (const auto& [opt, why] : no_effect)

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   if (cmd == "--version" || cmd == "version") {
-    std::printf("vllm.cpp %s\n", vllm::api::kVersion);
+    std::printf("vllm.cpp %s (devices: %s)\n", vllm::api::kVersion, vllm::api::devices());
     return 0;
   }
   if (cmd == "--help" || cmd == "-h") {

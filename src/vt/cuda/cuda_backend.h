@@ -55,6 +55,10 @@ class CudaBackend : public Backend {
   // same buffer. Synchronizes the stream; refused under capture.
   void host_write(DeviceBuffer* b, const std::function<void()>& write) override;
   Stats stats() const override;
+  // The inputs of a captured decode step in this backend's buffers (cuda_decode_state.cpp):
+  // host writes upload, the argmax / advance tail is two kernels, reads download.
+  std::unique_ptr<DecodeState> make_decode_state(int32_t padded, int32_t vocab,
+                                                 int block_size) override;
 
   // ---- CUDA specifics ----
   cudaStream_t stream() const { return stream_; }

@@ -57,6 +57,12 @@ int64_t CudaModelExecutor::kv_bytes_per_block(int block_size, DType dtype) const
                                                static_cast<int>(c.head_dim), dtype);
 }
 
+std::optional<int64_t> CudaModelExecutor::device_memory_available() const {
+  const DeviceFacts f = query_device(backend_.device());
+  const size_t free = f.free_bytes > opts_.reserve_bytes ? f.free_bytes - opts_.reserve_bytes : 0;
+  return static_cast<int64_t>(free);
+}
+
 void CudaModelExecutor::init_kv_cache(int64_t num_blocks, int block_size, DType dtype) {
   if (backend_.capturing()) throw std::logic_error("init_kv_cache during a graph capture");
   const auto& c = model_.config();

@@ -48,6 +48,8 @@ class CudaModelExecutor : public vllm::engine::ModelExecutor {
   void init_kv_cache(int64_t num_blocks, int block_size, DType dtype) override;
   DType default_kv_cache_dtype() const override;
   int64_t kv_bytes_per_block(int block_size, DType dtype) const override;
+  // The device's free memory now, less reserve_bytes (what --gpu-memory-utilization divides).
+  std::optional<int64_t> device_memory_available() const override;
   void execute(const vllm::model::ForwardBatch& batch, float* logits) override;
   bool supports_graphs() const override { return true; }
   void execute(const vllm::model::ForwardBatch& batch, float* logits, Exec& ex) override;
