@@ -5,4 +5,4 @@ namespace vllm::api {
 inline constexpr const char* kVersion = "0.1.0";
 // The --device values this build can run: "cpu", or "cpu, cuda" in a CUDA build.
 const char* devices();
-}
+}  // namespace vllm::api
