@@ -90,12 +90,15 @@ def test_response_format_json_schema_chat_validates(client):
 
 
 def test_response_format_json_object_streaming_matches_whole(client):
-    kw = dict(max_tokens=200, temperature=0, extra_body={"repetition_penalty": 1.3},
-              response_format={"type": "json_object"})
-    whole = chat(client, "Give me a JSON object about cats.", **kw)
+    # A prompt the 135M model answers with a short object: whether a greedy answer closes
+    # its object within max_tokens is the model's choice, not the grammar's, and long
+    # free-form objects wander (a key list that never ends).
+    kw = dict(max_tokens=200, temperature=0, response_format={"type": "json_object"})
+    prompt = "Describe a cat as a JSON object with keys name and age."
+    whole = chat(client, prompt, **kw)
     text = whole.choices[0].message.content
     assert isinstance(json.loads(text), dict) and whole.choices[0].finish_reason == "stop"
-    chunks = list(chat(client, "Give me a JSON object about cats.", stream=True, **kw))
+    chunks = list(chat(client, prompt, stream=True, **kw))
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
     assert chunks[-1].choices[0].finish_reason == "stop"
 

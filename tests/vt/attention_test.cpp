@@ -220,6 +220,29 @@ TEST(PagedAttention, MatchesReferenceAcrossShapesAndIsas) {
   }
 }
 
+// Every ISA gives the scalar path's bits (scores are per-key fma chains, the softmax sum is
+// a canonical 16-lane sum, P.V is fused in key order), for every cache element type.
+TEST(PagedAttention, EveryIsaComputesTheScalarBits) {
+  const Shape shapes[] = {{9, 3, 64, 16}, {6, 2, 40, 5}, {16, 4, 128, 24}};
+  const std::vector<int> lens = {37, 1, 256, 257, 600};
+  ThreadPool pool(2);
+  for (const Shape& sh : shapes)
+    for (DType kv : {DType::F32, DType::F16, DType::BF16}) {
+      Cache c = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, lens, 7 + sh.hd, kv);
+      write_all(c);
+      const auto toks = mixed_batch(lens);
+      const std::vector<Query> one = {{4, 599}};
+      const auto all = isas();
+      const AttnRun ref = attend(all[0], c, toks, pool), ref1 = attend(all[0], c, one, pool);
+      for (size_t i = 1; i < all.size(); ++i) {
+        EXPECT_EQ(attend(all[i], c, toks, pool).out, ref.out)
+            << name(all[i]) << " hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
+        EXPECT_EQ(attend(all[i], c, one, pool).out, ref1.out)
+            << name(all[i]) << " (split) hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
+      }
+    }
+}
+
 TEST(PagedAttention, LongContext8k) {
   Cache c = make_cache(8, 2, 64, 16, {8192}, 7);
   write_all(c);

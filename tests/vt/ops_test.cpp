@@ -201,6 +201,53 @@ TEST(Ops, RopeStylesDifferAndPositionZeroIsIdentity) {
   EXPECT_EQ(0, std::memcmp(z.data(), x.data(), hd * sizeof(float)));
 }
 
+// Every ISA computes the same bits as the scalar path (canonical 16-lane sums, one exp, fused
+// multiply-adds only where written, no compiler contraction): the model's greedy tokens then
+// cannot depend on the machine's vector width.
+TEST(Ops, EveryIsaComputesTheScalarBits) {
+  const auto all = isas();
+  for (int64_t dim : kOddDims) {
+    const int64_t rows = 3;
+    auto x = random_vec(rows * dim, -6.f, 6.f, 900 + dim);
+    auto w = random_vec(dim, 0.5f, 1.5f, 901 + dim);
+    auto u = random_vec(rows * dim, -2.f, 2.f, 902 + dim);
+    std::vector<std::vector<float>> norm, silu, soft;
+    for (Isa is : all) {
+      std::vector<float> y(rows * dim), o(rows * dim), sm(x.begin(), x.begin() + dim);
+      rms_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-6f, y.data(), dim);
+      silu_mul_isa(is, x.data(), dim, u.data(), dim, rows, dim, o.data(), dim);
+      softmax_isa(is, sm.data(), dim);
+      norm.push_back(y);
+      silu.push_back(o);
+      soft.push_back(sm);
+    }
+    for (size_t i = 1; i < all.size(); ++i) {
+      EXPECT_EQ(norm[i], norm[0]) << "rms_norm " << name(all[i]) << " dim " << dim;
+      EXPECT_EQ(silu[i], silu[0]) << "silu_mul " << name(all[i]) << " dim " << dim;
+      EXPECT_EQ(soft[i], soft[0]) << "softmax " << name(all[i]) << " dim " << dim;
+    }
+  }
+  for (RopeStyle st : {RopeStyle::kNeox, RopeStyle::kInterleaved})
+    for (int hd : {2, 34, 64, 128}) {
+      const int n_heads = 3;
+      const int64_t n_tok = 4, ld = n_heads * hd;
+      std::vector<int32_t> pos = {0, 3, 1000, 32767};
+      std::vector<float> inv_freq(hd / 2);
+      for (int i = 0; i < hd / 2; ++i)
+        inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / hd));
+      const auto x0 = random_vec(n_tok * ld, -2.f, 2.f, 950 + hd);
+      std::vector<float> first;
+      for (Isa is : all) {
+        auto x = x0;
+        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st);
+        if (first.empty())
+          first = x;
+        else
+          EXPECT_EQ(x, first) << "rope " << name(is) << " hd " << hd;
+      }
+    }
+}
+
 TEST(OpsExtra, Argmax) {
   const float a[] = {1.f, 3.f, -2.f, 3.f, 0.f};
   EXPECT_EQ(argmax(a, 5), 1);  // first of the tied maxima

@@ -7,7 +7,9 @@
 // starting from 0, in d order) * scale. Each key has its own chain, so there is no
 // horizontal reduction, one K vector load feeds every query head of the GQA group, and the
 // scalar instantiation (one key per "vector", std::fma) computes bit-identical scores. The
-// softmax exp and the P.V sums may still differ per ISA; attention is not ISA-invariant.
+// softmax exp is one algorithm on every ISA, its denominator is a canonical 16-lane sum
+// (ops_simd.h), P.V accumulates each d over keys in order with fused multiply-adds, and these
+// files are compiled without fp contraction (CMakeLists.txt): attention is ISA-invariant.
 //
 // Batch invariance is the design constraint. A token's keys 0..pos are cut into segments of
 // kAttnSeg positions aligned to absolute position 0. Each segment gets an exact softmax
@@ -166,18 +168,28 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     if (i < n) mv = V::max(mv, V::load_partial(sg + i, n - i, -INFINITY));
     const float mx = V::reduce_max(mv);
     const R vmx = V::set1(mx);
-    R sum = V::zero();
-    for (i = 0; i + W <= n; i += W) {
-      R e = V::exp(V::sub(V::load(sg + i), vmx));
-      V::store(sg + i, e);
-      sum = V::add(sum, e);
-    }
-    if (i < n) {
-      V::store_partial(sg + i, V::exp(V::sub(V::load_partial(sg + i, n - i, 0.f), vmx)), n - i);
-      sum = V::add(sum, V::load_partial(sg + i, n - i, 0.f));
+    // The denominator over the canonical lanes of ops_simd.h: the same bits on every ISA.
+    Sum16<V> sum;
+    for (i = 0; i + kSumLanes <= n; i += kSumLanes)
+      for (int k = 0; k < Sum16<V>::K; ++k) {
+        R e = V::exp(V::sub(V::load(sg + i + k * W), vmx));
+        V::store(sg + i + k * W, e);
+        sum.r[k] = V::add(sum.r[k], e);
+      }
+    for (int k = 0; k < Sum16<V>::K && i + k * W < n; ++k) {
+      float* p = sg + i + k * W;
+      const int r = n - i - k * W;
+      if (r >= W) {
+        R e = V::exp(V::sub(V::load(p), vmx));
+        V::store(p, e);
+        sum.r[k] = V::add(sum.r[k], e);
+      } else {
+        V::store_partial(p, V::exp(V::sub(V::load_partial(p, r, 0.f), vmx)), r);
+        sum.r[k] = V::add(sum.r[k], V::load_partial(p, r, 0.f));
+      }
     }
     m[g] = mx;
-    l[g] = V::reduce_add(sum);
+    l[g] = sum.fold();
   }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep

@@ -49,16 +49,6 @@ struct AttnVec : Base {
   }
 };
 
-// The score fma: fused on every path (std::fma for the scalar one), so scores are the same
-// bits on every ISA.
-template <class V>
-inline typename V::R attn_score_fma(typename V::R a, typename V::R b, typename V::R c) {
-  if constexpr (V::kW == 1)
-    return std::fma(a, b, c);
-  else
-    return V::fma(a, b, c);
-}
-
 // Keeps a loaded vector in a register: without this GCC folds the K load into each of the
 // G fmas that use it, which makes the score loop load-bound (G loads per vector instead of
 // one) on cores with one 512-bit load per cycle.
@@ -110,7 +100,7 @@ inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_
     for (int g = 0; g < G; ++g) {
       const R qv = V::set1(q[g * hd + d]);
 #pragma GCC unroll 8
-      for (int i = 0; i < C; ++i) acc[g][i] = attn_score_fma<V>(qv, k[i], acc[g][i]);
+      for (int i = 0; i < C; ++i) acc[g][i] = V::fma(qv, k[i], acc[g][i]);
     }
   }
   const R vs = V::set1(scale);

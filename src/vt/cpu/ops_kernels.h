@@ -23,25 +23,21 @@ void rms_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, 
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* xr = x + r * ldx;
     float* yr = y + r * ldy;
-    typename V::R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+    // Sum of squares over the canonical lanes (ops_simd.h): the same bits on every ISA.
+    Sum16<V> acc;
     int64_t i = 0;
-    for (; i + 4 * W <= dim; i += 4 * W) {
-      typename V::R v0 = V::load(xr + i), v1 = V::load(xr + i + W);
-      typename V::R v2 = V::load(xr + i + 2 * W), v3 = V::load(xr + i + 3 * W);
-      a0 = V::fma(v0, v0, a0);
-      a1 = V::fma(v1, v1, a1);
-      a2 = V::fma(v2, v2, a2);
-      a3 = V::fma(v3, v3, a3);
+    for (; i + kSumLanes <= dim; i += kSumLanes)
+      for (int k = 0; k < Sum16<V>::K; ++k) {
+        const typename V::R v = V::load(xr + i + k * W);
+        acc.r[k] = V::fma(v, v, acc.r[k]);
+      }
+    for (int k = 0; k < Sum16<V>::K && i + k * W < dim; ++k) {
+      const int m = static_cast<int>(dim - i - k * W);
+      const typename V::R v =
+          m >= W ? V::load(xr + i + k * W) : V::load_partial(xr + i + k * W, m, 0.f);
+      acc.r[k] = V::fma(v, v, acc.r[k]);
     }
-    for (; i + W <= dim; i += W) {
-      typename V::R v = V::load(xr + i);
-      a0 = V::fma(v, v, a0);
-    }
-    if (i < dim) {
-      typename V::R v = V::load_partial(xr + i, static_cast<int>(dim - i), 0.f);
-      a1 = V::fma(v, v, a1);
-    }
-    float ss = V::reduce_add(V::add(V::add(a0, a1), V::add(a2, a3)));
+    const float ss = acc.fold();
     // HF: x * rsqrt(mean(x^2) + eps), then weight * that (two roundings, kept).
     const float inv = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
     const typename V::R vinv = V::set1(inv);
@@ -103,19 +99,27 @@ void softmax_impl(float* x, int64_t n) {
   for (; i + W <= n; i += W) m = V::max(m, V::load(x + i));
   if (i < n) m = V::max(m, V::load_partial(x + i, static_cast<int>(n - i), -INFINITY));
   const typename V::R vmax = V::set1(V::reduce_max(m));
-  typename V::R s = V::zero();
-  for (i = 0; i + W <= n; i += W) {
-    typename V::R e = V::exp(V::sub(V::load(x + i), vmax));
-    V::store(x + i, e);
-    s = V::add(s, e);
+  // Denominator over the canonical lanes (ops_simd.h): the same bits on every ISA.
+  Sum16<V> s;
+  for (i = 0; i + kSumLanes <= n; i += kSumLanes)
+    for (int k = 0; k < Sum16<V>::K; ++k) {
+      typename V::R e = V::exp(V::sub(V::load(x + i + k * W), vmax));
+      V::store(x + i + k * W, e);
+      s.r[k] = V::add(s.r[k], e);
+    }
+  for (int k = 0; k < Sum16<V>::K && i + k * W < n; ++k) {
+    float* p = x + i + k * W;
+    const int r = static_cast<int>(n - i - k * W);
+    if (r >= W) {
+      typename V::R e = V::exp(V::sub(V::load(p), vmax));
+      V::store(p, e);
+      s.r[k] = V::add(s.r[k], e);
+    } else {
+      V::store_partial(p, V::exp(V::sub(V::load_partial(p, r, 0.f), vmax)), r);
+      s.r[k] = V::add(s.r[k], V::load_partial(p, r, 0.f));
+    }
   }
-  if (i < n) {
-    int r = static_cast<int>(n - i);
-    typename V::R e = V::exp(V::sub(V::load_partial(x + i, r, 0.f), vmax));
-    V::store_partial(x + i, e, r);
-    s = V::add(s, V::load_partial(x + i, r, 0.f));
-  }
-  const typename V::R vsum = V::set1(V::reduce_add(s));
+  const typename V::R vsum = V::set1(s.fold());
   for (i = 0; i + W <= n; i += W) V::store(x + i, V::div(V::load(x + i), vsum));
   if (i < n) {
     int r = static_cast<int>(n - i);

@@ -76,11 +76,25 @@ struct VecScalar {
   static R sub(R a, R b) { return a - b; }
   static R mul(R a, R b) { return a * b; }
   static R div(R a, R b) { return a / b; }
-  static R fma(R a, R b, R c) { return a * b + c; }
+  // Fused like the vector paths' vfmadd, so every ISA rounds once per multiply-add.
+  static R fma(R a, R b, R c) { return std::fma(a, b, c); }
   static R max(R a, R b) { return a > b ? a : b; }
   static float reduce_add(R a) { return a; }
   static float reduce_max(R a) { return a; }
-  static R exp(R x) { return std::exp(x); }
+  // The vector paths' exp step for step: max_ps / min_ps clamping, round half to even,
+  // fused range reduction, the same polynomial and the same 2^n scaling.
+  static R exp(R x) {
+    x = x > kExpLo ? x : kExpLo;
+    x = x < kExpHi ? x : kExpHi;
+    const R n = std::nearbyint(x * kLog2e);
+    R r = std::fma(-n, kLn2Hi, x);
+    r = std::fma(-n, kLn2Lo, r);
+    const R p = exp_reduced<VecScalar>(r);
+    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+    float e;
+    std::memcpy(&e, &bits, sizeof e);
+    return p * e;
+  }
 };
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -208,6 +222,35 @@ struct VecAvx512 {
   static R swap_pairs(R a) { return _mm512_permute_ps(a, 0xB1); }
 };
 #endif
+
+// Sums whose bits must not depend on the ISA (rms_norm's sum of squares, the softmax
+// denominators) run over 16 canonical lanes: element j of a row is added to lane j % 16 in
+// index order, and the lanes are folded by one fixed tree, ((h0+h4)+(h2+h6)) +
+// ((h1+h5)+(h3+h7)) with h[i] = lane[i] + lane[i+8]. That is one zmm on AVX-512, two ymm on
+// AVX2 and sixteen floats on the scalar path, so all three produce the same bits.
+constexpr int kSumLanes = 16;
+
+template <class V>
+struct Sum16 {
+  static constexpr int K = kSumLanes / V::kW;
+  typename V::R r[K];
+  Sum16() {
+    for (int k = 0; k < K; ++k) r[k] = V::zero();
+  }
+  float fold() const {
+    if constexpr (V::kW == 16) {
+      return V::reduce_add(r[0]);
+    } else if constexpr (V::kW == 8) {
+      return V::reduce_add(V::add(r[0], r[1]));
+    } else {
+      static_assert(V::kW == 1, "canonical sums cover 1-, 8- and 16-lane vectors");
+      float h[8], q[4];
+      for (int i = 0; i < 8; ++i) h[i] = r[i] + r[i + 8];
+      for (int i = 0; i < 4; ++i) q[i] = h[i] + h[i + 4];
+      return (q[0] + q[2]) + (q[1] + q[3]);
+    }
+  }
+};
 
 }  // namespace
 }  // namespace vt::cpu
