@@ -100,5 +100,5 @@ echo "gates: $passed passed, $failed failed (cuda_tests exit $gates)"
 grep -E '^\[  FAILED  \] .*ms\)$' "$logs/gates.log"
 [ $bench -eq 1 ] && echo "measurement: exit $bench_rc; JSON lines in $logs/bench.log"
 echo "total $(($(date +%s) - t0)) s; logs in $logs"
-echo "engine --device cuda: exit $engine_rc (informational: not linked into vllm yet, docs/CUDA.md)"
+echo "engine --device cuda: exit $engine_rc (informational: its first run on a GPU, docs/CUDA.md)"
 [ "$gates" -eq 0 ] && [ "$bench_rc" -eq 0 ]
