@@ -1,7 +1,10 @@
 // Loading (format detection, architecture lookup, weight binding) and the forward pass.
 #include "model/causal_lm.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -90,10 +93,47 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   }
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(family.load_layer(store_, c, i));
-  if (opts.pack_weights) pack_weights();
+  if (opts.pack_weights) pack_weights(opts);
 }
 
-void CausalLM::pack_weights() {
+// What a cached packed copy must have been made from: the source files (path, size, mtime,
+// inode) and every matrix's type, shape and place, in packing order. Empty when a source is not
+// a file. (A copy in another layout is caught by PackedWeights::adopt_cache.)
+std::string CausalLM::packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const {
+  auto stamp = [](const std::string& path) -> std::string {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return {};
+    return path + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino) + "\n";
+  };
+  std::string key = "vllm.cpp packed weights 1\n";
+  std::vector<const MappedFile*> files;
+  if (gguf_) {
+    if (!gguf_->mapped()) return {};
+    files.push_back(gguf_->mapped());
+  } else {
+    for (const auto& f : store_.files()) files.push_back(f.get());
+  }
+  for (const MappedFile* f : files) {
+    std::error_code ec;
+    const std::string s = stamp(fs::canonical(f->path(), ec).string());
+    if (ec || s.empty()) return {};
+    key += "source " + s;
+  }
+  for (const auto* w : views) {
+    key += std::to_string(static_cast<int>(w->dtype)) + " " + std::to_string(w->rows) + "x" +
+           std::to_string(w->cols) + "/" + std::to_string(w->row_stride) + " @";
+    const auto* p = static_cast<const uint8_t*>(w->data);
+    std::string at = "memory";
+    for (size_t i = 0; i < files.size(); ++i)
+      if (p >= files[i]->data() && p < files[i]->data() + files[i]->size())
+        at = std::to_string(i) + ":" + std::to_string(p - files[i]->data());
+    key += at + "\n";
+  }
+  return key;
+}
+
+void CausalLM::pack_weights(const LoadOptions& opts) {
   std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
     for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
@@ -107,9 +147,23 @@ void CausalLM::pack_weights() {
   size_t total = 0;
   for (const auto* w : views)
     if (seen.insert(w->data).second) total += PackedWeights::arena_bytes(*w);
+  std::string key, file;
+  if (!opts.packed_cache_dir.empty() && total > 0) {
+    key = packed_cache_key(views);
+    std::error_code ec;
+    const std::string id = fs::weakly_canonical(path_, ec).string();
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the model's path names its cache file
+    for (unsigned char ch : id) h = (h ^ ch) * 0x100000001b3ull;
+    char name[32];
+    std::snprintf(name, sizeof name, "%016llx.packed", static_cast<unsigned long long>(h));
+    file = (fs::path(opts.packed_cache_dir) / name).string();
+    if (!key.empty() && packed_.map_cache(file, key, total, *pool_) && packed_.adopt_cache(views))
+      return;
+  }
   packed_.reserve(total);
   for (auto* w : views)
     packed_.pack(*w, gguf_ ? gguf_->mapped() : store_.file_containing(w->data), *pool_);
+  if (!key.empty()) packed_.write_cache(file, key);
 }
 
 void CausalLM::drop_tokenizer_metadata() {

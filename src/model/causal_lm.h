@@ -22,6 +22,9 @@ struct LoadOptions {
   // Repack weights for the SIMD kernels (the normal case). Off, every check still runs and the
   // model still runs on the stored layout: for fuzzing and validation tools.
   bool pack_weights = true;
+  // A folder for packed copies of the weights (weight_packing.h): a later start maps the copy
+  // instead of packing again. Empty: pack every time.
+  std::string packed_cache_dir;
 };
 
 struct ModelFamily;
@@ -48,6 +51,8 @@ class CausalLM {
   const std::string& path() const { return path_; }
   // Present only for GGUF models (tokenizer and chat template live in its metadata).
   const GgufFile* gguf() const { return gguf_.get(); }
+  // How the packed weights were made this start (mapped from a cached copy, or packed).
+  const std::string& packed_weights_note() const { return packed_.note(); }
   GgufFile* gguf_mut() { return gguf_.get(); }
   // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
   void drop_tokenizer_metadata();
@@ -87,7 +92,8 @@ class CausalLM {
  private:
   CausalLM() = default;
   void load_weights(const ModelFamily& family, const LoadOptions& opts);
-  void pack_weights();
+  void pack_weights(const LoadOptions& opts);
+  std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
 
   std::string path_;
   ModelConfig config_;

@@ -1,9 +1,18 @@
 #include "model/weight_packing.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <new>
+
+#include "vt/thread_pool.h"
 
 namespace vllm::model {
 
@@ -11,10 +20,210 @@ namespace {
 constexpr size_t kHuge = size_t{2} << 20;
 constexpr size_t kAlign = 64;
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// The cached copy: this header, the key, zeros up to data_offset (a page multiple), then the
+// arena's bytes.
+constexpr char kMagic[8] = {'V', 'L', 'L', 'M', 'P', 'K', '0', '1'};
+struct CacheHeader {
+  char magic[8];
+  uint64_t data_offset, data_bytes, checksum, key_bytes;
+};
+constexpr size_t kPage = 4096;
+constexpr size_t kChunk = size_t{1} << 20;  // checksum pieces
+
+bool pread_full(int fd, void* dst, size_t n, off_t off) {
+  auto* p = static_cast<uint8_t*>(dst);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, p, n, off);
+    if (r <= 0) return false;
+    p += r, n -= static_cast<size_t>(r), off += r;
+  }
+  return true;
+}
+
+bool write_full(int fd, const void* src, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(src);
+  while (n > 0) {
+    const ssize_t r = ::write(fd, p, std::min(n, size_t{1} << 30));
+    if (r <= 0) return false;
+    p += r, n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+// Four independent multiply-xorshift chains over 64-bit words (n is a multiple of 32: arena
+// sizes are multiples of kAlign), folded with the length.
+uint64_t chunk_hash(const uint8_t* p, size_t n) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t h[4] = {1, 2, 3, 4};
+  for (size_t i = 0; i + 32 <= n; i += 32)
+    for (int j = 0; j < 4; ++j) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * j, 8);
+      h[j] = (h[j] ^ w) * kMul;
+      h[j] ^= h[j] >> 31;
+    }
+  uint64_t r = n;
+  for (uint64_t x : h) {
+    r = (r ^ x) * kMul;
+    r ^= r >> 29;
+  }
+  return r;
+}
 }  // namespace
 
 PackedWeights::~PackedWeights() {
+  wait_for_cache_write();
   if (map_base_) ::munmap(map_base_, mapped_);
+}
+
+void PackedWeights::wait_for_cache_write() {
+  if (writer_.joinable()) writer_.join();
+}
+
+uint64_t PackedWeights::checksum(const uint8_t* p, size_t n, vt::ThreadPool* pool) {
+  const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
+  std::vector<uint64_t> part(static_cast<size_t>(chunks));
+  auto run = [&](int64_t a, int64_t b) {
+    for (int64_t c = a; c < b; ++c) {
+      const size_t off = static_cast<size_t>(c) * kChunk;
+      part[static_cast<size_t>(c)] = chunk_hash(p + off, std::min(kChunk, n - off));
+    }
+  };
+  if (pool)
+    pool->parallel_for(chunks, run);
+  else
+    run(0, chunks);
+  uint64_t r = 0xcbf29ce484222325ull;
+  for (uint64_t x : part) r = (r ^ x) * 0x100000001b3ull;
+  return r;
+}
+
+bool PackedWeights::map_cache(const std::string& file, const std::string& key, size_t bytes,
+                              vt::ThreadPool& pool) {
+  if (map_base_ || bytes == 0 || key.empty()) return false;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    note_ = "packing (no packed copy at " + file + " yet)";
+    return false;
+  }
+  struct stat st {};
+  CacheHeader h{};
+  std::string k;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<size_t>(st.st_size) >= sizeof h && pread_full(fd, &h, sizeof h, 0) &&
+            std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.data_bytes == bytes &&
+            h.key_bytes == key.size() && h.data_offset % kPage == 0 &&
+            h.data_offset >= sizeof h + key.size() && h.data_offset <= (uint64_t{1} << 32) &&
+            static_cast<uint64_t>(st.st_size) == h.data_offset + h.data_bytes;
+  if (ok) {
+    k.resize(key.size());
+    ok = pread_full(fd, k.data(), k.size(), sizeof h) && k == key;
+  }
+  void* base = MAP_FAILED;
+  const size_t len = ok ? static_cast<size_t>(st.st_size) : 0;
+  if (ok) base = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    note_ = "packing (the copy at " + file + " is for another file, build or layout)";
+    return false;
+  }
+  const auto* data = static_cast<uint8_t*>(base) + h.data_offset;
+  if (checksum(data, bytes, &pool) != h.checksum) {
+    ::munmap(base, len);
+    note_ = "packing (the copy at " + file + " fails its checksum)";
+    return false;
+  }
+  map_base_ = base;
+  mapped_ = len;
+  arena_ = const_cast<uint8_t*>(data);  // read-only: pack() only hands out views
+  capacity_ = bytes;
+  from_cache_ = true;
+  note_ = "mapped from " + file;
+  return true;
+}
+
+bool PackedWeights::adopt_cache(const std::vector<vt::cpu::WeightView*>& views) {
+  if (!from_cache_) return false;
+  // pack()'s allocation order replayed: each distinct matrix gets the next kAlign-rounded
+  // slice; a repeated source with the same shape and type shares its first slice.
+  std::map<const void*, std::pair<vt::cpu::WeightView, size_t>> first;
+  std::vector<std::pair<vt::cpu::WeightView*, size_t>> plan;
+  std::vector<uint8_t> group;
+  size_t off = 0;
+  bool ok = true;
+  for (auto* w : views) {
+    if (arena_bytes(*w) == 0) continue;
+    auto it = first.find(w->data);
+    if (it != first.end() && it->second.first.rows == w->rows && it->second.first.cols == w->cols &&
+        it->second.first.dtype == w->dtype) {
+      plan.emplace_back(w, it->second.second);
+      continue;
+    }
+    const size_t bytes = vt::cpu::packed_bytes(*w);
+    if (off + bytes > capacity_) {
+      ok = false;
+      break;
+    }
+    // The first group packed now must equal the cached one: a copy made by code with another
+    // layout is caught here, whatever its key said.
+    group.assign(bytes / static_cast<size_t>(vt::cpu::pack_group_count(*w)), 0);
+    vt::cpu::pack_groups(*w, 0, 1, group.data());
+    if (std::memcmp(group.data(), arena_ + off, group.size()) != 0) {
+      ok = false;
+      break;
+    }
+    first[w->data] = {*w, off};
+    plan.emplace_back(w, off);
+    off += round_up(bytes, kAlign);
+  }
+  if (!ok || off != capacity_) {
+    ::munmap(map_base_, mapped_);
+    map_base_ = nullptr;
+    arena_ = nullptr;
+    mapped_ = capacity_ = used_ = 0;
+    from_cache_ = false;
+    note_ = "packing (the cached copy does not match this build's layout)";
+    return false;
+  }
+  for (auto& [w, o] : plan) {
+    const vt::cpu::WeightView packed = vt::cpu::packed_view(*w, arena_ + o);
+    done_[w->data] = packed;
+    *w = packed;
+  }
+  used_ = off;
+  return true;
+}
+
+void PackedWeights::write_cache(const std::string& file, const std::string& key) {
+  if (from_cache_ || !arena_ || !overflow_.empty() || used_ == 0 || key.empty() ||
+      writer_.joinable())
+    return;
+  note_ = (note_.empty() ? std::string("packed") : note_) + "; writing a copy to " + file +
+          " for the next start";
+  const uint8_t* data = arena_;
+  const size_t n = used_;
+  writer_ = std::thread([file, key, data, n] {
+    // Behind the serving threads: this only saves the next start some time.
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+    const std::string tmp = file + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    CacheHeader h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.key_bytes = key.size();
+    h.data_offset = round_up(sizeof h + key.size(), kPage);
+    h.data_bytes = n;
+    h.checksum = checksum(data, n, nullptr);
+    std::vector<uint8_t> head(h.data_offset, 0);
+    std::memcpy(head.data(), &h, sizeof h);
+    std::memcpy(head.data() + sizeof h, key.data(), key.size());
+    bool ok = write_full(fd, head.data(), head.size()) && write_full(fd, data, n);
+    ok = ::close(fd) == 0 && ok;
+    if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) ::unlink(tmp.c_str());
+  });
 }
 
 size_t PackedWeights::arena_bytes(const vt::cpu::WeightView& w) {

@@ -4,12 +4,21 @@
 // weights, not two. The copies live in one arena asked for transparent huge pages: decode
 // streams every weight byte each step, and 2 MiB pages spare the TLB walks and let the
 // hardware prefetchers run across 4 KiB boundaries.
+//
+// Packing a 0.6B model takes a second or more of a 2-core start (most of it the kernel
+// handing out and zeroing fresh pages), so the arena can also be kept as a file
+// (LoadOptions::packed_cache_dir, VLLM_CPP_PACKED_CACHE): a later start maps the file (page
+// cache pages, already backed) after checking its key, its checksum and each matrix's first
+// group against a fresh pack of it. Nothing in the file is trusted beyond that: it holds
+// quant blocks only, which the kernels read at fixed offsets.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "model/mapped_file.h"
@@ -28,6 +37,25 @@ class PackedWeights {
   static size_t arena_bytes(const vt::cpu::WeightView& w);
   // Reserves the arena (address space only; pages are committed as they are written).
   void reserve(size_t bytes);
+  // The packed copy as a file (VLLM_CPP_PACKED_CACHE, docs/ENVIRONMENT.md). map_cache maps
+  // the copy an earlier run wrote to `file` when its key (sources, shapes, layout, build) and
+  // its checksum match; pack() then only hands out views into it, in the same order. Otherwise
+  // the caller reserves and packs as usual and write_cache writes the arena to `file` on a
+  // background thread (a temporary file renamed into place). A cache that cannot be read or
+  // written costs only time: both report what happened in note().
+  bool map_cache(const std::string& file, const std::string& key, size_t bytes,
+                 vt::ThreadPool& pool);
+  // Points every view at its slice of the mapped copy after checking that each matrix's first
+  // group packs to the same bytes; false (and the mapping dropped) when one does not.
+  bool adopt_cache(const std::vector<vt::cpu::WeightView*>& views);
+  void write_cache(const std::string& file, const std::string& key);
+  bool from_cache() const { return from_cache_; }
+  const std::string& note() const { return note_; }
+  // Waits for a background write (tests; the destructor also waits).
+  void wait_for_cache_write();
+  // The checksum stored with a cached copy (the same for any split over threads).
+  static uint64_t checksum(const uint8_t* p, size_t n, vt::ThreadPool* pool);
+
   // Replaces w by a packed view when its type has one; the same source matrix (tied
   // embeddings) is packed once. `file` (may be null) is the mapping w points into.
   void pack(vt::cpu::WeightView& w, const MappedFile* file, vt::ThreadPool& pool);
@@ -42,6 +70,9 @@ class PackedWeights {
   uint8_t* arena_ = nullptr;
   size_t mapped_ = 0, capacity_ = 0, used_ = 0;
   void* map_base_ = nullptr;
+  bool from_cache_ = false;
+  std::string note_;
+  std::thread writer_;
 };
 
 }  // namespace vllm::model

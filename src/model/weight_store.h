@@ -38,6 +38,7 @@ class WeightStore {
   // points into (null if none), so a packed copy can release its source pages.
   void keep_file(std::shared_ptr<MappedFile> f) { files_.push_back(std::move(f)); }
   const MappedFile* file_containing(const void* p) const;
+  const std::vector<std::shared_ptr<MappedFile>>& files() const { return files_; }
   // Keeps any other memory tensors point into alive as long as the store (a buffer a file was
   // read into, an aligned copy of a misaligned tensor).
   void keep_alive(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }

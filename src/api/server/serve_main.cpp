@@ -210,6 +210,8 @@ int serve_main(int argc, char** argv) {
         "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
         defaults.source.c_str(), defaults.to_json().dump().c_str());
   std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
+  if (const std::string& note = llm->model().packed_weights_note(); !note.empty())
+    std::printf("vllm.cpp packed weights: %s\n", note.c_str());
   const vt::DType kv_dtype = cfg.kv_cache_dtype.value_or(llm->model().default_kv_dtype());
   std::printf("vllm.cpp KV cache: %lld blocks x %d tokens of %s (%.2f GiB%s)\n",
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
