@@ -263,5 +263,11 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     assert code != 0 and "--device" in out and "tpu" in out
     code, out = run_serve(_model(), "--dtype", "float8")
     assert code != 0 and "--dtype" in out
+    # Flags that change nothing here accept only the values that change nothing: a mistral
+    # tokenizer or dummy weights cannot be honoured, so they are refused by name.
+    code, out = run_serve(_model(), "--tokenizer-mode", "mistral")
+    assert code != 0 and "--tokenizer-mode" in out and "mistral" in out, out
+    code, out = run_serve(_model(), "--load-format", "dummy")
+    assert code != 0 and "--load-format" in out and "dummy" in out, out
     code, out = run_serve()
     assert code != 0 and "no model" in out

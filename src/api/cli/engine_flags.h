@@ -91,11 +91,15 @@ struct EngineFlags {
           app.add_flag(std::string(name))->description("accepted, no effect: " + std::string(why)),
           why);
     };
-    auto ignored_option = [&](const char* name, const char* why) {
+    // `values`: the only values that change nothing here; any other (one this engine cannot
+    // honour, like --tokenizer-mode mistral) is refused by CLI11 naming the flag and the set.
+    auto ignored_option = [&](const char* name, const char* why,
+                              std::vector<std::string> values = {}) {
       ignored_values.emplace_back();
-      no_effect.emplace_back(
-          app.add_option(name, ignored_values.back(), "accepted, no effect: " + std::string(why)),
-          why);
+      CLI::Option* o =
+          app.add_option(name, ignored_values.back(), "accepted, no effect: " + std::string(why));
+      if (!values.empty()) o->check(CLI::IsMember(std::move(values)));
+      no_effect.emplace_back(o, why);
     };
     ignored_flag("--trust-remote-code", "this engine never runs model code from the hub");
     ignored_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill",
@@ -108,8 +112,10 @@ struct EngineFlags {
     ignored_option("--cpu-offload-gb", "weights already live in host memory");
     ignored_option("--distributed-executor-backend", "there is one process");
     ignored_option("--download-dir", "nothing is downloaded");
-    ignored_option("--load-format", "the format is detected from the files");
-    ignored_option("--tokenizer-mode", "the tokenizer is always tokenizer.json's (or GGUF's)");
+    ignored_option("--load-format", "the format is detected from the files",
+                   {"auto", "gguf", "safetensors"});
+    ignored_option("--tokenizer-mode", "the tokenizer is always tokenizer.json's (or GGUF's)",
+                   {"auto", "hf", "slow"});
     ignored_option("--compilation-config", "decode step graphs replace torch.compile");
     ignored_option("--max-seq-len-to-capture", "decode graphs are captured at any length");
   }
