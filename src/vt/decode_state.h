@@ -71,4 +71,38 @@ class DecodeState {
   virtual const float* read_logits(int32_t n) = 0;
 };
 
+// The state both backends use: one state buffer (ids, positions, seq_of_token, logits rows,
+// seq lens, slots), one block table ([padded + 1][width]: a spare row keeps reads in bounds)
+// and one logits buffer, all from the backend's alloc. Every host change goes through
+// Backend::host_write on the buffers' host views (the CPU's arena itself, or a device
+// backend's mirror that host_write uploads), so seeding, block patches and token fix-ups are
+// written once here. A backend adds the graph's tail, eager runs and read-back.
+class HostViewDecodeState : public DecodeState {
+ public:
+  HostViewDecodeState(Backend& be, int32_t padded, int32_t vocab, int block_size);
+  // Retired, not freed: the owner destroys its graphs first, but a retire is safe either way.
+  ~HostViewDecodeState() override;
+
+  int32_t padded() const override { return padded_; }
+  int32_t width() const override { return width_; }
+  DecodeInputs inputs() const override;
+  std::vector<DeviceBuffer*> bound() const override { return {state_, bt_, logits_}; }
+  bool set_width(int32_t width, bool free_old_at_once = false) override;
+  void seed(const std::vector<DecodeSeedRow>& rows) override;
+  void patch_blocks(int32_t row, int32_t from, const int32_t* blocks, int32_t count,
+                    int32_t position) override;
+  void set_token(int32_t row, int32_t token) override;
+
+ protected:
+  int32_t* table() const { return bt_ ? static_cast<int32_t*>(bt_->data) : nullptr; }
+
+  Backend& be_;
+  int32_t padded_, vocab_;
+  int bs_;
+  int32_t width_ = 0;
+  DeviceBuffer *state_ = nullptr, *bt_ = nullptr, *logits_ = nullptr;
+  int32_t *ids_ = nullptr, *pos_ = nullptr, *seq_ = nullptr, *rows_ = nullptr, *seq_lens_ = nullptr;
+  int64_t* slots_ = nullptr;
+};
+
 }  // namespace vt
