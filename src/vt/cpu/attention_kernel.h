@@ -162,34 +162,8 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   for (int g = 0; g < G; ++g) {
     const int n = ng[g];
     float* sg = sc + g * kAttnSeg;
-    R mv = V::set1(-INFINITY);
-    int i = 0;
-    for (; i + W <= n; i += W) mv = V::max(mv, V::load(sg + i));
-    if (i < n) mv = V::max(mv, V::load_partial(sg + i, n - i, -INFINITY));
-    const float mx = V::reduce_max(mv);
-    const R vmx = V::set1(mx);
-    // The denominator over the canonical lanes of ops_simd.h: the same bits on every ISA.
-    Sum16<V> sum;
-    for (i = 0; i + kSumLanes <= n; i += kSumLanes)
-      for (int k = 0; k < Sum16<V>::K; ++k) {
-        R e = V::exp(V::sub(V::load(sg + i + k * W), vmx));
-        V::store(sg + i + k * W, e);
-        sum.r[k] = V::add(sum.r[k], e);
-      }
-    for (int k = 0; k < Sum16<V>::K && i + k * W < n; ++k) {
-      float* p = sg + i + k * W;
-      const int r = n - i - k * W;
-      if (r >= W) {
-        R e = V::exp(V::sub(V::load(p), vmx));
-        V::store(p, e);
-        sum.r[k] = V::add(sum.r[k], e);
-      } else {
-        V::store_partial(p, V::exp(V::sub(V::load_partial(p, r, 0.f), vmx)), r);
-        sum.r[k] = V::add(sum.r[k], V::load_partial(p, r, 0.f));
-      }
-    }
-    m[g] = mx;
-    l[g] = sum.fold();
+    m[g] = row_max<V>(sg, n);
+    l[g] = exp_sub_sum16<V>(sg, n, m[g]);
   }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep

@@ -94,33 +94,9 @@ template <class V>
 void softmax_impl(float* x, int64_t n) {
   constexpr int W = V::kW;
   if (n <= 0) return;
-  typename V::R m = V::set1(-INFINITY);
+  const typename V::R vsum = V::set1(exp_sub_sum16<V>(x, n, row_max<V>(x, n)));
   int64_t i = 0;
-  for (; i + W <= n; i += W) m = V::max(m, V::load(x + i));
-  if (i < n) m = V::max(m, V::load_partial(x + i, static_cast<int>(n - i), -INFINITY));
-  const typename V::R vmax = V::set1(V::reduce_max(m));
-  // Denominator over the canonical lanes (ops_simd.h): the same bits on every ISA.
-  Sum16<V> s;
-  for (i = 0; i + kSumLanes <= n; i += kSumLanes)
-    for (int k = 0; k < Sum16<V>::K; ++k) {
-      typename V::R e = V::exp(V::sub(V::load(x + i + k * W), vmax));
-      V::store(x + i + k * W, e);
-      s.r[k] = V::add(s.r[k], e);
-    }
-  for (int k = 0; k < Sum16<V>::K && i + k * W < n; ++k) {
-    float* p = x + i + k * W;
-    const int r = static_cast<int>(n - i - k * W);
-    if (r >= W) {
-      typename V::R e = V::exp(V::sub(V::load(p), vmax));
-      V::store(p, e);
-      s.r[k] = V::add(s.r[k], e);
-    } else {
-      V::store_partial(p, V::exp(V::sub(V::load_partial(p, r, 0.f), vmax)), r);
-      s.r[k] = V::add(s.r[k], V::load_partial(p, r, 0.f));
-    }
-  }
-  const typename V::R vsum = V::set1(s.fold());
-  for (i = 0; i + W <= n; i += W) V::store(x + i, V::div(V::load(x + i), vsum));
+  for (; i + W <= n; i += W) V::store(x + i, V::div(V::load(x + i), vsum));
   if (i < n) {
     int r = static_cast<int>(n - i);
     V::store_partial(x + i, V::div(V::load_partial(x + i, r, 1.f), vsum), r);

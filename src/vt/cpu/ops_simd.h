@@ -252,5 +252,45 @@ struct Sum16 {
   }
 };
 
+// max of x[0, n) (exact in any order, so no canonical lanes needed); -inf for n = 0.
+template <class V>
+float row_max(const float* x, int64_t n) {
+  constexpr int W = V::kW;
+  typename V::R m = V::set1(-INFINITY);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) m = V::max(m, V::load(x + i));
+  if (i < n) m = V::max(m, V::load_partial(x + i, static_cast<int>(n - i), -INFINITY));
+  return V::reduce_max(m);
+}
+
+// x[i] = exp(x[i] - mx) for i < n, in place; returns their sum over the canonical lanes.
+// The numerator pass of every softmax here (ops and attention).
+template <class V>
+float exp_sub_sum16(float* x, int64_t n, float mx) {
+  constexpr int W = V::kW;
+  const typename V::R vmx = V::set1(mx);
+  Sum16<V> s;
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (int k = 0; k < Sum16<V>::K; ++k) {
+      const typename V::R e = V::exp(V::sub(V::load(x + i + k * W), vmx));
+      V::store(x + i + k * W, e);
+      s.r[k] = V::add(s.r[k], e);
+    }
+  for (int k = 0; k < Sum16<V>::K && i + k * W < n; ++k) {
+    float* p = x + i + k * W;
+    const int r = static_cast<int>(n - i - k * W);
+    if (r >= W) {
+      const typename V::R e = V::exp(V::sub(V::load(p), vmx));
+      V::store(p, e);
+      s.r[k] = V::add(s.r[k], e);
+    } else {  // masked lanes would hold exp(-mx): sum what was stored
+      V::store_partial(p, V::exp(V::sub(V::load_partial(p, r, 0.f), vmx)), r);
+      s.r[k] = V::add(s.r[k], V::load_partial(p, r, 0.f));
+    }
+  }
+  return s.fold();
+}
+
 }  // namespace
 }  // namespace vt::cpu
