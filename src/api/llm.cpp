@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 
+#include "api/model_resolver.h"
 #include "engine/structured_output/structured_output.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
@@ -51,24 +51,6 @@ std::unique_ptr<engine::ModelExecutor> make_executor(model::CausalLM& m,
 #endif
 }
 
-// Where packed copies of the weights are kept between starts (docs/ENVIRONMENT.md):
-// $VLLM_CPP_PACKED_CACHE, or `packed` under $VLLM_CPP_CACHE / $XDG_CACHE_HOME/vllm-cpp /
-// ~/.cache/vllm-cpp; "0", "off" or "false" turn the cache off.
-std::string packed_cache_dir() {
-  auto env = [](const char* k) -> std::string {
-    const char* v = std::getenv(k);
-    return v ? v : "";
-  };
-  if (const char* v = std::getenv("VLLM_CPP_PACKED_CACHE")) {
-    const std::string s = v;
-    return s == "0" || s == "off" || s == "false" ? std::string() : s;
-  }
-  if (!env("VLLM_CPP_CACHE").empty()) return env("VLLM_CPP_CACHE") + "/packed";
-  if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/vllm-cpp/packed";
-  if (!env("HOME").empty()) return env("HOME") + "/.cache/vllm-cpp/packed";
-  return {};
-}
-
 }  // namespace
 
 LLM::~LLM() = default;
@@ -78,7 +60,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   model::LoadOptions mo;
-  mo.packed_cache_dir = packed_cache_dir();
+  mo.packed_cache_dir = packed_weights_cache_dir();
   llm->model_ = model::CausalLM::load(path, vt::ThreadPool::global(), mo);
   if (!opts.tokenizer.empty()) {
     llm->tokenizer_ = model::load_tokenizer(opts.tokenizer);

@@ -100,6 +100,19 @@ std::string hf_hub_cache_dir() {
   return (fs::path(home.empty() ? "/root" : home) / ".cache" / "huggingface" / "hub").string();
 }
 
+std::string packed_weights_cache_dir() {
+  if (const char* v = std::getenv("VLLM_CPP_PACKED_CACHE")) {
+    const std::string s = v;
+    return s == "0" || s == "off" || s == "false" ? std::string() : s;
+  }
+  if (std::string v = env("VLLM_CPP_CACHE"); !v.empty()) return (fs::path(v) / "packed").string();
+  if (std::string v = env("XDG_CACHE_HOME"); !v.empty())
+    return (fs::path(v) / "vllm-cpp" / "packed").string();
+  const std::string home = env("HOME");
+  return home.empty() ? std::string()
+                      : (fs::path(home) / ".cache" / "vllm-cpp" / "packed").string();
+}
+
 ResolvedModel resolve_model(const std::string& spec, const std::string& revision,
                             const std::string& gguf) {
   ResolvedModel r;

@@ -19,6 +19,11 @@ struct ResolvedModel {
 // $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
 std::string hf_hub_cache_dir();
 
+// Where packed copies of model weights are kept between starts (model/weight_packing.h):
+// $VLLM_CPP_PACKED_CACHE, else `packed` under $VLLM_CPP_CACHE, $XDG_CACHE_HOME/vllm-cpp or
+// ~/.cache/vllm-cpp. "" when the variable is 0, off or false (no cache).
+std::string packed_weights_cache_dir();
+
 // spec: a path; or ORG/NAME[:QUANT] looked up in hf_hub_cache_dir() at `revision` (a branch
 // or tag under refs/, or a commit hash under snapshots/). gguf: with a folder (or repo) spec,
 // the GGUF file inside it to load (vLLM's `--model FOLDER --gguf FILE` form). Throws

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -150,15 +149,8 @@ void CausalLM::pack_weights(const LoadOptions& opts) {
   std::string key, file;
   if (!opts.packed_cache_dir.empty() && total > 0) {
     key = packed_cache_key(views);
-    std::error_code ec;
-    const std::string id = fs::weakly_canonical(path_, ec).string();
-    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the model's path names its cache file
-    for (unsigned char ch : id) h = (h ^ ch) * 0x100000001b3ull;
-    char name[32];
-    std::snprintf(name, sizeof name, "%016llx.packed", static_cast<unsigned long long>(h));
-    file = (fs::path(opts.packed_cache_dir) / name).string();
-    if (!key.empty() && packed_.map_cache(file, key, total, *pool_) && packed_.adopt_cache(views))
-      return;
+    file = PackedWeights::cache_file(opts.packed_cache_dir, path_);
+    if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_)) return;
   }
   packed_.reserve(total);
   for (auto* w : views)

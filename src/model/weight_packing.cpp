@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <new>
@@ -30,6 +31,8 @@ struct CacheHeader {
 };
 constexpr size_t kPage = 4096;
 constexpr size_t kChunk = size_t{1} << 20;  // checksum pieces
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
+uint64_t fnv_step(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ull; }
 
 bool pread_full(int fd, void* dst, size_t n, off_t off) {
   auto* p = static_cast<uint8_t*>(dst);
@@ -94,12 +97,23 @@ uint64_t PackedWeights::checksum(const uint8_t* p, size_t n, vt::ThreadPool* poo
     pool->parallel_for(chunks, run);
   else
     run(0, chunks);
-  uint64_t r = 0xcbf29ce484222325ull;
-  for (uint64_t x : part) r = (r ^ x) * 0x100000001b3ull;
+  uint64_t r = kFnvBasis;
+  for (uint64_t x : part) r = fnv_step(r, x);
   return r;
 }
 
+std::string PackedWeights::cache_file(const std::string& dir, const std::string& model_path) {
+  std::error_code ec;
+  uint64_t h = kFnvBasis;  // FNV-1a of the model's path
+  for (unsigned char ch : std::filesystem::weakly_canonical(model_path, ec).string())
+    h = fnv_step(h, ch);
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.packed", static_cast<unsigned long long>(h));
+  return (std::filesystem::path(dir) / name).string();
+}
+
 bool PackedWeights::map_cache(const std::string& file, const std::string& key, size_t bytes,
+                              const std::vector<vt::cpu::WeightView*>& views,
                               vt::ThreadPool& pool) {
   if (map_base_ || bytes == 0 || key.empty()) return false;
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -140,24 +154,28 @@ bool PackedWeights::map_cache(const std::string& file, const std::string& key, s
   capacity_ = bytes;
   from_cache_ = true;
   note_ = "mapped from " + file;
-  return true;
+  return adopt_mapping(views);
 }
 
-bool PackedWeights::adopt_cache(const std::vector<vt::cpu::WeightView*>& views) {
-  if (!from_cache_) return false;
+const vt::cpu::WeightView* PackedWeights::packed_twin(const vt::cpu::WeightView& w) const {
+  auto it = done_.find(w.data);
+  return it != done_.end() && it->second.rows == w.rows && it->second.cols == w.cols &&
+                 it->second.dtype == w.dtype
+             ? &it->second
+             : nullptr;
+}
+
+bool PackedWeights::adopt_mapping(const std::vector<vt::cpu::WeightView*>& views) {
   // pack()'s allocation order replayed: each distinct matrix gets the next kAlign-rounded
-  // slice; a repeated source with the same shape and type shares its first slice.
-  std::map<const void*, std::pair<vt::cpu::WeightView, size_t>> first;
-  std::vector<std::pair<vt::cpu::WeightView*, size_t>> plan;
+  // slice. Views are replaced only once every slice has checked out.
+  std::vector<std::pair<vt::cpu::WeightView*, vt::cpu::WeightView>> plan;
   std::vector<uint8_t> group;
   size_t off = 0;
   bool ok = true;
   for (auto* w : views) {
     if (arena_bytes(*w) == 0) continue;
-    auto it = first.find(w->data);
-    if (it != first.end() && it->second.first.rows == w->rows && it->second.first.cols == w->cols &&
-        it->second.first.dtype == w->dtype) {
-      plan.emplace_back(w, it->second.second);
+    if (const vt::cpu::WeightView* twin = packed_twin(*w)) {
+      plan.emplace_back(w, *twin);
       continue;
     }
     const size_t bytes = vt::cpu::packed_bytes(*w);
@@ -173,8 +191,9 @@ bool PackedWeights::adopt_cache(const std::vector<vt::cpu::WeightView*>& views) 
       ok = false;
       break;
     }
-    first[w->data] = {*w, off};
-    plan.emplace_back(w, off);
+    const vt::cpu::WeightView packed = vt::cpu::packed_view(*w, arena_ + off);
+    done_[w->data] = packed;
+    plan.emplace_back(w, packed);
     off += round_up(bytes, kAlign);
   }
   if (!ok || off != capacity_) {
@@ -183,14 +202,11 @@ bool PackedWeights::adopt_cache(const std::vector<vt::cpu::WeightView*>& views) 
     arena_ = nullptr;
     mapped_ = capacity_ = used_ = 0;
     from_cache_ = false;
+    done_.clear();
     note_ = "packing (the cached copy does not match this build's layout)";
     return false;
   }
-  for (auto& [w, o] : plan) {
-    const vt::cpu::WeightView packed = vt::cpu::packed_view(*w, arena_ + o);
-    done_[w->data] = packed;
-    *w = packed;
-  }
+  for (auto& [w, packed] : plan) *w = packed;
   used_ = off;
   return true;
 }
@@ -262,9 +278,8 @@ uint8_t* PackedWeights::alloc(size_t n) {
 
 void PackedWeights::pack(vt::cpu::WeightView& w, const MappedFile* file, vt::ThreadPool& pool) {
   if (arena_bytes(w) == 0) return;
-  if (auto it = done_.find(w.data); it != done_.end() && it->second.rows == w.rows &&
-                                    it->second.cols == w.cols && it->second.dtype == w.dtype) {
-    w = it->second;
+  if (const vt::cpu::WeightView* twin = packed_twin(w)) {
+    w = *twin;
     return;
   }
   uint8_t* p = alloc(vt::cpu::packed_bytes(w));

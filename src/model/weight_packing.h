@@ -37,19 +37,17 @@ class PackedWeights {
   static size_t arena_bytes(const vt::cpu::WeightView& w);
   // Reserves the arena (address space only; pages are committed as they are written).
   void reserve(size_t bytes);
-  // The packed copy as a file (VLLM_CPP_PACKED_CACHE, docs/ENVIRONMENT.md). map_cache maps
-  // the copy an earlier run wrote to `file` when its key (sources, shapes, layout, build) and
-  // its checksum match; pack() then only hands out views into it, in the same order. Otherwise
-  // the caller reserves and packs as usual and write_cache writes the arena to `file` on a
-  // background thread (a temporary file renamed into place). A cache that cannot be read or
-  // written costs only time: both report what happened in note().
+  // The packed copy as a file (VLLM_CPP_PACKED_CACHE, docs/ENVIRONMENT.md), named by
+  // cache_file(dir, model path). map_cache maps the copy an earlier run wrote there when its
+  // key (sources, shapes, places) and checksum match and every matrix's first group packs to
+  // the same bytes now; it then points each view (the caller's packing order, `bytes` their
+  // arena_bytes total) at its slice. Otherwise the caller reserves and packs as usual and
+  // write_cache writes the arena on a background thread (a temporary file renamed into
+  // place). A cache that cannot be read or written costs only time: note() says what happened.
+  static std::string cache_file(const std::string& dir, const std::string& model_path);
   bool map_cache(const std::string& file, const std::string& key, size_t bytes,
-                 vt::ThreadPool& pool);
-  // Points every view at its slice of the mapped copy after checking that each matrix's first
-  // group packs to the same bytes; false (and the mapping dropped) when one does not.
-  bool adopt_cache(const std::vector<vt::cpu::WeightView*>& views);
+                 const std::vector<vt::cpu::WeightView*>& views, vt::ThreadPool& pool);
   void write_cache(const std::string& file, const std::string& key);
-  bool from_cache() const { return from_cache_; }
   const std::string& note() const { return note_; }
   // Waits for a background write (tests; the destructor also waits).
   void wait_for_cache_write();
@@ -62,6 +60,9 @@ class PackedWeights {
 
  private:
   uint8_t* alloc(size_t n);
+  // The packed view already made from w's source with w's shape and type (tied embeddings).
+  const vt::cpu::WeightView* packed_twin(const vt::cpu::WeightView& w) const;
+  bool adopt_mapping(const std::vector<vt::cpu::WeightView*>& views);
   struct Free {
     void operator()(uint8_t* p) const { std::free(p); }
   };
@@ -70,7 +71,7 @@ class PackedWeights {
   uint8_t* arena_ = nullptr;
   size_t mapped_ = 0, capacity_ = 0, used_ = 0;
   void* map_base_ = nullptr;
-  bool from_cache_ = false;
+  bool from_cache_ = false;  // the arena is a read-only mapping of a cached copy
   std::string note_;
   std::thread writer_;
 };
