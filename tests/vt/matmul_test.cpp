@@ -192,6 +192,53 @@ TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
   }
 }
 
+// Every quant at its largest value against +-127 activations: the AVX2 kernels keep
+// maddubs's int16 pair sums in int16 across several chunks (4-bit weights: a whole block,
+// 5-bit: half), so this is where a run too long for the bit width would overflow. The
+// result must still be the exact reference, on every ISA bit for bit.
+TEST(Matmul, ExtremeBlocksAtTheInt16Bounds) {
+  ThreadPool pool(1);
+  const int64_t rows = 19, cols = 256;
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+    Weight w(t, rows, cols, 7);
+    const size_t bb = dtype_info(t).block_bytes;
+    for (size_t off = 0, i = 0; off < w.bytes.size(); off += bb, ++i) {
+      uint8_t* blk = w.bytes.data() + off;
+      std::memset(blk, 0xFF, bb);  // every q = 15 (31 with the fifth bit)
+      const uint16_t one = 0x3C00, half = 0x3800;
+      std::memcpy(blk, &one, 2);
+      if (t == DType::Q4_1 || t == DType::Q5_1) std::memcpy(blk + 2, i % 2 ? &half : &one, 2);
+    }
+    pack_groups(w.view, 0, pack_group_count(w.view), w.packed_bytes.data());
+    // +1 everywhere (+127 after Q8_0), -1 everywhere (-127), alternating signs per 4.
+    std::vector<float> x(3 * cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[c] = 1.0f;
+      x[cols + c] = -1.0f;
+      x[2 * cols + c] = (c / 4) % 2 ? -1.0f : 1.0f;
+    }
+    std::vector<float> first;
+    for (Isa i : isas()) {
+      for (const WeightView* view : w.views()) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
+                     (view->packed ? " packed" : ""));
+        std::vector<float> y(3 * rows);
+        matmul_isa(i, *view, x.data(), cols, 3, y.data(), rows, pool);
+        for (int64_t k = 0; k < 3; ++k) {
+          double abs_sum;
+          const auto ref = reference(w, x.data() + k * cols, &abs_sum);
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_NEAR(y[k * rows + r], ref[r], 1e-6 * abs_sum) << "tok " << k << " row " << r;
+        }
+        if (first.empty())
+          first = y;
+        else
+          ASSERT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float)));
+      }
+    }
+  }
+}
+
 // The activation quantization must not be a self-consistent mistake: compare against the
 // unquantized input too, with the error bound of 8-bit activations.
 TEST(Matmul, CloseToUnquantizedProduct) {

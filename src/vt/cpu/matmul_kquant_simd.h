@@ -29,6 +29,9 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#ifndef KQ45_TT
+#define KQ45_TT 8
+#endif
 namespace vt::cpu::VT_MM_NS {
 namespace {
 
@@ -281,6 +284,7 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
     kq45_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
 }
 
+template <DType>
 constexpr int kKqTMax = 8;
 
 #else
@@ -345,13 +349,16 @@ inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
   return _mm256_fmadd_ps(scale, i, f);
 }
 
-// fifth_bits (bit n of a word -> 16 in byte n) comes from matmul_packed_simd.h (Q5_0 / Q5_1).
+// fifth_bits, dot_u8s8_i16 and widen_i16 come from matmul_packed_simd.h.
 
 // Rows 8h..8h+7 of a Q4_K / Q5_K group.
 template <DType T, int TT>
 void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
                int h, int n_rows) {
   constexpr KQuantLayout L = kquant_layout(T);
+  // Chunks summed in int16 before widening: 4-bit weights give pairs of at most
+  // 2 * 15 * 128 = 3840, so all 8 of a sub-block fit; 5-bit ones 2 * 31 * 128 = 7936, four.
+  constexpr int kRun = T == DType::Q4_K ? 8 : 4;
   const KTileActs<TT> x(a, t0);
   __m256 acc[TT];
   VT_UNROLL
@@ -370,7 +377,7 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
       VT_UNROLL
       for (int nh = 0; nh < 2; ++nh) {
         const int j = 2 * p + nh;
-        __m256i is[TT];
+        __m256i is[TT], s16[TT];
         VT_UNROLL
         for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(kMagicBits);
         VT_UNROLL
@@ -386,7 +393,12 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
           }
           VT_UNROLL
           for (int t = 0; t < TT; ++t)
-            is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
+            s16[t] = dot_u8s8_i16(s16[t], c % kRun == 0, w,
+                                  _mm256_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
+          if (c % kRun == kRun - 1) {
+            VT_UNROLL
+            for (int t = 0; t < TT; ++t) is[t] = widen_i16(is[t], s16[t]);
+          }
         }
         const __m256 sc = scales_u8(scm + 16 * j + 8 * h);
         VT_UNROLL
@@ -443,7 +455,7 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, i
                                                      __m256 (&f)[TT], __m256i m4, __m256i m30) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const int g = 8 * hh + 2 * KP + gi;
-  __m256i is[TT];
+  __m256i is[TT], s16[TT];
   VT_UNROLL
   for (int t = 0; t < TT; ++t) is[t] = _mm256_set1_epi32(starts[t][g]);
   VT_UNROLL
@@ -451,9 +463,15 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, i
     const int c = 4 * gi + cc;
     const __m256i w = q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c) + 32 * h,
                                      pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30);
+    // 6-bit weights: pairs of at most 2 * 63 * 128 = 16128, two chunks per int16 sum.
     VT_UNROLL
     for (int t = 0; t < TT; ++t)
-      is[t] = dot_u8s8(is[t], w, _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
+      s16[t] = dot_u8s8_i16(s16[t], cc % 2 == 0, w,
+                            _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
+    if (cc % 2 == 1) {
+      VT_UNROLL
+      for (int t = 0; t < TT; ++t) is[t] = widen_i16(is[t], s16[t]);
+    }
   }
   const __m256 sc = scales_s8(pb + 16 * g + 8 * h);
   VT_UNROLL
@@ -507,11 +525,15 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
   }
 }
 
-constexpr int kKqTMax = 4;
+// Tokens per tile: the 4- and 5-bit kernels keep TT int16 sums, TT broadcasts and one
+// weight vector in registers; Q6_K's longer weight decode and per-16-element folds leave
+// room for fewer before the compiler spills.
+template <DType T>
+constexpr int kKqTMax = T == DType::Q6_K ? 4 : KQ45_TT;
 
 #endif
 
-template <DType T, int TT = kKqTMax>
+template <DType T, int TT = kKqTMax<T>>
 void kq_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
              int64_t ldy, int n_rows) {
   if constexpr (TT > 0) {
@@ -528,10 +550,11 @@ void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
   const int64_t nb = a.n_blocks;
   const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
   const uint8_t* base = static_cast<const uint8_t*>(w.data);
-  const int64_t chunk = std::max<int64_t>(kKqTMax, (kL2Budget / a.cols) / kKqTMax * kKqTMax);
+  constexpr int kT = kKqTMax<T>;
+  const int64_t chunk = std::max<int64_t>(kT, (kL2Budget / a.cols) / kT * kT);
   for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
     const int64_t c1 = std::min(a.n_tok, c0 + chunk);
-    const bool stream = c1 - c0 < kKqTMax;
+    const bool stream = c1 - c0 < kT;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
       // Weights come from DRAM (a model is far bigger than the caches): keep misses in
@@ -543,7 +566,7 @@ void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       float* yr = y + r;
       int64_t t = c0;
-      for (; t + kKqTMax <= c1; t += kKqTMax) kq_tile<T, kKqTMax>(grp, nb, a, t, yr, ldy, n_rows);
+      for (; t + kT <= c1; t += kT) kq_tile<T, kT>(grp, nb, a, t, yr, ldy, n_rows);
       if (t < c1) kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows);
     }
   }
