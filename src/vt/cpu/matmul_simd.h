@@ -42,7 +42,10 @@ inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
 #if VT_MM_VNNI
   return _mm256_dpbusd_epi32(acc, u, s);
 #else
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  __m256i r =
+      _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  asm("" : "+x"(r));  // a register chain, not a re-associated, spilled tree
+  return r;
 #endif
 }
 
