@@ -29,9 +29,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#ifndef KQ45_TT
-#define KQ45_TT 8
-#endif
 namespace vt::cpu::VT_MM_NS {
 namespace {
 
@@ -119,7 +116,7 @@ inline __m512 fold_scaled(__m512 f, __m512 scale, __m512i magic_plus_i) {
 
 template <DType T, int TT>
 void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-               int n_rows) {
+               int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(T);
   const KTileActs<TT> x(a, t0);
   __m512 acc[TT];
@@ -128,6 +125,7 @@ void kq45_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
   const __m512i m4 = _mm512_set1_epi8(0xF), c16 = _mm512_set1_epi8(16);
   alignas(64) uint8_t scm[256];
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(b);
     const uint8_t* pb = grp + b * L.block;
     const uint8_t* q = pb + L.qs;
     const int64_t xo = b * kQK_K;
@@ -239,7 +237,7 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int hh, 
 
 template <int TT>
 void kq6_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-              int n_rows) {
+              int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const KTileActs<TT> x(a, t0);
   __m512 acc[TT];
@@ -247,6 +245,7 @@ void kq6_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
   for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
   const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(b);
     const uint8_t* pb = grp + b * L.block;
     const int64_t xo = b * kQK_K;
     alignas(32) int32_t starts[TT][16];
@@ -277,15 +276,16 @@ void kq6_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
 
 template <DType T, int TT>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows) {
+             int n_rows, const GroupPrefetch& pf) {
   if constexpr (T == DType::Q6_K)
-    kq6_tile<TT>(grp, nb, a, t0, y, ldy, n_rows);
+    kq6_tile<TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
   else
-    kq45_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
+    kq45_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
 }
 
 template <DType>
 constexpr int kKqTMax = 8;
+constexpr int kKqPasses = 1;  // passes over a group per tile (pf.at steps = passes x blocks)
 
 #else
 
@@ -354,7 +354,7 @@ inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
 // Rows 8h..8h+7 of a Q4_K / Q5_K group.
 template <DType T, int TT>
 void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-               int h, int n_rows) {
+               int h, int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(T);
   // Chunks summed in int16 before widening: 4-bit weights give pairs of at most
   // 2 * 15 * 128 = 3840, so all 8 of a sub-block fit; 5-bit ones 2 * 31 * 128 = 7936, four.
@@ -366,6 +366,7 @@ void kq45_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, flo
   const __m256i m4 = _mm256_set1_epi8(0xF);
   alignas(32) uint8_t scm[256];
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(h * nb + b);
     const uint8_t* pb = grp + b * L.block;
     const uint8_t* q = pb + L.qs + 32 * h;
     const int64_t xo = b * kQK_K;
@@ -480,7 +481,7 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h, i
 
 template <int TT>
 void kq6_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-              int h, int n_rows) {
+              int h, int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const KTileActs<TT> x(a, t0);
   __m256 acc[TT];
@@ -488,6 +489,7 @@ void kq6_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
   for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(h * nb + b);
     const uint8_t* pb = grp + b * L.block;
     const int64_t xo = b * kQK_K;
     alignas(32) int32_t starts[TT][16];
@@ -516,12 +518,12 @@ void kq6_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, floa
 
 template <DType T, int TT>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows) {
+             int n_rows, const GroupPrefetch& pf) {
   for (int h = 0; h < 2 && 8 * h < n_rows; ++h) {
     if constexpr (T == DType::Q6_K)
-      kq6_half<TT>(grp, nb, a, t0, y, ldy, h, n_rows);
+      kq6_half<TT>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
     else
-      kq45_half<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows);
+      kq45_half<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
   }
 }
 
@@ -529,16 +531,17 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 // weight vector in registers; Q6_K's longer weight decode and per-16-element folds leave
 // room for fewer before the compiler spills.
 template <DType T>
-constexpr int kKqTMax = T == DType::Q6_K ? 4 : KQ45_TT;
+constexpr int kKqTMax = T == DType::Q6_K ? 4 : 8;
+constexpr int kKqPasses = 2;
 
 #endif
 
 template <DType T, int TT = kKqTMax<T>>
 void kq_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-             int64_t ldy, int n_rows) {
+             int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
-    if (n == TT) return kq_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
-    kq_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows);
+    if (n == TT) return kq_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
+    kq_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
   }
 }
 
@@ -557,17 +560,20 @@ void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     const bool stream = c1 - c0 < kT;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      // Weights come from DRAM (a model is far bigger than the caches): keep misses in
-      // flight for the group after next (few tokens) or the next one.
+      // Weights come from DRAM (a model is far bigger than the caches): the group after
+      // next (few tokens) or the next one is prefetched by the group's first tile.
       const int64_t ahead = stream ? 2 : 1;
-      if (r + (ahead + 1) * kPackRows <= r1)
-        for (int64_t off = 0; off < gbytes; off += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(grp + ahead * gbytes + off), _MM_HINT_T0);
+      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
+                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, kKqPasses * nb)
+                                   : GroupPrefetch();
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       float* yr = y + r;
       int64_t t = c0;
-      for (; t + kT <= c1; t += kT) kq_tile<T, kT>(grp, nb, a, t, yr, ldy, n_rows);
-      if (t < c1) kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows);
+      for (; t + kT <= c1; t += kT)
+        kq_tile<T, kT>(grp, nb, a, t, yr, ldy, n_rows, t == c0 ? pf : GroupPrefetch());
+      if (t < c1)
+        kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows,
+                   t == c0 ? pf : GroupPrefetch());
     }
   }
 }

@@ -73,7 +73,7 @@ struct TileActs {
 // Rows [g*16, g*16 + n_rows) of the group at `grp` for tokens [t0, t0 + TT).
 template <DType T, int TT>
 void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int n_rows) {
+                 int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   constexpr PackedLayout L = packed_layout(T);
   const TileActs<TT> x(a, t0);
   __m512 acc[TT], macc[TT];
@@ -85,6 +85,7 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   const __m512i table =
       _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4Unsigned)));
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(b);
     const uint8_t* pb = grp + b * L.block();
     const uint8_t* q = pb + L.chunks();
     const int64_t xo = b * kQK;
@@ -146,6 +147,7 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
 }
 
 constexpr int kPackedTMax = 8;
+constexpr int kPackedPasses = 1;
 
 #else
 
@@ -177,7 +179,7 @@ inline __m256i widen_i16(__m256i acc, __m256i s16) {
 // AVX2: the group as two 8-row halves (the low and high 32 bytes of each chunk).
 template <DType T, int TT>
 void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int h, int n_rows) {
+                 int64_t ldy, int h, int n_rows, const GroupPrefetch& pf) {
   constexpr PackedLayout L = packed_layout(T);
   const TileActs<TT> x(a, t0);
   __m256 acc[TT], macc[TT];
@@ -187,6 +189,7 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   const __m256i table =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(h * nb + b);
     const uint8_t* pb = grp + b * L.block();
     const uint8_t* q = pb + L.chunks() + 32 * h;
     const int64_t xo = b * kQK;
@@ -277,21 +280,22 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
 
 template <DType T, int TT>
 void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int n_rows) {
-  packed_half<T, TT>(grp, nb, a, t0, y, ldy, 0, n_rows);
-  if (n_rows > 8) packed_half<T, TT>(grp, nb, a, t0, y, ldy, 1, n_rows);
+                 int64_t ldy, int n_rows, const GroupPrefetch& pf) {
+  packed_half<T, TT>(grp, nb, a, t0, y, ldy, 0, n_rows, pf);
+  if (n_rows > 8) packed_half<T, TT>(grp, nb, a, t0, y, ldy, 1, n_rows, pf);
 }
 
 constexpr int kPackedTMax = 4;
+constexpr int kPackedPasses = 2;  // passes over a group per tile (pf.at steps = passes x blocks)
 
 #endif
 
 template <DType T, int TT = kPackedTMax>
 void packed_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int n_rows) {
+                 int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
-    if (n == TT) return packed_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows);
-    packed_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows);
+    if (n == TT) return packed_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
+    packed_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
   }
 }
 
@@ -310,19 +314,20 @@ void packed_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
     const bool stream = c1 - c0 < kPackedTMax;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      // Weights come from DRAM (a model is far bigger than the caches): keep misses in
-      // flight for the group after next (few tokens) or the next one (a tile's worth of
-      // compute per group hides it).
+      // Weights come from DRAM (a model is far bigger than the caches): the group after
+      // next (few tokens) or the next one is prefetched by the group's first tile.
       const int64_t ahead = stream ? 2 : 1;
-      if (r + (ahead + 1) * kPackRows <= r1)
-        for (int64_t off = 0; off < gbytes; off += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(grp + ahead * gbytes + off), _MM_HINT_T0);
+      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
+                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, kPackedPasses * nb)
+                                   : GroupPrefetch();
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       float* yr = y + r;
       int64_t t = c0;
       for (; t + kPackedTMax <= c1; t += kPackedTMax)
-        packed_tile<T, kPackedTMax>(grp, nb, a, t, yr, ldy, n_rows);
-      if (t < c1) packed_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows);
+        packed_tile<T, kPackedTMax>(grp, nb, a, t, yr, ldy, n_rows, t == c0 ? pf : GroupPrefetch());
+      if (t < c1)
+        packed_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows,
+                       t == c0 ? pf : GroupPrefetch());
     }
   }
 }

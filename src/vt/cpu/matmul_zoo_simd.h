@@ -307,12 +307,13 @@ void iq4xs_block(const uint8_t* pb, const Acts<TT>& x, int h, VF* acc) {
 // Rows [kRows * h, kRows * h + kRows) of the group at `grp`, tokens [t0, t0 + TT).
 template <DType T, int TT>
 void tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-          int h, int n_rows) {
+          int h, int n_rows, const GroupPrefetch& pf) {
   constexpr int64_t kBlock = kPackRows * (T == DType::Q2_K ? 84 : T == DType::Q3_K ? 110 : 136);
   VF acc[TT];
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = fzero();
   for (int64_t b = 0; b < nb; ++b) {
+    pf.at(h * nb + b);
     const Acts<TT> x(a, t0, b);
     const uint8_t* pb = grp + b * kBlock;
     if constexpr (T == DType::Q2_K) q2k_block<TT>(pb, x, h, acc);
@@ -326,10 +327,10 @@ void tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y
 
 template <DType T, int TT = kTMax>
 void tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-          int64_t ldy, int h, int n_rows) {
+          int64_t ldy, int h, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
-    if (n == TT) return tile<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows);
-    tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, h, n_rows);
+    if (n == TT) return tile<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
+    tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, h, n_rows, pf);
   }
 }
 
@@ -346,15 +347,18 @@ void rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* 
     const int64_t ahead = c1 - c0 < kTMax ? 2 : 1;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      if (r + (ahead + 1) * kPackRows <= r1)
-        for (int64_t off = 0; off < gbytes; off += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(grp + ahead * gbytes + off), _MM_HINT_T0);
+      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
+                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, kHalves * nb)
+                                   : GroupPrefetch();
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       float* yr = y + r;
       for (int h = 0; h < kHalves && kRows * h < n_rows; ++h) {
         int64_t t = c0;
-        for (; t + kTMax <= c1; t += kTMax) tile<T, kTMax>(grp, nb, a, t, yr, ldy, h, n_rows);
-        if (t < c1) tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, h, n_rows);
+        for (; t + kTMax <= c1; t += kTMax)
+          tile<T, kTMax>(grp, nb, a, t, yr, ldy, h, n_rows, t == c0 ? pf : GroupPrefetch());
+        if (t < c1)
+          tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, h, n_rows,
+                  t == c0 ? pf : GroupPrefetch());
       }
     }
   }
