@@ -61,8 +61,10 @@ inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
 // The packed kernels' weight prefetch: the group `ahead` of the one being multiplied,
 // fetched a slice per block step of the current group (a tile's passes x its blocks) rather
 // than all at once before it, so the misses arrive at the pace of the compute and the
-// hardware keeps a steady number in flight. On an AVX2 Zen 3 this took batch-1 Q4_K from 14
-// to 20 GB/s out of DRAM (bench_matmul .../tok:1/cold, 2 threads). Empty: no prefetch.
+// hardware keeps a steady number in flight. On an AVX2 Zen 3 this made batch-1 products out
+// of DRAM 1.1-1.45x faster (bench_matmul .../tok:1/cold, 2 threads; Q4_K 1024x3072 about 15
+// to 17-20 GB/s of a 29 GB/s streaming-read roof); distances of 1-4 groups and T1/T2 hints
+// measured the same or worse. Empty: no prefetch.
 struct GroupPrefetch {
   const uint8_t* next = nullptr;
   int64_t slice = 0;
