@@ -1,0 +1,98 @@
+// The machine's roofs, the denominators of "fraction of the roof" figures in README.md:
+//   roof/stream_read  bytes/s a streaming read of 1 GiB reaches on every pool thread (AVX2
+//                     loads, the way a batch-1 decode step streams weights from DRAM)
+//   roof/fma_fp32     GFLOP/s of independent fp32 FMA chains (ten 8-lane chains per thread)
+// Both run on vt::ThreadPool::global() (VT_NUM_THREADS sets its size). AVX2 + FMA only.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "vt/thread_pool.h"
+
+namespace {
+
+bool has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+__attribute__((target("avx2"))) uint64_t read_sum(const uint8_t* p, int64_t n) {
+  __m256i a = _mm256_setzero_si256(), b = a;
+  for (int64_t i = 0; i + 64 <= n; i += 64) {
+    a = _mm256_add_epi8(a, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
+    b = _mm256_add_epi8(b, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+  }
+  return static_cast<uint64_t>(_mm256_extract_epi64(_mm256_add_epi8(a, b), 0));
+}
+
+void BM_StreamRead(benchmark::State& state) {
+  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2");
+  const int64_t n = int64_t{1} << 30;
+  std::unique_ptr<uint8_t, decltype(&std::free)> buf(
+      static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>(n))), &std::free);
+  std::memset(buf.get(), 1, static_cast<size_t>(n));
+  vt::ThreadPool& pool = vt::ThreadPool::global();
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    pool.run([&](int i, int nt) {
+      const int64_t b = n / nt * i, e = i + 1 == nt ? n : n / nt * (i + 1);
+      const uint64_t s = read_sum(buf.get() + b, e - b);
+      if (i == 0) sink += s;
+    });
+  }
+  benchmark::DoNotOptimize(sink);
+  state.counters["bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n),
+                         benchmark::Counter::kIsRate);
+  state.counters["threads"] = pool.size();
+}
+
+#define VT_ROOF_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
+
+__attribute__((target("avx2,fma"))) float fma_chains(int64_t iters) {
+  // Ten named registers (an array would live in memory behind the asm barriers).
+#define VT_ROOF_INIT(k) __m256 a##k = _mm256_set1_ps(0.1f * (k));
+  VT_ROOF_CHAINS(VT_ROOF_INIT)
+  __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  asm("" : "+x"(m), "+x"(c));
+  for (int64_t n = 0; n < iters; ++n) {
+#define VT_ROOF_FMA(k) a##k = _mm256_fmadd_ps(a##k, m, c);
+    VT_ROOF_CHAINS(VT_ROOF_FMA)
+    // Ten live register chains, nothing folded away.
+#define VT_ROOF_KEEP(k) asm("" : "+x"(a##k));
+    VT_ROOF_CHAINS(VT_ROOF_KEEP)
+  }
+  __m256 t = _mm256_setzero_ps();
+#define VT_ROOF_SUM(k) t = _mm256_add_ps(t, a##k);
+  VT_ROOF_CHAINS(VT_ROOF_SUM)
+  return _mm256_cvtss_f32(t);
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2 + FMA");
+  constexpr int64_t kIters = 20000000;
+  vt::ThreadPool& pool = vt::ThreadPool::global();
+  float sink = 0;
+  for (auto _ : state) {
+    pool.run([&](int i, int) {
+      const float s = fma_chains(kIters);
+      if (i == 0) sink += s;
+    });
+  }
+  benchmark::DoNotOptimize(sink);
+  // 10 chains x 8 lanes x 2 flops per iteration, on every thread.
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * pool.size() * kIters * 160 * 1e-9,
+      benchmark::Counter::kIsRate);
+  state.counters["threads"] = pool.size();
+}
+
+}  // namespace
+
+BENCHMARK(BM_StreamRead)->Name("roof/stream_read")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FmaPeak)->Name("roof/fma_fp32")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();
