@@ -545,37 +545,22 @@ void kq_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0
   }
 }
 
-// Token chunks sized to stay in L2; within a chunk each group's weights are read from
-// memory once and stay in cache while the chunk's tokens stream past in tiles.
 template <DType T>
 void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
-  const int64_t nb = a.n_blocks;
-  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
-  const uint8_t* base = static_cast<const uint8_t*>(w.data);
   constexpr int kT = kKqTMax<T>;
-  const int64_t chunk = std::max<int64_t>(kT, (kL2Budget / a.cols) / kT * kT);
-  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
-    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
-    const bool stream = c1 - c0 < kT;
-    for (int64_t r = r0; r < r1; r += kPackRows) {
-      const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      // Weights come from DRAM (a model is far bigger than the caches): the group after
-      // next (few tokens) or the next one is prefetched by the group's first tile.
-      const int64_t ahead = stream ? 2 : 1;
-      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
-                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, kKqPasses * nb)
-                                   : GroupPrefetch();
-      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
-      float* yr = y + r;
-      int64_t t = c0;
-      for (; t + kT <= c1; t += kT)
-        kq_tile<T, kT>(grp, nb, a, t, yr, ldy, n_rows, t == c0 ? pf : GroupPrefetch());
-      if (t < c1)
-        kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, yr, ldy, n_rows,
-                   t == c0 ? pf : GroupPrefetch());
-    }
-  }
+  packed_groups<kT, kKqPasses>(w, a, r0, r1,
+                               [&](const uint8_t* grp, int64_t r, int n_rows, int64_t c0,
+                                   int64_t c1, const GroupPrefetch& pf) {
+                                 const int64_t nb = a.n_blocks;
+                                 int64_t t = c0;
+                                 for (; t + kT <= c1; t += kT)
+                                   kq_tile<T, kT>(grp, nb, a, t, y + r, ldy, n_rows,
+                                                  t == c0 ? pf : GroupPrefetch());
+                                 if (t < c1)
+                                   kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, y + r, ldy,
+                                              n_rows, t == c0 ? pf : GroupPrefetch());
+                               });
 }
 
 }  // namespace

@@ -175,6 +175,32 @@ struct FloatKernel {
   }
 };
 
+// The loop every packed kernel family shares: token chunks sized to stay in L2 (each group's
+// weights are read from memory once per chunk and stay in cache while the chunk's tokens
+// stream past in tiles of TMAX), groups of kPackRows rows, and the group after next (few
+// tokens) or the next one handed to the group's first tile to prefetch. tiles(grp, r,
+// n_rows, c0, c1, pf) runs the tiles of group `grp` (rows r..) for tokens [c0, c1), passing
+// pf to the first one only; PASSES is how many passes over a group a tile makes.
+template <int TMAX, int PASSES, class Tiles>
+inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int64_t r1,
+                          Tiles&& tiles) {
+  const int64_t nb = a.n_blocks;
+  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
+  const uint8_t* base = static_cast<const uint8_t*>(w.data);
+  const int64_t chunk = std::max<int64_t>(TMAX, (kL2Budget / a.cols) / TMAX * TMAX);
+  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
+    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
+    const int64_t ahead = c1 - c0 < TMAX ? 2 : 1;
+    for (int64_t r = r0; r < r1; r += kPackRows) {
+      const uint8_t* grp = base + (r / kPackRows) * gbytes;
+      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
+                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, PASSES * nb)
+                                   : GroupPrefetch();
+      tiles(grp, r, static_cast<int>(std::min<int64_t>(kPackRows, r1 - r)), c0, c1, pf);
+    }
+  }
+}
+
 // Token chunks sized to stay in L2; within a chunk, row tiles of RMAX (then single rows),
 // and for each, token tiles of TMAX (then single tokens): the weight tile stays in L1
 // while every token of the chunk streams past it.
