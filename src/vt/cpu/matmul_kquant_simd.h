@@ -536,31 +536,24 @@ constexpr int kKqPasses = 2;
 
 #endif
 
+// The tile for n tokens, 1 <= n <= the maximum (packed_groups' token tiles).
 template <DType T, int TT = kKqTMax<T>>
-void kq_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-             int64_t ldy, int n_rows, const GroupPrefetch& pf) {
+void kq_tile_n(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+               int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
     if (n == TT) return kq_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
-    kq_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
+    kq_tile_n<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
   }
 }
 
 template <DType T>
 void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
-  constexpr int kT = kKqTMax<T>;
-  packed_groups<kT, kKqPasses>(w, a, r0, r1,
-                               [&](const uint8_t* grp, int64_t r, int n_rows, int64_t c0,
-                                   int64_t c1, const GroupPrefetch& pf) {
-                                 const int64_t nb = a.n_blocks;
-                                 int64_t t = c0;
-                                 for (; t + kT <= c1; t += kT)
-                                   kq_tile<T, kT>(grp, nb, a, t, y + r, ldy, n_rows,
-                                                  t == c0 ? pf : GroupPrefetch());
-                                 if (t < c1)
-                                   kq_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, y + r, ldy,
-                                              n_rows, t == c0 ? pf : GroupPrefetch());
-                               });
+  packed_groups<kKqTMax<T>, kKqPasses>(
+      w, a, r0, r1,
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
+        kq_tile_n<T>(n, grp, a.n_blocks, a, t0, y + r, ldy, n_rows, pf);
+      });
 }
 
 }  // namespace

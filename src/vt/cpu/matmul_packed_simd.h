@@ -290,12 +290,13 @@ constexpr int kPackedPasses = 2;  // passes over a group per tile (pf.at steps =
 
 #endif
 
+// The tile for n tokens, 1 <= n <= the maximum (packed_groups' token tiles).
 template <DType T, int TT = kPackedTMax>
-void packed_tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int n_rows, const GroupPrefetch& pf) {
+void packed_tile_n(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+                   int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
     if (n == TT) return packed_tile<T, TT>(grp, nb, a, t0, y, ldy, n_rows, pf);
-    packed_tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
+    packed_tile_n<T, TT - 1>(n, grp, nb, a, t0, y, ldy, n_rows, pf);
   }
 }
 
@@ -304,16 +305,8 @@ void packed_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
                  int64_t ldy) {
   packed_groups<kPackedTMax, kPackedPasses>(
       w, a, r0, r1,
-      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t c0, int64_t c1,
-          const GroupPrefetch& pf) {
-        const int64_t nb = a.n_blocks;
-        int64_t t = c0;
-        for (; t + kPackedTMax <= c1; t += kPackedTMax)
-          packed_tile<T, kPackedTMax>(grp, nb, a, t, y + r, ldy, n_rows,
-                                      t == c0 ? pf : GroupPrefetch());
-        if (t < c1)
-          packed_tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, y + r, ldy, n_rows,
-                         t == c0 ? pf : GroupPrefetch());
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
+        packed_tile_n<T>(n, grp, a.n_blocks, a, t0, y + r, ldy, n_rows, pf);
       });
 }
 

@@ -177,13 +177,13 @@ struct FloatKernel {
 
 // The loop every packed kernel family shares: token chunks sized to stay in L2 (each group's
 // weights are read from memory once per chunk and stay in cache while the chunk's tokens
-// stream past in tiles of TMAX), groups of kPackRows rows, and the group after next (few
-// tokens) or the next one handed to the group's first tile to prefetch. tiles(grp, r,
-// n_rows, c0, c1, pf) runs the tiles of group `grp` (rows r..) for tokens [c0, c1), passing
-// pf to the first one only; PASSES is how many passes over a group a tile makes.
-template <int TMAX, int PASSES, class Tiles>
+// stream past in tiles of at most TMAX), groups of kPackRows rows, and the group after next
+// (few tokens) or the next one prefetched by the group's first tile. tile(grp, r, n_rows,
+// t0, n, pf) multiplies group `grp` (rows r.., n_rows of them) by tokens [t0, t0 + n);
+// PASSES is how many passes over a group a tile makes (pf.at steps = passes x blocks).
+template <int TMAX, int PASSES, class Tile>
 inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int64_t r1,
-                          Tiles&& tiles) {
+                          Tile&& tile) {
   const int64_t nb = a.n_blocks;
   const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
   const uint8_t* base = static_cast<const uint8_t*>(w.data);
@@ -196,7 +196,10 @@ inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int
       const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
                                    ? GroupPrefetch(grp + ahead * gbytes, gbytes, PASSES * nb)
                                    : GroupPrefetch();
-      tiles(grp, r, static_cast<int>(std::min<int64_t>(kPackRows, r1 - r)), c0, c1, pf);
+      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
+      for (int64_t t = c0; t < c1; t += TMAX)
+        tile(grp, r, n_rows, t, static_cast<int>(std::min<int64_t>(TMAX, c1 - t)),
+             t == c0 ? pf : GroupPrefetch());
     }
   }
 }

@@ -325,31 +325,24 @@ void tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y
   for (int t = 0; t < TT; ++t) store_rows(y + (t0 + t) * ldy + kRows * h, acc[t], n);
 }
 
+// The tile for n tokens, 1 <= n <= the maximum (packed_groups' token tiles).
 template <DType T, int TT = kTMax>
-void tail(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-          int64_t ldy, int h, int n_rows, const GroupPrefetch& pf) {
+void tile_n(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
+            int64_t ldy, int h, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
     if (n == TT) return tile<T, TT>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
-    tail<T, TT - 1>(n, grp, nb, a, t0, y, ldy, h, n_rows, pf);
+    tile_n<T, TT - 1>(n, grp, nb, a, t0, y, ldy, h, n_rows, pf);
   }
 }
 
 template <DType T>
 void rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  packed_groups<kTMax, kHalves>(w, a, r0, r1,
-                                [&](const uint8_t* grp, int64_t r, int n_rows, int64_t c0,
-                                    int64_t c1, const GroupPrefetch& pf) {
-                                  const int64_t nb = a.n_blocks;
-                                  for (int h = 0; h < kHalves && kRows * h < n_rows; ++h) {
-                                    int64_t t = c0;
-                                    for (; t + kTMax <= c1; t += kTMax)
-                                      tile<T, kTMax>(grp, nb, a, t, y + r, ldy, h, n_rows,
-                                                     t == c0 ? pf : GroupPrefetch());
-                                    if (t < c1)
-                                      tail<T>(static_cast<int>(c1 - t), grp, nb, a, t, y + r, ldy,
-                                              h, n_rows, t == c0 ? pf : GroupPrefetch());
-                                  }
-                                });
+  packed_groups<kTMax, kHalves>(
+      w, a, r0, r1,
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
+        for (int h = 0; h < kHalves && kRows * h < n_rows; ++h)
+          tile_n<T>(n, grp, a.n_blocks, a, t0, y + r, ldy, h, n_rows, pf);
+      });
 }
 
 }  // namespace zoo
