@@ -33,6 +33,9 @@ class CpuModelExecutor : public ModelExecutor {
     m_.reserve_workspace(max_tokens);
     m_.freeze_workspace(true);
   }
+  // The model's backend: its storage holds the weights, KV pages and scratch the graphs
+  // point into, and the runner's graphs and decode state live on it too.
+  vt::Backend& backend() override { return m_.backend(); }
 
  private:
   model::CausalLM& m_;

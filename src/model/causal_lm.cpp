@@ -46,6 +46,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool
 std::unique_ptr<CausalLM> CausalLM::from_gguf(std::unique_ptr<GgufFile> gguf, vt::ThreadPool& pool,
                                               const LoadOptions& opts) {
   auto m = std::unique_ptr<CausalLM>(new CausalLM());
+  m->use_backend(opts);
   m->path_ = gguf->path();
   m->pool_ = &pool;
   m->gguf_ = std::move(gguf);
@@ -60,6 +61,7 @@ std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, Mode
                                                  WeightStore store, vt::ThreadPool& pool,
                                                  const LoadOptions& opts) {
   auto m = std::unique_ptr<CausalLM>(new CausalLM());
+  m->use_backend(opts);
   m->path_ = source;
   m->pool_ = &pool;
   config.validate();
@@ -71,8 +73,26 @@ std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, Mode
   return m;
 }
 
+void CausalLM::use_backend(const LoadOptions& opts) {
+  backend_ = opts.backend ? opts.backend : std::shared_ptr<vt::Backend>(vt::make_cpu_backend());
+  ws_.bind(*backend_);
+  packed_.bind(*backend_);
+}
+
 void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
   const ModelConfig& c = config_;
+  // The mapped files the kernels read unpacked weights from in place: the backend's storage
+  // too (on the CPU a view; packing then releases the pages of what it copies).
+  if (gguf_) {
+    if (const MappedFile* f = gguf_->mapped(); f && f->size() > gguf_->data_start())
+      mapped_weights_.push_back(vt::StorageBuffer::adopt(*backend_, f->data() + gguf_->data_start(),
+                                                         f->size() - gguf_->data_start(),
+                                                         vt::StorageKind::Weights, f->path()));
+  } else {
+    for (const auto& f : store_.files())
+      mapped_weights_.push_back(vt::StorageBuffer::adopt(*backend_, f->data(), f->size(),
+                                                         vt::StorageKind::Weights, f->path()));
+  }
   embed_ = store_.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   if (c.tie_word_embeddings || !store_.has("lm_head.weight"))
     lm_head_ = embed_;
@@ -176,8 +196,8 @@ int64_t CausalLM::kv_bytes_per_block(int block_size, vt::DType dtype) const {
 }
 
 void CausalLM::init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) {
-  kv_.init(config_.num_layers, num_blocks, block_size, static_cast<int>(config_.num_kv_heads),
-           static_cast<int>(config_.head_dim), dtype);
+  kv_.init(*backend_, config_.num_layers, num_blocks, block_size,
+           static_cast<int>(config_.num_kv_heads), static_cast<int>(config_.head_dim), dtype);
 }
 
 void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {

@@ -13,6 +13,8 @@
 #include "model/layers.h"
 #include "model/weight_packing.h"
 #include "model/weight_store.h"
+#include "vt/graph.h"
+#include "vt/storage.h"
 
 namespace vllm::model {
 
@@ -25,6 +27,10 @@ struct LoadOptions {
   // A folder for packed copies of the weights (weight_packing.h): a later start maps the copy
   // instead of packing again. Empty: pack every time.
   std::string packed_cache_dir;
+  // The backend whose storage holds the weights, the KV cache and the scratch (a CPU backend:
+  // the forward pass here runs the CPU kernels). Null: the model makes its own. The executor
+  // over the model supplies this backend (CpuModelExecutor::backend).
+  std::shared_ptr<vt::Backend> backend;
 };
 
 struct ModelFamily;
@@ -66,6 +72,9 @@ class CausalLM {
   }
   KvCache& kv_cache() { return kv_; }
   const KvCache& kv_cache() const { return kv_; }
+  // The backend whose storage holds the weights, KV pages and scratch (LoadOptions::backend).
+  vt::Backend& backend() const { return *backend_; }
+  const std::shared_ptr<vt::Backend>& shared_backend() const { return backend_; }
 
   // Read-only views of the loaded weights, for backends that copy them to their own memory
   // (the CUDA executor). Q8_0 / Q4_0 / Q4_1 views may be packed (vt::cpu::unpack_row reads
@@ -91,10 +100,13 @@ class CausalLM {
 
  private:
   CausalLM() = default;
+  void use_backend(const LoadOptions& opts);
   void load_weights(const ModelFamily& family, const LoadOptions& opts);
   void pack_weights(const LoadOptions& opts);
   std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
 
+  // First, so it is destroyed last: every StorageBuffer below was handed out by it.
+  std::shared_ptr<vt::Backend> backend_;
   std::string path_;
   ModelConfig config_;
   std::unique_ptr<GgufFile> gguf_;
@@ -105,6 +117,7 @@ class CausalLM {
   vt::cpu::WeightView embed_, lm_head_;
   PackedWeights packed_;
   std::vector<LayerWeights> layers_;
+  std::vector<vt::StorageBuffer> mapped_weights_;  // the mapped files, read in place
   KvCache kv_;
   Workspace ws_;
 };

@@ -13,6 +13,13 @@ namespace vllm::model {
 using vt::cpu::MatmulOut;
 using vt::cpu::WeightView;
 
+void Workspace::bind(vt::Backend& be) {
+  for (auto* f : {&x, &h, &q, &k, &v, &attn, &gate, &up, &act, &tmp, &router, &rows, &moe_in,
+                  &moe_gate, &moe_up, &moe_out, &moe_weights, &topk_w})
+    f->bind(be);
+  for (auto* i : {&moe_tokens, &topk_ids}) i->bind(be);
+}
+
 void Workspace::reserve(const ModelConfig& c, int64_t n) {
   auto grow = [this](auto& v, int64_t size) {
     if (static_cast<int64_t>(v.size()) < size) {

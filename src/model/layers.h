@@ -49,6 +49,8 @@ struct Workspace {
   vt::Scratch<float> topk_w;
   // Set while captured graphs point into the buffers: growing them then is an error.
   bool frozen = false;
+  // The backend whose storage holds every buffer (before the first reserve).
+  void bind(vt::Backend& be);
   void reserve(const ModelConfig& c, int64_t n_tok);
 };
 

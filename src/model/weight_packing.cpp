@@ -18,7 +18,6 @@
 namespace vllm::model {
 
 namespace {
-constexpr size_t kHuge = size_t{2} << 20;
 constexpr size_t kAlign = 64;
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -77,7 +76,13 @@ uint64_t chunk_hash(const uint8_t* p, size_t n) {
 
 PackedWeights::~PackedWeights() {
   wait_for_cache_write();
+  cache_view_.reset();
   if (map_base_) ::munmap(map_base_, mapped_);
+}
+
+vt::Backend& PackedWeights::backend() const {
+  if (!be_) throw std::logic_error("packed weights used before they were bound to a backend");
+  return *be_;
 }
 
 void PackedWeights::wait_for_cache_write() {
@@ -154,6 +159,7 @@ bool PackedWeights::map_cache(const std::string& file, const std::string& key, s
   capacity_ = bytes;
   from_cache_ = true;
   note_ = "mapped from " + file;
+  cache_view_ = vt::StorageBuffer::adopt(backend(), data, bytes, vt::StorageKind::Weights, file);
   return adopt_mapping(views);
 }
 
@@ -197,6 +203,7 @@ bool PackedWeights::adopt_mapping(const std::vector<vt::cpu::WeightView*>& views
     off += round_up(bytes, kAlign);
   }
   if (!ok || off != capacity_) {
+    cache_view_.reset();
     ::munmap(map_base_, mapped_);
     map_base_ = nullptr;
     arena_ = nullptr;
@@ -248,19 +255,14 @@ size_t PackedWeights::arena_bytes(const vt::cpu::WeightView& w) {
 }
 
 void PackedWeights::reserve(size_t bytes) {
-  if (map_base_ || bytes == 0) return;
-  // 2 MiB-aligned start inside an over-sized anonymous mapping.
-  mapped_ = round_up(bytes, kHuge) + kHuge;
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    mapped_ = 0;
-    return;  // pack() falls back to the heap
+  if (map_base_ || arena_ || bytes == 0) return;
+  try {
+    arena_mem_ = vt::StorageBuffer(backend(), bytes, vt::StorageKind::Weights, "packed weights");
+  } catch (const std::runtime_error&) {
+    return;  // no room for one arena: alloc() asks for each piece on its own
   }
-  map_base_ = p;
-  arena_ = reinterpret_cast<uint8_t*>(round_up(reinterpret_cast<uintptr_t>(p), kHuge));
-  capacity_ = round_up(bytes, kHuge);
-  ::madvise(arena_, capacity_, MADV_HUGEPAGE);  // a hint: without THP it is 4 KiB pages
+  arena_ = arena_mem_.as<uint8_t>();
+  capacity_ = bytes;
 }
 
 uint8_t* PackedWeights::alloc(size_t n) {
@@ -270,10 +272,8 @@ uint8_t* PackedWeights::alloc(size_t n) {
     used_ += n;
     return p;
   }
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlign, n));
-  if (!p) throw std::bad_alloc();
-  overflow_.emplace_back(p);
-  return p;
+  overflow_.emplace_back(backend(), n, vt::StorageKind::Weights, "packed weights");
+  return overflow_.back().as<uint8_t>();
 }
 
 void PackedWeights::pack(vt::cpu::WeightView& w, const MappedFile* file, vt::ThreadPool& pool) {

@@ -1,9 +1,10 @@
 // Copies of Q8_0 / Q4_0 / Q4_1 / BF16 / F16 matrices in the kernels' packed layouts
 // (vt/cpu/pack.cpp, pack_half.cpp), made once at load. The mapped source pages (GGUF or
 // safetensors) are released as each piece is packed, so the process holds one copy of the
-// weights, not two. The copies live in one arena asked for transparent huge pages: decode
-// streams every weight byte each step, and 2 MiB pages spare the TLB walks and let the
-// hardware prefetchers run across 4 KiB boundaries.
+// weights, not two. The copies live in one arena of backend storage (StorageKind::Weights,
+// which the CPU backend asks transparent huge pages for: decode streams every weight byte
+// each step, and 2 MiB pages spare the TLB walks and let the hardware prefetchers run across
+// 4 KiB boundaries).
 //
 // Packing a 0.6B model takes a second or more of a 2-core start (most of it the kernel
 // handing out and zeroing fresh pages), so the arena can also be kept as a file
@@ -23,6 +24,7 @@
 
 #include "model/mapped_file.h"
 #include "vt/cpu/kernels.h"
+#include "vt/storage.h"
 
 namespace vllm::model {
 
@@ -35,7 +37,9 @@ class PackedWeights {
 
   // Bytes the packed copy of w takes in the arena (0: w is not packed).
   static size_t arena_bytes(const vt::cpu::WeightView& w);
-  // Reserves the arena (address space only; pages are committed as they are written).
+  // The backend whose storage holds the copies (before reserve, map_cache or pack).
+  void bind(vt::Backend& be) { be_ = &be; }
+  // Reserves the arena (on the CPU address space only; pages are committed as written).
   void reserve(size_t bytes);
   // The packed copy as a file (VLLM_CPP_PACKED_CACHE, docs/ENVIRONMENT.md), named by
   // cache_file(dir, model path). map_cache maps the copy an earlier run wrote there when its
@@ -60,18 +64,19 @@ class PackedWeights {
 
  private:
   uint8_t* alloc(size_t n);
+  vt::Backend& backend() const;
   // The packed view already made from w's source with w's shape and type (tied embeddings).
   const vt::cpu::WeightView* packed_twin(const vt::cpu::WeightView& w) const;
   bool adopt_mapping(const std::vector<vt::cpu::WeightView*>& views);
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::vector<std::unique_ptr<uint8_t, Free>> overflow_;  // beyond the reserved arena
+  vt::Backend* be_ = nullptr;
+  vt::StorageBuffer arena_mem_;              // the reserved arena
+  std::vector<vt::StorageBuffer> overflow_;  // pieces beyond it
+  vt::StorageBuffer cache_view_;             // a mapped cached copy, adopted as storage
   std::map<const void*, vt::cpu::WeightView> done_;
   uint8_t* arena_ = nullptr;
   size_t mapped_ = 0, capacity_ = 0, used_ = 0;
-  void* map_base_ = nullptr;
-  bool from_cache_ = false;  // the arena is a read-only mapping of a cached copy
+  void* map_base_ = nullptr;  // the cached copy's file mapping
+  bool from_cache_ = false;   // the arena is a read-only mapping of a cached copy
   std::string note_;
   std::thread writer_;
 };

@@ -7,10 +7,12 @@
 //
 // The Backend owns graph-state memory and graph lifetimes: capture begin/end, replay,
 // destroy, and retirement of buffers a graph may still reference. It also makes the
-// DecodeState objects (vt/decode_state.h) that own a decode graph's inputs, and reads
-// device buffers back to the host (read_back). The CPU backend keeps
-// op lists and page-aligned buffers (so strict mode can write-protect them); a CUDA
-// backend maps the same calls onto cudaMalloc and CUDA graphs.
+// DecodeState objects (vt/decode_state.h) that own a decode graph's inputs, reads
+// device buffers back to the host (read_back), and hands out the storage the forward pass
+// runs over: weights, KV pages and activation scratch (alloc_storage; vt/storage.h holds
+// it). The CPU backend keeps op lists, page-aligned state buffers (so strict mode can
+// write-protect them) and lazily committed host mappings for storage; a CUDA backend maps
+// the same calls onto cudaMalloc and CUDA graphs.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +74,12 @@ struct DeviceBuffer {
 
 using GraphId = uint64_t;
 
+// What a storage buffer holds. Backends may place the kinds differently (the CPU asks for
+// huge pages for weights); stats count bytes per kind.
+enum class StorageKind : int { Weights = 0, KvCache = 1, Scratch = 2 };
+inline constexpr int kStorageKinds = 3;
+const char* storage_kind_name(StorageKind k);
+
 class DecodeState;
 
 class Backend {
@@ -106,9 +114,33 @@ class Backend {
   virtual std::unique_ptr<DecodeState> make_decode_state(int32_t padded, int32_t vocab,
                                                          int block_size);
 
+  // Storage: the long-lived memory a forward pass reads and writes (weights, KV pages,
+  // activation scratch), as opposed to graph state (alloc). Strict mode never protects it and
+  // captures do not bind it, so its owner must destroy the graphs that point into it before
+  // freeing it (executors do: graphs die with the runner, storage with the model). The CPU
+  // hands out lazily committed anonymous mappings (pages are backed when first written);
+  // a device backend hands out device memory, whose `data` the host must not dereference.
+  // Throws std::runtime_error "cannot allocate N bytes of <what> ..." when it cannot.
+  virtual DeviceBuffer* alloc_storage(size_t bytes, StorageKind kind, const std::string& what) = 0;
+  // Host memory the caller keeps owning and freeing (a mapped model file, a cached packed
+  // copy), entered as storage of `kind` so the backend accounts for it and its kernels may
+  // read it in place. A backend whose kernels cannot read host memory refuses (it copies
+  // weights into alloc_storage buffers instead).
+  virtual DeviceBuffer* adopt_storage(const void* host, size_t bytes, StorageKind kind,
+                                      const std::string& what);
+  // Frees alloc_storage memory, or forgets an adopted range. Never under capture.
+  virtual void free_storage(DeviceBuffer* b) = 0;
+  // Bytes of b backed by memory now (a lazily committed host mapping grows as it is
+  // written; device memory is all backed). -1 when the backend cannot tell.
+  virtual int64_t resident_bytes(const DeviceBuffer* b) const {
+    return static_cast<int64_t>(b->bytes);
+  }
+
   struct Stats {
     int64_t captures = 0, replays = 0, destroys = 0, host_writes = 0;
     int64_t live_buffers = 0, retired_buffers = 0;
+    int64_t storage_buffers = 0;                // alloc_storage + adopt_storage, live
+    int64_t storage_bytes[kStorageKinds] = {};  // their sizes by StorageKind
   };
   virtual Stats stats() const = 0;
 };

@@ -1,13 +1,13 @@
-// Grow-only scratch memory from an anonymous mapping: pages are committed when first
-// touched, so sizing scratch for the largest batch costs memory only when such a batch
-// runs. Contents are not preserved across growth (scratch never outlives a step).
+// Grow-only scratch memory in backend storage (StorageKind::Scratch). On the CPU that is a
+// lazily committed mapping, so sizing scratch for the largest batch costs memory only when
+// such a batch runs. Contents are not preserved across growth (scratch never outlives a step).
 #pragma once
-
-#include <sys/mman.h>
 
 #include <atomic>
 #include <cstddef>
-#include <new>
+#include <stdexcept>
+
+#include "vt/storage.h"
 
 namespace vt {
 
@@ -15,41 +15,43 @@ template <class T>
 class Scratch {
  public:
   Scratch() = default;
-  ~Scratch() { release(); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
 
+  // The backend whose storage holds the buffer; rebinding drops the current one.
+  void bind(Backend& be) {
+    if (be_ == &be) return;
+    mem_.reset();
+    data_ = nullptr;
+    size_ = 0;
+    be_ = &be;
+  }
   T* data() const { return data_; }
   size_t size() const { return size_; }
   T& operator[](size_t i) const { return data_[i]; }
   // Ensures room for n elements; returns whether the address changed.
   bool reserve(size_t n) {
     if (n <= size_) return false;
-    release();
+    if (!be_) throw std::logic_error("scratch grown before it was bound to a backend");
+    mem_.reset();
+    data_ = nullptr;
+    size_ = 0;
     // Fresh mappings are page aligned, so the first rows of every scratch buffer would share
     // L1/L2 sets (4 KiB aliasing). Start each at its own cache-line offset instead.
     static std::atomic<unsigned> color{0};
     const size_t offset = (color.fetch_add(1, std::memory_order_relaxed) * 7 % 64) * 64;
-    bytes_ = (n * sizeof(T) + offset + 4095) / 4096 * 4096;
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    base_ = p;
-    data_ = reinterpret_cast<T*>(static_cast<char*>(p) + offset);
-    size_ = (bytes_ - offset) / sizeof(T);
+    const size_t bytes = (n * sizeof(T) + offset + 4095) / 4096 * 4096;
+    mem_ = StorageBuffer(*be_, bytes, StorageKind::Scratch, "activation scratch");
+    data_ = reinterpret_cast<T*>(mem_.as<char>() + offset);
+    size_ = (bytes - offset) / sizeof(T);
     return true;
   }
 
  private:
-  void release() {
-    if (base_) ::munmap(base_, bytes_);
-    base_ = nullptr;
-    data_ = nullptr;
-    size_ = bytes_ = 0;
-  }
-  void* base_ = nullptr;
+  Backend* be_ = nullptr;
+  StorageBuffer mem_;
   T* data_ = nullptr;
-  size_t size_ = 0, bytes_ = 0;
+  size_t size_ = 0;
 };
 
 }  // namespace vt

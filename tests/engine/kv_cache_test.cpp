@@ -43,11 +43,12 @@ TEST(BlockPool, HandsOutInOrderAndReturnsFreedToTheTail) {
 // The storage behind the pool is mapped lazily: only pages written are resident, and the
 // server reports them (vllmcpp:kv_cache_resident_bytes) so a soak can judge RSS net of them.
 TEST(KvCacheStorage, ResidentBytesFollowWrites) {
+  auto be = ::vt::make_cpu_backend();
   vllm::model::KvCache kv;
   EXPECT_EQ(kv.resident_bytes(), 0);  // nothing mapped yet
   const int64_t layers = 2, blocks = 64;
   const int bs = 16, heads = 2, dim = 64;
-  kv.init(layers, blocks, bs, heads, dim, ::vt::DType::F32);
+  kv.init(*be, layers, blocks, bs, heads, dim, ::vt::DType::F32);
   EXPECT_EQ(kv.resident_bytes(), 0);
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   // One token of V in block 10 of layer 1: [block][slot][head][dim] floats, one page.
@@ -63,6 +64,27 @@ TEST(KvCacheStorage, ResidentBytesFollowWrites) {
     std::memset(kv.layer(l).v, 0, half);
   }
   EXPECT_EQ(kv.resident_bytes(), total);
+}
+
+// The pages are the backend's storage: it accounts for them while the cache holds them and
+// has none left once the cache is re-sized or gone.
+TEST(KvCacheStorage, PagesAreBackendStorage) {
+  auto be = ::vt::make_cpu_backend();
+  const auto kv_bytes = [&] {
+    return be->stats().storage_bytes[static_cast<int>(::vt::StorageKind::KvCache)];
+  };
+  const int64_t per_block = vllm::model::KvCache::bytes_per_block(3, 16, 2, 64, ::vt::DType::F16);
+  {
+    vllm::model::KvCache kv;
+    kv.init(*be, 3, 10, 16, 2, 64, ::vt::DType::F16);
+    EXPECT_EQ(kv_bytes(), 10 * per_block);
+    EXPECT_EQ(be->stats().storage_buffers, 1);
+    kv.init(*be, 3, 4, 16, 2, 64, ::vt::DType::F16);  // re-sized: the old pages are freed
+    EXPECT_EQ(kv_bytes(), 4 * per_block);
+    EXPECT_EQ(be->stats().storage_buffers, 1);
+  }
+  EXPECT_EQ(kv_bytes(), 0);
+  EXPECT_EQ(be->stats().storage_buffers, 0);
 }
 
 TEST(BlockPool, DoubleFreeIsCaught) {

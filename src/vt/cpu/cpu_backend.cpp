@@ -3,8 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "vt/cpu/cpu_decode_state.h"
 #include "vt/graph.h"
@@ -23,6 +27,9 @@ class CpuBackend : public Backend {
   ~CpuBackend() override {
     graphs_.clear();
     for (auto& [id, b] : buffers_) unmap(*b);
+    // Storage outliving its backend is an ownership bug upstream; still, release the memory.
+    for (auto& [id, s] : storage_)
+      if (s->owned) ::munmap(s->base, s->mapped);
   }
   const char* name() const override { return "cpu"; }
 
@@ -113,6 +120,70 @@ class CpuBackend : public Backend {
     return static_cast<const char*>(b->data) + offset;  // host memory: a view, no copy
   }
 
+  // Lazily committed anonymous mappings. Weights start on a 2 MiB boundary and ask for
+  // transparent huge pages: decode streams every weight byte each step, and 2 MiB pages
+  // spare the TLB walks and let the prefetchers run across 4 KiB boundaries.
+  DeviceBuffer* alloc_storage(size_t bytes, StorageKind kind, const std::string& what) override {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const bool huge = kind == StorageKind::Weights && bytes >= kHuge;
+    const size_t size = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+    const size_t mapped = huge ? (size + kHuge - 1) / kHuge * kHuge + kHuge : size;
+    void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes of " + what +
+                               " (" + storage_kind_name(kind) + " storage, host memory)");
+    auto s = std::make_unique<Storage>();
+    s->base = p;
+    s->mapped = mapped;
+    s->owned = true;
+    uintptr_t start = reinterpret_cast<uintptr_t>(p);
+    if (huge) {
+      start = (start + kHuge - 1) / kHuge * kHuge;
+      ::madvise(reinterpret_cast<void*>(start), mapped - kHuge, MADV_HUGEPAGE);  // a hint
+    }
+    s->data = reinterpret_cast<void*>(start);
+    s->bytes = bytes;
+    return enter(std::move(s), kind);
+  }
+
+  DeviceBuffer* adopt_storage(const void* host, size_t bytes, StorageKind kind,
+                              const std::string&) override {
+    auto s = std::make_unique<Storage>();
+    s->data = const_cast<void*>(host);  // NOLINT: the caller's memory, used in place
+    s->bytes = bytes;
+    return enter(std::move(s), kind);
+  }
+
+  void free_storage(DeviceBuffer* b) override {
+    std::lock_guard<std::mutex> lock(storage_mu_);
+    auto it = storage_.find(b->id);
+    if (it == storage_.end())
+      throw std::logic_error("free_storage of a buffer it did not hand out");
+    Storage& s = *it->second;
+    storage_bytes_[static_cast<int>(s.kind)] -= static_cast<int64_t>(s.bytes);
+    if (s.owned) ::munmap(s.base, s.mapped);
+    storage_.erase(it);
+  }
+
+  int64_t resident_bytes(const DeviceBuffer* b) const override {
+    // mincore wants a page-aligned start; 64 Ki pages per call bound the vector.
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = reinterpret_cast<uintptr_t>(b->data) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(b->data) + b->bytes;
+    const size_t chunk = page << 16;
+    std::vector<unsigned char> vec(chunk / page);
+    int64_t resident = 0;
+    for (uintptr_t off = first; off < end; off += chunk) {
+      const size_t len = std::min<size_t>(chunk, end - off);
+      const size_t n = (len + page - 1) / page;
+      if (::mincore(reinterpret_cast<void*>(off), len, vec.data()) != 0) return -1;
+      for (size_t i = 0; i < n; ++i) resident += (vec[i] & 1) ? static_cast<int64_t>(page) : 0;
+    }
+    return resident;
+  }
+
   std::unique_ptr<DecodeState> make_decode_state(int32_t padded, int32_t vocab,
                                                  int block_size) override {
     return cpu::make_decode_state(*this, padded, vocab, block_size);
@@ -122,6 +193,9 @@ class CpuBackend : public Backend {
     Stats s = stats_;  // O(1): the decode driver reads it every step
     s.live_buffers = live_;
     s.retired_buffers = static_cast<int64_t>(retired_.size());
+    std::lock_guard<std::mutex> lock(storage_mu_);
+    s.storage_buffers = static_cast<int64_t>(storage_.size());
+    for (int k = 0; k < kStorageKinds; ++k) s.storage_bytes[k] = storage_bytes_[k];
     return s;
   }
 
@@ -130,6 +204,22 @@ class CpuBackend : public Backend {
     StepGraph graph;
     std::vector<DeviceBuffer*> bound;
   };
+  struct Storage : DeviceBuffer {
+    StorageKind kind = StorageKind::Scratch;
+    void* base = nullptr;  // the mapping (owned storage only)
+    size_t mapped = 0;
+    bool owned = false;  // false: adopted host memory, the caller frees it
+  };
+
+  DeviceBuffer* enter(std::unique_ptr<Storage> s, StorageKind kind) {
+    std::lock_guard<std::mutex> lock(storage_mu_);  // models load on one thread, run on another
+    s->kind = kind;
+    s->id = ++next_storage_id_;
+    storage_bytes_[static_cast<int>(kind)] += static_cast<int64_t>(s->bytes);
+    DeviceBuffer* raw = s.get();
+    storage_[raw->id] = std::move(s);
+    return raw;
+  }
 
   void check_bound(const Graph& g, const char* what) {
     for (DeviceBuffer* b : g.bound)
@@ -171,6 +261,10 @@ class CpuBackend : public Backend {
 
   std::map<uint64_t, std::unique_ptr<DeviceBuffer>> buffers_;
   std::map<uint64_t, DeviceBuffer*> retired_;
+  std::map<uint64_t, std::unique_ptr<Storage>> storage_;
+  int64_t storage_bytes_[kStorageKinds] = {};
+  uint64_t next_storage_id_ = 0;
+  mutable std::mutex storage_mu_;
   std::map<GraphId, Graph> graphs_;
   uint64_t next_id_ = 0;
   GraphId next_graph_ = 0, capturing_ = 0;

@@ -17,6 +17,10 @@ struct CudaBackend::Buffer : DeviceBuffer {
   void* host = nullptr;    // cudaMallocHost; DeviceBuffer::data points here
 };
 
+struct CudaBackend::StorageRec : DeviceBuffer {
+  StorageKind kind = StorageKind::Scratch;
+};
+
 struct CudaBackend::Graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -52,6 +56,7 @@ CudaBackend::~CudaBackend() {
     if (b->device) cudaFree(b->device);
     if (b->host) cudaFreeHost(b->host);
   }
+  for (auto& [id, b] : storage_) cudaFree(b->data);  // outlived the backend: still released
   if (staging_) cudaFreeHost(staging_);
   if (staging_done_) cudaEventDestroy(staging_done_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -277,10 +282,44 @@ void CudaBackend::synchronize() {
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
+// Storage is plain device memory: no host view, no registry (graphs do not bind it; its
+// owners destroy their graphs first).
+DeviceBuffer* CudaBackend::alloc_storage(size_t bytes, StorageKind kind, const std::string& what) {
+  require_not_capturing("a storage allocation");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 1));
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cannot allocate " + std::to_string(bytes) +
+                             " bytes of device memory for " + what + " (" +
+                             storage_kind_name(kind) + " storage): " + cudaGetErrorString(e));
+  }
+  auto b = std::make_unique<StorageRec>();
+  b->data = p;
+  b->bytes = bytes;
+  b->id = ++next_buffer_;
+  b->kind = kind;
+  storage_bytes_[static_cast<int>(kind)] += static_cast<int64_t>(bytes);
+  DeviceBuffer* raw = b.get();
+  storage_[raw->id] = std::move(b);
+  return raw;
+}
+
+void CudaBackend::free_storage(DeviceBuffer* b) {
+  require_not_capturing("freeing storage");
+  auto it = storage_.find(b->id);
+  if (it == storage_.end()) throw std::logic_error("free_storage of a buffer it did not hand out");
+  storage_bytes_[static_cast<int>(it->second->kind)] -= static_cast<int64_t>(b->bytes);
+  cudaFree(b->data);  // waits for the device: no queued kernel still reads it
+  storage_.erase(it);
+}
+
 Backend::Stats CudaBackend::stats() const {
   Stats s = stats_;
   s.live_buffers = registry_.live_buffers();
   s.retired_buffers = registry_.retired_buffers();
+  s.storage_buffers = static_cast<int64_t>(storage_.size());
+  for (int k = 0; k < kStorageKinds; ++k) s.storage_bytes[k] = storage_bytes_[k];
   return s;
 }
 

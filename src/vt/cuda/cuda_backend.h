@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vt/cuda/graph_registry.h"
@@ -54,6 +55,9 @@ class CudaBackend : public Backend {
   // write changed (one counted copy; none if nothing changed). Do not nest host_write on the
   // same buffer. Synchronizes the stream; refused under capture.
   void host_write(DeviceBuffer* b, const std::function<void()>& write) override;
+  // Device memory (cudaMalloc); `data` is a device address. Refused under capture.
+  DeviceBuffer* alloc_storage(size_t bytes, StorageKind kind, const std::string& what) override;
+  void free_storage(DeviceBuffer* b) override;
   Stats stats() const override;
   // The inputs of a captured decode step in this backend's buffers (cuda_decode_state.cpp):
   // host writes upload, the argmax / advance tail is two kernels, reads download.
@@ -89,6 +93,7 @@ class CudaBackend : public Backend {
 
  private:
   struct Buffer;
+  struct StorageRec;
   struct Graph;
   void h2d(void* dst, const void* pinned_src, size_t bytes);
   void* staging(size_t bytes);
@@ -105,6 +110,8 @@ class CudaBackend : public Backend {
   std::map<uint64_t, std::unique_ptr<Buffer>> buffers_;
   std::map<uintptr_t, Buffer*> by_host_;  // host view start -> buffer
   std::map<GraphId, std::unique_ptr<Graph>> graphs_;
+  std::map<uint64_t, std::unique_ptr<StorageRec>> storage_;
+  int64_t storage_bytes_[kStorageKinds] = {};
   uint64_t next_buffer_ = 0;
   GraphId capturing_ = 0;
   bool strict_ = false;

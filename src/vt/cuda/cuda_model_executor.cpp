@@ -1,5 +1,6 @@
 // CudaModelExecutor: KV cache, scratch, batch staging, and the forward pass as launches.
 #include "vt/cuda/cuda_model_executor.h"
+#include "vt/cuda/cuda_check.h"
 
 #include <cmath>
 #include <cstring>
@@ -16,8 +17,8 @@ using vllm::model::ForwardBatch;
 struct CudaModelExecutor::Scratch {
   int64_t cap = 0;  // tokens per forward the buffers below hold
   bool frozen = false;
-  DeviceMemory x, h, q, k, v, attn, gate, up, act, rows, xbf16, partials;
-  DeviceMemory batch, logits;  // eager steps only: staged batch arrays, logits before download
+  StorageBuffer x, h, q, k, v, attn, gate, up, act, rows, xbf16, partials;
+  StorageBuffer batch, logits;  // eager steps only: staged batch arrays, logits before download
   std::vector<uint8_t> host_batch;
 };
 
@@ -68,13 +69,13 @@ void CudaModelExecutor::init_kv_cache(int64_t num_blocks, int block_size, DType 
   const auto& c = model_.config();
   const int64_t per_block = kv_bytes_per_block(block_size, dtype);  // rejects other dtypes
   kv_.clear();
-  kv_mem_ = DeviceMemory();
+  kv_mem_.reset();
   const DeviceFacts f = query_device(backend_.device());
   const std::string problem =
       kv_memory_problem(num_blocks, per_block, f.free_bytes, opts_.reserve_bytes);
   if (!problem.empty()) throw std::runtime_error(problem);
   const size_t total = static_cast<size_t>(num_blocks) * static_cast<size_t>(per_block);
-  kv_mem_ = DeviceMemory(total, "the KV cache");
+  kv_mem_ = StorageBuffer(backend_, total, StorageKind::KvCache, "the KV cache");
   // Zeroed so that padding rows of a decode batch (which read page 0) see finite values.
   check(cudaMemsetAsync(kv_mem_.get(), 0, total, backend_.stream()), "cudaMemsetAsync (KV)");
   const int64_t layer_bytes = per_block * num_blocks / (2 * c.num_layers);
@@ -100,7 +101,8 @@ void CudaModelExecutor::reserve(int64_t n) {
   const int64_t E = c.hidden_size, qd = c.num_heads * c.head_dim;
   const int64_t kvd = c.num_kv_heads * c.head_dim, F = c.intermediate_size;
   auto f32 = [&](int64_t elems, const char* what) {
-    return DeviceMemory(static_cast<size_t>(elems) * sizeof(float), what);
+    return StorageBuffer(backend_, static_cast<size_t>(elems) * sizeof(float), StorageKind::Scratch,
+                         what);
   };
   s = Scratch{};  // frees the old buffers first
   s.x = f32(n * E, "scratch x");
@@ -114,7 +116,8 @@ void CudaModelExecutor::reserve(int64_t n) {
   s.act = f32(n * F, "scratch activation");
   s.rows = f32(n * E, "scratch logit rows");
   if (cublas_)
-    s.xbf16 = DeviceMemory(static_cast<size_t>(n * std::max({E, qd, F})) * 2, "scratch bf16");
+    s.xbf16 = StorageBuffer(backend_, static_cast<size_t>(n * std::max({E, qd, F})) * 2,
+                            StorageKind::Scratch, "scratch bf16");
   const int64_t split = std::min(n, opts_.attn_split_max_tokens);
   if (split > 0)
     s.partials =
@@ -165,7 +168,8 @@ CudaModelExecutor::DevBatch CudaModelExecutor::stage_batch(const ForwardBatch& b
       total += DeviceArena::round(sizes[i]);
     }
     Scratch& s = *scratch_;
-    if (s.batch.bytes() < total) s.batch = DeviceMemory(total * 2, "staged batch arrays");
+    if (s.batch.bytes() < total)
+      s.batch = StorageBuffer(backend_, total * 2, StorageKind::Scratch, "staged batch arrays");
     s.host_batch.resize(total);
     for (int i = 0; i < 6; ++i)
       if (host[i] && sizes[i]) std::memcpy(s.host_batch.data() + off[i], host[i], sizes[i]);
@@ -207,7 +211,8 @@ void CudaModelExecutor::execute(const ForwardBatch& batch, float* logits, Exec& 
         throw std::logic_error(
             "CUDA executor under capture: the logits pointer is host memory, not graph state");
       const size_t bytes = static_cast<size_t>(d.n_logits * V) * sizeof(float);
-      if (scratch_->logits.bytes() < bytes) scratch_->logits = DeviceMemory(bytes, "logits");
+      if (scratch_->logits.bytes() < bytes)
+        scratch_->logits = StorageBuffer(backend_, bytes, StorageKind::Scratch, "logits");
       dl = scratch_->logits.as<float>();
       to_host = true;
     }

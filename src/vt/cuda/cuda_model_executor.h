@@ -71,7 +71,7 @@ class CudaModelExecutor : public vllm::engine::ModelExecutor {
   DeviceModel model_;
   DType default_kv_;
   std::vector<KvLayer> kv_;
-  DeviceMemory kv_mem_;
+  StorageBuffer kv_mem_;
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<CublasLtGemm> cublas_;
   int max_segments_ = 1;

@@ -1,5 +1,6 @@
 // DeviceModel: the checks, then one arena sized for everything, then the copies.
 #include "vt/cuda/device_model.h"
+#include "vt/cuda/cuda_check.h"
 
 #include <algorithm>
 #include <cstring>
@@ -105,7 +106,7 @@ DeviceModel::DeviceModel(const vllm::model::CausalLM& m, CudaBackend& backend, s
   const DeviceFacts f = query_device(backend.device());
   const std::string mem = weights_memory_problem(c.source, total, f.free_bytes, reserve);
   if (!mem.empty()) throw std::runtime_error(mem);
-  arena_.reset(DeviceMemory(total, "the weights of " + c.source));
+  arena_.reset(StorageBuffer(backend, total, StorageKind::Weights, "the weights of " + c.source));
 
   std::map<const void*, DevWeight> copied;
   auto matrix = [&](const WeightView& w) {
