@@ -173,15 +173,18 @@ std::vector<float> randn(int64_t n, uint32_t seed) {
 
 TEST(KQuant, RandomBlocksEveryTokenCount) {
   ThreadPool pool(2);
-  const int64_t rows = 37, cols = 768;  // 2 full groups + 5 rows; 3 super-blocks
-  for (DType t : kKTypes) {
-    const KWeight w(t, rows, cols, random_blocks(t, rows, cols, 17));
-    const auto x = randn(67 * cols, 5);
-    for (int64_t n = 1; n <= 67; ++n) {
-      check_all(w, x, n, pool, std::string(dtype_name(t)));
-      if (HasFatalFailure()) return;
+  const int64_t cols = 768;  // 3 super-blocks
+  // 2 full groups + 5 rows, and + 13 rows (a last group whose second 8-row half is partial:
+  // the AVX2 one-token tiles run both halves at once).
+  for (int64_t rows : {37, 45})
+    for (DType t : kKTypes) {
+      const KWeight w(t, rows, cols, random_blocks(t, rows, cols, 17));
+      const auto x = randn(67 * cols, 5);
+      for (int64_t n = 1; n <= (rows == 37 ? 67 : 9); ++n) {
+        check_all(w, x, n, pool, std::string(dtype_name(t)) + " rows " + std::to_string(rows));
+        if (HasFatalFailure()) return;
+      }
     }
-  }
 }
 
 // Largest scales and values against +-127 activations: the sums an int16 lane would
