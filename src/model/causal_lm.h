@@ -74,7 +74,6 @@ class CausalLM {
   const KvCache& kv_cache() const { return kv_; }
   // The backend whose storage holds the weights, KV pages and scratch (LoadOptions::backend).
   vt::Backend& backend() const { return *backend_; }
-  const std::shared_ptr<vt::Backend>& shared_backend() const { return backend_; }
 
   // Read-only views of the loaded weights, for backends that copy them to their own memory
   // (the CUDA executor). Q8_0 / Q4_0 / Q4_1 views may be packed (vt::cpu::unpack_row reads

@@ -21,9 +21,7 @@ class Scratch {
   // The backend whose storage holds the buffer; rebinding drops the current one.
   void bind(Backend& be) {
     if (be_ == &be) return;
-    mem_.reset();
-    data_ = nullptr;
-    size_ = 0;
+    drop();
     be_ = &be;
   }
   T* data() const { return data_; }
@@ -33,9 +31,7 @@ class Scratch {
   bool reserve(size_t n) {
     if (n <= size_) return false;
     if (!be_) throw std::logic_error("scratch grown before it was bound to a backend");
-    mem_.reset();
-    data_ = nullptr;
-    size_ = 0;
+    drop();
     // Fresh mappings are page aligned, so the first rows of every scratch buffer would share
     // L1/L2 sets (4 KiB aliasing). Start each at its own cache-line offset instead.
     static std::atomic<unsigned> color{0};
@@ -48,6 +44,11 @@ class Scratch {
   }
 
  private:
+  void drop() {
+    mem_.reset();
+    data_ = nullptr;
+    size_ = 0;
+  }
   Backend* be_ = nullptr;
   StorageBuffer mem_;
   T* data_ = nullptr;

@@ -48,8 +48,6 @@ class StorageBuffer {
     return static_cast<T*>(get());
   }
   size_t bytes() const { return b_ ? b_->bytes : 0; }
-  const DeviceBuffer* buffer() const { return b_; }
-  Backend* backend() const { return be_; }
   int64_t resident_bytes() const { return b_ ? be_->resident_bytes(b_) : 0; }
 
  private:

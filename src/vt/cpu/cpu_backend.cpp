@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -34,8 +35,7 @@ class CpuBackend : public Backend {
   const char* name() const override { return "cpu"; }
 
   DeviceBuffer* alloc(size_t bytes) override {
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    const size_t size = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+    const size_t size = page_round(bytes);
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::runtime_error("graph state allocation failed");
     auto b = std::make_unique<DeviceBuffer>();
@@ -125,9 +125,8 @@ class CpuBackend : public Backend {
   // spare the TLB walks and let the prefetchers run across 4 KiB boundaries.
   DeviceBuffer* alloc_storage(size_t bytes, StorageKind kind, const std::string& what) override {
     constexpr size_t kHuge = size_t{2} << 20;
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     const bool huge = kind == StorageKind::Weights && bytes >= kHuge;
-    const size_t size = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+    const size_t size = page_round(bytes);
     const size_t mapped = huge ? (size + kHuge - 1) / kHuge * kHuge + kHuge : size;
     void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -163,6 +162,7 @@ class CpuBackend : public Backend {
       throw std::logic_error("free_storage of a buffer it did not hand out");
     Storage& s = *it->second;
     storage_bytes_[static_cast<int>(s.kind)] -= static_cast<int64_t>(s.bytes);
+    --storage_count_;
     if (s.owned) ::munmap(s.base, s.mapped);
     storage_.erase(it);
   }
@@ -193,9 +193,9 @@ class CpuBackend : public Backend {
     Stats s = stats_;  // O(1): the decode driver reads it every step
     s.live_buffers = live_;
     s.retired_buffers = static_cast<int64_t>(retired_.size());
-    std::lock_guard<std::mutex> lock(storage_mu_);
-    s.storage_buffers = static_cast<int64_t>(storage_.size());
-    for (int k = 0; k < kStorageKinds; ++k) s.storage_bytes[k] = storage_bytes_[k];
+    s.storage_buffers = storage_count_.load(std::memory_order_relaxed);
+    for (int k = 0; k < kStorageKinds; ++k)
+      s.storage_bytes[k] = storage_bytes_[k].load(std::memory_order_relaxed);
     return s;
   }
 
@@ -212,10 +212,11 @@ class CpuBackend : public Backend {
   };
 
   DeviceBuffer* enter(std::unique_ptr<Storage> s, StorageKind kind) {
-    std::lock_guard<std::mutex> lock(storage_mu_);  // models load on one thread, run on another
+    std::lock_guard<std::mutex> lock(storage_mu_);
     s->kind = kind;
     s->id = ++next_storage_id_;
     storage_bytes_[static_cast<int>(kind)] += static_cast<int64_t>(s->bytes);
+    ++storage_count_;
     DeviceBuffer* raw = s.get();
     storage_[raw->id] = std::move(s);
     return raw;
@@ -254,6 +255,11 @@ class CpuBackend : public Backend {
     }
   }
 
+  static size_t page_round(size_t bytes) {
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    return (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+  }
+
   void unmap(DeviceBuffer& b) {
     if (b.data) ::munmap(b.data, b.bytes);
     b.data = nullptr;
@@ -261,10 +267,13 @@ class CpuBackend : public Backend {
 
   std::map<uint64_t, std::unique_ptr<DeviceBuffer>> buffers_;
   std::map<uint64_t, DeviceBuffer*> retired_;
+  // Storage records change under the mutex (models load on one thread, run on another);
+  // the counts are atomics so that stats(), read every decode step, takes no lock.
   std::map<uint64_t, std::unique_ptr<Storage>> storage_;
-  int64_t storage_bytes_[kStorageKinds] = {};
+  std::atomic<int64_t> storage_bytes_[kStorageKinds] = {};
+  std::atomic<int64_t> storage_count_{0};
   uint64_t next_storage_id_ = 0;
-  mutable std::mutex storage_mu_;
+  std::mutex storage_mu_;
   std::map<GraphId, Graph> graphs_;
   uint64_t next_id_ = 0;
   GraphId next_graph_ = 0, capturing_ = 0;
