@@ -39,6 +39,11 @@ class GatedExecutor : public PagedFakeExecutor {
     open = o;
     cv.notify_all();
   }
+  void allow(int n) {
+    std::lock_guard<std::mutex> lk(mu);
+    allowance += n;
+    cv.notify_all();
+  }
   void wait_entered(int n) {
     std::unique_lock<std::mutex> lk(mu);
     cv.wait(lk, [&] { return entered >= n; });
@@ -133,19 +138,26 @@ TEST(AsyncEngine, ConcurrentSubmittersGetTheOutputsTheyWouldGetAlone) {
 }
 
 TEST(AsyncEngine, ValidationErrorsComeBackThroughTheStreamAndOthersRunOn) {
-  PagedFakeExecutor ex(256, 64);
+  // "good" is held inside its first step while the others are queued, and one more step is let
+  // through to admit them, so it is still running when its duplicate id arrives however fast
+  // the engine thread is.
+  GatedExecutor ex(256, 64);
+  ex.open = false;
   LLMEngine eng(roomy(), ex, bracket_streams());
   AsyncEngine ae(eng);
   auto good = ae.add_request("good", prompt_of(4, 1), greedy(4));
+  ASSERT_EQ(good->wait_admitted(), "");
+  ex.wait_entered(1);
   auto too_long = ae.add_request("long", prompt_of(70, 1), greedy(4));
   SamplingParams bad_t = greedy(4);
   bad_t.temperature = -1.0f;
   auto bad = ae.add_request("bad", prompt_of(4, 1), bad_t);
   auto dup = ae.add_request("good", prompt_of(4, 1), greedy(4));
-  EXPECT_EQ(good->wait_admitted(), "");
+  ex.allow(1);
   EXPECT_NE(too_long->wait_admitted().find("maximum model length"), std::string::npos);
   EXPECT_NE(bad->wait_admitted().find("temperature"), std::string::npos);
   EXPECT_NE(dup->wait_admitted().find("already in use"), std::string::npos);
+  ex.set_open(true);
   RequestOutput o;
   EXPECT_EQ(bad->pop(o, 10ms), RequestStream::PopResult::kClosed);
   EXPECT_EQ(drain(*good).tokens.size(), 4u);
