@@ -133,7 +133,12 @@ TEST(AsyncEngine, ConcurrentSubmittersGetTheOutputsTheyWouldGetAlone) {
       EXPECT_EQ(f.text, want.text) << k;
       EXPECT_EQ(f.finish_reason, "length") << k;
     }
-  EXPECT_TRUE(wait_until([&] { return ae.num_unfinished() == 0; }));
+  // The metrics are those of the last step, published after its outputs went out and after the
+  // engine's idle malloc_trim: wait for the snapshot that has no request running (the one of the
+  // step that finished the last request) before reading the cache usage from it, or a slow
+  // engine thread would still show the step before.
+  EXPECT_TRUE(wait_until(
+      [&] { return ae.num_unfinished() == 0 && ae.metrics().num_requests_running == 0; }));
   EXPECT_EQ(ae.metrics().kv_cache_usage, 0.0f);
 }
 
@@ -238,25 +243,29 @@ TEST(AsyncEngine, ShutdownClosesLiveStreamsAndRefusesNewWork) {
   auto s = ae->add_request("x", prompt_of(4, 1), greedy(500));
   ASSERT_EQ(s->wait_admitted(), "");
   ex.wait_entered(1);
-  std::atomic<bool> closed{false};
-  std::thread closer([&] {
-    ae->shutdown();
-    closed = true;
-  });
-  // Let steps through one at a time until the engine thread sees the stop: at most one step per
-  // millisecond, so even a slow closer thread finds the 500-token request still running.
-  while (!closed) {
-    {
-      std::lock_guard<std::mutex> lk(ex.mu);
-      ex.allowance = 1;
-      ex.cv.notify_all();
+  std::thread closer([&] { ae->shutdown(); });
+  // The engine is held inside x's first step until shutdown() has begun, however slow the closer
+  // thread is: submit until the engine refuses new work. What was queued before that is refused
+  // when the engine thread takes the stop.
+  std::vector<std::shared_ptr<RequestStream>> queued;
+  for (;;) {
+    try {
+      queued.push_back(
+          ae->add_request("q" + std::to_string(queued.size()), prompt_of(4, 2), greedy(2)));
+    } catch (const EngineStopped&) {
+      break;
+    } catch (const EngineOverloaded&) {
+      // The waiting queue is full (a very slow closer): keep asking until the stop refuses us.
     }
     std::this_thread::sleep_for(1ms);
   }
+  ex.set_open(true);
   closer.join();
   Finished f = drain(*s, 5s);
   EXPECT_TRUE(f.finished);
   EXPECT_EQ(f.finish_reason, "abort");
+  EXPECT_LE(f.tokens.size(), 1u);  // its first step, then the stop
+  for (auto& q : queued) EXPECT_EQ(q->wait_admitted(), "the engine is shutting down");
   EXPECT_THROW(ae->add_request("y", prompt_of(4, 1), greedy(2)), EngineStopped);
   EXPECT_FALSE(eng.has_unfinished_requests());
 }
@@ -283,10 +292,13 @@ TEST(AsyncEngine, ObserverSeesFirstTokenInterTokenAndFinish) {
   LLMEngine eng(roomy(), ex, bracket_streams());
   CountingObserver obs;
   AsyncEngine ae(eng, {}, &obs);
-  auto a = ae.add_request("a", prompt_of(4, 1), greedy(5));
+  // "b" (max_tokens 0) is rejected first: the engine thread reports a rejection to the observer
+  // only after closing the stream, but it admits in submission order, so once a's stream has
+  // ended b's on_rejected has run too (b's own closed stream would not say so).
   auto b = ae.add_request("b", prompt_of(4, 1), greedy(0));
-  drain(*a);
+  auto a = ae.add_request("a", prompt_of(4, 1), greedy(5));
   drain(*b);
+  drain(*a);
   EXPECT_EQ(obs.first.load(), 1);
   EXPECT_EQ(obs.inter.load(), 4);
   EXPECT_EQ(obs.finished.load(), 1);

@@ -146,8 +146,25 @@ def test_non_streaming_client_that_hangs_up_is_aborted(server):
     aborted = server.metrics().get("vllm:request_success_total" + lbl, 0.0)
     body = json.dumps({"prompt": "Tell me a very long story:", "max_tokens": 480,
                        "ignore_eos": True}).encode()
-    socks = [_send_request(server.port, body) for _ in range(8)]
-    time.sleep(1.0)
+    run = f'{{model_name="{MODEL_NAME}"}}'
+
+    def in_engine():
+        m = server.metrics()
+        return (m.get("vllm:num_requests_running" + run, 0)
+                + m.get("vllm:num_requests_waiting" + run, 0))
+
+    # Hang up once all 8 run, not after a guessed sleep: a request the server had not read yet
+    # when its client left is still read, submitted and aborted, but possibly after the idle check
+    # below passed, and on a fast machine a running one could finish first. Each is sent once the
+    # one before it is in the engine: sent together, the server started only as many handlers as
+    # it had idle workers and queued the rest behind requests that run for seconds.
+    socks = []
+    for k in range(1, 9):
+        socks.append(_send_request(server.port, body))
+        deadline = time.time() + 60
+        while in_engine() < k:
+            assert time.time() < deadline, f"request {k} of 8 never reached the engine"
+            time.sleep(0.01)
     for s in socks:
         s.close()
     # 8 x 480 tokens would take many seconds to finish; aborted, the cache empties at once.
