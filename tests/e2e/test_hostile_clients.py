@@ -140,29 +140,53 @@ def _send_request(port, body):
     return s
 
 
+def _in_engine(server):
+    run = f'{{model_name="{MODEL_NAME}"}}'
+    m = server.metrics()
+    return m.get("vllm:num_requests_running" + run, 0) + m.get("vllm:num_requests_waiting" + run, 0)
+
+
+def test_a_burst_of_requests_runs_at_once(server):
+    """8 long requests arriving together while two handler threads sleep idle all reach the
+    engine: the server used to hand the whole burst to its idle workers, which count themselves
+    busy only once they wake, so two ran and six queued behind them for many seconds."""
+    kv_idle(server)
+    short = json.dumps({"prompt": "Hi", "max_tokens": 2}).encode()
+    warm = [threading.Thread(target=post, args=(server, "/v1/completions", short))
+            for _ in range(2)]
+    for t in warm:
+        t.start()
+    for t in warm:
+        t.join()
+    body = json.dumps({"prompt": "Tell me a very long story:", "max_tokens": 480,
+                       "ignore_eos": True}).encode()
+    socks = [_send_request(server.port, body) for _ in range(8)]
+    try:
+        deadline = time.time() + 30
+        while _in_engine(server) < 8:
+            assert time.time() < deadline, f"only {_in_engine(server)} of 8 reached the engine"
+            time.sleep(0.01)
+    finally:
+        for s in socks:
+            s.close()
+    kv_idle(server, timeout=10)
+
+
 def test_non_streaming_client_that_hangs_up_is_aborted(server):
     kv_idle(server)
     lbl = f'{{finished_reason="abort",model_name="{MODEL_NAME}"}}'
     aborted = server.metrics().get("vllm:request_success_total" + lbl, 0.0)
     body = json.dumps({"prompt": "Tell me a very long story:", "max_tokens": 480,
                        "ignore_eos": True}).encode()
-    run = f'{{model_name="{MODEL_NAME}"}}'
-
-    def in_engine():
-        m = server.metrics()
-        return (m.get("vllm:num_requests_running" + run, 0)
-                + m.get("vllm:num_requests_waiting" + run, 0))
-
     # Hang up once all 8 run, not after a guessed sleep: a request the server had not read yet
     # when its client left is still read, submitted and aborted, but possibly after the idle check
     # below passed, and on a fast machine a running one could finish first. Each is sent once the
-    # one before it is in the engine: sent together, the server started only as many handlers as
-    # it had idle workers and queued the rest behind requests that run for seconds.
+    # one before it is in the engine (a burst is test_a_burst_of_requests_runs_at_once's).
     socks = []
     for k in range(1, 9):
         socks.append(_send_request(server.port, body))
         deadline = time.time() + 60
-        while in_engine() < k:
+        while _in_engine(server) < k:
             assert time.time() < deadline, f"request {k} of 8 never reached the engine"
             time.sleep(0.01)
     for s in socks:

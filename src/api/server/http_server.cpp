@@ -208,7 +208,11 @@ struct Server::Impl {
     std::lock_guard<std::mutex> l(work_mu);
     ++running;
     jobs.push_back(std::move(ex));
-    if (idle_threads == 0 && threads.size() < opts.max_workers)
+    // An idle worker counts itself busy only once it wakes, so jobs that arrive together
+    // while a few workers sleep must not all be handed to those few: each queued job beyond
+    // the idle workers gets a new one (otherwise a burst ran a few at a time, the rest queued
+    // behind requests that can decode for minutes).
+    if (jobs.size() > idle_threads && threads.size() < opts.max_workers)
       threads.emplace_back([this] { worker(); });
     else
       work_cv.notify_one();
