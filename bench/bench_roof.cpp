@@ -2,10 +2,15 @@
 //   roof/stream_read  bytes/s a streaming read of 1 GiB reaches on every pool thread (AVX2
 //                     loads, the way a batch-1 decode step streams weights from DRAM)
 //   roof/fma_fp32     GFLOP/s of independent fp32 FMA chains (ten 8-lane chains per thread)
+//   roof/int8_bcast   GOP/s (2 per multiply-add) of the AVX2 int8 tiles' inner step: broadcast
+//                     4 activation bytes, vpmaddubsw with a held weight vector, add the int16
+//                     pairs (eight token chains per thread), the ceiling of the K-quant
+//                     many-token tiles before their widen / scale / min work
 // Both run on vt::ThreadPool::global() (VT_NUM_THREADS sets its size). AVX2 + FMA only.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -91,8 +96,60 @@ void BM_FmaPeak(benchmark::State& state) {
   state.counters["threads"] = pool.size();
 }
 
+inline int32_t load_i32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+#define VT_ROOF_TOKENS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+__attribute__((target("avx2"))) int maddubs_chains(int64_t iters, const int8_t* act) {
+#define VT_ROOF_IINIT(k) __m256i s##k = _mm256_set1_epi16(k);
+  VT_ROOF_TOKENS(VT_ROOF_IINIT)
+  __m256i w = _mm256_set1_epi8(3);
+  asm("" : "+x"(w));
+  for (int64_t n = 0; n < iters; ++n) {
+    const int8_t* a = act + (n & 63) * 32;
+#define VT_ROOF_DOT(k)                                                                           \
+  s##k =                                                                                         \
+      _mm256_add_epi16(s##k, _mm256_maddubs_epi16(w, _mm256_set1_epi32(load_i32(a + 4 * (k))))); \
+  asm("" : "+x"(s##k));
+    VT_ROOF_TOKENS(VT_ROOF_DOT)
+  }
+  __m256i t = _mm256_setzero_si256();
+#define VT_ROOF_ISUM(k) t = _mm256_xor_si256(t, s##k);
+  VT_ROOF_TOKENS(VT_ROOF_ISUM)
+  return _mm256_extract_epi32(t, 0);
+}
+
+void BM_Int8Bcast(benchmark::State& state) {
+  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2");
+  constexpr int64_t kIters = 20000000;
+  vt::ThreadPool& pool = vt::ThreadPool::global();
+  alignas(64) static const std::array<int8_t, 64 * 32 + 32> act = [] {
+    std::array<int8_t, 64 * 32 + 32> v{};
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 % 255 - 127);
+    return v;
+  }();
+  int sink = 0;
+  for (auto _ : state) {
+    pool.run([&](int i, int) {
+      const int s = maddubs_chains(kIters, act.data());
+      if (i == 0) sink += s;
+    });
+  }
+  benchmark::DoNotOptimize(sink);
+  // 8 chains x 32 multiply-adds x 2 ops per iteration, on every thread.
+  state.counters["GOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * pool.size() * kIters * 512 * 1e-9,
+      benchmark::Counter::kIsRate);
+  state.counters["threads"] = pool.size();
+}
+
 }  // namespace
 
 BENCHMARK(BM_StreamRead)->Name("roof/stream_read")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FmaPeak)->Name("roof/fma_fp32")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Int8Bcast)->Name("roof/int8_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
