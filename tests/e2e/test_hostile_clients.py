@@ -196,6 +196,37 @@ def test_non_streaming_client_that_hangs_up_is_aborted(server):
     assert m.get("vllm:request_success_total" + lbl, 0.0) - aborted == 8
 
 
+def test_requests_completing_during_shutdown_do_not_crash_it():
+    """Requests whose last byte arrives while the server drains: a request read after the drain
+    had seen its last handler return was still handed to a worker, one started after the workers
+    were joined (std::terminate) or left its connection suspended under MHD_stop_daemon (MHD's
+    fatal error), so SIGTERM ended in an abort. Now they are refused with a 503."""
+    srv = Server([])
+    body = json.dumps({"prompt": "Hi", "max_tokens": 2}).encode()
+    socks = []
+    try:
+        for _ in range(150):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\nContent-Length: "
+                      + str(len(body)).encode() + b"\r\n\r\n" + body[:-1])
+            socks.append(s)
+        time.sleep(0.5)
+        srv.proc.terminate()
+        for s in socks:  # the last bytes arrive over the drain
+            try:
+                s.sendall(body[-1:])
+            except OSError:
+                pass
+            time.sleep(0.0002)
+        rc = srv.proc.wait(timeout=60)
+        assert rc == 0, f"exit status {rc}:\n{srv.output()}"
+    finally:
+        for s in socks:
+            s.close()
+        srv.stop()
+
+
 def test_slow_connections_do_not_starve_the_server(server):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     n = 1000

@@ -117,7 +117,7 @@ struct Server::Impl {
   std::deque<std::shared_ptr<Exchange>> jobs;
   std::vector<std::thread> threads;
   size_t idle_threads = 0;
-  size_t running = 0;                          // handlers queued or running
+  size_t running = 0;                          // handlers reserved, queued or running
   bool stopping = false;                       // no new streams; live ones are closed
   bool stopping_workers = false;               // idle workers exit
   std::set<std::shared_ptr<Outbox>> outboxes;  // live streams, closed on drain
@@ -204,9 +204,13 @@ struct Server::Impl {
   }
 
   // ---- workers ----
+  bool reserve() {  // counts a job as running, unless drain() began (it may let workers go)
+    std::lock_guard<std::mutex> l(work_mu);
+    return !stopping && ++running > 0;
+  }
+
   void submit(std::shared_ptr<Exchange> ex) {
     std::lock_guard<std::mutex> l(work_mu);
-    ++running;
     jobs.push_back(std::move(ex));
     // An idle worker counts itself busy only once it wakes, so jobs that arrive together
     // while a few workers sleep must not all be handed to those few: each queued job beyond
@@ -373,6 +377,10 @@ struct Server::Impl {
     const auto* h = find(ex.req, &status, &allow);
     if (h->second) {
       call(h->first, ex.req, res);
+      return queue(c, res);
+    }
+    if (!reserve()) {  // a job queued now could be left to no worker, its connection suspended
+      error(503, "the server is shutting down", res);  // as when the headers come after stop
       return queue(c, res);
     }
     MHD_suspend_connection(c);

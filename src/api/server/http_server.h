@@ -100,7 +100,8 @@ class Server {
   // Stops taking new connections and requests (in-flight ones continue).
   void stop_accepting();
   // Waits for every running handler to return (after whatever feeds them has been shut
-  // down), then closes every connection. Ends wait().
+  // down), then closes every connection. Ends wait(). A request read in full once it began
+  // gets a 503; a stream cut short by it ends in an error, never as a complete body.
   void drain();
 
   // Counters for tests and /metrics.
