@@ -19,7 +19,10 @@ void Outbox::resume_if_suspended() {
 bool Outbox::write(std::string_view data) {
   std::unique_lock<std::mutex> l(mu_);
   while (!closed_ && buf_.size() - off_ > kHigh) cv_.wait_for(l, 100ms);
-  if (closed_) return false;
+  if (closed_) {
+    cut_ = true;
+    return false;
+  }
   if (off_ > kHigh) {
     buf_.erase(0, off_);
     off_ = 0;
@@ -56,6 +59,8 @@ ssize_t Outbox::read(void* cls, uint64_t, char* buf, size_t max) {
     ob.cv_.notify_all();
     return static_cast<ssize_t>(n);
   }
+  // Closed while the handler still runs, or after it lost a write: the body is incomplete.
+  if (ob.cut_ || (ob.closed_ && !ob.done_)) return MHD_CONTENT_READER_END_WITH_ERROR;
   if (ob.done_ || ob.closed_) return MHD_CONTENT_READER_END_OF_STREAM;
   ob.suspended_ = true;
   MHD_suspend_connection(ob.conn_);

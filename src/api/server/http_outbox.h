@@ -4,7 +4,9 @@
 // read() runs on the polling thread; when it finds nothing to send it suspends the connection,
 // and the worker's next write() or finish() resumes it. Both decide under one mutex, so a
 // resume always follows a suspend. close() (the connection completed, or the server stops)
-// makes every later write() fail, after which the worker never touches the connection.
+// makes every later write() fail, after which the worker never touches the connection. A body
+// that lost a refused write ends in an error (the connection is cut), never in the clean end of
+// a chunked body, so a client cannot take a stream cut short at shutdown for a whole one.
 #pragma once
 
 #include <microhttpd.h>
@@ -48,6 +50,7 @@ class Outbox : public StreamWriter {
   bool done_ = false;       // the handler returned
   bool closed_ = false;     // the connection is gone, or the server is stopping
   bool suspended_ = false;  // read() suspended the connection waiting for data
+  bool cut_ = false;        // a write was refused: the body ends in an error, not cleanly
   MHD_Connection* conn_;
 };
 
