@@ -156,10 +156,30 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
       base += units;
     }
   };
-  if (pool.size() == 1 || macs < kMinParallelMacs)
-    work(0, total_units);
-  else
-    pool.parallel_for(total_units, work);
+  if (pool.size() == 1 || macs < kMinParallelMacs) return work(0, total_units);
+  if (n_outs == 1) return pool.parallel_for(total_units, work);
+  // Several outputs (fused q/k/v, gate/up) may mix types (Q4_K_M's Q6_K attn_v beside Q4_K
+  // q/k): the units are shared out by weight bytes, not rows, so no thread streams 1.5x what
+  // another does. Every row is computed the same way whichever thread takes it.
+  auto unit_bytes = [&](int i) { return static_cast<int64_t>(outs[i].w->row_stride) * kRowUnit; };
+  auto units_of = [&](int i) { return (outs[i].w->rows + kRowUnit - 1) / kRowUnit; };
+  int64_t total_bytes = 0;
+  for (int i = 0; i < n_outs; ++i) total_bytes += units_of(i) * unit_bytes(i);
+  auto boundary = [&](int t, int nt) {  // thread t's first unit; nt's is total_units
+    const int64_t target = total_bytes * t / nt;
+    int64_t base = 0, bytes = 0;
+    for (int i = 0; i < n_outs; ++i) {
+      const int64_t units = units_of(i), ub = unit_bytes(i);
+      if (bytes + units * ub > target) return base + (target - bytes + ub / 2) / ub;
+      base += units;
+      bytes += units * ub;
+    }
+    return total_units;
+  };
+  pool.run([&](int t, int nt) {
+    const int64_t u0 = boundary(t, nt), u1 = boundary(t + 1, nt);
+    if (u0 < u1) work(u0, u1);
+  });
 }
 
 void matmul_isa(Isa isa, const WeightView& w, const float* x, int64_t ldx, int64_t n_tok, float* y,
