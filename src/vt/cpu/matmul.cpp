@@ -131,10 +131,11 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
   auto fmt_index = [](DType f) {
     return f == DType::F32 ? 0 : f == DType::Q8_0 ? 1 : f == DType::Q8_K ? 2 : 3;
   };
+  auto units_of = [&](int i) { return (outs[i].w->rows + kRowUnit - 1) / kRowUnit; };
   int64_t total_units = 0, macs = 0;
   for (int i = 0; i < n_outs; ++i) {
     need[fmt_index(act_format(outs[i].w->dtype))] = true;
-    total_units += (outs[i].w->rows + kRowUnit - 1) / kRowUnit;
+    total_units += units_of(i);
     macs += outs[i].w->rows * cols * n_tok;
   }
   if (need[0]) acts[0] = prepare_act(isa, DType::F32, x, ldx, n_tok, cols, tl_q8_0, pool);
@@ -147,7 +148,7 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
     int64_t base = 0;
     for (int i = 0; i < n_outs && base < u1; ++i) {
       const WeightView& w = *outs[i].w;
-      const int64_t units = (w.rows + kRowUnit - 1) / kRowUnit;
+      const int64_t units = units_of(i);
       const int64_t a = std::max(u0, base), b = std::min(u1, base + units);
       if (a < b) {
         const int64_t r0 = (a - base) * kRowUnit, r1 = std::min(w.rows, (b - base) * kRowUnit);
@@ -157,12 +158,10 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
     }
   };
   if (pool.size() == 1 || macs < kMinParallelMacs) return work(0, total_units);
-  if (n_outs == 1) return pool.parallel_for(total_units, work);
-  // Several outputs (fused q/k/v, gate/up) may mix types (Q4_K_M's Q6_K attn_v beside Q4_K
-  // q/k): the units are shared out by weight bytes, not rows, so no thread streams 1.5x what
-  // another does. Every row is computed the same way whichever thread takes it.
+  // The units are shared out by weight bytes, not rows: fused outputs (q/k/v, gate/up) may mix
+  // types (Q4_K_M's Q6_K attn_v beside Q4_K q/k), and an even row split would have one thread
+  // stream 1.23x what another does. Every row is computed the same way whichever thread takes it.
   auto unit_bytes = [&](int i) { return static_cast<int64_t>(outs[i].w->row_stride) * kRowUnit; };
-  auto units_of = [&](int i) { return (outs[i].w->rows + kRowUnit - 1) / kRowUnit; };
   int64_t total_bytes = 0;
   for (int i = 0; i < n_outs; ++i) total_bytes += units_of(i) * unit_bytes(i);
   auto boundary = [&](int t, int nt) {  // thread t's first unit; nt's is total_units

@@ -64,6 +64,37 @@ inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
 
 // fifth_bits, dot_u8s8_i16 and widen_i16 come from matmul_packed_simd.h.
 
+// The per-(half, token) steps both tile kinds share.
+template <int NH, int TT>
+__attribute__((always_inline)) inline void zero_tile(__m256 (&v)[NH][TT]) {
+  VT_UNROLL
+  for (int hx = 0; hx < NH; ++hx) {
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) v[hx][t] = _mm256_setzero_ps();
+  }
+}
+template <int NH, int TT>
+__attribute__((always_inline)) inline void widen_tile(__m256i (&is)[NH][TT],
+                                                      const __m256i (&s16)[NH][TT]) {
+  VT_UNROLL
+  for (int hx = 0; hx < NH; ++hx) {
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) is[hx][t] = widen_i16(is[hx][t], s16[hx][t]);
+  }
+}
+// f = fma(scale, I, f) with half hx's 8 row scales scale_of(hx).
+template <int NH, int TT, class ScaleOf>
+__attribute__((always_inline)) inline void fold_tile(__m256 (&f)[NH][TT],
+                                                     const __m256i (&is)[NH][TT],
+                                                     ScaleOf scale_of) {
+  VT_UNROLL
+  for (int hx = 0; hx < NH; ++hx) {
+    const __m256 sc = scale_of(hx);
+    VT_UNROLL
+    for (int t = 0; t < TT; ++t) f[hx][t] = fold_scaled(f[hx][t], sc, is[hx][t]);
+  }
+}
+
 // Rows 8h..8h+7 of a Q4_K / Q5_K group for h = h0 .. h0 + NH - 1. NH = 2 runs both halves in
 // one pass (one-token tiles: each 64-byte chunk is read once, its activation broadcast
 // shared); every row's operations and their order are the same either way.
@@ -76,11 +107,7 @@ void kq45_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   constexpr int kRun = T == DType::Q4_K ? 8 : 4;
   const KTileActs<TT> x(a, t0);
   __m256 acc[NH][TT];
-  VT_UNROLL
-  for (int hx = 0; hx < NH; ++hx) {
-    VT_UNROLL
-    for (int t = 0; t < TT; ++t) acc[hx][t] = _mm256_setzero_ps();
-  }
+  zero_tile(acc);
   const __m256i m4 = _mm256_set1_epi8(0xF);
   alignas(32) uint8_t scm[256];
   for (int64_t b = 0; b < nb; ++b) {
@@ -91,11 +118,7 @@ void kq45_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
     const int64_t xo = b * kQK_K;
     unpack_kscales(pb + kKScales, scm);
     __m256 f[NH][TT];
-    VT_UNROLL
-    for (int hx = 0; hx < NH; ++hx) {
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) f[hx][t] = _mm256_setzero_ps();
-    }
+    zero_tile(f);
     for (int p = 0; p < 4; ++p) {
       VT_UNROLL
       for (int nh = 0; nh < 2; ++nh) {
@@ -128,20 +151,9 @@ void kq45_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
             for (int t = 0; t < TT; ++t)
               s16[hx][t] = dot_u8s8_i16(s16[hx][t], c % kRun == 0, w, xv[t]);
           }
-          if (c % kRun == kRun - 1) {
-            VT_UNROLL
-            for (int hx = 0; hx < NH; ++hx) {
-              VT_UNROLL
-              for (int t = 0; t < TT; ++t) is[hx][t] = widen_i16(is[hx][t], s16[hx][t]);
-            }
-          }
+          if (c % kRun == kRun - 1) widen_tile(is, s16);
         }
-        VT_UNROLL
-        for (int hx = 0; hx < NH; ++hx) {
-          const __m256 sc = scales_u8(scm + 16 * j + 8 * (h0 + hx));
-          VT_UNROLL
-          for (int t = 0; t < TT; ++t) f[hx][t] = fold_scaled(f[hx][t], sc, is[hx][t]);
-        }
+        fold_tile(f, is, [&](int hx) { return scales_u8(scm + 16 * j + 8 * (h0 + hx)); });
       }
     }
     alignas(32) int32_t bsum[TT][8];
@@ -222,20 +234,9 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h0, 
       VT_UNROLL
       for (int t = 0; t < TT; ++t) s16[hx][t] = dot_u8s8_i16(s16[hx][t], cc % 2 == 0, w, xv[t]);
     }
-    if (cc % 2 == 1) {
-      VT_UNROLL
-      for (int hx = 0; hx < NH; ++hx) {
-        VT_UNROLL
-        for (int t = 0; t < TT; ++t) is[hx][t] = widen_i16(is[hx][t], s16[hx][t]);
-      }
-    }
+    if (cc % 2 == 1) widen_tile(is, s16);
   }
-  VT_UNROLL
-  for (int hx = 0; hx < NH; ++hx) {
-    const __m256 sc = scales_s8(pb + 16 * g + 8 * (h0 + hx));
-    VT_UNROLL
-    for (int t = 0; t < TT; ++t) f[hx][t] = fold_scaled(f[hx][t], sc, is[hx][t]);
-  }
+  fold_tile(f, is, [&](int hx) { return scales_s8(pb + 16 * g + 8 * (h0 + hx)); });
 }
 
 template <int TT, int NH>
@@ -244,11 +245,7 @@ void kq6_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, fl
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const KTileActs<TT> x(a, t0);
   __m256 acc[NH][TT];
-  VT_UNROLL
-  for (int hx = 0; hx < NH; ++hx) {
-    VT_UNROLL
-    for (int t = 0; t < TT; ++t) acc[hx][t] = _mm256_setzero_ps();
-  }
+  zero_tile(acc);
   const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
   for (int64_t b = 0; b < nb; ++b) {
     VT_UNROLL
@@ -258,11 +255,7 @@ void kq6_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, fl
     alignas(32) int32_t starts[TT][16];
     kq6_starts<TT>(x, b, starts);
     __m256 f[NH][TT];
-    VT_UNROLL
-    for (int hx = 0; hx < NH; ++hx) {
-      VT_UNROLL
-      for (int t = 0; t < TT; ++t) f[hx][t] = _mm256_setzero_ps();
-    }
+    zero_tile(f);
     for (int hh = 0; hh < 2; ++hh) {
       VT_UNROLL
       for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, h0, hh, gi, x, xo, starts, f, m4, m30);
