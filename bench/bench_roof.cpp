@@ -77,29 +77,31 @@ __attribute__((target("avx2,fma"))) float fma_chains(int64_t iters) {
   return _mm256_cvtss_f32(t);
 }
 
-void BM_FmaPeak(benchmark::State& state) {
-  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2 + FMA");
-  constexpr int64_t kIters = 20000000;
+// Runs chains() once per pool thread per iteration and reports `unit` (ops_per_call x 1e-9 per
+// call, summed over the threads) as a rate.
+template <class Chains>
+void run_chains(benchmark::State& state, const char* unit, double ops_per_call, Chains chains) {
   vt::ThreadPool& pool = vt::ThreadPool::global();
-  float sink = 0;
+  decltype(chains()) sink{};
   for (auto _ : state) {
     pool.run([&](int i, int) {
-      const float s = fma_chains(kIters);
+      const auto s = chains();
       if (i == 0) sink += s;
     });
   }
   benchmark::DoNotOptimize(sink);
-  // 10 chains x 8 lanes x 2 flops per iteration, on every thread.
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * pool.size() * kIters * 160 * 1e-9,
+  state.counters[unit] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * pool.size() * ops_per_call * 1e-9,
       benchmark::Counter::kIsRate);
   state.counters["threads"] = pool.size();
 }
 
-inline int32_t load_i32(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
+constexpr int64_t kChainIters = 20000000;
+
+void BM_FmaPeak(benchmark::State& state) {
+  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2 + FMA");
+  // 10 chains x 8 lanes x 2 flops per iteration, on every thread.
+  run_chains(state, "GFLOP/s", kChainIters * 160.0, [] { return fma_chains(kChainIters); });
 }
 
 #define VT_ROOF_TOKENS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -111,9 +113,9 @@ __attribute__((target("avx2"))) int maddubs_chains(int64_t iters, const int8_t* 
   asm("" : "+x"(w));
   for (int64_t n = 0; n < iters; ++n) {
     const int8_t* a = act + (n & 63) * 32;
-#define VT_ROOF_DOT(k)                                                                           \
-  s##k =                                                                                         \
-      _mm256_add_epi16(s##k, _mm256_maddubs_epi16(w, _mm256_set1_epi32(load_i32(a + 4 * (k))))); \
+#define VT_ROOF_DOT(k)                                                                      \
+  s##k = _mm256_add_epi16(                                                                  \
+      s##k, _mm256_maddubs_epi16(w, _mm256_broadcastd_epi32(_mm_loadu_si32(a + 4 * (k))))); \
   asm("" : "+x"(s##k));
     VT_ROOF_TOKENS(VT_ROOF_DOT)
   }
@@ -125,26 +127,14 @@ __attribute__((target("avx2"))) int maddubs_chains(int64_t iters, const int8_t* 
 
 void BM_Int8Bcast(benchmark::State& state) {
   if (!has_avx2_fma()) return state.SkipWithError("needs AVX2");
-  constexpr int64_t kIters = 20000000;
-  vt::ThreadPool& pool = vt::ThreadPool::global();
   alignas(64) static const std::array<int8_t, 64 * 32 + 32> act = [] {
     std::array<int8_t, 64 * 32 + 32> v{};
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 % 255 - 127);
     return v;
   }();
-  int sink = 0;
-  for (auto _ : state) {
-    pool.run([&](int i, int) {
-      const int s = maddubs_chains(kIters, act.data());
-      if (i == 0) sink += s;
-    });
-  }
-  benchmark::DoNotOptimize(sink);
   // 8 chains x 32 multiply-adds x 2 ops per iteration, on every thread.
-  state.counters["GOP/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * pool.size() * kIters * 512 * 1e-9,
-      benchmark::Counter::kIsRate);
-  state.counters["threads"] = pool.size();
+  run_chains(state, "GOP/s", kChainIters * 512.0,
+             [] { return maddubs_chains(kChainIters, act.data()); });
 }
 
 }  // namespace

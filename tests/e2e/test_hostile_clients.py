@@ -133,10 +133,12 @@ def test_huge_prompt_is_refused_without_tokenizing_it_all(server):
     assert health_latency(server) < 5
 
 
-def _send_request(port, body):
+def _send_request(port, body, held_back=0):
+    """A raw POST /v1/completions; its last `held_back` bytes are not sent."""
+    req = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     s = socket.create_connection(("127.0.0.1", port), timeout=30)
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-              b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    s.sendall(req[:len(req) - held_back])
     return s
 
 
@@ -206,11 +208,7 @@ def test_requests_completing_during_shutdown_do_not_crash_it():
     socks = []
     try:
         for _ in range(150):
-            s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
-            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
-                      b"Content-Type: application/json\r\nContent-Length: "
-                      + str(len(body)).encode() + b"\r\n\r\n" + body[:-1])
-            socks.append(s)
+            socks.append(_send_request(srv.port, body, held_back=1))
         time.sleep(0.5)
         srv.proc.terminate()
         for s in socks:  # the last bytes arrive over the drain

@@ -206,16 +206,17 @@ struct Server::Impl {
   // ---- workers ----
   bool reserve() {  // counts a job as running, unless drain() began (it may let workers go)
     std::lock_guard<std::mutex> l(work_mu);
-    return !stopping && ++running > 0;
+    if (stopping) return false;
+    ++running;
+    return true;
   }
 
   void submit(std::shared_ptr<Exchange> ex) {
     std::lock_guard<std::mutex> l(work_mu);
     jobs.push_back(std::move(ex));
-    // An idle worker counts itself busy only once it wakes, so jobs that arrive together
-    // while a few workers sleep must not all be handed to those few: each queued job beyond
-    // the idle workers gets a new one (otherwise a burst ran a few at a time, the rest queued
-    // behind requests that can decode for minutes).
+    // An idle worker counts itself busy only once it wakes: each queued job beyond the idle
+    // workers gets a new one, or a burst would run a few at a time, the rest queued behind
+    // requests that can decode for minutes.
     if (jobs.size() > idle_threads && threads.size() < opts.max_workers)
       threads.emplace_back([this] { worker(); });
     else
