@@ -215,14 +215,18 @@ TEST(KQuant, ExtremeBlocks) {
       }
     }
     const KWeight w(t, rows, cols, std::move(v));
-    // +1 everywhere (all -127 after Q8_K), -1 everywhere (+127), and alternating signs.
-    std::vector<float> x(3 * cols);
+    // +1 everywhere (all -127 after Q8_K), -1 everywhere (+127), alternating signs, and +1
+    // with one 126/127 per 32 (-127s and one -126): odd sub-block sums, so the fp32 fold's partial
+    // sums pass 2^24 where fp32 spacing is 2 and the fold rounds (a kernel that summed the scaled
+    // integers exactly and rounded once would differ in the last bit).
+    std::vector<float> x(4 * cols);
     for (int64_t c = 0; c < cols; ++c) {
       x[c] = 1.0f;
       x[cols + c] = -1.0f;
       x[2 * cols + c] = (c / 4) % 2 ? -1.0f : 1.0f;
+      x[3 * cols + c] = c % 32 ? 1.0f : 126.0f / 127.0f;
     }
-    check_all(w, x, 3, pool, std::string(dtype_name(t)) + " extreme");
+    check_all(w, x, 4, pool, std::string(dtype_name(t)) + " extreme");
     if (HasFatalFailure()) return;
   }
 }
