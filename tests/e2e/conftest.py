@@ -36,8 +36,8 @@ def _free_port():
 
 
 class Server:
-    def __init__(self, extra_args):
-        binary, model = _binary(), _model()
+    def __init__(self, extra_args, binary=None, model=None, preexec_fn=None, env=None):
+        binary, model = binary or _binary(), model or _model()
         assert os.path.exists(binary), f"build the server first: {binary} is missing"
         assert os.path.exists(model), f"test model missing: {model} (scripts/fetch_models.sh)"
         self.port = _free_port()
@@ -48,7 +48,7 @@ class Server:
              "--served-model-name", MODEL_NAME, "--max-model-len", str(MAX_MODEL_LEN),
              "--max-num-seqs", "64", "--kv-cache-memory", str(256 << 20)]
             + os.environ.get("VLLM_E2E_SERVER_ARGS", "").split() + extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn, env=env)
         deadline = time.time() + 120
         while time.time() < deadline:
             assert self.proc.poll() is None, f"server exited early:\n{self.output()}"

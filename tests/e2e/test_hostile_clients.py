@@ -5,9 +5,11 @@ Each test is a defect found against the httplib-based server: 20,000-deep JSON c
 limit, a non-streaming client that hung up kept its requests running, `1e400` was a 500, and
 /tokenize, /detokenize and /metrics answered without the API key.
 """
+import glob
 import http.client
 import json
 import os
+import pathlib
 import resource
 import socket
 import threading
@@ -223,6 +225,101 @@ def test_requests_completing_during_shutdown_do_not_crash_it():
         for s in socks:
             s.close()
         srv.stop()
+
+
+def _response_head(sock):
+    """Status and the body of a short (non-streamed) answer, or just the status of a stream."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, f"connection closed before the response: {data!r}"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    status = int(head.split(b" ", 2)[1])
+    length = [int(v) for k, _, v in (ln.partition(b":") for ln in head.split(b"\r\n")[1:])
+              if k.strip().lower() == b"content-length"]
+    while length and len(body) < length[0]:
+        chunk = sock.recv(4096)
+        assert chunk, "connection closed inside the body"
+        body += chunk
+    return status, body
+
+
+def test_no_thread_to_spare_is_a_503_not_a_crash():
+    """Every request is handled on its own thread. Where no more can start (a pids cgroup or
+    RLIMIT_NPROC in a container) a flood of long requests used to end the server: std::thread
+    threw inside MHD's callback and the process aborted. Requests beyond what it can run are now
+    refused with a 503 saying why; the rest stream, and the server serves on once they end.
+    RLIMIT_NPROC binds every user but root, so under root the server runs as nobody (uid
+    65534), from copies of the binary and model it can read; the limit leaves room for 6
+    threads beyond the user's tasks once the server is up."""
+    root = os.geteuid() == 0
+    uid = 65534 if root else os.geteuid()
+    import shutil
+    import tempfile
+    tmp = tempfile.TemporaryDirectory(dir="/tmp")  # pytest's tmp_path is root's alone
+    home = pathlib.Path(tmp.name)
+    home.chmod(0o755)
+    src = os.environ.get("VLLM_BIN", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                  "build", "vllm"))
+    binary = shutil.copy(src, home / "vllm")
+    for lib in glob.glob(os.path.join(os.path.dirname(src), "libvllm*.so")):  # `serve` loads
+        shutil.copy(lib, home)
+    model = shutil.copy(os.environ.get("VLLM_TEST_GGUF", os.path.expanduser(
+        "~/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf")), home / "model.gguf")
+    os.chmod(model, 0o644)
+
+    def server_user(nproc=None):
+        def drop():
+            if nproc is not None:  # counts every task of the user, this server's threads included
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            if root:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+        return drop
+
+    def user_tasks():  # threads included
+        n = 0
+        for st in glob.glob("/proc/[0-9]*/task/[0-9]*/status"):
+            try:
+                with open(st) as f:
+                    n += any(ln.split()[1:2] == [str(uid)] for ln in f if ln.startswith("Uid:"))
+            except OSError:
+                pass
+        return n
+
+    env = dict(os.environ, HOME=str(home), VLLM_CPP_PACKED_CACHE="0")
+    # Once to count the threads it runs when idle, then with room for 6 more.
+    srv = Server([], binary=str(binary), model=str(model), preexec_fn=server_user(), env=env)
+    idle = user_tasks()
+    srv.stop()
+    srv = Server([], binary=str(binary), model=str(model), preexec_fn=server_user(idle + 6),
+                 env=env)
+    socks = []
+    try:
+        body = json.dumps({"prompt": "Tell me a very long story:", "max_tokens": 400,
+                           "ignore_eos": True, "stream": True}).encode()
+        socks = [_send_request(srv.port, body) for _ in range(12)]
+        answers = [_response_head(s) for s in socks]
+        statuses = [st for st, _ in answers]
+        assert statuses.count(200) >= 1 and statuses.count(503) >= 6, statuses
+        for st, b in answers:
+            if st == 503:
+                assert b"cannot start a request handler thread" in b, b
+            else:
+                assert st == 200, (st, b)
+        for s in socks:
+            s.close()
+        socks = []
+        kv_idle(srv, timeout=30)
+        status, out = post(srv, "/v1/completions", json.dumps({"prompt": "Hi", "max_tokens": 4}))
+        assert status == 200 and out["choices"][0]["text"], (status, out)
+    finally:
+        for s in socks:
+            s.close()
+        assert srv.stop(), f"the server died:\n{srv.output()}"
+        tmp.cleanup()
 
 
 def test_slow_connections_do_not_starve_the_server(server):

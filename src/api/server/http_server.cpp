@@ -116,8 +116,8 @@ struct Server::Impl {
   std::condition_variable work_cv, idle_cv;
   std::deque<std::shared_ptr<Exchange>> jobs;
   std::vector<std::thread> threads;
-  size_t idle_threads = 0;
-  size_t running = 0;                          // handlers reserved, queued or running
+  size_t running = 0;  // handlers reserved, queued or running
+  size_t spawn_failures = 0;
   bool stopping = false;                       // no new streams; live ones are closed
   bool stopping_workers = false;               // idle workers exit
   std::set<std::shared_ptr<Outbox>> outboxes;  // live streams, closed on drain
@@ -204,31 +204,35 @@ struct Server::Impl {
   }
 
   // ---- workers ----
-  bool reserve() {  // counts a job as running, unless drain() began (it may let workers go)
+  // Counts a job as running with a worker for it (one per job up to max_workers, or a burst
+  // would queue behind requests that decode for minutes), or says why not for a 503: a drain
+  // began, or all are busy and no thread can start (RLIMIT_NPROC, a pids cgroup: no crash).
+  std::string reserve() {
     std::lock_guard<std::mutex> l(work_mu);
-    if (stopping) return false;
+    if (stopping) return "the server is shutting down";
+    if (running >= threads.size() && threads.size() < opts.max_workers) {
+      try {
+        threads.emplace_back([this] { worker(); });
+      } catch (const std::exception& e) {
+        const std::string why = std::string("cannot start a request handler thread: ") + e.what();
+        if (spawn_failures++ % 1000 == 0) std::fprintf(stderr, "warning: %s\n", why.c_str());
+        return "the server " + why + "; try again later";
+      }
+    }
     ++running;
-    return true;
+    return {};
   }
 
   void submit(std::shared_ptr<Exchange> ex) {
     std::lock_guard<std::mutex> l(work_mu);
     jobs.push_back(std::move(ex));
-    // An idle worker counts itself busy only once it wakes: each queued job beyond the idle
-    // workers gets a new one, or a burst would run a few at a time, the rest queued behind
-    // requests that can decode for minutes.
-    if (jobs.size() > idle_threads && threads.size() < opts.max_workers)
-      threads.emplace_back([this] { worker(); });
-    else
-      work_cv.notify_one();
+    work_cv.notify_one();
   }
 
   void worker() {
     std::unique_lock<std::mutex> l(work_mu);
     for (;;) {
-      ++idle_threads;
       work_cv.wait(l, [&] { return stopping_workers || !jobs.empty(); });
-      --idle_threads;
       if (jobs.empty()) return;  // stopping
       std::shared_ptr<Exchange> ex = std::move(jobs.front());
       jobs.pop_front();
@@ -380,8 +384,9 @@ struct Server::Impl {
       call(h->first, ex.req, res);
       return queue(c, res);
     }
-    if (!reserve()) {  // a job queued now could be left to no worker, its connection suspended
-      error(503, "the server is shutting down", res);  // as when the headers come after stop
+    // Before suspending: a job queued once drain() began could be left to no worker.
+    if (const std::string why = reserve(); !why.empty()) {
+      error(503, why, res);
       return queue(c, res);
     }
     MHD_suspend_connection(c);
