@@ -77,6 +77,25 @@ inline void tick(uint64_t units = 1) {
   if (Budget* b = current_budget()) b->tick(units);
 }
 
+// Scans over a string are charged as they go (one unit per 256 bytes, every 64 KiB), so the
+// render's CPU-time limit is checked inside a long scan, not only after it.
+class ScanCharge {
+ public:
+  // The scan has reached byte k.
+  void at(size_t k) {
+    if (k - charged_ >= kChunk) done(k);
+  }
+  // Charges what was scanned up to byte k since the last charge.
+  void done(size_t k) {
+    tick(1 + (k - charged_) / 256);
+    charged_ = k;
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{64} << 10;
+  size_t charged_ = 0;
+};
+
 // Installs `b` as this thread's budget for the lifetime of the scope (restoring the previous
 // one after, so nested use is safe).
 class BudgetScope {

@@ -14,25 +14,6 @@ int utf8_step(unsigned char c) {
   return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
 }
 
-// Scans over a string are charged as they go (one unit per 256 bytes, every 64 KiB), so the
-// render's CPU-time limit is checked inside a long scan, not only after it.
-class ScanCharge {
- public:
-  // The scan has reached byte k.
-  void at(size_t k) {
-    if (k - charged_ >= kChunk) done(k);
-  }
-  // Charges what was scanned up to byte k since the last charge.
-  void done(size_t k) {
-    tick(1 + (k - charged_) / 256);
-    charged_ = k;
-  }
-
- private:
-  static constexpr size_t kChunk = size_t{64} << 10;
-  size_t charged_ = 0;
-};
-
 }  // namespace
 
 std::vector<uint32_t> utf8_decode(const std::string& s) {

@@ -303,13 +303,23 @@ std::string python_float_repr(double v) {
 
 namespace {
 
-// repr() of a str: CPython picks single quotes unless the text has ' and no ".
+// repr() of a str: CPython picks single quotes unless the text has ' and no ". Runs of
+// characters that print as they are go out in one append, and the scan is charged as it goes.
 void repr_string(std::string& out, const std::string& s) {
-  bool has_single = s.find('\'') != std::string::npos;
-  bool has_double = s.find('"') != std::string::npos;
-  char q = (has_single && !has_double) ? '"' : '\'';
+  const bool has_single = s.find('\'') != std::string::npos;
+  const bool has_double = s.find('"') != std::string::npos;
+  const char q = (has_single && !has_double) ? '"' : '\'';
   out += q;
-  for (unsigned char c : s) {
+  ScanCharge charge;
+  size_t run = 0;  // start of the pending run of plain characters
+  for (size_t k = 0; k < s.size(); ++k) {
+    const unsigned char c = static_cast<unsigned char>(s[k]);
+    if (c >= 0x20 && c != 0x7f && c != static_cast<unsigned char>(q) && c != '\\') {
+      charge.at(k);
+      continue;
+    }
+    out.append(s, run, k - run);
+    run = k + 1;
     if (c == static_cast<unsigned char>(q) || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
@@ -319,14 +329,14 @@ void repr_string(std::string& out, const std::string& s) {
       out += "\\r";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else {
       char b[8];
       std::snprintf(b, sizeof(b), "\\x%02x", c);
       out += b;
-    } else {
-      out += static_cast<char>(c);
     }
   }
+  out.append(s, run, s.size() - run);
+  charge.done(s.size());
   out += q;
 }
 
