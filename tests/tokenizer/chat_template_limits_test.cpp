@@ -121,6 +121,17 @@ TEST(ChatTemplateLimits, ValueBytesForStringsAndLists) {
                   "max_value_bytes", l);
 }
 
+// Empty sequences repeated any number of times are empty at once: [] * 10**12 used to loop
+// 10^12 times (fuzz_chat_template: a render past its 30 s timeout).
+TEST(ChatTemplateLimits, RepeatingAnEmptySequenceIsImmediate) {
+  ChatTemplateLimits l;
+  l.max_render_ms = 100000;  // the outcome must not hang on the budget
+  EXPECT_EQ(run("{{ ([] * 1000000000000) | length }} {{ ((1, 2)[2:] * 1000000000000) | length }} "
+                "{{ ('' * 1000000000000) | length }} {{ ([1] * 0 * 2 * 1000000000000) | length }}",
+                json::object(), l),
+            "0 0 0 0");
+}
+
 TEST(ChatTemplateLimits, ValueDepthOfInputAndBuiltValues) {
   ChatTemplateLimits l;
   l.max_value_depth = 10;

@@ -43,7 +43,9 @@ Value repeat(const Value& seq, int64_t n) {
     return Value::string(std::move(out));
   }
   const size_t items = seq.list->size();
-  if (items != 0 && count > UINT64_MAX / items) check_list_items(UINT64_MAX, "list");
+  // An empty list stays empty however large n is ([] * 10**12 looped 10^12 times).
+  if (items == 0) return Value::list_of({}, seq.is_tuple);
+  if (count > UINT64_MAX / items) check_list_items(UINT64_MAX, "list");
   check_list_items(items * count, "list repetition");
   List out;
   out.reserve(items * count);
