@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-from conftest import API_KEY, MODEL_NAME, Server, kv_idle
+from conftest import API_KEY, MODEL_NAME, Server, _binary, _model, kv_idle
 
 
 def post(server, path, body, headers=None, timeout=60):
@@ -261,13 +261,11 @@ def test_no_thread_to_spare_is_a_503_not_a_crash():
     tmp = tempfile.TemporaryDirectory(dir="/tmp")  # pytest's tmp_path is root's alone
     home = pathlib.Path(tmp.name)
     home.chmod(0o755)
-    src = os.environ.get("VLLM_BIN", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                  "build", "vllm"))
+    src = _binary()
     binary = shutil.copy(src, home / "vllm")
     for lib in glob.glob(os.path.join(os.path.dirname(src), "libvllm*.so")):  # `serve` loads
         shutil.copy(lib, home)
-    model = shutil.copy(os.environ.get("VLLM_TEST_GGUF", os.path.expanduser(
-        "~/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf")), home / "model.gguf")
+    model = shutil.copy(_model(), home / "model.gguf")
     os.chmod(model, 0o644)
 
     def server_user(nproc=None):

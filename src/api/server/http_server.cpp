@@ -13,7 +13,6 @@
 #include "api/server/http_server.h"
 
 #include <microhttpd.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,13 +42,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string to_lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return o;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string o;
   for (const auto& s : v) o += (o.empty() ? "" : ", ") + s;
@@ -58,24 +50,6 @@ std::string join(const std::vector<std::string>& v) {
 
 // MHD's buffer for one chunk of a streamed body.
 constexpr size_t kStreamBlock = 32 * 1024;
-
-}  // namespace
-
-bool Request::client_gone() const {
-  if (fd < 0) return false;
-  pollfd p{fd, POLLRDHUP, 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-std::string Request::header(std::string_view name) const {
-  const std::string n = to_lower(name);
-  for (const auto& [k, v] : headers)
-    if (k == n) return v;
-  return {};
-}
-
-namespace {
 
 // The whole-request deadline of one connection.
 struct ConnInfo {
@@ -289,7 +263,7 @@ struct Server::Impl {
   // ---- MHD callbacks ----
   static MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, const char* value) {
     auto* req = static_cast<Request*>(cls);
-    req->headers.emplace_back(to_lower(key ? key : ""), value ? value : "");
+    req->headers.emplace_back(header_name(key ? key : ""), value ? value : "");
     return MHD_YES;
   }
 

@@ -42,6 +42,9 @@ struct Request {
   int fd = -1;  // the connection's socket, for client_gone()
 };
 
+// A header name as Request stores it: ASCII lower case.
+std::string header_name(std::string_view name);
+
 // Writes a streamed body; write() returns false once the client is gone or the server stops.
 class StreamWriter {
  public:
