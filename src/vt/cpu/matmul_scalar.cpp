@@ -8,6 +8,7 @@
 #include "vt/cpu/kquant.h"
 #include "vt/cpu/matmul_half.h"
 #include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_scalar_chain.h"
 
 namespace vt::cpu {
 
@@ -39,48 +40,31 @@ float dot_f32(const void* row, const float* x, int64_t n) {
   return reduce16(acc);
 }
 
-// Exact integer dot of one weight block (as integers) with 32 activation bytes.
-inline int idot32(const int* w, const int8_t* x) {
-  int acc = 0;
-  for (int j = 0; j < 32; ++j) acc += w[j] * x[j];
-  return acc;
-}
-
-// One fp32 chain over blocks (and Q4_1's second chain for the mins), see matmul_internal.h.
+// Q8_0 / Q4_0 / Q4_1: one fp32 chain over blocks (and Q4_1's second chain for the mins),
+// see matmul_internal.h.
 template <DType T>
 float dot_q8_0_family(const void* row, const ActView& a, int64_t t) {
-  const int64_t nb = a.cols / kQK;
-  const int8_t* xq = a.qs + t * a.cols;
-  const float* xd = a.d + t * nb;
-  const float* xs = a.s + t * nb;
-  float acc = 0, macc = 0;
-  int w[32];
-  for (int64_t b = 0; b < nb; ++b) {
-    float dw;
+  return q8_0_chain<T == DType::Q4_1>(a, t, [&](int64_t b, int* w) -> Block32Scales {
     if constexpr (T == DType::Q8_0) {
       const auto& blk = static_cast<const BlockQ8_0*>(row)[b];
       for (int j = 0; j < 32; ++j) w[j] = blk.qs[j];
-      dw = fp16_to_fp32(blk.d);
+      return {fp16_to_fp32(blk.d), 0};
     } else if constexpr (T == DType::Q4_0) {
       const auto& blk = static_cast<const BlockQ4_0*>(row)[b];
       for (int j = 0; j < 16; ++j) {
         w[j] = (blk.qs[j] & 0xF) - 8;
         w[j + 16] = (blk.qs[j] >> 4) - 8;
       }
-      dw = fp16_to_fp32(blk.d);
+      return {fp16_to_fp32(blk.d), 0};
     } else {
       const auto& blk = static_cast<const BlockQ4_1*>(row)[b];
       for (int j = 0; j < 16; ++j) {
         w[j] = blk.qs[j] & 0xF;
         w[j + 16] = blk.qs[j] >> 4;
       }
-      dw = fp16_to_fp32(blk.d);
-      macc = std::fma(fp16_to_fp32(blk.m), xs[b], macc);
+      return {fp16_to_fp32(blk.d), fp16_to_fp32(blk.m)};
     }
-    const float dd = dw * xd[b];
-    acc = std::fma(dd, static_cast<float>(idot32(w, xq + b * kQK)), acc);
-  }
-  return T == DType::Q4_1 ? acc + macc : acc;
+  });
 }
 
 // Packed rows are unpacked one at a time into GGUF block bytes.

@@ -3,8 +3,10 @@
 // are checked against these bit for bit. matmul_scalar.cpp's row loop calls dot_zoo_scalar.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "vt/cpu/matmul_internal.h"
+#include "vt/cpu/matmul_scalar_chain.h"
 #include "vt/cpu/quant_zoo.h"
 
 namespace vt::cpu {
@@ -19,46 +21,29 @@ inline void iq4_values(const uint8_t* qs, int* w) {
   }
 }
 
-// Q5_0 / Q5_1 / IQ4_NL: the Q8_0-family chain (exact block dot I_b, one fma per block).
+// Q5_0 / Q5_1 / IQ4_NL: the Q8_0-family chain (exact block dot I_b, one fma per block; Q5_1
+// adds the mins chain).
 template <DType T>
 float dot_q8_0_like(const void* row, const ActView& a, int64_t t) {
-  const int64_t nb = a.cols / kQK;
-  const int8_t* xq = a.qs + t * a.cols;
-  const float* xd = a.d + t * nb;
-  const float* xs = a.s + t * nb;
-  float acc = 0, macc = 0;
-  int w[32];
-  for (int64_t b = 0; b < nb; ++b) {
-    float dw;
-    if constexpr (T == DType::Q5_0) {
-      const auto& blk = static_cast<const BlockQ5_0*>(row)[b];
+  return q8_0_chain<T == DType::Q5_1>(a, t, [&](int64_t b, int* w) -> Block32Scales {
+    if constexpr (T == DType::Q5_0 || T == DType::Q5_1) {
+      using Block = std::conditional_t<T == DType::Q5_0, BlockQ5_0, BlockQ5_1>;
+      const auto& blk = static_cast<const Block*>(row)[b];
       uint32_t qh;
       std::memcpy(&qh, blk.qh, 4);
+      const int offset = T == DType::Q5_0 ? 16 : 0;
       for (int j = 0; j < 32; ++j) {
         const int nib = j < 16 ? blk.qs[j] & 0xF : blk.qs[j - 16] >> 4;
-        w[j] = (nib | static_cast<int>(((qh >> j) & 1) << 4)) - 16;
+        w[j] = (nib | static_cast<int>(((qh >> j) & 1) << 4)) - offset;
       }
-      dw = fp16_to_fp32(blk.d);
-    } else if constexpr (T == DType::Q5_1) {
-      const auto& blk = static_cast<const BlockQ5_1*>(row)[b];
-      uint32_t qh;
-      std::memcpy(&qh, blk.qh, 4);
-      for (int j = 0; j < 32; ++j) {
-        const int nib = j < 16 ? blk.qs[j] & 0xF : blk.qs[j - 16] >> 4;
-        w[j] = nib | static_cast<int>(((qh >> j) & 1) << 4);
-      }
-      dw = fp16_to_fp32(blk.d);
-      macc = std::fma(fp16_to_fp32(blk.m), xs[b], macc);
+      if constexpr (T == DType::Q5_1) return {fp16_to_fp32(blk.d), fp16_to_fp32(blk.m)};
+      return {fp16_to_fp32(blk.d), 0};
     } else {
       const auto& blk = static_cast<const BlockIQ4_NL*>(row)[b];
       iq4_values(blk.qs, w);
-      dw = fp16_to_fp32(blk.d);
+      return {fp16_to_fp32(blk.d), 0};
     }
-    int idot = 0;
-    for (int j = 0; j < 32; ++j) idot += w[j] * xq[b * kQK + j];
-    acc = std::fma(dw * xd[b], static_cast<float>(idot), acc);
-  }
-  return T == DType::Q5_1 ? acc + macc : acc;
+  });
 }
 
 // Q2_K / Q3_K / IQ4_XS: one exact integer per super-block (sum over its groups of the
