@@ -15,10 +15,7 @@
 namespace {
 
 using vt::cpu::Isa;
-
-const char* isa_name(Isa i) {
-  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
-}
+using vt::cpu::isa_name;
 
 std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 rng(seed);

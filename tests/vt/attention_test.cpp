@@ -10,21 +10,12 @@
 #include <random>
 #include <vector>
 
+#include "isa_paths.h"
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/ops.h"
 
 namespace vt::cpu {
 namespace {
-
-std::vector<Isa> isas() {
-  Isa a[3];
-  int n = available_isas(a);
-  return std::vector<Isa>(a, a + n);
-}
-
-const char* name(Isa i) {
-  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
-}
 
 // A paged cache holding several sequences in shuffled blocks. Unwritten slots hold NaN, so
 // reading a wrong slot poisons the output.
@@ -173,7 +164,7 @@ void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& t
         for (int p = 0; p < n; ++p) o += s[p] * V[p * c.row() + kv + d];
         o /= l;
         ASSERT_NEAR(r.out[t * r.ldo + int64_t(h) * c.hd + d], o, 3e-6)
-            << name(is) << " token " << t << " (seq " << toks[t].seq << " pos " << toks[t].pos
+            << isa_name(is) << " token " << t << " (seq " << toks[t].seq << " pos " << toks[t].pos
             << ") head " << h << " d " << d;
       }
     }
@@ -211,7 +202,7 @@ TEST(PagedAttention, MatchesReferenceAcrossShapesAndIsas) {
     Cache c = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, lens, 42 + sh.hd + sh.n_heads);
     write_all(c);
     auto toks = mixed_batch(lens);
-    for (Isa is : isas()) {
+    for (Isa is : hardware_isas()) {
       check_against_reference(is, c, toks, attend(is, c, toks, pool));
       // Decode-sized calls take the split-segment path.
       std::vector<Query> one = {{4, 599}};
@@ -232,13 +223,13 @@ TEST(PagedAttention, EveryIsaComputesTheScalarBits) {
       write_all(c);
       const auto toks = mixed_batch(lens);
       const std::vector<Query> one = {{4, 599}};
-      const auto all = isas();
+      const auto all = hardware_isas();
       const AttnRun ref = attend(all[0], c, toks, pool), ref1 = attend(all[0], c, one, pool);
       for (size_t i = 1; i < all.size(); ++i) {
         EXPECT_EQ(attend(all[i], c, toks, pool).out, ref.out)
-            << name(all[i]) << " hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
+            << isa_name(all[i]) << " hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
         EXPECT_EQ(attend(all[i], c, one, pool).out, ref1.out)
-            << name(all[i]) << " (split) hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
+            << isa_name(all[i]) << " (split) hd " << sh.hd << " bs " << sh.bs << " kv " << int(kv);
       }
     }
 }
@@ -248,7 +239,7 @@ TEST(PagedAttention, LongContext8k) {
   write_all(c);
   ThreadPool pool(2);
   std::vector<Query> toks = {{0, 8191}, {0, 4095}, {0, 300}};
-  for (Isa is : isas()) {
+  for (Isa is : hardware_isas()) {
     std::vector<Query> one = {{0, 8191}};
     check_against_reference(is, c, one, attend(is, c, one, pool));
     check_against_reference(is, c, toks, attend(is, c, toks, pool));
@@ -274,7 +265,7 @@ TEST(PagedAttention, BatchInvariant) {
     write_all(c);
     auto batch = mixed_batch(lens);
     const int64_t n = int64_t(sh.n_heads) * sh.hd;
-    for (Isa is : isas()) {
+    for (Isa is : hardware_isas()) {
       AttnRun big = attend(is, c, batch, p2);
       AttnRun big1 = attend(is, c, batch, p1);
       AttnRun big3 = attend(is, c, batch, p3);
@@ -287,11 +278,11 @@ TEST(PagedAttention, BatchInvariant) {
         if (batch[t].seq == 0 && batch[t].pos % 50 != 7) continue;
         for (ThreadPool* p : {&p1, &p2, &p3}) {
           AttnRun alone = attend(is, c, {batch[t]}, *p);
-          expect_same_rows(big, t, alone, 0, n, name(is));
+          expect_same_rows(big, t, alone, 0, n, isa_name(is));
         }
         // In a small batch of three (the split path with grouped heads).
         AttnRun small = attend(is, c, {batch[t], {2, 0}, {3, 255}}, p2);
-        expect_same_rows(big, t, small, 0, n, name(is));
+        expect_same_rows(big, t, small, 0, n, isa_name(is));
       }
     }
   }
@@ -308,7 +299,7 @@ TEST(PagedAttention, PrefillEqualsTokenByTokenDecode) {
     const int nblk = (len + sh.bs - 1) / sh.bs;
     std::reverse(dec.bt.begin(), dec.bt.begin() + nblk);  // other physical pages
     ThreadPool pool(2), single(1);
-    for (Isa is : isas()) {
+    for (Isa is : hardware_isas()) {
       for (Cache* x : {&pre, &dec}) {
         std::fill(x->kc.begin(), x->kc.end(), NAN);
         std::fill(x->vc.begin(), x->vc.end(), NAN);
@@ -323,7 +314,7 @@ TEST(PagedAttention, PrefillEqualsTokenByTokenDecode) {
         // always around the segment boundaries.
         if (p % 23 != 0 && std::abs(p % 256 - 128) < 124 && p != len - 1) continue;
         AttnRun step = attend(is, dec, {{0, p}}, single);
-        expect_same_rows(full, p, step, 0, int64_t(sh.n_heads) * sh.hd, name(is));
+        expect_same_rows(full, p, step, 0, int64_t(sh.n_heads) * sh.hd, isa_name(is));
       }
       // And chunked prefill (chunks of 100) agrees too.
       Cache ch = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, {len}, 5);
@@ -352,12 +343,12 @@ TEST(PagedAttention, SixteenBitCachesMatchReferenceAndAreBatchInvariant) {
       write_all(c);
       auto toks = mixed_batch(lens);
       const int64_t n = int64_t(sh.n_heads) * sh.hd;
-      for (Isa is : isas()) {
+      for (Isa is : hardware_isas()) {
         AttnRun big = attend(is, c, toks, p2);
         check_against_reference(is, c, toks, big);
         for (size_t t = 0; t < toks.size(); t += 7) {
           AttnRun alone = attend(is, c, {toks[t]}, p1);
-          expect_same_rows(big, t, alone, 0, n, name(is));
+          expect_same_rows(big, t, alone, 0, n, isa_name(is));
         }
       }
     }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "isa_paths.h"
 #include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
@@ -22,24 +23,13 @@ namespace {
 struct Path {
   Isa isa;
   bool native;
-  std::string name() const {
-    return isa == Isa::kAvx512 ? (native ? "avx512-bf16" : "avx512")
-           : isa == Isa::kAvx2 ? "avx2"
-                               : "scalar";
-  }
+  std::string name() const { return native ? "avx512-bf16" : isa_name(isa); }
 };
 
 std::vector<Path> paths() {
-  std::vector<Path> v{{Isa::kScalar, false}};
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) v.push_back({Isa::kAvx2, false});
-  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vnni")) {
-    v.push_back({Isa::kAvx512, false});
-    if (__builtin_cpu_supports("avx512bf16")) v.push_back({Isa::kAvx512, true});
-  }
+  std::vector<Path> v;
+  for (Isa i : hardware_isas()) v.push_back({i, false});
+  if (hardware_avx512_bf16()) v.push_back({Isa::kAvx512, true});
   return v;
 }
 

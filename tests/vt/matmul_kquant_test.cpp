@@ -14,27 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "isa_paths.h"
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_internal.h"
 
 namespace vt::cpu {
 namespace {
-
-std::vector<Isa> hw_isas() {
-  std::vector<Isa> v{Isa::kScalar};
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) v.push_back(Isa::kAvx2);
-  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vnni"))
-    v.push_back(Isa::kAvx512);
-  return v;
-}
-
-const char* isa_name(Isa i) {
-  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
-}
 
 const DType kKTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
@@ -142,7 +127,7 @@ void check_all(const KWeight& w, const std::vector<float>& x, int64_t n_tok, Thr
     }
   }
   std::vector<float> first;
-  for (Isa i : hw_isas()) {
+  for (Isa i : hardware_isas()) {
     for (const WeightView* v : {&w.view, &w.packed}) {
       SCOPED_TRACE(what + " " + isa_name(i) + (v->packed ? " packed" : " row-major") +
                    " n_tok=" + std::to_string(n_tok));

@@ -10,28 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "isa_paths.h"
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_half.h"
 
 namespace vt::cpu {
 namespace {
-
-// Every path the hardware can run, whatever VT_ISA selected for the process.
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::kScalar};
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) v.push_back(Isa::kAvx2);
-  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vnni"))
-    v.push_back(Isa::kAvx512);
-  return v;
-}
-
-const char* isa_name(Isa i) {
-  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
-}
 
 std::vector<float> randn(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -167,7 +151,7 @@ TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
             if (is_half(t)) tol[k] = steps * u / (1 - steps * u) * abs_sum;
           }
           std::vector<float> first;
-          for (Isa i : isas()) {
+          for (Isa i : hardware_isas()) {
             for (const WeightView* view : w.views()) {
               SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
                            (view->packed ? " packed" : "") + " rows=" + std::to_string(rows) +
@@ -218,7 +202,7 @@ TEST(Matmul, ExtremeBlocksAtTheInt16Bounds) {
       x[2 * cols + c] = (c / 4) % 2 ? -1.0f : 1.0f;
     }
     std::vector<float> first;
-    for (Isa i : isas()) {
+    for (Isa i : hardware_isas()) {
       for (const WeightView* view : w.views()) {
         SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
                      (view->packed ? " packed" : ""));
@@ -274,7 +258,7 @@ TEST(Matmul, BatchInvariantAcrossBatchSizeThreadsAndIsa) {
     const int64_t cols = block_of(t) == 256 ? 512 : block_of(t) == 32 ? 160 : 150;
     const Weight w(t, rows, cols, 3);
     const auto x = randn(n_tok * cols, 4);
-    for (Isa i : isas()) {
+    for (Isa i : hardware_isas()) {
       for (const WeightView* view : w.views()) {
         SCOPED_TRACE(std::string(dtype_name(t)) + " " + isa_name(i) +
                      (view->packed ? " packed" : ""));

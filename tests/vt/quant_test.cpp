@@ -250,11 +250,8 @@ TEST(Quant, ActivationQuantizersAgreeAcrossIsas) {
   std::vector<int16_t> b0(n / 16), b1(n / 16);
   std::vector<int32_t> xs0(n / 32), xs1(n / 32);
   // Hardware support, not isa(): VT_ISA must not turn this comparison off.
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512vnni");
+  const bool avx2 = hardware_isa() != Isa::kScalar;
+  const bool avx512 = hardware_isa() == Isa::kAvx512;
   if (!avx2) GTEST_SKIP() << "no SIMD path on this CPU";
   quantize_act_q8_0(x.data(), n, q0.data(), d0.data(), s0.data(), xs0.data());
   for (int k = 0; k < (avx512 ? 2 : 1); ++k) {

@@ -22,7 +22,7 @@ bool cpuid_avx512_bf16() {
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 
-Isa detect() {
+Isa detect_hardware() {
   __builtin_cpu_init();
   Isa best = Isa::kScalar;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpuid_f16c())
@@ -31,6 +31,11 @@ Isa detect() {
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni"))
     best = Isa::kAvx512;
+  return best;
+}
+
+Isa detect() {
+  Isa best = hardware_isa();
   if (const char* env = std::getenv("VT_ISA")) {
     if (std::strcmp(env, "scalar") == 0) best = Isa::kScalar;
     if (std::strcmp(env, "avx2") == 0 && best == Isa::kAvx512) best = Isa::kAvx2;
@@ -38,6 +43,20 @@ Isa detect() {
   return best;
 }
 }  // namespace
+
+Isa hardware_isa() {
+  static const Isa hw = detect_hardware();
+  return hw;
+}
+
+bool hardware_avx512_bf16() {
+  static const bool has = hardware_isa() == Isa::kAvx512 && cpuid_avx512_bf16();
+  return has;
+}
+
+const char* isa_name(Isa i) {
+  return i == Isa::kAvx512 ? "avx512" : i == Isa::kAvx2 ? "avx2" : "scalar";
+}
 
 Isa isa() {
   static const Isa chosen = detect();
@@ -49,15 +68,6 @@ bool has_avx512_bf16() {
   return has;
 }
 
-const char* active_isa() {
-  switch (isa()) {
-    case Isa::kAvx512:
-      return "avx512";
-    case Isa::kAvx2:
-      return "avx2";
-    default:
-      return "scalar";
-  }
-}
+const char* active_isa() { return isa_name(isa()); }
 
 }  // namespace vt::cpu

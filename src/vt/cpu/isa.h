@@ -9,5 +9,9 @@ enum class Isa { kScalar, kAvx2, kAvx512 };
 // VT_ISA=avx2|scalar forces a lower level (read once).
 Isa isa();
 bool has_avx512_bf16();
+// What the CPU can run whatever VT_ISA says (the tests compare every path the hardware has).
+Isa hardware_isa();
+bool hardware_avx512_bf16();
+const char* isa_name(Isa i);  // "scalar", "avx2", "avx512"
 
 }  // namespace vt::cpu

@@ -26,8 +26,8 @@ void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const 
 int available_isas(Isa* out) {
   int n = 0;
   out[n++] = Isa::kScalar;
-  if (isa() == Isa::kAvx2 || isa() == Isa::kAvx512) out[n++] = Isa::kAvx2;
-  if (isa() == Isa::kAvx512) out[n++] = Isa::kAvx512;
+  if (hardware_isa() != Isa::kScalar) out[n++] = Isa::kAvx2;
+  if (hardware_isa() == Isa::kAvx512) out[n++] = Isa::kAvx512;
   return n;
 }
 

@@ -10,7 +10,8 @@
 
 namespace vt::cpu {
 
-// The ISAs this machine can run, lowest first (always includes kScalar).
+// The ISAs this machine can run, lowest first (always includes kScalar), whatever VT_ISA
+// selected for the process.
 int available_isas(Isa* out);  // returns count (<= 3)
 
 void rms_norm_isa(Isa isa, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
