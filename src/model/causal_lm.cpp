@@ -255,4 +255,11 @@ MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
   return m;
 }
 
+LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  LayerWeights w;
+  w.attn = load_attention(s, c, i);
+  w.mlp = load_mlp(s, c, i);
+  return w;
+}
+
 }  // namespace vllm::model

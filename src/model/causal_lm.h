@@ -124,5 +124,7 @@ class CausalLM {
 // Pieces the families (models/*.cpp) share.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
+// The plain Llama decoder layer: load_attention and a dense load_mlp (Llama, Qwen2, InternLM2).
+LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
 
 }  // namespace vllm::model

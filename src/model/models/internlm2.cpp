@@ -14,13 +14,6 @@ namespace vllm::model {
 
 namespace {
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.mlp = load_mlp(s, c, i);
-  return w;
-}
-
 // Splits model.layers.N.attention.wqkv.weight into the shared q/k/v projections.
 void split_wqkv(WeightStore& s, const ModelConfig& c, const std::string& layer) {
   TensorRef t = s.take(layer + "attention.wqkv.weight");
@@ -107,7 +100,7 @@ const ModelFamily& internlm2_family() {
     f.gguf_rope_interleaved = true;  // llama.cpp: rope type NORM, q/k permuted by the converter
     f.hf_config = hf_config;
     f.hf_weights = hf_weights;
-    f.load_layer = load_layer;
+    f.load_layer = load_dense_layer;
     return f;
   }();
   return f;

@@ -5,22 +5,13 @@
 
 namespace vllm::model {
 
-namespace {
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.mlp = load_mlp(s, c, i);
-  return w;
-}
-}  // namespace
-
 const ModelFamily& llama_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
     f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM"};
     f.gguf_architecture = "llama";
     f.gguf_rope_interleaved = true;
-    f.load_layer = load_layer;
+    f.load_layer = load_dense_layer;
     return f;
   }();
   return f;

@@ -5,15 +5,6 @@
 
 namespace vllm::model {
 
-namespace {
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.mlp = load_mlp(s, c, i);
-  return w;
-}
-}  // namespace
-
 const ModelFamily& qwen2_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
@@ -23,7 +14,7 @@ const ModelFamily& qwen2_family() {
     f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
                             {"attn_k.bias", "self_attn.k_proj.bias"},
                             {"attn_v.bias", "self_attn.v_proj.bias"}};
-    f.load_layer = load_layer;
+    f.load_layer = load_dense_layer;
     return f;
   }();
   return f;
