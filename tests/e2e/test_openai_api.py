@@ -70,6 +70,40 @@ def test_chat_stream_matches_non_stream(client):
     assert chunks[-1].usage.total_tokens == full.usage.total_tokens
 
 
+@pytest.mark.parametrize("chat", [False, True])
+def test_continuous_usage_stats_on_every_chunk(client, chat):
+    # vLLM's stream_options.continuous_usage_stats: every chunk carries the usage so far (the
+    # chat role chunk with 0 completion tokens), then the final usage chunk as include_usage.
+    opts = dict(stream=True, extra_body={"ignore_eos": True},
+                stream_options={"include_usage": True, "continuous_usage_stats": True}, **GREEDY)
+    if chat:
+        msgs = [{"role": "user", "content": "Count to ten."}]
+        full = client.chat.completions.create(model=MODEL_NAME, messages=msgs,
+                                              extra_body={"ignore_eos": True}, **GREEDY)
+        chunks = list(client.chat.completions.create(model=MODEL_NAME, messages=msgs, **opts))
+    else:
+        full = client.completions.create(model=MODEL_NAME, prompt=PROMPT,
+                                         extra_body={"ignore_eos": True}, **GREEDY)
+        chunks = list(client.completions.create(model=MODEL_NAME, prompt=PROMPT, **opts))
+    body, final = chunks[:-1], chunks[-1]
+    assert body and all(ch.choices and ch.usage is not None for ch in body)
+    done = [ch.usage.completion_tokens for ch in body]
+    assert done == sorted(done) and done[-1] == 8 and len(set(done)) > 1
+    if chat:
+        assert chunks[0].choices[0].delta.role == "assistant" and done[0] == 0
+    for ch in body:
+        assert ch.usage.prompt_tokens == full.usage.prompt_tokens
+        assert ch.usage.total_tokens == ch.usage.prompt_tokens + ch.usage.completion_tokens
+    assert final.choices == [] and final.usage.completion_tokens == 8
+    # Without include_usage the flag has no effect, as in vLLM.
+    opts["stream_options"] = {"continuous_usage_stats": True}
+    if chat:
+        plain = list(client.chat.completions.create(model=MODEL_NAME, messages=msgs, **opts))
+    else:
+        plain = list(client.completions.create(model=MODEL_NAME, prompt=PROMPT, **opts))
+    assert all(ch.usage is None for ch in plain)
+
+
 def test_chat_prompt_tokens_match_template(client, server):
     msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}]
     full = client.chat.completions.create(model=MODEL_NAME, messages=msgs, max_tokens=1)

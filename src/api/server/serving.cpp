@@ -146,6 +146,12 @@ json Generation::usage() const {
           {"prompt_tokens_details", {{"cached_tokens", cached}}}};
 }
 
+json Generation::running_usage(int64_t completion_tokens) const {
+  return {{"prompt_tokens", prompt_tokens_},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens_ + completion_tokens}};
+}
+
 std::vector<LogprobEntry> Generation::echo_entries(const Choice& c) const {
   std::vector<LogprobEntry> e;
   const std::vector<int32_t>& ids = prompts_[c.prompt_index].ids;
@@ -331,6 +337,9 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
                                       {"logprobs", nullptr},
                                       {"finish_reason", nullptr}}});
       if (return_token_ids_) head["prompt_token_ids"] = prompts_[c.prompt_index].ids;
+      // As vLLM: with continuous usage the role (and echo) chunks carry it too, before any
+      // completion token.
+      if (include_usage_ && continuous_usage_) head["usage"] = running_usage(0);
       ev.push_back(sse(head));
       if (!opts_.chat_echo.empty()) {
         json echo = chunk_header();
@@ -338,6 +347,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
                                         {"delta", {{"content", opts_.chat_echo}}},
                                         {"logprobs", nullptr},
                                         {"finish_reason", nullptr}}});
+        if (include_usage_ && continuous_usage_) echo["usage"] = running_usage(0);
         ev.push_back(sse(echo));
       }
     }
@@ -381,12 +391,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (c.done && last) ch["stop_reason"] = c.stop_reason;
       json chunk = chunk_header();
       chunk["choices"] = json::array({std::move(ch)});
-      if (last && include_usage_ && continuous_usage_) {
-        const int64_t comp = c.completion_tokens;
-        chunk["usage"] = {{"prompt_tokens", prompt_tokens_},
-                          {"completion_tokens", comp},
-                          {"total_tokens", prompt_tokens_ + comp}};
-      }
+      if (include_usage_ && continuous_usage_) chunk["usage"] = running_usage(c.completion_tokens);
       ev.push_back(sse(chunk));
     }
     return ev;
@@ -396,10 +401,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
   json chunk = chunk_header();
   chunk["choices"] = json::array({choice});
   if (include_usage_ && continuous_usage_) {
-    const int64_t comp = c.completion_tokens;
-    chunk["usage"] = {{"prompt_tokens", prompt_tokens_},
-                      {"completion_tokens", comp},
-                      {"total_tokens", prompt_tokens_ + comp}};
+    chunk["usage"] = running_usage(c.completion_tokens);
   }
   ev.push_back(sse(chunk));
   return ev;

@@ -102,6 +102,9 @@ class Generation {
   Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, GenerationOptions opts);
   void absorb(Choice& c, engine::RequestOutput& o);
   nlohmann::json usage() const;
+  // stream_options.continuous_usage_stats: the usage each chunk carries, with the choice's
+  // completion tokens so far.
+  nlohmann::json running_usage(int64_t completion_tokens) const;
   nlohmann::json chunk_header() const;
   std::string label(int32_t id) const;
   // The completions logprobs entries of a choice: the echoed prompt (first = unscored), then
