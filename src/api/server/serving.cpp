@@ -44,7 +44,8 @@ Generation::Generation(ServingContext& ctx, Kind kind, const GenerationRequest& 
                          : random_id(kind == Kind::kChat ? "chatcmpl-" : "cmpl-")),
       created_(static_cast<int64_t>(std::time(nullptr))),
       include_usage_(req.include_usage),
-      continuous_usage_(req.continuous_usage_stats),
+      // As vLLM: continuous usage only with include_usage.
+      continuous_usage_(req.include_usage && req.continuous_usage_stats),
       want_logprobs_(req.sampling.logprobs.has_value()),
       want_prompt_logprobs_(req.sampling.prompt_logprobs.has_value()),
       echo_(req.echo),
@@ -339,7 +340,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (return_token_ids_) head["prompt_token_ids"] = prompts_[c.prompt_index].ids;
       // As vLLM: with continuous usage the role (and echo) chunks carry it too, before any
       // completion token.
-      if (include_usage_ && continuous_usage_) head["usage"] = running_usage(0);
+      if (continuous_usage_) head["usage"] = running_usage(0);
       ev.push_back(sse(head));
       if (!opts_.chat_echo.empty()) {
         json echo = chunk_header();
@@ -347,7 +348,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
                                         {"delta", {{"content", opts_.chat_echo}}},
                                         {"logprobs", nullptr},
                                         {"finish_reason", nullptr}}});
-        if (include_usage_ && continuous_usage_) echo["usage"] = running_usage(0);
+        if (continuous_usage_) echo["usage"] = running_usage(0);
         ev.push_back(sse(echo));
       }
     }
@@ -391,7 +392,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (c.done && last) ch["stop_reason"] = c.stop_reason;
       json chunk = chunk_header();
       chunk["choices"] = json::array({std::move(ch)});
-      if (include_usage_ && continuous_usage_) chunk["usage"] = running_usage(c.completion_tokens);
+      if (continuous_usage_) chunk["usage"] = running_usage(c.completion_tokens);
       ev.push_back(sse(chunk));
     }
     return ev;
@@ -400,7 +401,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
   if (c.done) choice["stop_reason"] = c.stop_reason;
   json chunk = chunk_header();
   chunk["choices"] = json::array({choice});
-  if (include_usage_ && continuous_usage_) {
+  if (continuous_usage_) {
     chunk["usage"] = running_usage(c.completion_tokens);
   }
   ev.push_back(sse(chunk));

@@ -64,7 +64,7 @@ Isa isa() {
 }
 
 bool has_avx512_bf16() {
-  static const bool has = isa() == Isa::kAvx512 && cpuid_avx512_bf16();
+  static const bool has = isa() == Isa::kAvx512 && hardware_avx512_bf16();
   return has;
 }
 
