@@ -95,12 +95,41 @@ __attribute__((always_inline)) inline void fold_tile(__m256 (&f)[NH][TT],
   }
 }
 
+// Chunk k's low (nh = 0) or high nibbles of rows 8h..8h+7 of a packed Q4_K / Q5_K
+// super-block pb as unsigned bytes (Q5_K: with the fifth bit); q points at the chunk's half.
+template <DType T>
+__attribute__((always_inline)) inline __m256i kq45_weights(const uint8_t* pb, const uint8_t* q,
+                                                           int k, int nh, int h, __m256i m4) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  __m256i w = nh ? _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4) : _mm256_and_si256(raw, m4);
+  if constexpr (T == DType::Q5_K) {
+    uint32_t bits;
+    std::memcpy(&bits, pb + kquant_layout(T).qh + 8 * (2 * k + nh) + 4 * h, 4);
+    w = _mm256_or_si256(w, fifth_bits(bits));
+  }
+  return w;
+}
+
+// A 16-row group decoded once for many tokens (kquant_rows_decoded): super-block b takes
+// kKqDecBlock bytes, its 64 pieces of 64 bytes in the order the tiles read them (Q4_K / Q5_K:
+// piece 2k + nh is chunk k's low or high nibbles; Q6_K: piece 4g + cc is chunk cc of group
+// g), each piece 16 rows x 4 elements as the packed chunks, one unsigned byte per weight
+// (Q6_K without its -32, which kq6_starts folds in). The tiles then skip the shifts, masks
+// and fifth / high bits they otherwise redo for every token tile.
+constexpr int64_t kKqDecBlock = 4096;
+__attribute__((always_inline)) inline __m256i kq_decoded(const uint8_t* dec, int64_t b, int piece,
+                                                         int h) {
+  return _mm256_load_si256(
+      reinterpret_cast<const __m256i*>(dec + b * kKqDecBlock + 64 * piece + 32 * h));
+}
+
 // Rows 8h..8h+7 of a Q4_K / Q5_K group for h = h0 .. h0 + NH - 1. NH = 2 runs both halves in
 // one pass (one-token tiles: each 64-byte chunk is read once, its activation broadcast
-// shared); every row's operations and their order are the same either way.
-template <DType T, int TT, int NH>
-void kq45_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
-                 int64_t ldy, int h0, int n_rows, const GroupPrefetch& pf) {
+// shared); every row's operations and their order are the same either way. DEC: the weight
+// bytes come already decoded from `dec` (kq_decode_group) instead of from the packed chunks.
+template <DType T, int TT, int NH, bool DEC>
+void kq45_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a, int64_t t0,
+                 float* y, int64_t ldy, int h0, int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(T);
   // Chunks summed in int16 before widening: 4-bit weights give pairs of at most
   // 2 * 15 * 128 = 3840, so all 8 of a sub-block fit; 5-bit ones 2 * 31 * 128 = 7936, four.
@@ -138,15 +167,8 @@ void kq45_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
             xv[t] = _mm256_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c));
           VT_UNROLL
           for (int hx = 0; hx < NH; ++hx) {
-            const __m256i raw =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k + 32 * hx));
-            __m256i w =
-                nh ? _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4) : _mm256_and_si256(raw, m4);
-            if constexpr (T == DType::Q5_K) {
-              uint32_t bits;
-              std::memcpy(&bits, pb + L.qh + 8 * (2 * k + nh) + 4 * (h0 + hx), 4);
-              w = _mm256_or_si256(w, fifth_bits(bits));
-            }
+            const __m256i w = DEC ? kq_decoded(dec, b, 2 * k + nh, h0 + hx)
+                                  : kq45_weights<T>(pb, q + 64 * k + 32 * hx, k, nh, h0 + hx, m4);
             VT_UNROLL
             for (int t = 0; t < TT; ++t)
               s16[hx][t] = dot_u8s8_i16(s16[hx][t], c % kRun == 0, w, xv[t]);
@@ -206,8 +228,9 @@ inline __m256i q6_weights(const uint8_t* ql, const uint8_t* qh, __m256i m4, __m2
 
 // Rows 8h..8h+7, h = h0 .. h0 + NH - 1, of Q6_K group g = 8 hh + 2 KP + gi (see the AVX-512
 // kq6_group).
-template <int KP, int TT, int NH>
-__attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h0, int hh, int gi,
+template <int KP, int TT, int NH, bool DEC>
+__attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, const uint8_t* dec,
+                                                     int64_t b, int h0, int hh, int gi,
                                                      const KTileActs<TT>& x, int64_t xo,
                                                      const int32_t (&starts)[TT][16],
                                                      __m256 (&f)[NH][TT], __m256i m4, __m256i m30) {
@@ -228,8 +251,9 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h0, 
     VT_UNROLL
     for (int hx = 0; hx < NH; ++hx) {
       const int h = h0 + hx;
-      const __m256i w = q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c) + 32 * h,
-                                       pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30);
+      const __m256i w = DEC ? kq_decoded(dec, b, 4 * g + cc, h)
+                            : q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c) + 32 * h,
+                                             pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30);
       // 6-bit weights: pairs of at most 2 * 63 * 128 = 16128, two chunks per int16 sum.
       VT_UNROLL
       for (int t = 0; t < TT; ++t) s16[hx][t] = dot_u8s8_i16(s16[hx][t], cc % 2 == 0, w, xv[t]);
@@ -239,9 +263,9 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, int h0, 
   fold_tile(f, is, [&](int hx) { return scales_s8(pb + 16 * g + 8 * (h0 + hx)); });
 }
 
-template <int TT, int NH>
-void kq6_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-                int h0, int n_rows, const GroupPrefetch& pf) {
+template <int TT, int NH, bool DEC>
+void kq6_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a, int64_t t0,
+                float* y, int64_t ldy, int h0, int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
   const KTileActs<TT> x(a, t0);
   __m256 acc[NH][TT];
@@ -258,13 +282,17 @@ void kq6_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, fl
     zero_tile(f);
     for (int hh = 0; hh < 2; ++hh) {
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) kq6_group<0>(pb, h0, hh, gi, x, xo, starts, f, m4, m30);
+      for (int gi = 0; gi < 2; ++gi)
+        kq6_group<0, TT, NH, DEC>(pb, dec, b, h0, hh, gi, x, xo, starts, f, m4, m30);
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) kq6_group<1>(pb, h0, hh, gi, x, xo, starts, f, m4, m30);
+      for (int gi = 0; gi < 2; ++gi)
+        kq6_group<1, TT, NH, DEC>(pb, dec, b, h0, hh, gi, x, xo, starts, f, m4, m30);
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) kq6_group<2>(pb, h0, hh, gi, x, xo, starts, f, m4, m30);
+      for (int gi = 0; gi < 2; ++gi)
+        kq6_group<2, TT, NH, DEC>(pb, dec, b, h0, hh, gi, x, xo, starts, f, m4, m30);
       VT_UNROLL
-      for (int gi = 0; gi < 2; ++gi) kq6_group<3>(pb, h0, hh, gi, x, xo, starts, f, m4, m30);
+      for (int gi = 0; gi < 2; ++gi)
+        kq6_group<3, TT, NH, DEC>(pb, dec, b, h0, hh, gi, x, xo, starts, f, m4, m30);
     }
     VT_UNROLL
     for (int hx = 0; hx < NH; ++hx) {
@@ -281,24 +309,24 @@ void kq6_halves(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, fl
 }
 
 // One-token tiles run both halves in one pass (their registers fit twice); wider tiles one
-// half per pass.
-template <DType T, int TT>
+// half per pass. DEC: dec holds the group decoded by kq_decode_group.
+template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows, const GroupPrefetch& pf) {
+             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
   if constexpr (TT == 1) {
     if (n_rows > 8) {
       if constexpr (T == DType::Q6_K)
-        kq6_halves<1, 2>(grp, nb, a, t0, y, ldy, 0, n_rows, pf);
+        kq6_halves<1, 2, DEC>(grp, dec, nb, a, t0, y, ldy, 0, n_rows, pf);
       else
-        kq45_halves<T, 1, 2>(grp, nb, a, t0, y, ldy, 0, n_rows, pf);
+        kq45_halves<T, 1, 2, DEC>(grp, dec, nb, a, t0, y, ldy, 0, n_rows, pf);
       return;
     }
   }
   for (int h = 0; h < 2 && 8 * h < n_rows; ++h) {
     if constexpr (T == DType::Q6_K)
-      kq6_halves<TT, 1>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
+      kq6_halves<TT, 1, DEC>(grp, dec, nb, a, t0, y, ldy, h, n_rows, pf);
     else
-      kq45_halves<T, TT, 1>(grp, nb, a, t0, y, ldy, h, n_rows, pf);
+      kq45_halves<T, TT, 1, DEC>(grp, dec, nb, a, t0, y, ldy, h, n_rows, pf);
   }
 }
 
@@ -308,3 +336,86 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 template <DType T>
 constexpr int kKqTMax = T == DType::Q6_K ? 4 : 8;
 constexpr int kKqPasses = 2;
+
+// Q6_K groups 8 hh + 2 KP + gi of super-block pb into the decoded super-block out.
+template <int KP>
+inline void kq6_decode_groups(const uint8_t* pb, uint8_t* out, __m256i m4, __m256i m30) {
+  constexpr KQuantLayout L = kquant_layout(DType::Q6_K);
+  for (int hh = 0; hh < 2; ++hh)
+    for (int gi = 0; gi < 2; ++gi)
+      for (int cc = 0; cc < 4; ++cc)
+        for (int h = 0; h < 2; ++h) {
+          const int g = 8 * hh + 2 * KP + gi, c = 4 * gi + cc;
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * (4 * g + cc) + 32 * h),
+                             q6_weights<KP>(pb + L.qs + 64 * (16 * hh + 8 * (KP & 1) + c) + 32 * h,
+                                            pb + L.qh + 64 * (8 * hh + c) + 32 * h, m4, m30));
+        }
+}
+
+// Group grp's nb super-blocks as kq_decoded reads them: the weight decode of the tiles, done
+// once for every token tile of a chunk instead of once per tile.
+template <DType T>
+void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPrefetch& pf) {
+  const int64_t block = kquant_layout(T).block, qs = kquant_layout(T).qs;
+  const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
+  for (int64_t b = 0; b < nb; ++b) {
+    pf.at(b);
+    const uint8_t* pb = grp + b * block;
+    uint8_t* out = dec + b * kKqDecBlock;
+    if constexpr (T == DType::Q6_K) {
+      kq6_decode_groups<0>(pb, out, m4, m30);
+      kq6_decode_groups<1>(pb, out, m4, m30);
+      kq6_decode_groups<2>(pb, out, m4, m30);
+      kq6_decode_groups<3>(pb, out, m4, m30);
+    } else {
+      for (int k = 0; k < 32; ++k)
+        for (int nh = 0; nh < 2; ++nh)
+          for (int h = 0; h < 2; ++h)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * (2 * k + nh) + 32 * h),
+                               kq45_weights<T>(pb, pb + qs + 64 * k + 32 * h, k, nh, h, m4));
+    }
+  }
+}
+
+template <DType T, int TT = kKqTMax<T>>
+void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
+                   int64_t t0, float* y, int64_t ldy, int n_rows) {
+  if constexpr (TT > 0) {
+    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
+    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
+  }
+}
+
+// Many tokens: as packed_groups, but each 16-row group is decoded into a per-thread buffer
+// once per token chunk and every token tile reads the decoded bytes. Each (row, token)
+// still takes the same integer dots and float steps in the same order, so the result is the
+// tiles' own, bit for bit.
+constexpr int64_t kKqDecMinTokens = 16;
+template <DType T>
+constexpr int kKqDecTMax = kKqTMax<T>;
+template <DType T>
+void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                         int64_t ldy) {
+  const int64_t nb = a.n_blocks;
+  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
+  const uint8_t* base = static_cast<const uint8_t*>(w.data);
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < static_cast<size_t>(nb * kKqDecBlock + 64))
+    buf.resize(static_cast<size_t>(nb * kKqDecBlock + 64));
+  uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
+  const int64_t chunk =
+      std::max<int64_t>(kKqDecTMax<T>, (kL2Budget / a.cols) / kKqDecTMax<T> * kKqDecTMax<T>);
+  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
+    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
+    for (int64_t r = r0; r < r1; r += kPackRows) {
+      const uint8_t* grp = base + (r / kPackRows) * gbytes;
+      const GroupPrefetch pf =
+          r + 2 * kPackRows <= r1 ? GroupPrefetch(grp + gbytes, gbytes, nb) : GroupPrefetch();
+      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
+      kq_decode_group<T>(grp, nb, dec, pf);
+      for (int64_t t = c0; t < c1; t += kKqDecTMax<T>)
+        kq_tile_dec_n<T>(static_cast<int>(std::min<int64_t>(kKqDecTMax<T>, c1 - t)), grp, dec, nb,
+                         a, t, y + r, ldy, n_rows);
+    }
+  }
+}

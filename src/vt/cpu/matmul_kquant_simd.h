@@ -103,6 +103,11 @@ void kq_tile_n(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t 
 template <DType T>
 void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
+#if !VT_MM_VNNI
+  // Q4_K's decode is one mask or shift: decoding ahead gained nothing measurable.
+  if (T != DType::Q4_K && a.n_tok >= kKqDecMinTokens)
+    return kquant_rows_decoded<T>(w, a, r0, r1, y, ldy);
+#endif
   packed_groups<kKqTMax<T>, kKqPasses>(
       w, a, r0, r1,
       [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
