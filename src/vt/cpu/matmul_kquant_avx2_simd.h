@@ -386,36 +386,24 @@ void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, co
   }
 }
 
-// Many tokens: as packed_groups, but each 16-row group is decoded into a per-thread buffer
-// once per token chunk and every token tile reads the decoded bytes. Each (row, token)
-// still takes the same integer dots and float steps in the same order, so the result is the
-// tiles' own, bit for bit.
+// Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
+// (packed_groups' group step, which also takes the prefetch: one pass over the packed
+// bytes) and every token tile reads the decoded bytes. Each (row, token) still takes the
+// same integer dots and float steps in the same order, so the result is the tiles' own, bit
+// for bit.
 constexpr int64_t kKqDecMinTokens = 16;
-template <DType T>
-constexpr int kKqDecTMax = kKqTMax<T>;
 template <DType T>
 void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                          int64_t ldy) {
   const int64_t nb = a.n_blocks;
-  const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
-  const uint8_t* base = static_cast<const uint8_t*>(w.data);
   thread_local std::vector<uint8_t> buf;
   if (buf.size() < static_cast<size_t>(nb * kKqDecBlock + 64))
     buf.resize(static_cast<size_t>(nb * kKqDecBlock + 64));
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
-  const int64_t chunk =
-      std::max<int64_t>(kKqDecTMax<T>, (kL2Budget / a.cols) / kKqDecTMax<T> * kKqDecTMax<T>);
-  for (int64_t c0 = 0; c0 < a.n_tok; c0 += chunk) {
-    const int64_t c1 = std::min(a.n_tok, c0 + chunk);
-    for (int64_t r = r0; r < r1; r += kPackRows) {
-      const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      const GroupPrefetch pf =
-          r + 2 * kPackRows <= r1 ? GroupPrefetch(grp + gbytes, gbytes, nb) : GroupPrefetch();
-      const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
-      kq_decode_group<T>(grp, nb, dec, pf);
-      for (int64_t t = c0; t < c1; t += kKqDecTMax<T>)
-        kq_tile_dec_n<T>(static_cast<int>(std::min<int64_t>(kKqDecTMax<T>, c1 - t)), grp, dec, nb,
-                         a, t, y + r, ldy, n_rows);
-    }
-  }
+  packed_groups<kKqTMax<T>, 1>(
+      w, a, r0, r1,
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
+        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
+      },
+      [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
 }

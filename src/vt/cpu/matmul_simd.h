@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "vt/cpu/matmul_internal.h"
 
@@ -181,9 +182,15 @@ struct FloatKernel {
 // (few tokens) or the next one prefetched by the group's first tile. tile(grp, r, n_rows,
 // t0, n, pf) multiplies group `grp` (rows r.., n_rows of them) by tokens [t0, t0 + n);
 // PASSES is how many passes over a group a tile makes (pf.at steps = passes x blocks).
-template <int TMAX, int PASSES, class Tile>
+// With a `group` callback, group(grp, pf) runs once per group and token chunk before its
+// tiles and takes the prefetch; the tiles then get none.
+struct NoGroupStep {
+  void operator()(const uint8_t*, const GroupPrefetch&) const {}
+};
+template <int TMAX, int PASSES, class Tile, class Group = NoGroupStep>
 inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int64_t r1,
-                          Tile&& tile) {
+                          Tile&& tile, Group&& group = {}) {
+  constexpr bool kGroupStep = !std::is_same_v<std::decay_t<Group>, NoGroupStep>;
   const int64_t nb = a.n_blocks;
   const int64_t gbytes = kPackRows * static_cast<int64_t>(w.row_stride);
   const uint8_t* base = static_cast<const uint8_t*>(w.data);
@@ -197,9 +204,10 @@ inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int
                                    ? GroupPrefetch(grp + ahead * gbytes, gbytes, PASSES * nb)
                                    : GroupPrefetch();
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
+      if constexpr (kGroupStep) group(grp, pf);
       for (int64_t t = c0; t < c1; t += TMAX)
         tile(grp, r, n_rows, t, static_cast<int>(std::min<int64_t>(TMAX, c1 - t)),
-             t == c0 ? pf : GroupPrefetch());
+             t == c0 && !kGroupStep ? pf : GroupPrefetch());
     }
   }
 }
