@@ -60,10 +60,16 @@ void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
 // n_seq sequences of ctx positions each, in shuffled pages of bs slots; each sends n_tok
 // queries at positions [ctx - n_tok, ctx): decode (n_tok = 1) or a prefill chunk.
 void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok,
-                  int n_seq, int bs) {
+                  int n_seq, int bs, vt::DType kv) {
   const int nbs = (ctx + bs - 1) / bs, nb = nbs * n_seq;
   const int64_t row = int64_t(n_kv) * hd;
   auto kc = rnd(int64_t(nb) * bs * row, 1), vc = rnd(int64_t(nb) * bs * row, 2);
+  // fp16 cache (the default): the same values rounded, in the first half of each buffer.
+  if (kv == vt::DType::F16)
+    for (auto* c : {&kc, &vc}) {
+      auto* h = reinterpret_cast<uint16_t*>(c->data());
+      for (size_t i = 0; i < c->size(); ++i) h[i] = vt::cpu::fp32_to_fp16((*c)[i]);
+    }
   std::vector<int32_t> bt(nb);
   for (int b = 0; b < nb; ++b) bt[b] = nb - 1 - b;  // pages in reverse order
   std::vector<int32_t> pos, seq;
@@ -75,7 +81,7 @@ void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, i
   const int64_t nt = int64_t(pos.size());
   auto q = rnd(nt * n_heads * hd, 3);
   std::vector<float> out(q.size());
-  vt::cpu::KvLayerView view{kc.data(), vc.data(), bs, n_kv, hd};
+  vt::cpu::KvLayerView view{kc.data(), vc.data(), bs, n_kv, hd, kv};
   vt::cpu::AttnBatch b{nt, pos.data(), seq.data(), bt.data(), nbs};
   auto& pool = vt::ThreadPool::global();
   for (auto _ : st) {
@@ -84,7 +90,8 @@ void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, i
                                  pool);
     benchmark::DoNotOptimize(out.data());
   }
-  st.SetBytesProcessed(st.iterations() * int64_t(ctx) * n_seq * row * 8);
+  st.SetBytesProcessed(st.iterations() * int64_t(ctx) * n_seq * row * 2 *
+                       (kv == vt::DType::F16 ? 2 : 4));
   int64_t pairs = 0;  // (query, key) pairs per head
   for (int64_t t = 0; t < nt; ++t) pairs += pos[t] + 1;
   st.counters["GFLOP/s"] =
@@ -125,17 +132,24 @@ int main(int argc, char** argv) {
       for (int ctx : {128, 1024, 4096})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16);
+            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16, vt::DType::F32);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16);
+                                   bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16,
+                                   vt::DType::F32);
       // The serving shapes: a decode step of 32 sequences, a 256-token first prefill chunk.
       benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16);
+                                   bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16,
+                                   vt::DType::F32);
+      benchmark::RegisterBenchmark(
+          ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16").c_str(), bm_attention, is,
+          a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16);
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16,
+                                   vt::DType::F32);
       // A block size that is not a multiple of the vector width (K chunks are gathered).
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/bs:12").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12);
+                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12,
+                                   vt::DType::F32);
     }
   }
   benchmark::Initialize(&argc, argv);
