@@ -110,13 +110,8 @@ __attribute__((always_inline)) inline __m256i kq45_weights(const uint8_t* pb, co
   return w;
 }
 
-// A 16-row group decoded once for many tokens (kquant_rows_decoded): super-block b takes
-// kKqDecBlock bytes, its 64 pieces of 64 bytes in the order the tiles read them (Q4_K / Q5_K:
-// piece 2k + nh is chunk k's low or high nibbles; Q6_K: piece 4g + cc is chunk cc of group
-// g), each piece 16 rows x 4 elements as the packed chunks, one unsigned byte per weight
-// (Q6_K without its -32, which kq6_starts folds in). The tiles then skip the shifts, masks
-// and fifth / high bits they otherwise redo for every token tile.
-constexpr int64_t kKqDecBlock = 4096;
+// Half h of piece `piece` of super-block b of a decoded group (kKqDecBlock,
+// matmul_kquant_simd.h).
 __attribute__((always_inline)) inline __m256i kq_decoded(const uint8_t* dec, int64_t b, int piece,
                                                          int h) {
   return _mm256_load_si256(
@@ -336,6 +331,10 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 template <DType T>
 constexpr int kKqTMax = T == DType::Q6_K ? 4 : 8;
 constexpr int kKqPasses = 2;
+// Which types take the decoded path for many tokens: Q4_K's decode is one mask or shift, and
+// decoding ahead measured -16% to +11%.
+template <DType T>
+constexpr bool kKqDecoded = T != DType::Q4_K;
 
 // Q6_K groups 8 hh + 2 KP + gi of super-block pb into the decoded super-block out.
 template <int KP>
@@ -375,35 +374,4 @@ void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPr
                                kq45_weights<T>(pb, pb + qs + 64 * k + 32 * h, k, nh, h, m4));
     }
   }
-}
-
-template <DType T, int TT = kKqTMax<T>>
-void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
-                   int64_t t0, float* y, int64_t ldy, int n_rows) {
-  if constexpr (TT > 0) {
-    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
-    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
-  }
-}
-
-// Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
-// (packed_groups' group step, which also takes the prefetch: one pass over the packed
-// bytes) and every token tile reads the decoded bytes. Each (row, token) still takes the
-// same integer dots and float steps in the same order, so the result is the tiles' own, bit
-// for bit.
-constexpr int64_t kKqDecMinTokens = 16;
-template <DType T>
-void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
-                         int64_t ldy) {
-  const int64_t nb = a.n_blocks;
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < static_cast<size_t>(nb * kKqDecBlock + 64))
-    buf.resize(static_cast<size_t>(nb * kKqDecBlock + 64));
-  uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
-  packed_groups<kKqTMax<T>, 1>(
-      w, a, r0, r1,
-      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
-        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
-      },
-      [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
 }

@@ -84,11 +84,50 @@ inline void kq6_starts(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][16]
   }
 }
 
+// A 16-row group decoded once for many tokens (kquant_rows_decoded): super-block b takes
+// kKqDecBlock bytes, its 64 pieces of 64 bytes in the order the tiles read them (Q4_K / Q5_K:
+// piece 2k + nh is chunk k's low or high nibbles; Q6_K: piece 4g + cc is chunk cc of group
+// g), each piece 16 rows x 4 elements as the packed chunks, one unsigned byte per weight
+// (Q6_K without its -32, which kq6_starts folds in). The tiles then skip the shifts, masks
+// and fifth / high bits they otherwise redo for every token tile.
+constexpr int64_t kKqDecBlock = 4096;
+
 #if VT_MM_VNNI
 #include "vt/cpu/matmul_kquant_vnni_simd.h"
 #else
 #include "vt/cpu/matmul_kquant_avx2_simd.h"
 #endif
+
+template <DType T, int TT = kKqTMax<T>>
+void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
+                   int64_t t0, float* y, int64_t ldy, int n_rows) {
+  if constexpr (TT > 0) {
+    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
+    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
+  }
+}
+
+// Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
+// (packed_groups' group step, which also takes the prefetch: one pass over the packed
+// bytes) and every token tile reads the decoded bytes. Each (row, token) still takes the
+// same integer dots and float steps in the same order, so the result is the tiles' own, bit
+// for bit.
+constexpr int64_t kKqDecMinTokens = 16;
+template <DType T>
+void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
+                         int64_t ldy) {
+  const int64_t nb = a.n_blocks;
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < static_cast<size_t>(nb * kKqDecBlock + 64))
+    buf.resize(static_cast<size_t>(nb * kKqDecBlock + 64));
+  uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
+  packed_groups<kKqTMax<T>, 1>(
+      w, a, r0, r1,
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
+        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
+      },
+      [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
+}
 
 // The tile for n tokens, 1 <= n <= the maximum (packed_groups' token tiles).
 template <DType T, int TT = kKqTMax<T>>
@@ -103,11 +142,8 @@ void kq_tile_n(int n, const uint8_t* grp, int64_t nb, const ActView& a, int64_t 
 template <DType T>
 void kquant_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, float* y,
                  int64_t ldy) {
-#if !VT_MM_VNNI
-  // Q4_K's decode is one mask or shift: decoding ahead gained nothing measurable.
-  if (T != DType::Q4_K && a.n_tok >= kKqDecMinTokens)
+  if (kKqDecoded<T> && a.n_tok >= kKqDecMinTokens)
     return kquant_rows_decoded<T>(w, a, r0, r1, y, ldy);
-#endif
   packed_groups<kKqTMax<T>, kKqPasses>(
       w, a, r0, r1,
       [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
