@@ -1,6 +1,7 @@
 // Packed Q4_K / Q5_K / Q6_K kernels (layout in kquant.h), compiled per ISA like
 // matmul_simd.h. A tile is one 16-row group x TT tokens; the group's weight bytes are
-// decoded once per tile and reused by all TT tokens.
+// decoded once per tile and reused by all TT tokens (16 tokens or more: once per token chunk,
+// kquant_rows_decoded).
 //
 // Per super-block and (row, token) the kernels follow matmul_internal.h's contract: each
 // sub-block's exact integer dot I_j, folded into an fp32 sum F = fma(sc_j, I_j, F) in
