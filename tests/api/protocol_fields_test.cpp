@@ -13,23 +13,12 @@
 #include "api/generation_config.h"
 #include "api/model_resolver.h"
 #include "api/server/protocol.h"
+#include "protocol_test_util.h"
 
 namespace vllm::api {
 namespace {
 
 namespace fs = std::filesystem;
-
-ojson J(const char* s) { return ojson::parse(s); }
-
-template <typename F>
-ApiError error_of(F&& f) {
-  try {
-    f();
-  } catch (const ApiError& e) {
-    return e;
-  }
-  return ApiError(0, "");
-}
 
 TEST(ProtocolFields, SamplingControlsAndPromptOptionsLandInTheRequest) {
   auto r = parse_completion_request(J(R"({"prompt":"hi","logit_bias":{"5":-2.5,"17":100},

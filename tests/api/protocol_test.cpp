@@ -5,21 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol_test_util.h"
+
 namespace vllm::api {
 namespace {
-
-ojson J(const char* s) { return ojson::parse(s); }
-
-// The ApiError a parse throws (status 0 when it does not throw).
-template <typename F>
-ApiError error_of(F&& f) {
-  try {
-    f();
-  } catch (const ApiError& e) {
-    return e;
-  }
-  return ApiError(0, "");
-}
 
 TEST(Protocol, CompletionFieldsMapToSamplingParams) {
   auto r = parse_completion_request(

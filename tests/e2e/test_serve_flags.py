@@ -6,7 +6,6 @@ checkpoint whose greedy run emits ids in the padded part of its vocabulary."""
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import time
@@ -15,23 +14,17 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import _binary, _model
+from conftest import _binary, _free_port, _model
 
 TINY = os.environ.get("VLLM_TINY_MODELS",
                       os.path.expanduser("~/.cache/vllm-cpp/tiny-models"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Serve:
     """`vllm serve ARGS` until healthy; https when a certificate is given."""
 
     def __init__(self, args, env=None, cafile=None, log_name="flags"):
-        self.port = free_port()
+        self.port = _free_port()
         self.scheme = "https" if cafile else "http"
         self.url = f"{self.scheme}://127.0.0.1:{self.port}"
         self.ctx = ssl.create_default_context(cafile=cafile) if cafile else None

@@ -128,33 +128,9 @@ class SafetensorsErrors : public ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    nlohmann::json cfg = {{"architectures", {"LlamaForCausalLM"}},
-                          {"vocab_size", 64},
-                          {"hidden_size", 32},
-                          {"intermediate_size", 64},
-                          {"num_hidden_layers", 1},
-                          {"num_attention_heads", 2},
-                          {"num_key_value_heads", 1},
-                          {"rms_norm_eps", 1e-5},
-                          {"tie_word_embeddings", true}};
-    write_config(cfg);
-    auto f32 = [](std::string n, std::vector<int64_t> shape) {
-      int64_t k = 1;
-      for (auto d : shape) k *= d;
-      return SafetensorsEntry{n, "F32", shape, std::vector<uint8_t>(k * 4, 0)};
-    };
-    const std::string p = "model.layers.0.";
-    entries_ = {f32("model.embed_tokens.weight", {64, 32}),
-                f32("model.norm.weight", {32}),
-                f32(p + "input_layernorm.weight", {32}),
-                f32(p + "self_attn.q_proj.weight", {32, 32}),
-                f32(p + "self_attn.k_proj.weight", {16, 32}),
-                f32(p + "self_attn.v_proj.weight", {16, 32}),
-                f32(p + "self_attn.o_proj.weight", {32, 32}),
-                f32(p + "post_attention_layernorm.weight", {32}),
-                f32(p + "mlp.gate_proj.weight", {64, 32}),
-                f32(p + "mlp.up_proj.weight", {64, 32}),
-                f32(p + "mlp.down_proj.weight", {32, 64})};
+    const HfSpec h = tiny_llama_hf();
+    write_config(h.config);
+    entries_ = h.entries;
   }
   void write_config(const nlohmann::json& cfg) {
     std::ofstream(dir_ + "/config.json") << cfg.dump();

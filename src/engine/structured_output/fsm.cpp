@@ -470,37 +470,27 @@ Fsm compile_fsm(const Grammar& g, const Limits& lim) {
       }
     }
   }
-  // Calls, in state order (call_begin is a prefix sum).
-  for (int32_t r : order) {
-    if (!productive[r]) continue;
-    const RuleDfa& d = dfas[r];
-    for (size_t s = 0; s < d.final.size(); ++s) {
-      const int32_t id = keep_id[r][s];
-      if (id < 0) continue;
-      const int32_t gs = offset[r] + id;
-      for (const auto& [callee, t] : d.calls[s]) {
-        if (!productive[callee] || keep_id[r][t] < 0) continue;
-        f.call_begin[gs + 1]++;
+  // Calls, in state order (call_begin is a prefix sum): counted, then filled, by one walk.
+  auto each_call = [&](auto&& fn) {
+    for (int32_t r : order) {
+      if (!productive[r]) continue;
+      const RuleDfa& d = dfas[r];
+      for (size_t s = 0; s < d.final.size(); ++s) {
+        const int32_t id = keep_id[r][s];
+        if (id < 0) continue;
+        for (const auto& [callee, t] : d.calls[s])
+          if (productive[callee] && keep_id[r][t] >= 0) fn(r, offset[r] + id, callee, t);
       }
     }
-  }
+  };
+  each_call([&](int32_t, int32_t gs, int32_t, int32_t) { f.call_begin[gs + 1]++; });
   for (int32_t s = 0; s < total; ++s) f.call_begin[s + 1] += f.call_begin[s];
   f.calls.resize(f.call_begin[total]);
   std::vector<int32_t> fill(f.call_begin.begin(), f.call_begin.end() - 1);
-  for (int32_t r : order) {
-    if (!productive[r]) continue;
-    const RuleDfa& d = dfas[r];
-    for (size_t s = 0; s < d.final.size(); ++s) {
-      const int32_t id = keep_id[r][s];
-      if (id < 0) continue;
-      const int32_t gs = offset[r] + id;
-      for (const auto& [callee, t] : d.calls[s]) {
-        if (!productive[callee] || keep_id[r][t] < 0) continue;
-        f.calls[fill[gs]++] = {offset[callee] + keep_id[callee][0], offset[r] + keep_id[r][t]};
-        f.flags[gs] |= Fsm::kHasCalls;
-      }
-    }
-  }
+  each_call([&](int32_t r, int32_t gs, int32_t callee, int32_t t) {
+    f.calls[fill[gs]++] = {offset[callee] + keep_id[callee][0], offset[r] + keep_id[r][t]};
+    f.flags[gs] |= Fsm::kHasCalls;
+  });
   // Tail calls: a return state that can only finish needs no stack entry.
   for (auto& c : f.calls) {
     const int32_t t = c.ret;
