@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "api/model_resolver.h"
@@ -11,6 +12,7 @@
 #include "model/load_error.h"
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
+#include "vt/cpu/matmul_half.h"
 #if VLLM_HAVE_CUDA
 #include "vt/cuda/executor_factory.h"
 #endif
@@ -57,6 +59,11 @@ LLM::~LLM() = default;
 
 std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConfig& cfg,
                                const LoadOptions& opts) {
+  // --dtype (EngineConfig::bf16_activations): the BF16 products' activations, per process.
+  if (cfg.bf16_activations)
+    vt::cpu::set_bf16_round_activations(*cfg.bf16_activations);
+  else if (std::getenv("VT_BF16_ACTIVATIONS") == nullptr)
+    vt::cpu::set_bf16_round_activations(true);
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   model::LoadOptions mo;

@@ -26,6 +26,14 @@ struct EngineConfig {
   // fp16 otherwise (as vLLM and llama.cpp keep 16-bit caches: half the bytes attention reads per
   // step); F32 for the fp32 reference gates. LLMEngine fills in what auto resolved to.
   std::optional<vt::DType> kv_cache_dtype;
+  // --dtype: the activations of BF16 weight products (the only products it changes; the int8
+  // kernels quantize activations per block, F16 products keep them fp32). true ("bfloat16"):
+  // rounded to bf16 once per product, the arithmetic of vLLM running a bf16 checkpoint and of
+  // AVX512-BF16's vdpbf16ps, which then runs them where the CPU has it. false ("float32",
+  // "float16"): fp32, what transformers computes in fp32 (the reference gates). nullopt
+  // ("auto"): VT_BF16_ACTIVATIONS where it is set, else true. Per process
+  // (vt::cpu::set_bf16_round_activations), applied by api::LLM::load.
+  std::optional<bool> bf16_activations;
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;
   // 0: the model's own limit (ModelExecutor::max_model_len()).

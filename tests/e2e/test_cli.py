@@ -108,3 +108,29 @@ def test_generate_does_not_load_the_http_stack():
     out = subprocess.run(["ldd", _binary()], capture_output=True, text=True).stdout
     for lib in ("libmicrohttpd", "libgnutls", "libssl", "libcrypto", "libvllm_server"):
         assert lib not in out, out
+
+
+def test_dtype_sets_the_bf16_products_activations():
+    """--dtype on a bf16 checkpoint: auto and bfloat16 round the BF16 products' activations to
+    bf16 (vLLM's bf16 compute, vdpbf16ps where the CPU has it), float32 keeps them fp32 (the
+    transformers fp32 reference), and VT_BF16_ACTIVATIONS still decides under auto. The KV
+    cache is fp32 in every run so that only the products differ."""
+    tiny = os.environ.get("VLLM_TINY_MODELS", os.path.expanduser("~/.cache/vllm-cpp/tiny-models"))
+    model = os.path.join(tiny, "qwen3")
+    assert json.load(open(os.path.join(model, "config.json")))["torch_dtype"] == "bfloat16"
+
+    def run(dtype, env=None):
+        r = subprocess.run([_binary(), "generate", "--model", model, "--prompt",
+                            "Hello world, this is", "--max-tokens", "4", "--prompt-logprobs", "1",
+                            "--kv-cache-dtype", "float32", "--dtype", dtype, "--json"],
+                           capture_output=True, text=True, timeout=300, env={
+                               **{k: v for k, v in os.environ.items()
+                                  if k != "VT_BF16_ACTIVATIONS"}, **(env or {})})
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        return [p["logprob"] for p in out["prompt_logprobs"][1:]], out["token_ids"]
+
+    auto, bf16, fp32 = run("auto"), run("bfloat16"), run("float32")
+    assert auto == bf16
+    assert auto[0] != fp32[0]  # the rounding reaches the products
+    assert run("auto", {"VT_BF16_ACTIVATIONS": "fp32"}) == fp32

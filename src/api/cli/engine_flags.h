@@ -75,8 +75,10 @@ struct EngineFlags {
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     app.add_option("--seed", cfg.seed, "seed of requests that bring none");
     app.add_option("--dtype", dtype,
-                   "activations are float32 here whatever it says; float32 / float16 / "
-                   "bfloat16 set the KV cache type when --kv-cache-dtype is not given")
+                   "auto / bfloat16: BF16 weight products round activations to bfloat16 (like "
+                   "vLLM; AVX512-BF16 runs them natively); float32 / float16: they stay float32. "
+                   "float32 / float16 / bfloat16 also set the KV cache type when "
+                   "--kv-cache-dtype is not given")
         ->check(CLI::IsMember({"auto", "float32", "float", "float16", "half", "bfloat16"}));
     app.add_option("--tensor-parallel-size", tensor_parallel, "must be 1 (one process); -tp");
     app.add_option("--pipeline-parallel-size", pipeline_parallel, "must be 1; -pp");
@@ -137,17 +139,21 @@ struct EngineFlags {
       c.kv_cache_dtype = vt::DType::BF16;
     else if (kv_cache_dtype != "auto")
       c.kv_cache_dtype = vt::DType::F16;
-    // --dtype: activations are float32 on the CPU backend whatever it says; it sets the KV
-    // cache's type where --kv-cache-dtype does not (vLLM's cache follows the model dtype).
-    if (dtype != "auto" && (!kv_dtype_opt || kv_dtype_opt->count() == 0)) {
+    // --dtype: the activations of BF16 weight products (EngineConfig::bf16_activations), and
+    // the KV cache's type where --kv-cache-dtype does not say (vLLM's cache follows the model
+    // dtype). Weights keep their stored type.
+    if (dtype == "bfloat16")
+      c.bf16_activations = true;
+    else if (dtype != "auto")
+      c.bf16_activations = false;
+    if (dtype != "auto" && (!kv_dtype_opt || kv_dtype_opt->count() == 0))
       c.kv_cache_dtype = dtype == "float32" || dtype == "float" ? vt::DType::F32
                          : dtype == "bfloat16"                  ? vt::DType::BF16
                                                                 : vt::DType::F16;
+    if (dtype == "float16" || dtype == "half")
       warn("--dtype " + dtype +
-           ": activations stay float32 on the CPU backend and weights keep their stored type; "
-           "the KV cache is stored in " +
-           dtype);
-    }
+           ": the CPU has no float16 products; activations stay float32 (BF16 weight products "
+           "included), weights keep their stored type, and the KV cache is stored in float16");
     for (const auto& [flag, n] :
          {std::pair<const char*, int>{"--tensor-parallel-size", tensor_parallel},
           {"--pipeline-parallel-size", pipeline_parallel},

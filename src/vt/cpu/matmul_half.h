@@ -14,13 +14,15 @@
 //
 // BF16 has two contracts, chosen per process (bf16_round_activations, VT_BF16_ACTIVATIONS):
 //
-// BF16, fp32 activations (the default): what transformers computes when it runs a bf16
-//   checkpoint in fp32, so the fp32 reference gates hold. Per (row, token): acc = +0, then
-//   for k = 0, 1, ...:  acc = fma(w[2k+1], x[2k+1], acc);  acc = fma(w[2k], x[2k], acc)
+// BF16, fp32 activations (the library's default; `vllm --dtype float32`): what transformers
+//   computes when it runs a bf16 checkpoint in fp32, so the fp32 reference gates hold.
+//   Per (row, token): acc = +0, then for k = 0, 1, ...:
+//     acc = fma(w[2k+1], x[2k+1], acc);  acc = fma(w[2k], x[2k], acc)
 //   (IEEE fp32 fma, default MXCSR; the same order as below, so one kernel serves both);
 //   NaN results stored as 0x7fc00000. Costs the same as the emulation of the other one.
 //
-// BF16, bf16 activations (VT_BF16_ACTIVATIONS=bf16): that of AVX512-BF16's vdpbf16ps, the
+// BF16, bf16 activations (VT_BF16_ACTIVATIONS=bf16; `vllm`'s default, --dtype auto /
+//   bfloat16, as vLLM computes a bf16 checkpoint in bf16): that of AVX512-BF16's vdpbf16ps, the
 //   fast path where the CPU has it (twice the multiply-adds per instruction of fp32 fma).
 //   Activations are rounded to bf16 once per call (bf16_act_round): round to nearest even,
 //   fp32 denormals become zeros of their sign, NaN becomes 0x7fc0.
