@@ -6,7 +6,11 @@
 //                     4 activation bytes, vpmaddubsw with a held weight vector, add the int16
 //                     pairs (eight token chains per thread), the ceiling of the K-quant
 //                     many-token tiles before their widen / scale / min work
-// Both run on vt::ThreadPool::global() (VT_NUM_THREADS sets its size). AVX2 + FMA only.
+//   roof/dpbf16       GFLOP/s (2 per multiply-add) of independent AVX512-BF16 vdpbf16ps chains
+//                     (sixteen 16-lane chains per thread), the ceiling of the BF16 products
+//                     with bf16 activations; skipped without AVX512-BF16
+// All run on vt::ThreadPool::global() (VT_NUM_THREADS sets its size); AVX2 + FMA except
+// roof/dpbf16.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -137,9 +141,43 @@ void BM_Int8Bcast(benchmark::State& state) {
              [] { return maddubs_chains(kChainIters, act.data()); });
 }
 
+bool has_avx512_bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
+}
+
+#define VT_ROOF_BCHAINS(X) \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+
+__attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(int64_t iters) {
+  // Sixteen named 16-lane accumulators, each a vdpbf16ps chain (32 bf16 multiply-adds a step):
+  // enough to cover its latency at two a cycle.
+#define VT_ROOF_BINIT(k) __m512 b##k = _mm512_set1_ps(0.01f * (k));
+  VT_ROOF_BCHAINS(VT_ROOF_BINIT)
+  __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3a83);
+  asm("" : "+v"(x), "+v"(y));
+  for (int64_t n = 0; n < iters; ++n) {
+#define VT_ROOF_BDOT(k) b##k = _mm512_dpbf16_ps(b##k, x, y);
+    VT_ROOF_BCHAINS(VT_ROOF_BDOT)
+#define VT_ROOF_BKEEP(k) asm("" : "+v"(b##k));
+    VT_ROOF_BCHAINS(VT_ROOF_BKEEP)
+  }
+  __m512 t = _mm512_setzero_ps();
+#define VT_ROOF_BSUM(k) t = _mm512_add_ps(t, b##k);
+  VT_ROOF_BCHAINS(VT_ROOF_BSUM)
+  return _mm512_reduce_add_ps(t);
+}
+
+void BM_Bf16Peak(benchmark::State& state) {
+  if (!has_avx512_bf16()) return state.SkipWithError("needs AVX512-BF16");
+  // 16 chains x 32 multiply-adds x 2 flops per iteration, on every thread.
+  run_chains(state, "GFLOP/s", kChainIters * 1024.0, [] { return dpbf16_chains(kChainIters); });
+}
+
 }  // namespace
 
 BENCHMARK(BM_StreamRead)->Name("roof/stream_read")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FmaPeak)->Name("roof/fma_fp32")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Int8Bcast)->Name("roof/int8_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bf16Peak)->Name("roof/dpbf16")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
