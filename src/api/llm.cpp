@@ -12,7 +12,6 @@
 #include "model/load_error.h"
 #include "model/tokenizer_loader.h"
 #include "tokenizer/chat_template/chat_template.h"
-#include "vt/cpu/matmul_half.h"
 #if VLLM_HAVE_CUDA
 #include "vt/cuda/executor_factory.h"
 #endif
@@ -59,15 +58,14 @@ LLM::~LLM() = default;
 
 std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConfig& cfg,
                                const LoadOptions& opts) {
-  // --dtype (EngineConfig::bf16_activations): the BF16 products' activations, per process.
-  if (cfg.bf16_activations)
-    vt::cpu::set_bf16_round_activations(*cfg.bf16_activations);
-  else if (std::getenv("VT_BF16_ACTIVATIONS") == nullptr)
-    vt::cpu::set_bf16_round_activations(true);
   auto llm = std::unique_ptr<LLM>(new LLM());
   llm->path_ = path;
   model::LoadOptions mo;
   mo.packed_cache_dir = packed_weights_cache_dir();
+  // --dtype (EngineConfig::bf16_activations); auto rounds unless VT_BF16_ACTIVATIONS says.
+  mo.bf16_activations = cfg.bf16_activations;
+  if (!mo.bf16_activations && std::getenv("VT_BF16_ACTIVATIONS") == nullptr)
+    mo.bf16_activations = true;
   llm->model_ = model::CausalLM::load(path, vt::ThreadPool::global(), mo);
   if (!opts.tokenizer.empty()) {
     llm->tokenizer_ = model::load_tokenizer(opts.tokenizer);

@@ -32,7 +32,7 @@ struct EngineConfig {
   // AVX512-BF16's vdpbf16ps, which then runs them where the CPU has it. false ("float32",
   // "float16"): fp32, what transformers computes in fp32 (the reference gates). nullopt
   // ("auto"): VT_BF16_ACTIVATIONS where it is set, else true. Per process
-  // (vt::cpu::set_bf16_round_activations), applied by api::LLM::load.
+  // (model::LoadOptions::bf16_activations), applied by api::LLM::load.
   std::optional<bool> bf16_activations;
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;

@@ -11,6 +11,7 @@
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
 #include "model/load_error.h"
+#include "vt/cpu/matmul_half.h"
 
 namespace vllm::model {
 
@@ -80,6 +81,7 @@ void CausalLM::use_backend(const LoadOptions& opts) {
 }
 
 void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
+  if (opts.bf16_activations) vt::cpu::set_bf16_round_activations(*opts.bf16_activations);
   const ModelConfig& c = config_;
   // The mapped files the kernels read unpacked weights from in place: the backend's storage
   // too (on the CPU a view; packing then releases the pages of what it copies).

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct LoadOptions {
   // the forward pass here runs the CPU kernels). Null: the model makes its own. The executor
   // over the model supplies this backend (CpuModelExecutor::backend).
   std::shared_ptr<vt::Backend> backend;
+  // The activations of BF16 weight products, for the whole process (the CPU kernels' two
+  // contracts, vt/cpu/matmul_half.h): true rounds them to bf16 (vdpbf16ps where the CPU has
+  // it), false keeps fp32. nullopt: the process's setting stays (VT_BF16_ACTIVATIONS, else fp32).
+  std::optional<bool> bf16_activations;
 };
 
 struct ModelFamily;

@@ -452,36 +452,32 @@ Fsm compile_fsm(const Grammar& g, const Limits& lim) {
   f.flags.assign(total, 0);
   f.state_rule.assign(total, -1);
   f.call_begin.assign(total + 1, 0);
-  for (int32_t r : order) {
-    if (!productive[r]) continue;
-    const RuleDfa& d = dfas[r];
-    for (size_t s = 0; s < d.final.size(); ++s) {
-      const int32_t id = keep_id[r][s];
-      if (id < 0) continue;
-      const int32_t gs = offset[r] + id;
-      f.state_rule[gs] = r;
-      if (d.final[s]) f.flags[gs] |= Fsm::kFinal;
-      for (int32_t c = 0; c < f.num_classes; ++c) {
-        const int32_t t = d.next[s][c];
-        if (t >= 0 && keep_id[r][t] >= 0) {
-          f.next[static_cast<size_t>(gs) * f.num_classes + c] = offset[r] + keep_id[r][t];
-          f.flags[gs] |= Fsm::kHasBytes;
-        }
-      }
-    }
-  }
-  // Calls, in state order (call_begin is a prefix sum): counted, then filled, by one walk.
-  auto each_call = [&](auto&& fn) {
+  // Every kept state s of rule r, as global state gs, in state order.
+  auto each_state = [&](auto&& fn) {
     for (int32_t r : order) {
       if (!productive[r]) continue;
       const RuleDfa& d = dfas[r];
-      for (size_t s = 0; s < d.final.size(); ++s) {
-        const int32_t id = keep_id[r][s];
-        if (id < 0) continue;
-        for (const auto& [callee, t] : d.calls[s])
-          if (productive[callee] && keep_id[r][t] >= 0) fn(r, offset[r] + id, callee, t);
+      for (size_t s = 0; s < d.final.size(); ++s)
+        if (const int32_t id = keep_id[r][s]; id >= 0) fn(r, d, s, offset[r] + id);
+    }
+  };
+  each_state([&](int32_t r, const RuleDfa& d, size_t s, int32_t gs) {
+    f.state_rule[gs] = r;
+    if (d.final[s]) f.flags[gs] |= Fsm::kFinal;
+    for (int32_t c = 0; c < f.num_classes; ++c) {
+      const int32_t t = d.next[s][c];
+      if (t >= 0 && keep_id[r][t] >= 0) {
+        f.next[static_cast<size_t>(gs) * f.num_classes + c] = offset[r] + keep_id[r][t];
+        f.flags[gs] |= Fsm::kHasBytes;
       }
     }
+  });
+  // Calls, in state order (call_begin is a prefix sum): counted, then filled, by one walk.
+  auto each_call = [&](auto&& fn) {
+    each_state([&](int32_t r, const RuleDfa& d, size_t s, int32_t gs) {
+      for (const auto& [callee, t] : d.calls[s])
+        if (productive[callee] && keep_id[r][t] >= 0) fn(r, gs, callee, t);
+    });
   };
   each_call([&](int32_t, int32_t gs, int32_t, int32_t) { f.call_begin[gs + 1]++; });
   for (int32_t s = 0; s < total; ++s) f.call_begin[s + 1] += f.call_begin[s];
