@@ -114,7 +114,23 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   }
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(family.load_layer(store_, c, i));
+  // Reading the small tensors above (norms, rope divisors) faults in their neighbourhood: the
+  // page cache hands out large folios, mapped whole, so each 4 KiB norm can bring 2 MiB of the
+  // weights beside it into this process's RSS (280 MB of a 424 MB Q5_K_M file, on top of the
+  // packed copy). Everything read so far is copied, so drop the mappings' pages before packing
+  // and again after it (packing releases what it copies, rounded inward to pages). They are
+  // clean file pages: a kernel that reads a weight in place faults them back when it needs them.
+  release_mapped_weights();
   if (opts.pack_weights) pack_weights(opts);
+  release_mapped_weights();
+}
+
+void CausalLM::release_mapped_weights() const {
+  if (gguf_) {
+    if (const MappedFile* f = gguf_->mapped()) f->release(gguf_->data_start(), f->size());
+  } else {
+    for (const auto& f : store_.files()) f->release(0, f->size());
+  }
 }
 
 // What a cached packed copy must have been made from: the source files (path, size, mtime,
@@ -172,7 +188,12 @@ void CausalLM::pack_weights(const LoadOptions& opts) {
   if (!opts.packed_cache_dir.empty() && total > 0) {
     key = packed_cache_key(views);
     file = PackedWeights::cache_file(opts.packed_cache_dir, path_);
-    if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_)) return;
+    std::vector<const MappedFile*> sources;
+    if (gguf_)
+      sources.push_back(gguf_->mapped());
+    else
+      for (const auto& f : store_.files()) sources.push_back(f.get());
+    if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_, sources)) return;
   }
   packed_.reserve(total);
   for (auto* w : views)

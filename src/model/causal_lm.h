@@ -106,6 +106,7 @@ class CausalLM {
   CausalLM() = default;
   void use_backend(const LoadOptions& opts);
   void load_weights(const ModelFamily& family, const LoadOptions& opts);
+  void release_mapped_weights() const;  // drop the model files' mapped pages
   void pack_weights(const LoadOptions& opts);
   std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
 

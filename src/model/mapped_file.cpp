@@ -73,4 +73,11 @@ void MappedFile::release(size_t offset, size_t length) const {
   if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
+void MappedFile::release_around(size_t offset, size_t length) const {
+  constexpr size_t kFolio = size_t{2} << 20;
+  const size_t begin = offset / kFolio * kFolio;
+  const size_t end = std::min(size_, (offset + length + kFolio - 1) / kFolio * kFolio);
+  if (end > begin) release(begin, end - begin);
+}
+
 }  // namespace vllm::model

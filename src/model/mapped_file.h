@@ -19,6 +19,10 @@ class MappedFile {
   const std::string& path() const { return path_; }
   // Tells the kernel a range will not be read again (pages can be dropped).
   void release(size_t offset, size_t length) const;
+  // The same, for a small range just read: widened to the 2 MiB around it, since the page
+  // cache's large folios map whole (reading 4 KiB can make 2 MiB resident). Pages are clean
+  // and re-read on demand, so dropping a neighbour's costs only a fault.
+  void release_around(size_t offset, size_t length) const;
 
  private:
   std::string path_;

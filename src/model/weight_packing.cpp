@@ -118,8 +118,8 @@ std::string PackedWeights::cache_file(const std::string& dir, const std::string&
 }
 
 bool PackedWeights::map_cache(const std::string& file, const std::string& key, size_t bytes,
-                              const std::vector<vt::cpu::WeightView*>& views,
-                              vt::ThreadPool& pool) {
+                              const std::vector<vt::cpu::WeightView*>& views, vt::ThreadPool& pool,
+                              const std::vector<const MappedFile*>& sources) {
   if (map_base_ || bytes == 0 || key.empty()) return false;
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -160,7 +160,7 @@ bool PackedWeights::map_cache(const std::string& file, const std::string& key, s
   from_cache_ = true;
   note_ = "mapped from " + file;
   cache_view_ = vt::StorageBuffer::adopt(backend(), data, bytes, vt::StorageKind::Weights, file);
-  return adopt_mapping(views);
+  return adopt_mapping(views, sources);
 }
 
 const vt::cpu::WeightView* PackedWeights::packed_twin(const vt::cpu::WeightView& w) const {
@@ -171,7 +171,8 @@ const vt::cpu::WeightView* PackedWeights::packed_twin(const vt::cpu::WeightView&
              : nullptr;
 }
 
-bool PackedWeights::adopt_mapping(const std::vector<vt::cpu::WeightView*>& views) {
+bool PackedWeights::adopt_mapping(const std::vector<vt::cpu::WeightView*>& views,
+                                  const std::vector<const MappedFile*>& sources) {
   // pack()'s allocation order replayed: each distinct matrix gets the next kAlign-rounded
   // slice. Views are replaced only once every slice has checked out.
   std::vector<std::pair<vt::cpu::WeightView*, vt::cpu::WeightView>> plan;
@@ -193,6 +194,11 @@ bool PackedWeights::adopt_mapping(const std::vector<vt::cpu::WeightView*>& views
     // layout is caught here, whatever its key said.
     group.assign(bytes / static_cast<size_t>(vt::cpu::pack_group_count(*w)), 0);
     vt::cpu::pack_groups(*w, 0, 1, group.data());
+    const auto* src = static_cast<const uint8_t*>(w->data);
+    for (const MappedFile* f : sources)
+      if (f && src >= f->data() && src < f->data() + f->size())
+        f->release_around(static_cast<size_t>(src - f->data()),
+                          vt::cpu::kPackRows * static_cast<size_t>(w->row_stride));
     if (std::memcmp(group.data(), arena_ + off, group.size()) != 0) {
       ok = false;
       break;

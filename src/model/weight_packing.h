@@ -50,7 +50,8 @@ class PackedWeights {
   // place). A cache that cannot be read or written costs only time: note() says what happened.
   static std::string cache_file(const std::string& dir, const std::string& model_path);
   bool map_cache(const std::string& file, const std::string& key, size_t bytes,
-                 const std::vector<vt::cpu::WeightView*>& views, vt::ThreadPool& pool);
+                 const std::vector<vt::cpu::WeightView*>& views, vt::ThreadPool& pool,
+                 const std::vector<const MappedFile*>& sources = {});
   void write_cache(const std::string& file, const std::string& key);
   const std::string& note() const { return note_; }
   // Waits for a background write (tests; the destructor also waits).
@@ -67,7 +68,10 @@ class PackedWeights {
   vt::Backend& backend() const;
   // The packed view already made from w's source with w's shape and type (tied embeddings).
   const vt::cpu::WeightView* packed_twin(const vt::cpu::WeightView& w) const;
-  bool adopt_mapping(const std::vector<vt::cpu::WeightView*>& views);
+  // `sources`: the mappings the views point into; the pages each first-group check reads are
+  // dropped after it, so they do not sit beside the mapped copy in the peak RSS.
+  bool adopt_mapping(const std::vector<vt::cpu::WeightView*>& views,
+                     const std::vector<const MappedFile*>& sources);
   vt::Backend* be_ = nullptr;
   vt::StorageBuffer arena_mem_;              // the reserved arena
   std::vector<vt::StorageBuffer> overflow_;  // pieces beyond it
