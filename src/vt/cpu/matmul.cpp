@@ -158,10 +158,17 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
     }
   };
   if (pool.size() == 1 || macs < kMinParallelMacs) return work(0, total_units);
-  // The units are shared out by weight bytes, not rows: fused outputs (q/k/v, gate/up) may mix
-  // types (Q4_K_M's Q6_K attn_v beside Q4_K q/k), and an even row split would have one thread
-  // stream 1.23x what another does. Every row is computed the same way whichever thread takes it.
-  auto unit_bytes = [&](int i) { return static_cast<int64_t>(outs[i].w->row_stride) * kRowUnit; };
+  // The units are shared out by cost, not rows: fused outputs (q/k/v, gate/up) may mix types
+  // (Q4_K_M's Q6_K attn_v beside Q4_K q/k). A few tokens stream the weights, so the cost is
+  // their bytes (an even row split had one thread stream 1.23x what another did); many tokens
+  // are bound by the multiply-adds, the same per row for every type, so their share grows
+  // with the token count (kMacsPerByte: roughly the multiply-adds in a DRAM byte's time). Every
+  // row is computed the same way whichever thread takes it.
+  constexpr int64_t kMacsPerByte = 16;
+  const int64_t unit_macs = kRowUnit * cols * n_tok / kMacsPerByte;
+  auto unit_bytes = [&](int i) {
+    return static_cast<int64_t>(outs[i].w->row_stride) * kRowUnit + unit_macs;
+  };
   int64_t total_bytes = 0;
   for (int i = 0; i < n_outs; ++i) total_bytes += units_of(i) * unit_bytes(i);
   auto boundary = [&](int t, int nt) {  // thread t's first unit; nt's is total_units
