@@ -39,7 +39,12 @@ namespace vt::cpu {
 namespace {
 
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
-constexpr int kAttnPrefetch = 8;  // P.V: keys ahead whose V row is prefetched
+// P.V: keys ahead whose V row is prefetched. V rows of a kv head are 2 KiB apart in their
+// pages and the pages are scattered, so decode attention over a long context waits on DRAM
+// for each one; 8 keys ahead is ~20 ns of P.V work, 32 covers the miss. Measured on the 2-core
+// Zen 5 (`bench_ops 'attn_decode/avx512/16x8x128/seqs:32/ctx:320/f16'`, best of 5, six
+// alternations, with the whole-row pass below): 25.9 -> 32 GB/s.
+constexpr int kAttnPrefetch = 32;
 
 struct AttnCtx {
   const float* q;
@@ -87,11 +92,13 @@ inline AttnThreadScratch& attn_thread_scratch(int hd) {
   return s;
 }
 
-// Vectors of d per P.V pass: G * DT accumulators + DT V vectors + one broadcast.
+// Vectors of d per P.V pass: G * DT accumulators + DT V vectors + one broadcast. A whole
+// 128-wide head row in one pass (DT = 8 on AVX-512 for G <= 2) reads each V row once instead
+// of twice; every output element still accumulates over the keys in order, the same bits.
 template <int W, int G>
 constexpr int attn_pv_vectors() {
   const int regs = W >= 16 ? 30 : 14;
-  for (int dt : {4, 2})
+  for (int dt : {8, 4, 2})
     if (G * dt + dt + 1 <= regs) return dt;
   return 1;
 }
