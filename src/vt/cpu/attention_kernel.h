@@ -175,10 +175,9 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
   // G * DT accumulators in registers. The widest pass that fits reads each V row of the
-  // segment once (head_dim 64 on AVX-512: DT = 4 is the whole row).
-  constexpr int DT = attn_pv_vectors<W, G>();
-  int d = 0;
-  for (; d + DT * W <= hd; d += DT * W) {
+  // segment once (AVX-512: head_dim 128 with DT = 8 for G <= 2, head_dim 64 with DT = 4).
+  // One pass over the keys for the DT vectors of d from d:
+  auto pass = [&]<int DT>(int d) {
     R acc[G][DT];
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g)
@@ -217,7 +216,13 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) V::store(o + g * hd + d + u * W, acc[g][u]);
-  }
+  };
+  constexpr int DT = attn_pv_vectors<W, G>();
+  constexpr int DT2 = DT > 4 ? 4 : DT;  // a head row narrower than DT vectors (head_dim 64)
+  int d = 0;
+  if constexpr (DT > DT2)
+    for (; d + DT * W <= hd; d += DT * W) pass.template operator()<DT>(d);
+  for (; d + DT2 * W <= hd; d += DT2 * W) pass.template operator()<DT2>(d);
   for (; d < hd; d += W) {
     R acc[G];
 #pragma GCC unroll 8
