@@ -67,6 +67,14 @@ void per_token(vt::ThreadPool& pool, int64_t n, F&& fn) {
   else
     fn(int64_t{0}, n);
 }
+
+// The input norm of a block: h = rms_norm(x) * w, token by token.
+void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& w, int64_t n,
+                int64_t E, float eps, float* h) {
+  per_token(pool, n, [=, &w](int64_t t0, int64_t t1) {
+    vt::cpu::rms_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
+  });
+}
 }  // namespace
 
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
@@ -91,11 +99,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.bt_stride = b.bt_stride;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
 
-  ex.op([=] {
-    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-      vt::cpu::rms_norm(x + t0 * E, E, wp->norm.data(), t1 - t0, E, eps, h + t0 * E, E);
-    });
-  });
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
     MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
     vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
@@ -139,11 +143,7 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   float *act = ws.act.data(), *tmp = ws.tmp.data();
   const MlpWeights* wp = &w;
   vt::ThreadPool* pp = &pool;
-  ex.op([=] {
-    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-      vt::cpu::rms_norm(x + t0 * E, E, wp->norm.data(), t1 - t0, E, eps, h + t0 * E, E);
-    });
-  });
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
     MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
     vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
@@ -209,7 +209,7 @@ void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& 
   const ModelConfig* cp = &c;
   Workspace* wsp = &ws;
   vt::ThreadPool* pp = &pool;
-  ex.op([=] { vt::cpu::rms_norm(x, E, wp->norm.data(), n, E, eps, h, E); });
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] { moe_op(cp, wp, n, wsp, pp); });
 }
 
