@@ -68,7 +68,17 @@ void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bs
     }
     // The first element of largest magnitude sets the sign, as in GGML's scalar loop.
     int j = 0;
-    while (std::fabs(x[j]) != amax) ++j;
+    {  // the first 8-lane vector holding amax, then its first lane (the scalar scan it
+       // replaces took ~40% of this function's samples in a 128-token prefill)
+      const __m256 am = _mm256_set1_ps(amax);
+      int k = 0, bits = 0;
+      for (; k < kQK_K / 8; ++k) {
+        bits = _mm256_movemask_ps(
+            _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + 8 * k), absmask), am, _CMP_EQ_OQ));
+        if (bits) break;
+      }
+      j = 8 * k + __builtin_ctz(static_cast<unsigned>(bits));
+    }
     const float iscale = -127.0f / x[j];
     const __m256 mul = _mm256_set1_ps(iscale);
     const __m256i cap = _mm256_set1_epi32(127);
