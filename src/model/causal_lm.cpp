@@ -85,16 +85,10 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   const ModelConfig& c = config_;
   // The mapped files the kernels read unpacked weights from in place: the backend's storage
   // too (on the CPU a view; packing then releases the pages of what it copies).
-  if (gguf_) {
-    if (const MappedFile* f = gguf_->mapped(); f && f->size() > gguf_->data_start())
-      mapped_weights_.push_back(vt::StorageBuffer::adopt(*backend_, f->data() + gguf_->data_start(),
-                                                         f->size() - gguf_->data_start(),
-                                                         vt::StorageKind::Weights, f->path()));
-  } else {
-    for (const auto& f : store_.files())
-      mapped_weights_.push_back(vt::StorageBuffer::adopt(*backend_, f->data(), f->size(),
-                                                         vt::StorageKind::Weights, f->path()));
-  }
+  for (const auto& [f, begin] : weight_files())
+    if (f->size() > begin)
+      mapped_weights_.push_back(vt::StorageBuffer::adopt(
+          *backend_, f->data() + begin, f->size() - begin, vt::StorageKind::Weights, f->path()));
   embed_ = store_.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   if (c.tie_word_embeddings || !store_.has("lm_head.weight"))
     lm_head_ = embed_;
@@ -126,11 +120,17 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
 }
 
 void CausalLM::release_mapped_weights() const {
+  for (const auto& [f, begin] : weight_files()) f->release(begin, f->size() - begin);
+}
+
+std::vector<std::pair<const MappedFile*, size_t>> CausalLM::weight_files() const {
+  std::vector<std::pair<const MappedFile*, size_t>> files;
   if (gguf_) {
-    if (const MappedFile* f = gguf_->mapped()) f->release(gguf_->data_start(), f->size());
+    if (const MappedFile* f = gguf_->mapped()) files.emplace_back(f, gguf_->data_start());
   } else {
-    for (const auto& f : store_.files()) f->release(0, f->size());
+    for (const auto& f : store_.files()) files.emplace_back(f.get(), 0);
   }
+  return files;
 }
 
 // What a cached packed copy must have been made from: the source files (path, size, mtime,
@@ -145,12 +145,8 @@ std::string CausalLM::packed_cache_key(const std::vector<vt::cpu::WeightView*>& 
   };
   std::string key = "vllm.cpp packed weights 1\n";
   std::vector<const MappedFile*> files;
-  if (gguf_) {
-    if (!gguf_->mapped()) return {};
-    files.push_back(gguf_->mapped());
-  } else {
-    for (const auto& f : store_.files()) files.push_back(f.get());
-  }
+  for (const auto& [f, begin] : weight_files()) files.push_back(f);
+  if (files.empty()) return {};  // a GGUF read, not mapped
   for (const MappedFile* f : files) {
     std::error_code ec;
     const std::string s = stamp(fs::canonical(f->path(), ec).string());
@@ -189,10 +185,7 @@ void CausalLM::pack_weights(const LoadOptions& opts) {
     key = packed_cache_key(views);
     file = PackedWeights::cache_file(opts.packed_cache_dir, path_);
     std::vector<const MappedFile*> sources;
-    if (gguf_)
-      sources.push_back(gguf_->mapped());
-    else
-      for (const auto& f : store_.files()) sources.push_back(f.get());
+    for (const auto& [f, begin] : weight_files()) sources.push_back(f);
     if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_, sources)) return;
   }
   packed_.reserve(total);

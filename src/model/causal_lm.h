@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/config.h"
@@ -107,6 +108,9 @@ class CausalLM {
   void use_backend(const LoadOptions& opts);
   void load_weights(const ModelFamily& family, const LoadOptions& opts);
   void release_mapped_weights() const;  // drop the model files' mapped pages
+  // The mapped model files, each with where its weights begin (a GGUF's data section; a
+  // safetensors file from 0). Empty for a GGUF that is read, not mapped.
+  std::vector<std::pair<const MappedFile*, size_t>> weight_files() const;
   void pack_weights(const LoadOptions& opts);
   std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
 
