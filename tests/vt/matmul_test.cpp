@@ -3,9 +3,12 @@
 // batch-invariance contract: a row's result is bit-identical whatever the batch size,
 // its position in the batch, the thread count, the tile it fell in, or the ISA.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -351,6 +354,40 @@ TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
       for (float v : f) ASSERT_EQ(v, 0.0f) << r;
     }
   }
+}
+
+// The packed kernels' weight prefetch (GroupPrefetch, matmul_simd.h) is what lets batch-1
+// decode stream from DRAM at twice the rate on some hosts, and it changes no result, so only
+// the machine code can show it is there: GCC once deleted it as a call of a "pure" function.
+// Every ISA's one-token Q6_K / Q4_K tile must hold a prefetch into L2.
+TEST(Matmul, PackedKernelsKeepTheirWeightPrefetch) {
+  char exe[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  ASSERT_GT(len, 0);
+  exe[len] = '\0';
+  const std::string cmd = std::string("objdump -d --no-show-raw-insn -C '") + exe + "' 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr) << "cannot run objdump (binutils)";
+  std::map<std::string, int> prefetches;  // tile function -> prefetcht1 count
+  std::string fn;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), f)) {
+    const std::string s = line;
+    if (s.size() > 3 && s.compare(s.size() - 3, 3, ">:\n") == 0) {
+      fn.clear();
+      for (const char* want : {"kq6_halves<1, 2, false>", "kq45_halves<(vt::DType)6, 1, 2, false>",
+                               "kq6_tile<1, false>", "kq45_tile<(vt::DType)6, 1, false>"})
+        if (s.find(want) != std::string::npos)
+          fn =
+              (s.find("::avx512::") != std::string::npos ? "avx512 " : "avx2 ") + std::string(want);
+      if (!fn.empty()) prefetches.try_emplace(fn, 0);
+    } else if (!fn.empty() && s.find("prefetcht1") != std::string::npos) {
+      ++prefetches[fn];
+    }
+  }
+  ASSERT_EQ(::pclose(f), 0) << "objdump failed";
+  ASSERT_FALSE(prefetches.empty()) << "no one-token K-quant tile found in the test binary";
+  for (const auto& [name, n] : prefetches) EXPECT_GT(n, 0) << name << " has no prefetcht1";
 }
 
 }  // namespace

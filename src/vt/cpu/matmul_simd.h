@@ -62,10 +62,17 @@ inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
 // The packed kernels' weight prefetch: the group `ahead` of the one being multiplied,
 // fetched a slice per block step of the current group (a tile's passes x its blocks) rather
 // than all at once before it, so the misses arrive at the pace of the compute and the
-// hardware keeps a steady number in flight. On an AVX2 Zen 3 this made batch-1 products out
-// of DRAM 1.1-1.45x faster (bench_matmul .../tok:1/cold, 2 threads; Q4_K 1024x3072 about 15
-// to 17-20 GB/s of a 29 GB/s streaming-read roof); distances of 1-4 groups and T1/T2 hints
-// measured the same or worse. Empty: no prefetch.
+// hardware keeps a steady number in flight. Empty: no prefetch.
+//
+// The prefetch is an asm statement, not _mm_prefetch: GCC 12 deems a function whose only
+// effect is __builtin_prefetch pure and deletes every call of it. Until 2026-12-03 this one
+// was compiled out of every packed kernel (71bc290's binary holds no prefetch in them), so
+// the earlier A/B figures of this comment measured noise. Working, into L2 (T1), on a
+// 2-core Zen 4 VM that shows only AVX2 (bench_matmul .../tok:1/cold, 2 threads): Q6_K
+// 1024x3072 12-13 -> 21 GB/s, the 151936 x 1024 Q6_K head 11-12 -> 25, Q8_0 17-18 -> 26,
+// Q4_K 16 -> 22-24; many-token tiles unchanged. A working T0 (into L1) read the same as
+// none, presumably because its misses hold the few L1 fill buffers the tile's own loads
+// need. Four groups ahead read the same as two (one token: two; a token tile: one).
 struct GroupPrefetch {
   const uint8_t* next = nullptr;
   int64_t slice = 0;
@@ -75,7 +82,7 @@ struct GroupPrefetch {
   void at(int64_t step) const {
     if (next == nullptr) return;
     const char* p = reinterpret_cast<const char*>(next + step * slice);
-    for (int64_t o = 0; o < slice; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+    for (int64_t o = 0; o < slice; o += 64) asm volatile("prefetcht1 %0" : : "m"(p[o]));
   }
 };
 
