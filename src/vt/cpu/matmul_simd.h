@@ -67,8 +67,8 @@ inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
 // The prefetch is an asm statement, not _mm_prefetch: GCC 12 deems a function whose only
 // effect is __builtin_prefetch pure and deletes every call of it. Until 2026-12-03 this one
 // was compiled out of every packed kernel (71bc290's binary holds no prefetch in them), so
-// the earlier A/B figures of this comment measured noise. Working, into L2 (T1), on a
-// 2-core Zen 4 VM that shows only AVX2 (bench_matmul .../tok:1/cold, 2 threads): Q6_K
+// the earlier A/B figures of this comment measured noise. On a 2-core Zen 4 VM that shows
+// only AVX2 (bench_matmul .../tok:1/cold, 2 threads, none or T0 -> T1 into L2): Q6_K
 // 1024x3072 12-13 -> 21 GB/s, the 151936 x 1024 Q6_K head 11-12 -> 25, Q8_0 17-18 -> 26,
 // Q4_K 16 -> 22-24; many-token tiles unchanged. A working T0 (into L1) read the same as
 // none, presumably because its misses hold the few L1 fill buffers the tile's own loads
