@@ -138,6 +138,12 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (int i = 0; i < len; ++i) vrow[j + i] = vr + i * row_stride;
     j += len;
   }
+  // Every line of the segment's V rows, into L2, before the scores: the rows are scattered
+  // over pages, and the score pass (streaming K) gives the misses time to land, where the
+  // P.V pass alone would wait on each one.
+  for (int jj = 0; jj < n; ++jj)
+    for (int b = 0; b < hd; b += 64 / static_cast<int>(sizeof(E)))
+      __builtin_prefetch(static_cast<const E*>(vrow[jj]) + b, 0, 2);
 
   // K chunks. With bs a multiple of W, chunk i is keys [i*W, i*W + W) (p0 is a multiple of
   // W, so it lies in one page) read with full loads, only the segment's last chunk being
@@ -155,6 +161,11 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     ch[nch] = {kh + static_cast<int64_t>(bt[p / bs]) * page + slot, j, len};
     j += len;
   }
+  // Likewise the kv head's K rows of every page the segment touches (hd * bs contiguous
+  // elements a page), which the scores read at a stride of bs from the first dim on.
+  for (int pi = p0 / bs; pi <= p1 / bs; ++pi)
+    for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += 64 / static_cast<int>(sizeof(E)))
+      __builtin_prefetch(kh + static_cast<int64_t>(bt[pi]) * page + e, 0, 2);
   float* sc = s.sc.data();
   if (aligned)
     attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, sc);
