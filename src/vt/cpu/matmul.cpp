@@ -1,6 +1,7 @@
 // matmul / matmul_multi / get_rows: activation quantization into per-thread scratch,
 // splitting output rows over the thread pool, and dispatch to the per-ISA row kernels.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -118,6 +119,9 @@ thread_local ActScratch tl_q8_k;
 constexpr int64_t kRowUnit = 16;
 // Below this many multiply-adds the barrier costs more than a second thread saves.
 constexpr int64_t kMinParallelMacs = 1 << 16;
+// Tokens from which a product is shared out dynamically, in this many shares per thread.
+constexpr int64_t kDynamicMinTokens = 16;
+constexpr int kSharesPerThread = 4;
 
 }  // namespace
 
@@ -182,9 +186,23 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
     }
     return total_units;
   };
-  pool.run([&](int t, int nt) {
-    const int64_t u0 = boundary(t, nt), u1 = boundary(t + 1, nt);
-    if (u0 < u1) work(u0, u1);
+  if (n_tok < kDynamicMinTokens) {
+    pool.run([&](int t, int nt) {
+      const int64_t u0 = boundary(t, nt), u1 = boundary(t + 1, nt);
+      if (u0 < u1) work(u0, u1);
+    });
+    return;
+  }
+  // Many tokens: compute-bound, and a static split leaves every thread waiting for the one
+  // that lost its core for a while (a shared VM). Shares of equal cost are handed out in
+  // turn instead.
+  const int nshares = kSharesPerThread * pool.size();
+  std::atomic<int> next{0};
+  pool.run([&](int, int) {
+    for (int i; (i = next.fetch_add(1, std::memory_order_relaxed)) < nshares;) {
+      const int64_t u0 = boundary(i, nshares), u1 = boundary(i + 1, nshares);
+      if (u0 < u1) work(u0, u1);
+    }
   });
 }
 
