@@ -261,6 +261,22 @@ TEST(OpsExtra, Argmax) {
   EXPECT_EQ(argmax(v.data(), 49157), 49156);
   std::vector<float> nans(100, NAN);
   EXPECT_EQ(argmax(nans.data(), 100), 0);
+  // Every vector length and tail against the scalar rule (first maximum, NaN never wins, a
+  // leading NaN loses to anything), with NaNs, ties and -inf planted.
+  auto rule = [](const std::vector<float>& x) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < static_cast<int64_t>(x.size()); ++i)
+      if (x[i] > x[best] || (std::isnan(x[best]) && !std::isnan(x[i]))) best = i;
+    return best;
+  };
+  for (int n = 64; n < 64 + 40; ++n)
+    for (int rep = 0; rep < 4; ++rep) {
+      auto w = random_vec(n, -1.f, 1.f, 100 * n + rep);
+      for (int i = rep; i < n; i += 7) w[i] = rep == 2 ? -INFINITY : std::round(w[i] * 2);
+      if (rep & 1) w[0] = NAN;
+      if (rep == 3) w[n - 1] = 5.f;
+      ASSERT_EQ(argmax(w.data(), n), rule(w)) << "n " << n << " rep " << rep;
+    }
 }
 
 TEST(OpsExtra, AddBiasAndScaleAdd) {

@@ -29,10 +29,32 @@ __attribute__((target("avx512f"))) int64_t argmax_avx512(const float* x, int64_t
     if (x[i] == m) return i;
   return 0;  // every value is NaN
 }
+
+// The same two passes, 8 lanes wide.
+__attribute__((target("avx2"))) int64_t argmax_avx2(const float* x, int64_t n) {
+  __m256 acc = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) acc = _mm256_max_ps(_mm256_loadu_ps(x + i), acc);
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+  float m = _mm_cvtss_f32(h);
+  for (; i < n; ++i)
+    if (x[i] > m) m = x[i];
+  const __m256 mv = _mm256_set1_ps(m);
+  for (i = 0; i + 8 <= n; i += 8) {
+    const int eq = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), mv, _CMP_EQ_OQ));
+    if (eq) return i + __builtin_ctz(eq);
+  }
+  for (; i < n; ++i)
+    if (x[i] == m) return i;
+  return 0;  // every value is NaN
+}
 }  // namespace
 
 int64_t argmax(const float* x, int64_t n) {
   if (n >= 64 && isa() == Isa::kAvx512) return argmax_avx512(x, n);
+  if (n >= 64 && isa() == Isa::kAvx2) return argmax_avx2(x, n);
   int64_t best = 0;
   float bv = x[0];
   for (int64_t i = 1; i < n; ++i) {
