@@ -129,29 +129,34 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   const int n = p1 - p0 + 1;
   const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
   const int64_t page = static_cast<int64_t>(bs) * row_stride;  // elements per page (K or V)
+  const E* kh = static_cast<const E*>(c.kc) +
+                static_cast<int64_t>(kvh) * hd * bs;  // kv head's K rows in page 0
+  // One run of keys in one page per step: the run's V rows, and every line of the page's K
+  // rows (hd * bs contiguous elements) and of those V rows prefetched into L2 before the
+  // scores. The V rows are scattered over pages and the K pages too; the score pass gives
+  // the misses time to land, where the P.V pass alone would wait on each one.
+  constexpr int kLine = 64 / static_cast<int>(sizeof(E));
   const void** vrow = s.vrow.data();
-  for (int j = 0; j < n;) {  // one run of keys in one page per step
+  for (int j = 0; j < n;) {
     const int p = p0 + j, slot = p % bs;
     const int len = std::min(bs - slot, n - j);
-    const E* vr = static_cast<const E*>(c.vc) + static_cast<int64_t>(bt[p / bs]) * page +
-                  static_cast<int64_t>(slot) * row_stride + static_cast<int64_t>(kvh) * hd;
-    for (int i = 0; i < len; ++i) vrow[j + i] = vr + i * row_stride;
+    const int64_t pg = static_cast<int64_t>(bt[p / bs]) * page;
+    for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += kLine)
+      __builtin_prefetch(kh + pg + e, 0, 2);
+    const E* vr = static_cast<const E*>(c.vc) + pg + static_cast<int64_t>(slot) * row_stride +
+                  static_cast<int64_t>(kvh) * hd;
+    for (int i = 0; i < len; ++i) {
+      vrow[j + i] = vr + i * row_stride;
+      for (int b = 0; b < hd; b += kLine) __builtin_prefetch(vr + i * row_stride + b, 0, 2);
+    }
     j += len;
   }
-  // Every line of the segment's V rows, into L2, before the scores: the rows are scattered
-  // over pages, and the score pass (streaming K) gives the misses time to land, where the
-  // P.V pass alone would wait on each one.
-  for (int jj = 0; jj < n; ++jj)
-    for (int b = 0; b < hd; b += 64 / static_cast<int>(sizeof(E)))
-      __builtin_prefetch(static_cast<const E*>(vrow[jj]) + b, 0, 2);
 
   // K chunks. With bs a multiple of W, chunk i is keys [i*W, i*W + W) (p0 is a multiple of
   // W, so it lies in one page) read with full loads, only the segment's last chunk being
   // partial. Otherwise each run of keys in one page is cut into chunks of up to W keys,
   // read with masked loads. A key's lane holds its own k[d] either way, so the scores are
   // the same bits.
-  const E* kh = static_cast<const E*>(c.kc) +
-                static_cast<int64_t>(kvh) * hd * bs;  // kv head's rows in page 0
   AttnKChunk* ch = s.kchunk.data();
   int nch = 0;
   const bool aligned = bs % W == 0;
@@ -161,11 +166,6 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     ch[nch] = {kh + static_cast<int64_t>(bt[p / bs]) * page + slot, j, len};
     j += len;
   }
-  // Likewise the kv head's K rows of every page the segment touches (hd * bs contiguous
-  // elements a page), which the scores read at a stride of bs from the first dim on.
-  for (int pi = p0 / bs; pi <= p1 / bs; ++pi)
-    for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += 64 / static_cast<int>(sizeof(E)))
-      __builtin_prefetch(kh + static_cast<int64_t>(bt[pi]) * page + e, 0, 2);
   float* sc = s.sc.data();
   if (aligned)
     attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, sc);
@@ -198,7 +198,7 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (; jj < nmin; ++jj) {
       // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
       if (jj + kAttnPrefetch < n)
-        for (int b = 0; b < DT * W; b += 64 / static_cast<int>(sizeof(E)))
+        for (int b = 0; b < DT * W; b += kLine)
           __builtin_prefetch(static_cast<const E*>(vrow[jj + kAttnPrefetch]) + d + b);
       const E* vr = static_cast<const E*>(vrow[jj]) + d;
       R vv[DT];
