@@ -261,7 +261,7 @@ TEST(OpsExtra, Argmax) {
   EXPECT_EQ(argmax(v.data(), 49157), 49156);
   std::vector<float> nans(100, NAN);
   EXPECT_EQ(argmax(nans.data(), 100), 0);
-  // Every vector length and tail against the scalar rule (first maximum, NaN never wins, a
+  // Every ISA, vector length and tail against the scalar rule (first maximum, NaN never wins, a
   // leading NaN loses to anything), with NaNs, ties and -inf planted.
   auto rule = [](const std::vector<float>& x) {
     int64_t best = 0;
@@ -269,13 +269,17 @@ TEST(OpsExtra, Argmax) {
       if (x[i] > x[best] || (std::isnan(x[best]) && !std::isnan(x[i]))) best = i;
     return best;
   };
-  for (int n = 64; n < 64 + 40; ++n)
+  Isa isas[3];
+  const int n_isas = available_isas(isas);
+  for (int n = 1; n < 64 + 40; ++n)
     for (int rep = 0; rep < 4; ++rep) {
       auto w = random_vec(n, -1.f, 1.f, 100 * n + rep);
       for (int i = rep; i < n; i += 7) w[i] = rep == 2 ? -INFINITY : std::round(w[i] * 2);
-      if (rep & 1) w[0] = NAN;
+      if (rep & 1) w[0] = w[n - 1 - n / 3] = NAN;  // a leading one, and one in a late vector
       if (rep == 3) w[n - 1] = 5.f;
-      ASSERT_EQ(argmax(w.data(), n), rule(w)) << "n " << n << " rep " << rep;
+      for (int k = 0; k < n_isas; ++k)
+        ASSERT_EQ(argmax_isa(isas[k], w.data(), n), rule(w))
+            << isa_name(isas[k]) << " n " << n << " rep " << rep;
     }
 }
 

@@ -17,6 +17,7 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
 }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecScalar>(y, x, n); }
 void softmax(float* x, int64_t n) { softmax_impl<VecScalar>(x, n); }
+int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecScalar>(x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
           const float* inv_freq, RopeStyle style) {
   rope_impl<VecScalar>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
@@ -56,6 +57,16 @@ void add_inplace_isa(Isa i, float* y, const float* x, int64_t n) {
   VT_DISPATCH(i, add_inplace(y, x, n));
 }
 void softmax_isa(Isa i, float* x, int64_t n) { VT_DISPATCH(i, softmax(x, n)); }
+int64_t argmax_isa(Isa i, const float* x, int64_t n) {
+  switch (i) {
+    case Isa::kAvx512:
+      return avx512_impl::argmax(x, n);
+    case Isa::kAvx2:
+      return avx2_impl::argmax(x, n);
+    default:
+      return scalar_impl::argmax(x, n);
+  }
+}
 void rope_isa(Isa i, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
               const int32_t* positions, const float* inv_freq, RopeStyle style) {
   VT_DISPATCH(i, rope(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style));

@@ -20,6 +20,7 @@ void silu_mul_isa(Isa isa, const float* gate, int64_t ld_gate, const float* up, 
                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
 void add_inplace_isa(Isa isa, float* y, const float* x, int64_t n);
 void softmax_isa(Isa isa, float* x, int64_t n);
+int64_t argmax_isa(Isa isa, const float* x, int64_t n);  // ops_extra.h's argmax
 void rope_isa(Isa isa, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
               const int32_t* positions, const float* inv_freq, RopeStyle style);
 void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
@@ -35,6 +36,7 @@ void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
                 int64_t dim, float* out, int64_t ld_out);                                          \
   void add_inplace(float* y, const float* x, int64_t n);                                           \
   void softmax(float* x, int64_t n);                                                               \
+  int64_t argmax(const float* x, int64_t n);                                                       \
   void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,                        \
             const int32_t* positions, const float* inv_freq, RopeStyle style);                     \
   void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,         \

@@ -14,6 +14,7 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
 }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecAvx512>(y, x, n); }
 void softmax(float* x, int64_t n) { softmax_impl<VecAvx512>(x, n); }
+int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecAvx512>(x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
           const float* inv_freq, RopeStyle style) {
   rope_impl<VecAvx512>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);

@@ -1,8 +1,6 @@
 // Scalar helpers declared in ops_extra.h.
 #include "vt/cpu/ops_extra.h"
 
-#include <immintrin.h>
-
 #include <cmath>
 
 #include "vt/cpu/isa.h"
@@ -10,61 +8,7 @@
 
 namespace vt::cpu {
 
-namespace {
-// Two passes: the maximum (NaN never wins: max_ps keeps the accumulator when x is NaN),
-// then the first index holding it. Same answer as the scalar scan below.
-__attribute__((target("avx512f"))) int64_t argmax_avx512(const float* x, int64_t n) {
-  __m512 acc = _mm512_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_loadu_ps(x + i), acc);
-  float m = _mm512_reduce_max_ps(acc);
-  for (; i < n; ++i)
-    if (x[i] > m) m = x[i];
-  const __m512 mv = _mm512_set1_ps(m);
-  for (i = 0; i + 16 <= n; i += 16) {
-    const __mmask16 eq = _mm512_cmpeq_ps_mask(_mm512_loadu_ps(x + i), mv);
-    if (eq) return i + __builtin_ctz(eq);
-  }
-  for (; i < n; ++i)
-    if (x[i] == m) return i;
-  return 0;  // every value is NaN
-}
-
-// The same two passes, 8 lanes wide.
-__attribute__((target("avx2"))) int64_t argmax_avx2(const float* x, int64_t n) {
-  __m256 acc = _mm256_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) acc = _mm256_max_ps(_mm256_loadu_ps(x + i), acc);
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-  float m = _mm_cvtss_f32(h);
-  for (; i < n; ++i)
-    if (x[i] > m) m = x[i];
-  const __m256 mv = _mm256_set1_ps(m);
-  for (i = 0; i + 8 <= n; i += 8) {
-    const int eq = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), mv, _CMP_EQ_OQ));
-    if (eq) return i + __builtin_ctz(eq);
-  }
-  for (; i < n; ++i)
-    if (x[i] == m) return i;
-  return 0;  // every value is NaN
-}
-}  // namespace
-
-int64_t argmax(const float* x, int64_t n) {
-  if (n >= 64 && isa() == Isa::kAvx512) return argmax_avx512(x, n);
-  if (n >= 64 && isa() == Isa::kAvx2) return argmax_avx2(x, n);
-  int64_t best = 0;
-  float bv = x[0];
-  for (int64_t i = 1; i < n; ++i) {
-    if (x[i] > bv || (std::isnan(bv) && !std::isnan(x[i]))) {
-      bv = x[i];
-      best = i;
-    }
-  }
-  return best;
-}
+int64_t argmax(const float* x, int64_t n) { return argmax_isa(isa(), x, n); }
 
 void add_bias(float* y, int64_t ld, int64_t n_tok, const float* bias, int64_t dim) {
   for (int64_t t = 0; t < n_tok; ++t) add_inplace(y + t * ld, bias, dim);

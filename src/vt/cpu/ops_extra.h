@@ -1,6 +1,7 @@
 // Small helper kernels the model layers need besides the kernels.h contract: argmax for
 // greedy sampling checks, q/k/v bias (Qwen2), MoE routing (softmax + top-k) and expert
-// combination. Scalar on purpose: they touch a few thousand floats per step.
+// combination. Scalar on purpose (they touch a few thousand floats per step), except argmax,
+// which scans a vocabulary per greedy row: argmax_isa (ops.h) per ISA.
 #pragma once
 
 #include <cstdint>

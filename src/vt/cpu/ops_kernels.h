@@ -115,6 +115,25 @@ inline void rope_tables(int32_t pos, const float* inv_freq, int half, float* c, 
   }
 }
 
+// Index of the first maximum of x[0, n), n > 0; NaN never wins (all NaN: 0). Two passes: the
+// maximum, with max(x, m) keeping m where x is NaN, then the first index holding it.
+template <class V>
+int64_t argmax_impl(const float* x, int64_t n) {
+  constexpr int W = V::kW;
+  typename V::R acc = V::set1(-INFINITY);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) acc = V::max(V::load(x + i), acc);
+  float m = V::reduce_max(acc);
+  for (; i < n; ++i)
+    if (x[i] > m) m = x[i];
+  const typename V::R mv = V::set1(m);
+  for (i = 0; i + W <= n; i += W)
+    if (const int eq = V::eq_mask(V::load(x + i), mv)) return i + __builtin_ctz(eq);
+  for (; i < n; ++i)
+    if (x[i] == m) return i;
+  return 0;
+}
+
 template <class V>
 void rope_impl(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
                const int32_t* positions, const float* inv_freq, RopeStyle style) {

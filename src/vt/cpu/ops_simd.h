@@ -79,6 +79,7 @@ struct VecScalar {
   // Fused like the vector paths' vfmadd, so every ISA rounds once per multiply-add.
   static R fma(R a, R b, R c) { return std::fma(a, b, c); }
   static R max(R a, R b) { return a > b ? a : b; }
+  static int eq_mask(R a, R b) { return a == b ? 1 : 0; }  // lane i -> bit i
   static float reduce_add(R a) { return a; }
   static float reduce_max(R a) { return a; }
   // The vector paths' exp step for step: max_ps / min_ps clamping, round half to even,
@@ -138,6 +139,7 @@ struct VecAvx2 {
   static R div(R a, R b) { return _mm256_div_ps(a, b); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R max(R a, R b) { return _mm256_max_ps(a, b); }
+  static int eq_mask(R a, R b) { return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ)); }
   static float reduce_add(R a) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -199,6 +201,7 @@ struct VecAvx512 {
   static R div(R a, R b) { return _mm512_div_ps(a, b); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R max(R a, R b) { return _mm512_max_ps(a, b); }
+  static int eq_mask(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   // Explicit halving tree so the order is ours, not the compiler's.
   static float reduce_add(R a) {
     __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
