@@ -1,6 +1,6 @@
 // Paged KV storage for all layers, in backend storage (StorageKind::KvCache): per layer a K half of
 // [num_blocks][n_kv_heads][head_dim][block_size] (transposed inside each page) and a V half
-// of [num_blocks][block_size][n_kv_heads][head_dim] (see vt::cpu::KvLayerView); both are
+// of [num_blocks][n_kv_heads][block_size][head_dim] (see vt::cpu::KvLayerView); both are
 // block_size * n_kv_heads * head_dim elements (f32, f16 or bf16) per block. Which block
 // belongs to which request is the engine's business; this only owns the memory.
 #pragma once

@@ -354,6 +354,11 @@ TEST(PagedAttention, SixteenBitCachesMatchReferenceAndAreBatchInvariant) {
     }
 }
 
+// Element of V[head][dim] of the token in `slot`: pages are [head][offset][dim].
+int64_t v_at(int64_t slot, int h, int d, int bs, int n_kv, int hd) {
+  return (slot / bs) * bs * n_kv * hd + (int64_t(h) * bs + slot % bs) * hd + d;
+}
+
 TEST(ReshapeAndCache, Fp16RoundsToNearestEvenInTheSameLayout) {
   const int n_kv = 2, hd = 8, bs = 4, nb = 3;
   const int64_t row = n_kv * hd;
@@ -367,7 +372,7 @@ TEST(ReshapeAndCache, Fp16RoundsToNearestEvenInTheSameLayout) {
     for (int d = 0; d < hd; ++d) {
       const int64_t i = int64_t(h) * hd + d;
       EXPECT_EQ(kc[2 * bs * row + i * bs + 1], fp32_to_fp16(k[i])) << h << " " << d;
-      EXPECT_EQ(vc[9 * row + i], fp32_to_fp16(v[i])) << h << " " << d;
+      EXPECT_EQ(vc[v_at(9, h, d, bs, n_kv, hd)], fp32_to_fp16(v[i])) << h << " " << d;
     }
   int written = 0;
   for (uint16_t x : kc) written += x != 0;
@@ -391,9 +396,9 @@ TEST(ReshapeAndCache, Bf16RoundsToNearestEvenInTheSameLayout) {
     for (int d = 0; d < hd; ++d) {
       const int64_t i = int64_t(h) * hd + d;
       EXPECT_EQ(kc[2 * bs * row + i * bs + 1], fp32_to_bf16(k[i])) << h << " " << d;
-      EXPECT_EQ(vc[9 * row + i], fp32_to_bf16(v[i])) << h << " " << d;
+      EXPECT_EQ(vc[v_at(9, h, d, bs, n_kv, hd)], fp32_to_bf16(v[i])) << h << " " << d;
     }
-  EXPECT_EQ(vc[9 * row + 5], 0x3f80);
+  EXPECT_EQ(vc[v_at(9, 0, 5, bs, n_kv, hd)], 0x3f80);
   EXPECT_TRUE(std::isnan(bf16_to_fp32(kc[2 * bs * row + 3 * bs + 1])));
 }
 
@@ -407,7 +412,7 @@ TEST(ReshapeAndCache, WritesSlotsAndSkipsNegative) {
   for (size_t i = 0; i < k.size(); ++i) k[i] = float(i + 1), v[i] = -float(i + 1);
   const int64_t slots[] = {9, -1, 2};
   reshape_and_cache(k.data(), ld, v.data(), ld, 3, slots, view);
-  // K page: [head][dim][offset]; V: one row per slot.
+  // K page: [head][dim][offset]; V page: [head][offset][dim].
   auto kat = [&](int64_t slot, int h, int d) {
     return kc[(slot / bs) * bs * row + (int64_t(h) * hd + d) * bs + slot % bs];
   };
@@ -416,12 +421,14 @@ TEST(ReshapeAndCache, WritesSlotsAndSkipsNegative) {
       const int64_t i = int64_t(h) * hd + d;
       EXPECT_EQ(kat(9, h, d), k[i]) << h << " " << d;
       EXPECT_EQ(kat(2, h, d), k[2 * ld + i]) << h << " " << d;
-      EXPECT_EQ(vc[9 * row + i], v[i]);
-      EXPECT_EQ(vc[2 * row + i], v[2 * ld + i]);
+      EXPECT_EQ(vc[v_at(9, h, d, bs, n_kv, hd)], v[i]);
+      EXPECT_EQ(vc[v_at(2, h, d, bs, n_kv, hd)], v[2 * ld + i]);
     }
   // Concretely: slot 9 is block 2 offset 1, so K head 1 dim 3 of it sits at
   // 2 * bs * row + (1 * hd + 3) * bs + 1.
   EXPECT_EQ(kc[2 * bs * row + (hd + 3) * bs + 1], k[hd + 3]);
+  // And V head 1 dim 3 of it at 2 * bs * row + (1 * bs + 1) * hd + 3.
+  EXPECT_EQ(vc[2 * bs * row + (bs + 1) * hd + 3], v[hd + 3]);
   int written = 0;
   for (float x : kc) written += x != 0.f;
   EXPECT_EQ(written, 2 * row);

@@ -53,8 +53,8 @@ void to_bf16(const float* x, uint16_t* y, int64_t n) {
 template <class E>
 void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n_tok,
                  const int64_t* slot_mapping, const KvLayerView& cache) {
-  // slot = block * block_size + offset. V rows are stored whole at row `slot`; K goes into
-  // its page transposed, [kv_head][dim][offset], one element per (head, dim).
+  // slot = block * block_size + offset. V goes into its page per kv head, [kv_head][offset]
+  // [dim]; K transposed, [kv_head][dim][offset], one element per (head, dim).
   const int bs = cache.block_size, hd = cache.head_dim;
   const int64_t row = static_cast<int64_t>(cache.n_kv_heads) * hd;
   E* kc = static_cast<E*>(cache.k);
@@ -66,13 +66,17 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
     E* kt = kc + (slot / bs) * bs * row + slot % bs;
+    E* vp = vc + (slot / bs) * bs * row + static_cast<int64_t>(slot % bs) * hd;  // head 0
     const float* kr = k + t * ldk;
+    const float* vr = v + t * ldv;
     if constexpr (std::is_same_v<E, float>) {
-      std::memcpy(vc + slot * row, v + t * ldv, row * sizeof(float));
+      for (int h = 0; h < cache.n_kv_heads; ++h)
+        std::memcpy(vp + int64_t{h} * bs * hd, vr + int64_t{h} * hd, hd * sizeof(float));
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
     } else {
       auto narrow = cache.dtype == DType::BF16 ? to_bf16 : to_fp16;
-      narrow(v + t * ldv, vc + slot * row, row);
+      for (int h = 0; h < cache.n_kv_heads; ++h)
+        narrow(vr + int64_t{h} * hd, vp + int64_t{h} * bs * hd, hd);
       narrow(kr, k16.data(), row);
       for (int64_t i = 0; i < row; ++i) kt[i * bs] = k16[i];
     }

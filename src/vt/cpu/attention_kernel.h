@@ -2,7 +2,8 @@
 // per ISA (attention.cpp, attention_avx2.cpp, attention_avx512.cpp).
 //
 // Cache layout (see KvLayerView): K pages are [kv_head][dim][slot], so for one page and one
-// dim the keys of all slots are contiguous; V pages are [slot][kv_head][dim]. Scores are
+// dim the keys of all slots are contiguous; V pages are [kv_head][slot][dim], so a kv head's
+// V rows of one page are contiguous too (one stream, not rows 2 KiB apart). Scores are
 // computed with vector lanes = keys: score_j = (fma chain over d = 0..hd-1 of q[d] * k_j[d],
 // starting from 0, in d order) * scale. Each key has its own chain, so there is no
 // horizontal reduction, one K vector load feeds every query head of the GQA group, and the
@@ -39,9 +40,9 @@ namespace vt::cpu {
 namespace {
 
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
-// P.V: keys ahead whose V row is prefetched. V rows of a kv head are 2 KiB apart in their
-// pages and the pages are scattered, so decode attention over a long context waits on DRAM
-// for each one; 8 keys ahead is ~20 ns of P.V work, 32 covers the miss. Measured on the 2-core
+// P.V: keys ahead whose V row is prefetched. A kv head's V rows are contiguous within a page
+// but the pages are scattered, so decode attention over a long context waits on DRAM at
+// each page; 8 keys ahead is ~20 ns of P.V work, 32 covers the miss. Measured on the 2-core
 // Zen 5 (`bench_ops 'attn_decode/avx512/16x8x128/seqs:32/ctx:320/f16'`, best of 5, six
 // alternations, with the whole-row pass below): 25.9 -> 32 GB/s.
 constexpr int kAttnPrefetch = 32;
@@ -127,14 +128,14 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   const int hd = c.hd;
   const int bs = c.bs;
   const int n = p1 - p0 + 1;
-  const int64_t row_stride = static_cast<int64_t>(c.n_kv) * hd;
-  const int64_t page = static_cast<int64_t>(bs) * row_stride;  // elements per page (K or V)
-  const E* kh = static_cast<const E*>(c.kc) +
-                static_cast<int64_t>(kvh) * hd * bs;  // kv head's K rows in page 0
+  const int64_t page = static_cast<int64_t>(bs) * c.n_kv * hd;  // elements per page (K or V)
+  // The kv head's K rows (hd * bs elements) and V rows (bs * hd) in page 0.
+  const E* kh = static_cast<const E*>(c.kc) + static_cast<int64_t>(kvh) * hd * bs;
+  const E* vh = static_cast<const E*>(c.vc) + static_cast<int64_t>(kvh) * bs * hd;
   // One run of keys in one page per step: the run's V rows, and every line of the page's K
-  // rows (hd * bs contiguous elements) and of those V rows prefetched into L2 before the
-  // scores. The V rows are scattered over pages and the K pages too; the score pass gives
-  // the misses time to land, where the P.V pass alone would wait on each one.
+  // rows and of the run's V rows (contiguous) prefetched into L2 before the scores. The
+  // pages are scattered; the score pass gives the misses time to land, where the P.V pass
+  // alone would wait on each one.
   constexpr int kLine = 64 / static_cast<int>(sizeof(E));
   const void** vrow = s.vrow.data();
   for (int j = 0; j < n;) {
@@ -143,12 +144,10 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     const int64_t pg = static_cast<int64_t>(bt[p / bs]) * page;
     for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += kLine)
       __builtin_prefetch(kh + pg + e, 0, 2);
-    const E* vr = static_cast<const E*>(c.vc) + pg + static_cast<int64_t>(slot) * row_stride +
-                  static_cast<int64_t>(kvh) * hd;
-    for (int i = 0; i < len; ++i) {
-      vrow[j + i] = vr + i * row_stride;
-      for (int b = 0; b < hd; b += kLine) __builtin_prefetch(vr + i * row_stride + b, 0, 2);
-    }
+    const E* vr = vh + pg + static_cast<int64_t>(slot) * hd;
+    for (int64_t e = 0; e < static_cast<int64_t>(len) * hd; e += kLine)
+      __builtin_prefetch(vr + e, 0, 2);
+    for (int i = 0; i < len; ++i) vrow[j + i] = vr + static_cast<int64_t>(i) * hd;
     j += len;
   }
 

@@ -102,7 +102,8 @@ void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const 
 // One layer's cache, num_blocks pages of block_size slots for K and for V:
 //   K: [num_blocks][n_kv_heads][head_dim][block_size]  (transposed inside each page, so the
 //      keys of one page are contiguous per dim: attention scores keys in vector lanes)
-//   V: [num_blocks][block_size][n_kv_heads][head_dim]  (one row per slot)
+//   V: [num_blocks][n_kv_heads][block_size][head_dim]  (one head_dim row per slot and head;
+//      a kv head's rows of one page are contiguous, so attention streams them)
 // Both hold block_size * n_kv_heads * head_dim elements per page, of `dtype`: F32 (the
 // activations' type, the default) or F16 (--kv-cache-dtype float16: half the bytes; values
 // rounded to nearest even on write, widened on read).

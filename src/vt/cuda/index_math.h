@@ -18,7 +18,7 @@ VT_HD int64_t slot_of(const int32_t* bt_row, int32_t pos, int block_size) {
 
 // One layer's page geometry (vt::cpu::KvLayerView's layouts):
 //   K: [num_blocks][n_kv_heads][head_dim][block_size]
-//   V: [num_blocks][block_size][n_kv_heads][head_dim]
+//   V: [num_blocks][n_kv_heads][block_size][head_dim]
 struct KvGeom {
   int block_size;
   int n_kv_heads;
@@ -35,7 +35,8 @@ VT_HD int64_t k_offset(const KvGeom& g, int64_t slot, int kv_head, int d) {
 
 // Element offset of V[kv_head][d] of the token in `slot`.
 VT_HD int64_t v_offset(const KvGeom& g, int64_t slot, int kv_head, int d) {
-  return slot * g.row() + static_cast<int64_t>(kv_head) * g.head_dim + d;
+  return (slot / g.block_size) * g.page() +
+         (static_cast<int64_t>(kv_head) * g.block_size + slot % g.block_size) * g.head_dim + d;
 }
 
 // ---- decode-state advance (the last op of a captured decode step) ----

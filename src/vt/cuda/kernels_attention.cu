@@ -8,7 +8,7 @@
 //           so the lanes' loads coalesce);
 //   m = max, l = sum of exp(score - m) (lane-strided, then the butterfly);
 //   o[d] = fused chain over the segment's keys in order (lane owns d = lane + 32c; V rows
-//           are [slot][kv_head][dim], so the lanes' loads coalesce).
+//           are [kv_head][slot][dim] in a page, so the lanes' loads coalesce).
 // Partials are folded left to right with attn_merge. Whole mode (one warp walks all
 // segments) and split mode (one block per segment, then a merge kernel) run the same
 // segment function and the same merge, so they give the same bits; neither depends on the
