@@ -131,8 +131,9 @@ int main(int argc, char** argv) {
     }
   }
   // The tied embedding / output head of the Qwen3 shapes (151936 x 1024): llama.cpp's K-quant
-  // mixes store it as Q6_K, a third of a Q4_K_M 0.6B file, read once per decode step.
-  for (DType t : {DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+  // mixes store it as Q6_K, a third of a Q4_K_M 0.6B file, read once per decode step; a bf16
+  // checkpoint's is 311 MB, a long stream beside the 2-6 MB projections.
+  for (DType t : {DType::BF16, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     const std::string name = "matmul_head/" + std::string(vt::dtype_name(t)) + "/151936x1024/tok:1";
     benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, 151936, 1024, 1, false, Bf16::kFp32Act)
         ->UseRealTime();
