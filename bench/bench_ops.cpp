@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
             bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16, vt::DType::F32);
+      // The default fp16 cache at depth (batch 1).
+      benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/ctx:4096/f16").c_str(),
+                                   bm_attention, is, a.h, a.kv, a.hd, 4096, 1, 1, 16,
+                                   vt::DType::F16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16,
                                    vt::DType::F32);
