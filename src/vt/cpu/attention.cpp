@@ -62,24 +62,29 @@ void write_slots(const float* k, int64_t ldk, const float* v, int64_t ldv, int64
   thread_local std::vector<uint16_t> k16;  // 16-bit cache: a K row before its scatter
   if constexpr (!std::is_same_v<E, float>)
     if (k16.size() < static_cast<size_t>(row)) k16.resize(row);
+  // n elements from fp32 to the cache's type.
+  auto put = [&](const float* src, E* dst, int64_t n) {
+    if constexpr (std::is_same_v<E, float>)
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    else
+      (cache.dtype == DType::BF16 ? to_bf16 : to_fp16)(src, dst, n);
+  };
   for (int64_t t = 0; t < n_tok; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
     E* kt = kc + (slot / bs) * bs * row + slot % bs;
     E* vp = vc + (slot / bs) * bs * row + static_cast<int64_t>(slot % bs) * hd;  // head 0
-    const float* kr = k + t * ldk;
     const float* vr = v + t * ldv;
+    for (int h = 0; h < cache.n_kv_heads; ++h)
+      put(vr + int64_t{h} * hd, vp + int64_t{h} * bs * hd, hd);
+    const E* kr;  // the K row in the cache's type, then scattered
     if constexpr (std::is_same_v<E, float>) {
-      for (int h = 0; h < cache.n_kv_heads; ++h)
-        std::memcpy(vp + int64_t{h} * bs * hd, vr + int64_t{h} * hd, hd * sizeof(float));
-      for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
+      kr = k + t * ldk;
     } else {
-      auto narrow = cache.dtype == DType::BF16 ? to_bf16 : to_fp16;
-      for (int h = 0; h < cache.n_kv_heads; ++h)
-        narrow(vr + int64_t{h} * hd, vp + int64_t{h} * bs * hd, hd);
-      narrow(kr, k16.data(), row);
-      for (int64_t i = 0; i < row; ++i) kt[i * bs] = k16[i];
+      put(k + t * ldk, k16.data(), row);
+      kr = k16.data();
     }
+    for (int64_t i = 0; i < row; ++i) kt[i * bs] = kr[i];
   }
 }
 

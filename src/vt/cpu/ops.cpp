@@ -35,14 +35,11 @@ int available_isas(Isa* out) {
 #define VT_DISPATCH(isa_value, call) \
   switch (isa_value) {               \
     case Isa::kAvx512:               \
-      avx512_impl::call;             \
-      break;                         \
+      return avx512_impl::call;      \
     case Isa::kAvx2:                 \
-      avx2_impl::call;               \
-      break;                         \
+      return avx2_impl::call;        \
     default:                         \
-      scalar_impl::call;             \
-      break;                         \
+      return scalar_impl::call;      \
   }
 
 void rms_norm_isa(Isa i, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
@@ -57,16 +54,7 @@ void add_inplace_isa(Isa i, float* y, const float* x, int64_t n) {
   VT_DISPATCH(i, add_inplace(y, x, n));
 }
 void softmax_isa(Isa i, float* x, int64_t n) { VT_DISPATCH(i, softmax(x, n)); }
-int64_t argmax_isa(Isa i, const float* x, int64_t n) {
-  switch (i) {
-    case Isa::kAvx512:
-      return avx512_impl::argmax(x, n);
-    case Isa::kAvx2:
-      return avx2_impl::argmax(x, n);
-    default:
-      return scalar_impl::argmax(x, n);
-  }
-}
+int64_t argmax_isa(Isa i, const float* x, int64_t n) { VT_DISPATCH(i, argmax(x, n)); }
 void rope_isa(Isa i, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
               const int32_t* positions, const float* inv_freq, RopeStyle style) {
   VT_DISPATCH(i, rope(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style));
