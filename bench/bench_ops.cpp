@@ -147,6 +147,18 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(
           ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16").c_str(), bm_attention, is,
           a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16);
+      // The same step at other page sizes (--block-size), and 32 sequences deep enough that
+      // their pages cannot sit in the last-level cache.
+      for (int bs : {32, 64, 128})
+        benchmark::RegisterBenchmark(
+            ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16/bs:" + std::to_string(bs))
+                .c_str(),
+            bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, bs, vt::DType::F16);
+      for (int bs : {16, 128})
+        benchmark::RegisterBenchmark(
+            ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:" + std::to_string(bs))
+                .c_str(),
+            bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16,
                                    vt::DType::F32);

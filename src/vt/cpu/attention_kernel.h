@@ -40,12 +40,6 @@ namespace vt::cpu {
 namespace {
 
 constexpr int kAttnMaxGroup = 8;  // query heads sharing one pass over a segment's K/V
-// P.V: keys ahead whose V row is prefetched. A kv head's V rows are contiguous within a page
-// but the pages are scattered, so decode attention over a long context waits on DRAM at
-// each page; 8 keys ahead is ~20 ns of P.V work, 32 covers the miss. Measured on the 2-core
-// Zen 5 (`bench_ops 'attn_decode/avx512/16x8x128/seqs:32/ctx:320/f16'`, best of 5, six
-// alternations, with the whole-row pass below): 25.9 -> 32 GB/s.
-constexpr int kAttnPrefetch = 32;
 
 struct AttnCtx {
   const float* q;
@@ -133,9 +127,12 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   const E* kh = static_cast<const E*>(c.kc) + static_cast<int64_t>(kvh) * hd * bs;
   const E* vh = static_cast<const E*>(c.vc) + static_cast<int64_t>(kvh) * bs * hd;
   // One run of keys in one page per step: the run's V rows, and every line of the page's K
-  // rows and of the run's V rows (contiguous) prefetched into L2 before the scores. The
-  // pages are scattered; the score pass gives the misses time to land, where the P.V pass
-  // alone would wait on each one.
+  // rows prefetched into L2 before the scores (the pages are scattered, so no hardware
+  // prefetcher runs ahead across them). The score tiles fetch their keys' V rows while they
+  // compute (attn_score_tile), so the P.V pass finds them in cache. Fetching V here too, or
+  // a few keys ahead in the P.V pass, waited on DRAM on top of the fmas: `bench_ops
+  // 'attn_decode/avx2/16x8x128/seqs:32/ctx:320/f16'` read 15-17 GB/s that way, 24-27 GB/s
+  // with V fetched in the score tiles (2-core Zen 4 VM, AVX2).
   constexpr int kLine = 64 / static_cast<int>(sizeof(E));
   const void** vrow = s.vrow.data();
   for (int j = 0; j < n;) {
@@ -145,8 +142,6 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
     for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += kLine)
       __builtin_prefetch(kh + pg + e, 0, 2);
     const E* vr = vh + pg + static_cast<int64_t>(slot) * hd;
-    for (int64_t e = 0; e < static_cast<int64_t>(len) * hd; e += kLine)
-      __builtin_prefetch(vr + e, 0, 2);
     for (int i = 0; i < len; ++i) vrow[j + i] = vr + static_cast<int64_t>(i) * hd;
     j += len;
   }
@@ -167,9 +162,11 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   }
   float* sc = s.sc.data();
   if (aligned)
-    attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, sc);
+    attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, vrow,
+                                                                 sc);
   else
-    attn_scores<V, G, AttnKLoad::kPartial, AttnKLoad::kPartial>(nch, q, hd, ch, bs, c.scale, sc);
+    attn_scores<V, G, AttnKLoad::kPartial, AttnKLoad::kPartial>(nch, q, hd, ch, bs, c.scale, vrow,
+                                                                sc);
 
   int ng[G];
   int nmin = n;
@@ -195,10 +192,6 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
       for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
     int jj = 0;
     for (; jj < nmin; ++jj) {
-      // V rows are scattered over pages: fetch the pass's lines a few keys ahead.
-      if (jj + kAttnPrefetch < n)
-        for (int b = 0; b < DT * W; b += kLine)
-          __builtin_prefetch(static_cast<const E*>(vrow[jj + kAttnPrefetch]) + d + b);
       const E* vr = static_cast<const E*>(vrow[jj]) + d;
       R vv[DT];
 #pragma GCC unroll 8

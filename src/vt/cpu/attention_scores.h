@@ -3,6 +3,7 @@
 // per key over d in order, so every ISA computes the same bits.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -75,7 +76,7 @@ enum class AttnKLoad { kFull, kLastPartial, kPartial };
 // Scores of G heads for C chunks. Masked-off lanes load 0 and are never stored.
 template <class V, int G, int C, AttnKLoad kL>
 inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
-                            float* sc) {
+                            const void* const* vrow, float* sc) {
   using R = typename V::R;
   using E = typename V::Elem;
   R acc[G][C];
@@ -87,7 +88,7 @@ inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_
   int kn[C];
 #pragma GCC unroll 8
   for (int i = 0; i < C; ++i) kb[i] = static_cast<const E*>(ch[i].p), kn[i] = ch[i].n;
-  for (int d = 0; d < hd; ++d) {
+  auto step = [&](int d) {
     const int64_t off = d * bs;
     R k[C];
 #pragma GCC unroll 8
@@ -102,7 +103,23 @@ inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_
 #pragma GCC unroll 8
       for (int i = 0; i < C; ++i) acc[g][i] = V::fma(qv, k[i], acc[g][i]);
     }
+  };
+  // The chunks' V rows (up to W keys of one page: W * hd contiguous elements) are fetched
+  // while the scores are computed, one line per chunk every P dims, all of them by the last
+  // d: the P.V pass then finds them in cache, their DRAM time hidden under the score fmas.
+  // Prefetches only: the arithmetic and its order are unchanged.
+  constexpr int P = std::max(1, 64 / (V::kW * static_cast<int>(sizeof(E))));
+  const char* vb[C];
+#pragma GCC unroll 8
+  for (int i = 0; i < C; ++i) vb[i] = static_cast<const char*>(vrow[ch[i].j]);
+  int d = 0;
+  for (int line = 0; d + P <= hd; d += P, line += 64) {
+#pragma GCC unroll 8
+    for (int i = 0; i < C; ++i) __builtin_prefetch(vb[i] + line, 0, 2);
+#pragma GCC unroll 4
+    for (int u = 0; u < P; ++u) step(d + u);
   }
+  for (; d < hd; ++d) step(d);
   const R vs = V::set1(scale);
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g)
@@ -119,19 +136,19 @@ inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_
 // The segment's chunks, C per tile; the last tile has r = 1..C chunks.
 template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast>
 inline void attn_score_last(int r, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
-                            float scale, float* sc) {
-  if (r == C) return attn_score_tile<V, G, C, kLast>(q, hd, ch, bs, scale, sc);
-  if constexpr (C > 1) attn_score_last<V, G, C - 1, kL, kLast>(r, q, hd, ch, bs, scale, sc);
+                            float scale, const void* const* vrow, float* sc) {
+  if (r == C) return attn_score_tile<V, G, C, kLast>(q, hd, ch, bs, scale, vrow, sc);
+  if constexpr (C > 1) attn_score_last<V, G, C - 1, kL, kLast>(r, q, hd, ch, bs, scale, vrow, sc);
 }
 
 template <class V, int G, AttnKLoad kL, AttnKLoad kLast>
 inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
-                        float scale, float* sc) {
+                        float scale, const void* const* vrow, float* sc) {
   constexpr int C = attn_score_chunks<V::kW, G>();
   const int r = nch - C * ((nch - 1) / C);
   int i = 0;
-  for (; i + r < nch; i += C) attn_score_tile<V, G, C, kL>(q, hd, ch + i, bs, scale, sc);
-  attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, sc);
+  for (; i + r < nch; i += C) attn_score_tile<V, G, C, kL>(q, hd, ch + i, bs, scale, vrow, sc);
+  attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, vrow, sc);
 }
 
 }  // namespace
