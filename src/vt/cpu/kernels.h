@@ -104,9 +104,9 @@ void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const 
 //      keys of one page are contiguous per dim: attention scores keys in vector lanes)
 //   V: [num_blocks][n_kv_heads][block_size][head_dim]  (one head_dim row per slot and head;
 //      a kv head's rows of one page are contiguous, so attention streams them)
-// Both hold block_size * n_kv_heads * head_dim elements per page, of `dtype`: F32 (the
-// activations' type, the default) or F16 (--kv-cache-dtype float16: half the bytes; values
-// rounded to nearest even on write, widened on read).
+// Both hold block_size * n_kv_heads * head_dim elements per page of `dtype`: F16 / BF16 (auto:
+// bf16 checkpoints get BF16, others F16; rounded to nearest even on write, widened on read) or
+// F32 (this view's default: --kv-cache-dtype float32, for the fp32 reference gates).
 struct KvLayerView {
   void* k = nullptr;
   void* v = nullptr;
