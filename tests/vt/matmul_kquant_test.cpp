@@ -160,12 +160,16 @@ TEST(KQuant, RandomBlocksEveryTokenCount) {
   ThreadPool pool(2);
   const int64_t cols = 768;  // 3 super-blocks
   // 2 full groups + 5 rows, and + 13 rows (a last group whose second 8-row half is partial:
-  // the AVX2 one-token tiles run both halves at once).
+  // the AVX2 one-token tiles and the decoded many-token tiles of 16+ tokens run both halves
+  // at once; 22 and 23 tokens end in a 6- and a 7-token tail).
   for (int64_t rows : {37, 45})
     for (DType t : kKTypes) {
       const KWeight w(t, rows, cols, random_blocks(t, rows, cols, 17));
       const auto x = randn(67 * cols, 5);
-      for (int64_t n = 1; n <= (rows == 37 ? 67 : 9); ++n) {
+      std::vector<int64_t> counts;
+      for (int64_t n = 1; n <= (rows == 37 ? 67 : 9); ++n) counts.push_back(n);
+      if (rows == 45) counts.insert(counts.end(), {16, 22, 23});
+      for (int64_t n : counts) {
         check_all(w, x, n, pool, std::string(dtype_name(t)) + " rows " + std::to_string(rows));
         if (HasFatalFailure()) return;
       }

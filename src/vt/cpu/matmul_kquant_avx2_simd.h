@@ -304,10 +304,20 @@ void kq6_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActVie
 }
 
 // One-token tiles run both halves in one pass (their registers fit twice); wider tiles one
-// half per pass. DEC: dec holds the group decoded by kq_decode_group.
+// half per pass, except decoded Q4_K / Q5_K tiles of an even TT >= 4: two passes of TT / 2
+// tokens over both halves, the same int16 sums in registers, but each activation broadcast
+// feeds two vpmaddubsw instead of one (the broadcasts bound these tiles). DEC: dec holds the
+// group decoded by kq_decode_group.
 template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
              int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
+  if constexpr (DEC && T != DType::Q6_K && TT % 2 == 0 && TT >= 4) {
+    if (n_rows > 8) {
+      kq45_halves<T, TT / 2, 2, DEC>(grp, dec, nb, a, t0, y, ldy, 0, n_rows, pf);
+      kq45_halves<T, TT / 2, 2, DEC>(grp, dec, nb, a, t0 + TT / 2, y, ldy, 0, n_rows, pf);
+      return;
+    }
+  }
   if constexpr (TT == 1) {
     if (n_rows > 8) {
       if constexpr (T == DType::Q6_K)
@@ -331,10 +341,11 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 template <DType T>
 constexpr int kKqTMax = T == DType::Q6_K ? 4 : 8;
 constexpr int kKqPasses = 2;
-// Which types take the decoded path for many tokens: Q4_K's decode is one mask or shift, and
-// decoding ahead measured -16% to +11%.
-template <DType T>
-constexpr bool kKqDecoded = T != DType::Q4_K;
+// Which types take the decoded path for many tokens (kquant_rows_decoded): all three. Q4_K's
+// decode is one mask or shift, and decoding it ahead for one-half tiles measured -16% to
+// +11%; the two-half tiles (kq_tile) need the decoded bytes.
+template <DType>
+constexpr bool kKqDecoded = true;
 
 // Q6_K groups 8 hh + 2 KP + gi of super-block pb into the decoded super-block out.
 template <int KP>
