@@ -57,8 +57,12 @@ inline __m256 scales_s8(const uint8_t* p) {
       _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
-inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i magic_plus_i) {
-  const __m256 i = _mm256_sub_ps(_mm256_castsi256_ps(magic_plus_i), _mm256_set1_ps(kMagic));
+// f = fma(scale, I, f) with I held as the bits of 1.5 * 2^23 + I (kMagic) or, kPlain, as the
+// int32 itself: either conversion is exact (|I| < 2^22), so the float is the same.
+template <bool kPlain = false>
+inline __m256 fold_scaled(__m256 f, __m256 scale, __m256i sum) {
+  const __m256 i = kPlain ? _mm256_cvtepi32_ps(sum)
+                          : _mm256_sub_ps(_mm256_castsi256_ps(sum), _mm256_set1_ps(kMagic));
   return _mm256_fmadd_ps(scale, i, f);
 }
 
@@ -83,7 +87,7 @@ __attribute__((always_inline)) inline void widen_tile(__m256i (&is)[NH][TT],
   }
 }
 // f = fma(scale, I, f) with half hx's 8 row scales scale_of(hx).
-template <int NH, int TT, class ScaleOf>
+template <int NH, int TT, bool kPlain = false, class ScaleOf>
 __attribute__((always_inline)) inline void fold_tile(__m256 (&f)[NH][TT],
                                                      const __m256i (&is)[NH][TT],
                                                      ScaleOf scale_of) {
@@ -91,7 +95,7 @@ __attribute__((always_inline)) inline void fold_tile(__m256 (&f)[NH][TT],
   for (int hx = 0; hx < NH; ++hx) {
     const __m256 sc = scale_of(hx);
     VT_UNROLL
-    for (int t = 0; t < TT; ++t) f[hx][t] = fold_scaled(f[hx][t], sc, is[hx][t]);
+    for (int t = 0; t < TT; ++t) f[hx][t] = fold_scaled<kPlain>(f[hx][t], sc, is[hx][t]);
   }
 }
 
@@ -151,7 +155,7 @@ void kq45_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActVi
         VT_UNROLL
         for (int hx = 0; hx < NH; ++hx) {
           VT_UNROLL
-          for (int t = 0; t < TT; ++t) is[hx][t] = _mm256_set1_epi32(kMagicBits);
+          for (int t = 0; t < TT; ++t) is[hx][t] = _mm256_setzero_si256();
         }
         VT_UNROLL
         for (int c = 0; c < 8; ++c) {
@@ -170,7 +174,8 @@ void kq45_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActVi
           }
           if (c % kRun == kRun - 1) widen_tile(is, s16);
         }
-        fold_tile(f, is, [&](int hx) { return scales_u8(scm + 16 * j + 8 * (h0 + hx)); });
+        fold_tile<NH, TT, true>(f, is,
+                                [&](int hx) { return scales_u8(scm + 16 * j + 8 * (h0 + hx)); });
       }
     }
     alignas(32) int32_t bsum[TT][8];
