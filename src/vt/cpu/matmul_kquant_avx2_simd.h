@@ -346,11 +346,6 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 template <DType T>
 constexpr int kKqTMax = T == DType::Q6_K ? 4 : 8;
 constexpr int kKqPasses = 2;
-// Which types take the decoded path for many tokens (kquant_rows_decoded): all three. Q4_K's
-// decode is one mask or shift, and decoding it ahead for one-half tiles measured -16% to
-// +11%; the two-half tiles (kq_tile) need the decoded bytes.
-template <DType>
-constexpr bool kKqDecoded = true;
 
 // Q6_K groups 8 hh + 2 KP + gi of super-block pb into the decoded super-block out.
 template <int KP>

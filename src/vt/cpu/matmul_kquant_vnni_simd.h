@@ -256,10 +256,4 @@ void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPr
 
 template <DType>
 constexpr int kKqTMax = 8;
-// Which types take the decoded path for many tokens (kquant_rows_decoded): all three. Measured
-// on a 2-core Zen 5, base (no decoded path) vs each type decoded, alternating: Qwen3-0.6B-shape
-// prefill 128 Q5_K_M 787 -> 857 tok/s (medians of 3), Q4_K_M +1-6%; bench_matmul
-// 'q4_k/.../tok:32/cold' +7-30%; batch-32 decode +0-3%.
-template <DType>
-constexpr bool kKqDecoded = true;
 constexpr int kKqPasses = 1;  // passes over a group per tile (pf.at steps = passes x blocks)
