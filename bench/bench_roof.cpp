@@ -6,11 +6,14 @@
 //                     4 activation bytes, vpmaddubsw with a held weight vector, add the int16
 //                     pairs (eight token chains per thread), the ceiling of the K-quant
 //                     many-token tiles before their widen / scale / min work
+//   roof/vnni_bcast   GOP/s of the AVX-512 VNNI K-quant / Q8 tiles' inner step: broadcast 4
+//                     activation bytes, vpdpbusd with a held weight vector (eight token chains
+//                     per thread); skipped without AVX-512 VNNI
 //   roof/dpbf16       GFLOP/s (2 per multiply-add) of independent AVX512-BF16 vdpbf16ps chains
 //                     (sixteen 16-lane chains per thread), the ceiling of the BF16 products
 //                     with bf16 activations; skipped without AVX512-BF16
 // All run on vt::ThreadPool::global() (VT_NUM_THREADS sets its size); AVX2 + FMA except
-// roof/dpbf16.
+// roof/vnni_bcast and roof/dpbf16.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -141,6 +144,42 @@ void BM_Int8Bcast(benchmark::State& state) {
              [] { return maddubs_chains(kChainIters, act.data()); });
 }
 
+bool has_avx512_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512f");
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int dpbusd_chains(int64_t iters, const int8_t* act) {
+#define VT_ROOF_VINIT(k) __m512i v##k = _mm512_set1_epi32(k);
+  VT_ROOF_TOKENS(VT_ROOF_VINIT)
+  __m512i w = _mm512_set1_epi8(3);
+  asm("" : "+v"(w));
+  for (int64_t n = 0; n < iters; ++n) {
+    const int8_t* a = act + (n & 63) * 32;
+#define VT_ROOF_VDOT(k)                                                                          \
+  v##k = _mm512_dpbusd_epi32(v##k, w,                                                            \
+                             _mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a + 4 * (k)))); \
+  asm("" : "+v"(v##k));
+    VT_ROOF_TOKENS(VT_ROOF_VDOT)
+  }
+  __m512i t = _mm512_setzero_si512();
+#define VT_ROOF_VSUM(k) t = _mm512_xor_si512(t, v##k);
+  VT_ROOF_TOKENS(VT_ROOF_VSUM)
+  return _mm512_reduce_add_epi32(t);
+}
+
+void BM_VnniBcast(benchmark::State& state) {
+  if (!has_avx512_vnni()) return state.SkipWithError("needs AVX-512 VNNI");
+  alignas(64) static const std::array<int8_t, 64 * 32 + 32> act = [] {
+    std::array<int8_t, 64 * 32 + 32> v{};
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 % 255 - 127);
+    return v;
+  }();
+  // 8 chains x 64 multiply-adds x 2 ops per iteration, on every thread.
+  run_chains(state, "GOP/s", kChainIters * 1024.0,
+             [] { return dpbusd_chains(kChainIters, act.data()); });
+}
+
 bool has_avx512_bf16() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
@@ -179,5 +218,6 @@ void BM_Bf16Peak(benchmark::State& state) {
 BENCHMARK(BM_StreamRead)->Name("roof/stream_read")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FmaPeak)->Name("roof/fma_fp32")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Int8Bcast)->Name("roof/int8_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VnniBcast)->Name("roof/vnni_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Bf16Peak)->Name("roof/dpbf16")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

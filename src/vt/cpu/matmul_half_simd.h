@@ -92,7 +92,8 @@ inline void hv_store(float* dst, HV v, int n) {
 #endif
 
 constexpr int kHalfLanes = 16 / kHalfVecs;  // rows per vector
-// Weight bytes ahead of the one being read that a streaming (few-token) tile prefetches.
+// Weight bytes ahead of the one being read that a streaming (few-token) tile prefetches, into
+// L2: on a 2-core Zen 4 VM a T0 (L1) prefetch cost bf16 decode ~30% (docs/QUANT_ZOO.md).
 constexpr int64_t kHalfPrefetch = 1024;
 
 enum class HalfKind { kBf16Emul, kBf16Native, kF16 };
@@ -165,7 +166,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
         VT_UNROLL
         for (int h = 0; h < kHalfVecs; ++h) {
           const int v = g * kHalfVecs + h;
@@ -195,7 +196,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
         wv[g] = _mm512_loadu_si512(p + g * gbytes);
       }
       VT_UNROLL
@@ -218,7 +219,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream && (k & 1) == 0)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
         VT_UNROLL
         for (int h = 0; h < kHalfVecs; ++h) {
           const int v = g * kHalfVecs + h;
