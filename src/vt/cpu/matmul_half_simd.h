@@ -92,9 +92,10 @@ inline void hv_store(float* dst, HV v, int n) {
 #endif
 
 constexpr int kHalfLanes = 16 / kHalfVecs;  // rows per vector
-// Weight bytes ahead of the one being read that a streaming (few-token) tile prefetches, into
-// L2: on a 2-core Zen 4 VM a T0 (L1) prefetch cost bf16 decode ~30% (docs/QUANT_ZOO.md).
+// Weight bytes ahead of the one being read that a streaming (few-token) tile prefetches, and
+// where to: L2 for AVX-512, L1 for AVX2 (each the faster on a 2-core Zen 4, docs/QUANT_ZOO.md).
 constexpr int64_t kHalfPrefetch = 1024;
+constexpr auto kHalfHint = VT_MM_VNNI ? _MM_HINT_T1 : _MM_HINT_T0;
 
 enum class HalfKind { kBf16Emul, kBf16Native, kF16 };
 
@@ -166,7 +167,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), kHalfHint);
         VT_UNROLL
         for (int h = 0; h < kHalfVecs; ++h) {
           const int v = g * kHalfVecs + h;
@@ -196,7 +197,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), kHalfHint);
         wv[g] = _mm512_loadu_si512(p + g * gbytes);
       }
       VT_UNROLL
@@ -219,7 +220,7 @@ void half_tile(const uint8_t* grp, int64_t gbytes, const ActView& a, int64_t t0,
       VT_UNROLL
       for (int g = 0; g < G; ++g) {
         if (stream && (k & 1) == 0)
-          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(p + g * gbytes + kHalfPrefetch), kHalfHint);
         VT_UNROLL
         for (int h = 0; h < kHalfVecs; ++h) {
           const int v = g * kHalfVecs + h;
