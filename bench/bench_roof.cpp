@@ -132,22 +132,26 @@ __attribute__((target("avx2"))) int maddubs_chains(int64_t iters, const int8_t* 
   return _mm256_extract_epi32(t, 0);
 }
 
-void BM_Int8Bcast(benchmark::State& state) {
-  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2");
+// Activation bytes the integer chains broadcast from: 64 rows of 32, cycled through.
+const int8_t* roof_acts() {
   alignas(64) static const std::array<int8_t, 64 * 32 + 32> act = [] {
     std::array<int8_t, 64 * 32 + 32> v{};
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 % 255 - 127);
     return v;
   }();
-  // 8 chains x 32 multiply-adds x 2 ops per iteration, on every thread.
-  run_chains(state, "GOP/s", kChainIters * 512.0,
-             [] { return maddubs_chains(kChainIters, act.data()); });
+  return act.data();
 }
 
-bool has_avx512_vnni() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512f");
+void BM_Int8Bcast(benchmark::State& state) {
+  if (!has_avx2_fma()) return state.SkipWithError("needs AVX2");
+  // 8 chains x 32 multiply-adds x 2 ops per iteration, on every thread.
+  run_chains(state, "GOP/s", kChainIters * 512.0,
+             [] { return maddubs_chains(kChainIters, roof_acts()); });
 }
+
+// AVX-512 F with one extension; __builtin_cpu_supports needs a literal feature name.
+#define VT_ROOF_HAS_AVX512(ext) \
+  (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") && __builtin_cpu_supports(ext))
 
 __attribute__((target("avx512f,avx512vnni"))) int dpbusd_chains(int64_t iters, const int8_t* act) {
 #define VT_ROOF_VINIT(k) __m512i v##k = _mm512_set1_epi32(k);
@@ -165,24 +169,14 @@ __attribute__((target("avx512f,avx512vnni"))) int dpbusd_chains(int64_t iters, c
   __m512i t = _mm512_setzero_si512();
 #define VT_ROOF_VSUM(k) t = _mm512_xor_si512(t, v##k);
   VT_ROOF_TOKENS(VT_ROOF_VSUM)
-  return _mm512_reduce_add_epi32(t);
+  return _mm_cvtsi128_si32(_mm512_castsi512_si128(t));
 }
 
 void BM_VnniBcast(benchmark::State& state) {
-  if (!has_avx512_vnni()) return state.SkipWithError("needs AVX-512 VNNI");
-  alignas(64) static const std::array<int8_t, 64 * 32 + 32> act = [] {
-    std::array<int8_t, 64 * 32 + 32> v{};
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 % 255 - 127);
-    return v;
-  }();
+  if (!VT_ROOF_HAS_AVX512("avx512vnni")) return state.SkipWithError("needs AVX-512 VNNI");
   // 8 chains x 64 multiply-adds x 2 ops per iteration, on every thread.
   run_chains(state, "GOP/s", kChainIters * 1024.0,
-             [] { return dpbusd_chains(kChainIters, act.data()); });
-}
-
-bool has_avx512_bf16() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
+             [] { return dpbusd_chains(kChainIters, roof_acts()); });
 }
 
 #define VT_ROOF_BCHAINS(X) \
@@ -208,7 +202,7 @@ __attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(int64_t iters)
 }
 
 void BM_Bf16Peak(benchmark::State& state) {
-  if (!has_avx512_bf16()) return state.SkipWithError("needs AVX512-BF16");
+  if (!VT_ROOF_HAS_AVX512("avx512bf16")) return state.SkipWithError("needs AVX512-BF16");
   // 16 chains x 32 multiply-adds x 2 flops per iteration, on every thread.
   run_chains(state, "GFLOP/s", kChainIters * 1024.0, [] { return dpbf16_chains(kChainIters); });
 }
