@@ -61,7 +61,8 @@ struct EngineFlags {
                    "KV cache size in bytes (overrides --gpu-memory-utilization)");
     gpu_util_opt = app.add_option(
         "--gpu-memory-utilization", gpu_memory_utilization,
-        "on the CPU: the KV cache's share of the memory available after loading (0, 1]");
+        "on the CPU: the KV cache's share of the memory available after loading (0, 1]; "
+        "default 0.9");
     kv_dtype_opt =
         app.add_option("--kv-cache-dtype", kv_cache_dtype,
                        "KV cache element type: auto (bfloat16 for bf16 checkpoints, float16 "
@@ -133,6 +134,11 @@ struct EngineFlags {
                                     std::to_string(gpu_memory_utilization));
       if (kv_cache_memory <= 0) c.gpu_memory_utilization = gpu_memory_utilization;
     }
+    // vLLM's default --gpu-memory-utilization 0.9 for every command (serve, bench, generate,
+    // run-batch), when the KV cache is not sized otherwise. Pages are committed as blocks are
+    // first used, so a large cache costs only what the requests fill.
+    if (!c.num_gpu_blocks && kv_cache_memory <= 0 && !c.gpu_memory_utilization)
+      c.gpu_memory_utilization = 0.9;
     if (kv_cache_dtype == "float32")
       c.kv_cache_dtype = vt::DType::F32;
     else if (kv_cache_dtype == "bfloat16" || kv_cache_dtype == "bf16")

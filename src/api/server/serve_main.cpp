@@ -132,9 +132,6 @@ int serve_main(int argc, char** argv) {
   if (model.empty())
     throw std::invalid_argument("no model: vllm serve MODEL (or --model MODEL); run with --help");
   engine::EngineConfig ec = flags.resolve();
-  // vLLM's default --gpu-memory-utilization 0.9, when the KV cache is not sized otherwise.
-  if (!ec.num_gpu_blocks && flags.kv_cache_memory <= 0 && !ec.gpu_memory_utilization)
-    ec.gpu_memory_utilization = 0.9;
   if (sc.api_key.empty())
     if (const char* k = std::getenv("VLLM_API_KEY")) sc.api_key = k;
   sc.allowed_origins = json_list(origins, "--allowed-origins");
