@@ -22,6 +22,7 @@ class CpuModelExecutor : public ModelExecutor {
     return m_.kv_bytes_per_block(block_size, dtype);
   }
   int64_t kv_cache_resident_bytes() const override { return m_.kv_cache().resident_bytes(); }
+  int64_t prefault_kv_blocks(int64_t n) override { return m_.kv_cache().prefault(n); }
   void execute(const model::ForwardBatch& batch, float* logits) override {
     m_.forward(batch, logits);
   }

@@ -42,6 +42,9 @@ class LLMEngine {
   EngineMetrics metrics() const { return core_->metrics(); }
   // ModelExecutor::kv_cache_resident_bytes; any thread may call it.
   int64_t kv_cache_resident_bytes() const { return executor_.kv_cache_resident_bytes(); }
+  // ModelExecutor::prefault_kv_blocks: the first n blocks (at most the whole cache) a fresh
+  // engine hands out; call while no request runs.
+  int64_t prefault_kv_blocks(int64_t n) { return executor_.prefault_kv_blocks(n); }
   // The config as resolved: max_model_len and num_gpu_blocks filled in.
   const EngineConfig& config() const { return config_; }
   EngineCore& core() { return *core_; }

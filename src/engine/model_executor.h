@@ -28,6 +28,10 @@ class ModelExecutor {
   // Bytes of the KV cache resident in host memory now (a lazily mapped cache commits pages as
   // blocks are first written); 0 where the cache is not host memory. Any thread may call it.
   virtual int64_t kv_cache_resident_bytes() const { return 0; }
+  // Commits the memory of KV blocks [0, n) now, where the cache is lazily mapped host memory
+  // (model::KvCache::prefault); returns the bytes committed, 0 where there is nothing to do,
+  // -1 where it cannot. For benchmarks, before their clock starts.
+  virtual int64_t prefault_kv_blocks(int64_t n) { return 0; }
   // Memory a --gpu-memory-utilization fraction applies to, for an executor whose KV cache is
   // not host memory (a device's free bytes after the weights, less its working reserve);
   // nullopt: host memory (the engine reads MemAvailable).

@@ -66,6 +66,31 @@ TEST(KvCacheStorage, ResidentBytesFollowWrites) {
   EXPECT_EQ(kv.resident_bytes(), total);
 }
 
+// prefault(n) commits blocks [0, n) of every layer's K and V halves (what a fresh engine
+// hands out first), leaves block n onward lazy, and keeps what the blocks already hold.
+TEST(KvCacheStorage, PrefaultCommitsTheFirstBlocksAndKeepsTheirContents) {
+  auto be = ::vt::make_cpu_backend();
+  vllm::model::KvCache kv;
+  const int64_t layers = 3, blocks = 64;
+  const int bs = 16, heads = 2, dim = 64;  // 8 KiB per block and half (F32): two pages
+  kv.init(*be, layers, blocks, bs, heads, dim, ::vt::DType::F32);
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  const int64_t half_block = bs * heads * dim * 4;
+  ASSERT_EQ(half_block % page, 0);
+  float* k1 = reinterpret_cast<float*>(kv.layer(1).k) + 5;  // block 0 of layer 1's K half
+  *k1 = 42.0f;
+  ASSERT_EQ(kv.resident_bytes(), page);
+  const int64_t got = kv.prefault(4);
+  if (got < 0) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux < 5.14)";
+  EXPECT_EQ(got, 2 * layers * 4 * half_block);
+  EXPECT_EQ(kv.resident_bytes(), 2 * layers * 4 * half_block);
+  EXPECT_EQ(*k1, 42.0f);
+  // Past the cache's end it stops at the last block.
+  EXPECT_EQ(kv.prefault(blocks + 10), 2 * layers * blocks * half_block);
+  EXPECT_EQ(kv.resident_bytes(), 2 * layers * blocks * half_block);
+  EXPECT_EQ(kv.prefault(0), 0);
+}
+
 // The pages are the backend's storage: it accounts for them while the cache holds them and
 // has none left once the cache is re-sized or gone.
 TEST(KvCacheStorage, PagesAreBackendStorage) {
