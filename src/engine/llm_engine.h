@@ -42,9 +42,13 @@ class LLMEngine {
   EngineMetrics metrics() const { return core_->metrics(); }
   // ModelExecutor::kv_cache_resident_bytes; any thread may call it.
   int64_t kv_cache_resident_bytes() const { return executor_.kv_cache_resident_bytes(); }
-  // ModelExecutor::prefault_kv_blocks: the first n blocks (at most the whole cache) a fresh
-  // engine hands out; call while no request runs.
-  int64_t prefault_kv_blocks(int64_t n) { return executor_.prefault_kv_blocks(n); }
+  // ModelExecutor::prefault_kv_blocks for the blocks `requests` requests of
+  // `tokens_per_request` tokens each fill (at most the whole cache), the first a fresh engine
+  // hands out; call while no request runs.
+  int64_t prefault_kv(int64_t requests, int64_t tokens_per_request) {
+    const int64_t bs = config_.block_size;
+    return executor_.prefault_kv_blocks(requests * ((tokens_per_request + bs - 1) / bs));
+  }
   // The config as resolved: max_model_len and num_gpu_blocks filled in.
   const EngineConfig& config() const { return config_; }
   EngineCore& core() { return *core_; }

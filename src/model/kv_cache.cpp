@@ -2,15 +2,9 @@
 // is committed as blocks are first written, not when the cache is sized.
 #include "model/kv_cache.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
 
 namespace vllm::model {
 
@@ -34,15 +28,12 @@ int64_t KvCache::resident_bytes() const { return mem_.resident_bytes(); }
 int64_t KvCache::prefault(int64_t n) {
   n = std::clamp<int64_t>(n, 0, num_blocks_);
   if (n == 0) return 0;
-  const int64_t page = layer_bytes_ / num_blocks_;  // one block of one K or V half
-  constexpr uintptr_t kPage = 4096;
-  uint8_t* base = mem_.as<uint8_t>();
-  for (int64_t half = 0; half < 2 * num_layers_; ++half) {
-    const uintptr_t b = reinterpret_cast<uintptr_t>(base + half * layer_bytes_);
-    const uintptr_t lo = b & ~(kPage - 1), hi = (b + n * page + kPage - 1) & ~(kPage - 1);
-    if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0) return -1;
-  }
-  return 2 * num_layers_ * n * page;
+  const int64_t block_bytes = layer_bytes_ / num_blocks_;  // one block of one K or V half
+  for (int64_t half = 0; half < 2 * num_layers_; ++half)
+    if (!mem_.commit(static_cast<size_t>(half * layer_bytes_),
+                     static_cast<size_t>(n * block_bytes)))
+      return -1;
+  return 2 * num_layers_ * n * block_bytes;
 }
 
 // Layer l's K half then its V half; the layouts inside them are KvLayerView's.

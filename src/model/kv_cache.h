@@ -31,10 +31,10 @@ class KvCache {
   // lazy, so this grows as blocks are first written. Safe to call from any thread once init()
   // has returned.
   int64_t resident_bytes() const;
-  // Commits the pages of blocks [0, n) of every layer now (MADV_POPULATE_WRITE; contents kept),
-  // so that first writes to them later take no page faults: the blocks a fresh engine hands
-  // out first (BlockPool's free queue starts in id order). Returns the bytes asked for, or -1
-  // where the kernel cannot populate (before Linux 5.14): the pages then stay lazy. A
+  // Commits blocks [0, n) of every layer now (Backend::commit; contents kept), so that first
+  // writes to them later take no page faults: the blocks a fresh engine hands out first
+  // (BlockPool's free queue starts in id order). Returns the bytes asked for, or -1 where the
+  // backend cannot (the CPU before Linux 5.14): the pages then stay lazy. A
   // benchmark calls it before its clock starts, as llama.cpp clears its cache at context
   // creation and vLLM zeroes its own at startup.
   int64_t prefault(int64_t n);

@@ -135,6 +135,11 @@ class Backend {
   virtual int64_t resident_bytes(const DeviceBuffer* b) const {
     return static_cast<int64_t>(b->bytes);
   }
+  // Backs bytes [offset, offset + bytes) of b with memory now, keeping their contents, so
+  // that later first writes take no page faults (a lazily committed host mapping; device
+  // memory is all backed already). Returns false when the backend cannot (the range then
+  // stays lazy).
+  virtual bool commit(const DeviceBuffer* b, size_t offset, size_t bytes) { return true; }
 
   struct Stats {
     int64_t captures = 0, replays = 0, destroys = 0, host_writes = 0;

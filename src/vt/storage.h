@@ -49,6 +49,7 @@ class StorageBuffer {
   }
   size_t bytes() const { return b_ ? b_->bytes : 0; }
   int64_t resident_bytes() const { return b_ ? be_->resident_bytes(b_) : 0; }
+  bool commit(size_t offset, size_t bytes) const { return b_ && be_->commit(b_, offset, bytes); }
 
  private:
   Backend* be_ = nullptr;

@@ -93,8 +93,7 @@ int bench_latency(Common& c, int64_t batch, int iters) {
   std::vector<double> prefill_s, decode_s, host_us;
   // Every iteration's KV pages committed up front (see run_throughput): without prefix
   // caching each iteration takes blocks no earlier one used.
-  const int64_t bs = engine.config().block_size;
-  engine.prefault_kv_blocks((iters + 1) * batch * ((c.in_len + c.out_len + bs - 1) / bs));
+  engine.prefault_kv((iters + 1) * batch, c.in_len + c.out_len);
   for (int it = 0; it <= iters; ++it) {  // iteration 0 warms up (and captures graphs)
     auto prompts = random_prompts(batch, c.in_len, llm->model().config().vocab_size, 1000 + it);
     for (int64_t i = 0; i < batch; ++i)
@@ -248,10 +247,9 @@ ThroughputRun run_throughput(api::LLM& llm, const std::vector<std::vector<int32_
   // clears its cache when the context is created and vLLM zeroes its own at startup, so
   // neither peer times first-touch page faults (on a VM whose memory the host backs lazily,
   // ~2 s per GB). The engine itself maps the cache lazily, for a fast start.
-  const int64_t bs = engine.config().block_size;
-  int64_t blocks = 0;
-  for (const auto& p : prompts) blocks += (static_cast<int64_t>(p.size()) + out_len + bs - 1) / bs;
-  engine.prefault_kv_blocks(blocks);
+  if (!prompts.empty())  // random_prompts: every prompt has the same length
+    engine.prefault_kv(static_cast<int64_t>(prompts.size()),
+                       static_cast<int64_t>(prompts.front().size()) + out_len);
   const engine::EngineMetrics m0 = engine.metrics();
   ThroughputRun r;
   const double t0 = now_s();
