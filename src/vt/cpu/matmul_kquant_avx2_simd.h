@@ -114,6 +114,9 @@ __attribute__((always_inline)) inline __m256i kq45_weights(const uint8_t* pb, co
   return w;
 }
 
+// A decoded super-block is its kKqDecBlock weight bytes alone here.
+constexpr int64_t kKqDecStride = kKqDecBlock;
+
 // Half h of piece `piece` of super-block b of a decoded group (kKqDecBlock,
 // matmul_kquant_simd.h).
 __attribute__((always_inline)) inline __m256i kq_decoded(const uint8_t* dec, int64_t b, int piece,
@@ -127,8 +130,9 @@ __attribute__((always_inline)) inline __m256i kq_decoded(const uint8_t* dec, int
 // shared); every row's operations and their order are the same either way. DEC: the weight
 // bytes come already decoded from `dec` (kq_decode_group) instead of from the packed chunks.
 template <DType T, int TT, int NH, bool DEC>
-void kq45_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a, int64_t t0,
-                 float* y, int64_t ldy, int h0, int n_rows, const GroupPrefetch& pf) {
+__attribute__((noinline)) void kq45_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb,
+                                           const ActView& a, int64_t t0, float* y, int64_t ldy,
+                                           int h0, int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(T);
   // Chunks summed in int16 before widening: 4-bit weights give pairs of at most
   // 2 * 15 * 128 = 3840, so all 8 of a sub-block fit; 5-bit ones 2 * 31 * 128 = 7936, four.
@@ -315,7 +319,8 @@ void kq6_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActVie
 // group decoded by kq_decode_group.
 template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
+             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr,
+             const int32_t* /*bp: the VNNI tiles' sum pairs*/ = nullptr) {
   if constexpr (DEC && T != DType::Q6_K && TT % 2 == 0 && TT >= 4) {
     if (n_rows > 8) {
       kq45_halves<T, TT / 2, 2, DEC>(grp, dec, nb, a, t0, y, ldy, 0, n_rows, pf);

@@ -86,11 +86,12 @@ inline void kq6_starts(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][16]
 }
 
 // A 16-row group decoded once for many tokens (kquant_rows_decoded): super-block b takes
-// kKqDecBlock bytes, its 64 pieces of 64 bytes in the order the tiles read them (Q4_K / Q5_K:
-// piece 2k + nh is chunk k's low or high nibbles; Q6_K: piece 4g + cc is chunk cc of group
-// g), each piece 16 rows x 4 elements as the packed chunks, one unsigned byte per weight
-// (Q6_K without its -32, which kq6_starts folds in). The tiles then skip the shifts, masks
-// and fifth / high bits they otherwise redo for every token tile.
+// kKqDecStride bytes (kKqDecBlock, then per ISA what the tile tails share), its 64 pieces of 64
+// bytes in the order the tiles read them (Q4_K / Q5_K: piece 2k + nh is chunk k's low or high
+// nibbles; Q6_K: piece 4g + cc is chunk cc of group g), each piece 16 rows x 4 elements as the
+// packed chunks, one unsigned byte per weight (Q6_K without its -32, which kq6_starts folds in).
+// The tiles then skip the shifts, masks and fifth / high bits they otherwise redo for every token
+// tile.
 constexpr int64_t kKqDecBlock = 4096;
 
 #if VT_MM_VNNI
@@ -100,12 +101,22 @@ constexpr int64_t kKqDecBlock = 4096;
 #endif
 
 template <DType T, int TT = kKqTMax<T>>
-void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
-                   int64_t t0, float* y, int64_t ldy, int n_rows) {
+void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, const int32_t* bp, int64_t nb,
+                   const ActView& a, int64_t t0, float* y, int64_t ldy, int n_rows) {
   if constexpr (TT > 0) {
-    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
-    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
+    if (n == TT)
+      return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec, bp);
+    kq_tile_dec_n<T, TT - 1>(n, grp, dec, bp, nb, a, t0, y, ldy, n_rows);
   }
+}
+
+// Every token's 32-element sub-block sums as int16 (2k, 2k + 1) pairs, 4 int32 per super-block
+// (out[(t * nb + b) * 4 + k]): what the Q4_K / Q5_K min sums multiply, made once per product
+// instead of once per 16-row group (|sum| <= 32 * 127, so int16 holds it).
+inline void kq_sum_pairs(const ActView& a, int32_t* out) {
+  const int64_t n = a.n_tok * a.n_blocks * 8;
+  int16_t* o = reinterpret_cast<int16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int16_t>(a.bsums[2 * i] + a.bsums[2 * i + 1]);
 }
 
 // Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
@@ -123,13 +134,21 @@ void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int6
                          int64_t ldy) {
   const int64_t nb = a.n_blocks;
   thread_local std::vector<uint8_t> buf;
-  if (buf.size() < static_cast<size_t>(nb * kKqDecBlock + 64))
-    buf.resize(static_cast<size_t>(nb * kKqDecBlock + 64));
+  if (buf.size() < static_cast<size_t>(nb * kKqDecStride + 64))
+    buf.resize(static_cast<size_t>(nb * kKqDecStride + 64));
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
+  thread_local std::vector<int32_t> pairs;
+  const int32_t* bp = nullptr;
+  if constexpr (T != DType::Q6_K) {
+    if (pairs.size() < static_cast<size_t>(a.n_tok * nb * 4))
+      pairs.resize(static_cast<size_t>(a.n_tok * nb * 4));
+    kq_sum_pairs(a, pairs.data());
+    bp = pairs.data();
+  }
   packed_groups<kKqTMax<T>, 1>(
       w, a, r0, r1,
       [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
-        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
+        kq_tile_dec_n<T>(n, grp, dec, bp, nb, a, t0, y + r, ldy, n_rows);
       },
       [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
 }

@@ -46,16 +46,35 @@ __attribute__((always_inline)) inline __m512i kq45_weights(const uint8_t* pb, co
   return w;
 }
 
-// Piece `piece` of super-block b of a decoded group (kKqDecBlock, matmul_kquant_simd.h).
+// A decoded super-block (matmul_kquant_simd.h) is its kKqDecBlock weight bytes followed by
+// what each tile's per-super-block tail would otherwise recompute for every token tile of the
+// chunk, at offsets of kKqDecExtra: Q4_K / Q5_K the 8 sub-block scales of the 16 rows as fp32
+// (0), the mins as the int16 (2k, 2k + 1) pairs pairs_u8 makes (512), d and dmin as fp32 (768,
+// 832); Q6_K the 16 group scales as fp32 (0) and d (1024). The same values the tails convert,
+// so the same bits.
+constexpr int64_t kKqDecStride = kKqDecBlock + 1152;
+
+// Piece `piece` of super-block b of a decoded group.
 __attribute__((always_inline)) inline __m512i kq_decoded(const uint8_t* dec, int64_t b, int piece) {
-  return _mm512_load_si512(dec + b * kKqDecBlock + 64 * piece);
+  return _mm512_load_si512(dec + b * kKqDecStride + 64 * piece);
+}
+
+// Super-block b's extras (above).
+__attribute__((always_inline)) inline const uint8_t* kq_dec_extra(const uint8_t* dec, int64_t b) {
+  return dec + b * kKqDecStride + kKqDecBlock;
+}
+inline __m512 load_extra_ps(const uint8_t* ex, int off) {
+  return _mm512_load_ps(reinterpret_cast<const float*>(ex + off));
 }
 
 // DEC: the weight bytes come already decoded from `dec` (kq_decode_group) instead of from
 // the packed chunks and the Q5_K masks.
+// DEC also takes the scales, mins and d from the extras and each token's sub-block sum pairs
+// from bp (kq_sum_pairs, matmul_kquant_simd.h).
 template <DType T, int TT, bool DEC>
-void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a, int64_t t0,
-               float* y, int64_t ldy, int n_rows, const GroupPrefetch& pf) {
+__attribute__((noinline)) void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb,
+                                         const ActView& a, int64_t t0, float* y, int64_t ldy,
+                                         int n_rows, const GroupPrefetch& pf, const int32_t* bp) {
   constexpr KQuantLayout L = kquant_layout(T);
   const KTileActs<TT> x(a, t0);
   __m512 acc[TT];
@@ -68,7 +87,8 @@ void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView
     const uint8_t* pb = grp + b * L.block;
     const uint8_t* q = pb + L.qs;
     const int64_t xo = b * kQK_K;
-    unpack_kscales(pb + kKScales, scm);
+    const uint8_t* ex = DEC ? kq_dec_extra(dec, b) : nullptr;
+    if constexpr (!DEC) unpack_kscales(pb + kKScales, scm);
     __m512 f[TT];
     VT_UNROLL
     for (int t = 0; t < TT; ++t) f[t] = _mm512_setzero_ps();
@@ -89,29 +109,36 @@ void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView
             is[t] = _mm512_dpbusd_epi32(is[t], w,
                                         _mm512_set1_epi32(load_i32(x.q[t] + xo + 32 * j + 4 * c)));
         }
-        const __m512 sc = _mm512_cvtepi32_ps(
-            _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(scm + 16 * j))));
+        const __m512 sc = DEC ? load_extra_ps(ex, 64 * j)
+                              : _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128(
+                                    reinterpret_cast<const __m128i*>(scm + 16 * j))));
         VT_UNROLL
         for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
       }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
+    const __m512 dw =
+        DEC ? load_extra_ps(ex, 768)
+            : _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
     const __m512 dmw =
-        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
+        DEC ? load_extra_ps(ex, 832)
+            : _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
     VT_UNROLL
     for (int t = 0; t < TT; ++t)
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
     alignas(32) int32_t bsum[TT][8];
-    kq_bsum_pairs<TT>(x, b, bsum);
+    if constexpr (!DEC) kq_bsum_pairs<TT>(x, b, bsum);
     __m512i msum[TT];
     VT_UNROLL
     for (int t = 0; t < TT; ++t) msum[t] = _mm512_setzero_si512();
     VT_UNROLL
     for (int k = 0; k < 4; ++k) {
-      const __m512i mv = pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
+      const __m512i mv = DEC ? _mm512_load_si512(ex + 512 + 64 * k)
+                             : pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        msum[t] = _mm512_dpwssd_epi32(msum[t], mv, _mm512_set1_epi32(bsum[t][k + (k & 2)]));
+        msum[t] = _mm512_dpwssd_epi32(
+            msum[t], mv,
+            _mm512_set1_epi32(DEC ? bp[((t0 + t) * nb + b) * 4 + k] : bsum[t][k + (k & 2)]));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
@@ -164,8 +191,9 @@ __attribute__((always_inline)) inline void kq6_group(const uint8_t* pb, const ui
       is[t] =
           _mm512_dpbusd_epi32(is[t], w, _mm512_set1_epi32(load_i32(x.q[t] + xo + 16 * g + 4 * cc)));
   }
-  const __m512 sc = _mm512_cvtepi32_ps(
-      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g))));
+  const __m512 sc = DEC ? load_extra_ps(kq_dec_extra(dec, b), 64 * g)
+                        : _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g))));
   VT_UNROLL
   for (int t = 0; t < TT; ++t) f[t] = fold_scaled(f[t], sc, is[t]);
 }
@@ -202,8 +230,9 @@ void kq6_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView&
       for (int gi = 0; gi < 2; ++gi)
         kq6_group<3, TT, DEC>(pb, dec, b, hh, gi, x, xo, starts, f, m4, m30);
     }
-    const __m512 dw = _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp + nb * L.block + 32 * b)));
+    const __m512 dw = DEC ? load_extra_ps(kq_dec_extra(dec, b), 1024)
+                          : _mm512_cvtph_ps(_mm256_loadu_si256(
+                                reinterpret_cast<const __m256i*>(grp + nb * L.block + 32 * b)));
     VT_UNROLL
     for (int t = 0; t < TT; ++t)
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
@@ -216,11 +245,12 @@ void kq6_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView&
 // DEC: dec holds the group decoded by kq_decode_group.
 template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
+             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr,
+             const int32_t* bp = nullptr) {
   if constexpr (T == DType::Q6_K)
     kq6_tile<TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf);
   else
-    kq45_tile<T, TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf);
+    kq45_tile<T, TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf, bp);
 }
 
 // Group grp's nb super-blocks as kq_decoded reads them: the weight decode of the tiles, done
@@ -233,8 +263,30 @@ void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPr
   for (int64_t b = 0; b < nb; ++b) {
     pf.at(b);
     const uint8_t* pb = grp + b * L.block;
-    uint8_t* out = dec + b * kKqDecBlock;
+    uint8_t* out = dec + b * kKqDecStride;
     auto put = [&](int piece, __m512i w) { _mm512_store_si512(out + 64 * piece, w); };
+    uint8_t* ex = out + kKqDecBlock;
+    auto put_ps = [&](int off, __m512 v) {
+      _mm512_store_ps(reinterpret_cast<float*>(ex + off), v);
+    };
+    if constexpr (T == DType::Q6_K) {
+      for (int g = 0; g < 16; ++g)
+        put_ps(64 * g, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * g)))));
+      put_ps(1024, _mm512_cvtph_ps(_mm256_loadu_si256(
+                       reinterpret_cast<const __m256i*>(grp + nb * L.block + 32 * b))));
+    } else {
+      alignas(64) uint8_t scm[256];
+      unpack_kscales(pb + kKScales, scm);
+      for (int j = 0; j < 8; ++j)
+        put_ps(64 * j, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                           _mm_load_si128(reinterpret_cast<const __m128i*>(scm + 16 * j)))));
+      for (int k = 0; k < 4; ++k)
+        _mm512_store_si512(ex + 512 + 64 * k,
+                           pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16));
+      put_ps(768, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb))));
+      put_ps(832, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32))));
+    }
     if constexpr (T == DType::Q6_K) {
       for (int hh = 0; hh < 2; ++hh)
         for (int gi = 0; gi < 2; ++gi)
