@@ -250,6 +250,13 @@ void PackedWeights::write_cache(const std::string& file, const std::string& key)
     std::memcpy(head.data(), &h, sizeof h);
     std::memcpy(head.data() + sizeof h, key.data(), key.size());
     bool ok = write_full(fd, head.data(), head.size()) && write_full(fd, data, n);
+    // Written, the copy sits in the page cache as the small folios of the writes, which a
+    // later start maps 4 KiB at a time. Dropped once on disk, the next start reads it back
+    // through readahead's large folios, which map 2 MiB at a time where the kernel can:
+    // decode streams every weight byte per token, and on a 2-core Zen 4 VM the bf16
+    // Qwen3-0.6B-shape folder decoded at 22.7-31.1 tok/s from the written pages against
+    // 31.1-38.6 from read-back ones (FilePmdMapped 86 MB vs 1.16 GB of 1.19 GB).
+    if (ok && ::fdatasync(fd) == 0) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ok = ::close(fd) == 0 && ok;
     if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) ::unlink(tmp.c_str());
   });
