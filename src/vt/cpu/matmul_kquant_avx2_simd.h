@@ -114,8 +114,10 @@ __attribute__((always_inline)) inline __m256i kq45_weights(const uint8_t* pb, co
   return w;
 }
 
-// A decoded super-block is its kKqDecBlock weight bytes alone here.
+// A decoded super-block is its kKqDecBlock weight bytes alone here, and the tiles pair the
+// activation sums themselves.
 constexpr int64_t kKqDecStride = kKqDecBlock;
+constexpr bool kKqTilesTakeSumPairs = false;
 
 // Half h of piece `piece` of super-block b of a decoded group (kKqDecBlock,
 // matmul_kquant_simd.h).

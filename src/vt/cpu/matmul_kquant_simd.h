@@ -112,7 +112,7 @@ void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, const int32_t*
 
 // Every token's 32-element sub-block sums as int16 (2k, 2k + 1) pairs, 4 int32 per super-block
 // (out[(t * nb + b) * 4 + k]): what the Q4_K / Q5_K min sums multiply, made once per product
-// instead of once per 16-row group (|sum| <= 32 * 127, so int16 holds it).
+// and thread instead of once per 16-row group (|sum| <= 32 * 127, so int16 holds it).
 inline void kq_sum_pairs(const ActView& a, int32_t* out) {
   const int64_t n = a.n_tok * a.n_blocks * 8;
   int16_t* o = reinterpret_cast<int16_t*>(out);
@@ -139,7 +139,7 @@ void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int6
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
   thread_local std::vector<int32_t> pairs;
   const int32_t* bp = nullptr;
-  if constexpr (T != DType::Q6_K) {
+  if constexpr (T != DType::Q6_K && kKqTilesTakeSumPairs) {
     if (pairs.size() < static_cast<size_t>(a.n_tok * nb * 4))
       pairs.resize(static_cast<size_t>(a.n_tok * nb * 4));
     kq_sum_pairs(a, pairs.data());

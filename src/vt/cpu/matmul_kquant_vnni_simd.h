@@ -48,11 +48,13 @@ __attribute__((always_inline)) inline __m512i kq45_weights(const uint8_t* pb, co
 
 // A decoded super-block (matmul_kquant_simd.h) is its kKqDecBlock weight bytes followed by
 // what each tile's per-super-block tail would otherwise recompute for every token tile of the
-// chunk, at offsets of kKqDecExtra: Q4_K / Q5_K the 8 sub-block scales of the 16 rows as fp32
-// (0), the mins as the int16 (2k, 2k + 1) pairs pairs_u8 makes (512), d and dmin as fp32 (768,
-// 832); Q6_K the 16 group scales as fp32 (0) and d (1024). The same values the tails convert,
-// so the same bits.
+// chunk, at these offsets past the weights: Q4_K / Q5_K the 8 sub-block scales of the 16 rows
+// as fp32 (0), the mins as the int16 (2k, 2k + 1) pairs pairs_u8 makes (512), d and dmin as
+// fp32 (768, 832); Q6_K the 16 group scales as fp32 (0) and d (1024). The same values the
+// tails convert, so the same bits. The Q4_K / Q5_K tiles also take every token's sub-block
+// sum pairs from kq_sum_pairs.
 constexpr int64_t kKqDecStride = kKqDecBlock + 1152;
+constexpr bool kKqTilesTakeSumPairs = true;
 
 // Piece `piece` of super-block b of a decoded group.
 __attribute__((always_inline)) inline __m512i kq_decoded(const uint8_t* dec, int64_t b, int piece) {
@@ -68,9 +70,8 @@ inline __m512 load_extra_ps(const uint8_t* ex, int off) {
 }
 
 // DEC: the weight bytes come already decoded from `dec` (kq_decode_group) instead of from
-// the packed chunks and the Q5_K masks.
-// DEC also takes the scales, mins and d from the extras and each token's sub-block sum pairs
-// from bp (kq_sum_pairs, matmul_kquant_simd.h).
+// the packed chunks and the Q5_K masks, the scales, mins and d from its extras, and each
+// token's sub-block sum pairs from bp (kq_sum_pairs, matmul_kquant_simd.h).
 template <DType T, int TT, bool DEC>
 __attribute__((noinline)) void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb,
                                          const ActView& a, int64_t t0, float* y, int64_t ldy,
