@@ -247,9 +247,9 @@ ThroughputRun run_throughput(api::LLM& llm, const std::vector<std::vector<int32_
   // clears its cache when the context is created and vLLM zeroes its own at startup, so
   // neither peer times first-touch page faults (on a VM whose memory the host backs lazily,
   // ~2 s per GB). The engine itself maps the cache lazily, for a fast start.
-  if (!prompts.empty())  // random_prompts: every prompt has the same length
-    engine.prefault_kv(static_cast<int64_t>(prompts.size()),
-                       static_cast<int64_t>(prompts.front().size()) + out_len);
+  size_t longest = 0;  // every request's blocks, counted at the longest prompt's
+  for (const auto& p : prompts) longest = std::max(longest, p.size());
+  engine.prefault_kv(static_cast<int64_t>(prompts.size()), static_cast<int64_t>(longest) + out_len);
   const engine::EngineMetrics m0 = engine.metrics();
   ThroughputRun r;
   const double t0 = now_s();
