@@ -74,9 +74,14 @@ constexpr int attn_score_chunks() {
 enum class AttnKLoad { kFull, kLastPartial, kPartial };
 
 // Scores of G heads for C chunks. Masked-off lanes load 0 and are never stored.
+// noinline: inlined into attn_segment (the full-load tiles were), GCC 12 allocated the P.V
+// pass's G * DT accumulators around the tiles' and spilled them to the stack on every key.
+// Out of line, `bench_ops 'attn_prefill/avx512/16x8x128/tok:256/f16'` 108-116 -> 153-157
+// GFLOP/s, 'attn_decode/avx512/16x8x128/ctx:4096/f16' 39-42 -> 55 GB/s (2-core Zen 4 VM).
 template <class V, int G, int C, AttnKLoad kL>
-inline void attn_score_tile(const float* q, int hd, const AttnKChunk* ch, int64_t bs, float scale,
-                            const void* const* vrow, float* sc) {
+__attribute__((noinline)) void attn_score_tile(const float* q, int hd, const AttnKChunk* ch,
+                                               int64_t bs, float scale, const void* const* vrow,
+                                               float* sc) {
   using R = typename V::R;
   using E = typename V::Elem;
   R acc[G][C];
