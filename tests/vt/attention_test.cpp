@@ -2,12 +2,16 @@
 // K/V from unpaged per-sequence arrays (so block-table addressing is checked too), on every
 // ISA path, and the batch-invariance properties the engine's gates depend on.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "isa_paths.h"
@@ -357,6 +361,36 @@ TEST(PagedAttention, SixteenBitCachesMatchReferenceAndAreBatchInvariant) {
 // Element of V[head][dim] of the token in `slot`: pages are [head][offset][dim].
 int64_t v_at(int64_t slot, int h, int d, int bs, int n_kv, int hd) {
   return (slot / bs) * bs * n_kv * hd + (int64_t(h) * bs + slot % bs) * hd + d;
+}
+
+// The score tiles of the default block size (full K loads) stay out of line: inlined into
+// attn_segment, GCC 12 spilled the P.V pass's accumulators to the stack on every key and the
+// kernel ran at 0.6-0.7x (docs/QUANT_ZOO.md, 345ea3a). Read from this binary's machine code,
+// like Matmul.PackedKernelsKeepTheirWeightPrefetch.
+TEST(PagedAttention, ScoreTilesStayOutOfLine) {
+  char exe[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  ASSERT_GT(len, 0);
+  exe[len] = '\0';
+  const std::string cmd = std::string("objdump -d --no-show-raw-insn -C '") + exe + "' 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr) << "cannot run objdump (binutils)";
+  // The fp16-cache full-load tiles of each vector ISA -> found as a function of their own.
+  std::map<std::string, bool> found{{"VecAvx512, unsigned short>", false},
+                                    {"VecAvx2, unsigned short>", false}};
+  char line[8192];
+  while (std::fgets(line, sizeof(line), f)) {
+    const std::string s = line;
+    if (s.size() < 3 || s.compare(s.size() - 3, 3, ">:\n") != 0) continue;
+    if (s.find("attn_score_tile<") == std::string::npos ||
+        s.find("(vt::cpu::(anonymous namespace)::AttnKLoad)0>") == std::string::npos)
+      continue;
+    for (auto& [isa, seen] : found)
+      if (s.find(isa) != std::string::npos) seen = true;
+  }
+  ASSERT_EQ(::pclose(f), 0) << "objdump failed";
+  for (const auto& [isa, seen] : found)
+    EXPECT_TRUE(seen) << "no out-of-line full-load attn_score_tile for " << isa;
 }
 
 TEST(ReshapeAndCache, Fp16RoundsToNearestEvenInTheSameLayout) {
