@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/f16").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16,
                                    vt::DType::F16);
+      // The last 256-token chunk of a 4096-token prompt: 16 segments of keys per query.
+      benchmark::RegisterBenchmark(
+          ("attn_prefill/" + s + "/" + shape + "/ctx:4096/tok:256/f16").c_str(), bm_attention, is,
+          a.h, a.kv, a.hd, 4096, 256, 1, 16, vt::DType::F16);
       // A block size that is not a multiple of the vector width (K chunks are gathered).
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/bs:12").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12,
