@@ -159,21 +159,20 @@ int main(int argc, char** argv) {
             ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:" + std::to_string(bs))
                 .c_str(),
             bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16);
-      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16,
-                                   vt::DType::F32);
-      // The same chunk on the default fp16 cache.
-      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/f16").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 16,
-                                   vt::DType::F16);
-      // The last 256-token chunk of a 4096-token prompt: 16 segments of keys per query.
-      benchmark::RegisterBenchmark(
-          ("attn_prefill/" + s + "/" + shape + "/ctx:4096/tok:256/f16").c_str(), bm_attention, is,
-          a.h, a.kv, a.hd, 4096, 256, 1, 16, vt::DType::F16);
-      // A block size that is not a multiple of the vector width (K chunks are gathered).
-      benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:256/bs:12").c_str(),
-                                   bm_attention, is, a.h, a.kv, a.hd, 256, 256, 1, 12,
-                                   vt::DType::F32);
+      // A 256-token prefill chunk: the first on the f32 and the default fp16 cache, the last of
+      // a 4096-token prompt (16 segments of keys per query), and a block size that is not a
+      // multiple of the vector width (K chunks are gathered).
+      struct Chunk {
+        const char* name;
+        int ctx, bs;
+        vt::DType kv;
+      };
+      for (Chunk c : {Chunk{"tok:256", 256, 16, vt::DType::F32},
+                      Chunk{"tok:256/f16", 256, 16, vt::DType::F16},
+                      Chunk{"ctx:4096/tok:256/f16", 4096, 16, vt::DType::F16},
+                      Chunk{"tok:256/bs:12", 256, 12, vt::DType::F32}})
+        benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/" + c.name).c_str(),
+                                     bm_attention, is, a.h, a.kv, a.hd, c.ctx, 256, 1, c.bs, c.kv);
     }
   }
   benchmark::Initialize(&argc, argv);

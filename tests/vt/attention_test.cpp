@@ -2,11 +2,9 @@
 // K/V from unpaged per-sequence arrays (so block-table addressing is checked too), on every
 // ISA path, and the batch-invariance properties the engine's gates depend on.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "isa_paths.h"
+#include "self_disasm.h"
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/ops.h"
 
@@ -368,27 +367,16 @@ int64_t v_at(int64_t slot, int h, int d, int bs, int n_kv, int hd) {
 // kernel ran at 0.6-0.7x (docs/QUANT_ZOO.md, 345ea3a). Read from this binary's machine code,
 // like Matmul.PackedKernelsKeepTheirWeightPrefetch.
 TEST(PagedAttention, ScoreTilesStayOutOfLine) {
-  char exe[4096];
-  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  ASSERT_GT(len, 0);
-  exe[len] = '\0';
-  const std::string cmd = std::string("objdump -d --no-show-raw-insn -C '") + exe + "' 2>/dev/null";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(f, nullptr) << "cannot run objdump (binutils)";
   // The fp16-cache full-load tiles of each vector ISA -> found as a function of their own.
   std::map<std::string, bool> found{{"VecAvx512, unsigned short>", false},
                                     {"VecAvx2, unsigned short>", false}};
-  char line[8192];
-  while (std::fgets(line, sizeof(line), f)) {
-    const std::string s = line;
-    if (s.size() < 3 || s.compare(s.size() - 3, 3, ">:\n") != 0) continue;
-    if (s.find("attn_score_tile<") == std::string::npos ||
+  ASSERT_TRUE(for_each_self_disasm_line([&](const std::string& s) {
+    if (!is_disasm_function_header(s) || s.find("attn_score_tile<") == std::string::npos ||
         s.find("(vt::cpu::(anonymous namespace)::AttnKLoad)0>") == std::string::npos)
-      continue;
+      return;
     for (auto& [isa, seen] : found)
       if (s.find(isa) != std::string::npos) seen = true;
-  }
-  ASSERT_EQ(::pclose(f), 0) << "objdump failed";
+  })) << "objdump (binutils) failed";
   for (const auto& [isa, seen] : found)
     EXPECT_TRUE(seen) << "no out-of-line full-load attn_score_tile for " << isa;
 }

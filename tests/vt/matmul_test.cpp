@@ -3,10 +3,8 @@
 // batch-invariance contract: a row's result is bit-identical whatever the batch size,
 // its position in the batch, the thread count, the tile it fell in, or the ISA.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "isa_paths.h"
+#include "self_disasm.h"
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_half.h"
 
@@ -361,13 +360,6 @@ TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
 // the machine code can show it is there: GCC once deleted it as a call of a "pure" function.
 // Every ISA's one-token Q6_K / Q4_K tile must hold a prefetch into L2.
 TEST(Matmul, PackedKernelsKeepTheirWeightPrefetch) {
-  char exe[4096];
-  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  ASSERT_GT(len, 0);
-  exe[len] = '\0';
-  const std::string cmd = std::string("objdump -d --no-show-raw-insn -C '") + exe + "' 2>/dev/null";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(f, nullptr) << "cannot run objdump (binutils)";
   // Every ISA's tile, named as objdump -C prints it -> its prefetcht1 count (-1: not found).
   const char* const kTiles[] = {
       "avx2::(anonymous namespace)::kq6_halves<1, 2, false>",
@@ -377,10 +369,8 @@ TEST(Matmul, PackedKernelsKeepTheirWeightPrefetch) {
   std::map<std::string, int> prefetches;
   for (const char* t : kTiles) prefetches[t] = -1;
   std::string fn;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), f)) {
-    const std::string s = line;
-    if (s.size() > 3 && s.compare(s.size() - 3, 3, ">:\n") == 0) {
+  ASSERT_TRUE(for_each_self_disasm_line([&](const std::string& s) {
+    if (is_disasm_function_header(s)) {
       fn.clear();
       for (const char* t : kTiles)
         if (s.find(std::string("vt::cpu::") + t + "(") != std::string::npos) fn = t;
@@ -388,8 +378,7 @@ TEST(Matmul, PackedKernelsKeepTheirWeightPrefetch) {
     } else if (!fn.empty() && s.find("prefetcht1") != std::string::npos) {
       ++prefetches[fn];
     }
-  }
-  ASSERT_EQ(::pclose(f), 0) << "objdump failed";
+  })) << "objdump (binutils) failed";
   for (const auto& [name, n] : prefetches) {
     EXPECT_NE(n, -1) << name << " not found in the test binary";
     EXPECT_GT(n, 0) << name << " has no prefetcht1";
