@@ -53,7 +53,7 @@ QuantQ8_KFn quant_q8_k_fn(Isa isa) {
 struct ActScratch {
   std::vector<int8_t> qs;
   std::vector<float> d, s;
-  std::vector<int16_t> bsums;
+  std::vector<int16_t> bsums, pairs;
   std::vector<int32_t> xsum;
 
   template <class T>
@@ -82,21 +82,29 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   float* d = ActScratch::grow(sc.d, static_cast<size_t>(n_tok * nb));
   float* s = nullptr;
   int16_t* bsums = nullptr;
+  int16_t* pairs = nullptr;
   int32_t* xsum = nullptr;
   if (fmt == DType::Q8_0) {
     s = ActScratch::grow(sc.s, static_cast<size_t>(n_tok * nb));
     xsum = ActScratch::grow(sc.xsum, static_cast<size_t>(n_tok * nb));
   } else {
     bsums = ActScratch::grow(sc.bsums, static_cast<size_t>(n_tok * nb * 16));
+    pairs = ActScratch::grow(sc.pairs, static_cast<size_t>(n_tok * nb * 8));
   }
   const QuantQ8_0Fn q8_0 = quant_q8_0_fn(isa);
   const QuantQ8_KFn q8_k = quant_q8_k_fn(isa);
   auto quant = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      if (fmt == DType::Q8_0)
+      if (fmt == DType::Q8_0) {
         q8_0(x + t * ldx, cols, qs + t * cols, d + t * nb, s + t * nb, xsum + t * nb);
-      else
-        q8_k(x + t * ldx, cols, qs + t * cols, d + t * nb, bsums + t * nb * 16);
+        continue;
+      }
+      int16_t* bs = bsums + t * nb * 16;
+      q8_k(x + t * ldx, cols, qs + t * cols, d + t * nb, bs);
+      // The 32-element sub-block sums the K-quant tiles' min sums take, once per activation
+      // rather than once per product share.
+      for (int64_t i = 0; i < nb * 8; ++i)
+        pairs[t * nb * 8 + i] = static_cast<int16_t>(bs[2 * i] + bs[2 * i + 1]);
     }
   };
   if (n_tok >= 4 && pool.size() > 1)
@@ -108,6 +116,7 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   a.s = s;
   a.xsum = xsum;
   a.bsums = bsums;
+  a.bsum_pairs = pairs;
   return a;
 }
 

@@ -71,6 +71,10 @@ struct ActView {
   const float* s = nullptr;        // Q8_0 only: fp16-rounded d * sum(qs) per block (for Q4_1)
   const int32_t* xsum = nullptr;   // Q8_0 only: exact sum(qs) per block (for Q8_0 / Q4_0)
   const int16_t* bsums = nullptr;  // Q8_K only: token t: bsums + t * n_blocks * 16
+  // Q8_K only: the 32-element sub-block sums (bsums pairwise) of token t, super-block b at
+  // bsum_pairs + (t * n_blocks + b) * 8, sub-blocks 2k and 2k + 1 side by side (one int32 of
+  // two int16 for the K-quant tiles' min sums; |sum| <= 32 * 127). Made once per activation.
+  const int16_t* bsum_pairs = nullptr;
   int64_t n_blocks = 0;
   // BF16 (layout in matmul_half.h): fp32 values (xr; rounded to bf16 when `rounded`, the
   // vdpbf16ps contract) or bf16 pairs for vdpbf16ps (xp), cols padded to ldr (even), in

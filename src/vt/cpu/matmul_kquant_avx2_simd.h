@@ -114,10 +114,8 @@ __attribute__((always_inline)) inline __m256i kq45_weights(const uint8_t* pb, co
   return w;
 }
 
-// A decoded super-block is its kKqDecBlock weight bytes alone here, and the tiles pair the
-// activation sums themselves.
+// A decoded super-block is its kKqDecBlock weight bytes alone here.
 constexpr int64_t kKqDecStride = kKqDecBlock;
-constexpr bool kKqTilesTakeSumPairs = false;
 
 // Half h of piece `piece` of super-block b of a decoded group (kKqDecBlock,
 // matmul_kquant_simd.h).
@@ -184,8 +182,6 @@ __attribute__((noinline)) void kq45_halves(const uint8_t* grp, const uint8_t* de
                                 [&](int hx) { return scales_u8(scm + 16 * j + 8 * (h0 + hx)); });
       }
     }
-    alignas(32) int32_t bsum[TT][8];
-    kq_bsum_pairs<TT>(x, b, bsum);
     VT_UNROLL
     for (int hx = 0; hx < NH; ++hx) {
       const int h = h0 + hx;
@@ -205,8 +201,8 @@ __attribute__((noinline)) void kq45_halves(const uint8_t* grp, const uint8_t* de
         const __m256i mv = pairs_u8(scm + 128 + 32 * k + 8 * h, scm + 128 + 32 * k + 16 + 8 * h);
         VT_UNROLL
         for (int t = 0; t < TT; ++t)
-          msum[t] = _mm256_add_epi32(
-              msum[t], _mm256_madd_epi16(mv, _mm256_set1_epi32(bsum[t][k + (k & 2)])));
+          msum[t] =
+              _mm256_add_epi32(msum[t], _mm256_madd_epi16(mv, _mm256_set1_epi32(x.pair(t, b, k))));
       }
       VT_UNROLL
       for (int t = 0; t < TT; ++t) {
@@ -321,8 +317,7 @@ void kq6_halves(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActVie
 // group decoded by kq_decode_group.
 template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr,
-             const int32_t* /*bp: the VNNI tiles' sum pairs*/ = nullptr) {
+             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
   if constexpr (DEC && T != DType::Q6_K && TT % 2 == 0 && TT >= 4) {
     if (n_rows > 8) {
       kq45_halves<T, TT / 2, 2, DEC>(grp, dec, nb, a, t0, y, ldy, 0, n_rows, pf);

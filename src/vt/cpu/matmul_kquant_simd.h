@@ -40,13 +40,21 @@ struct KTileActs {
   const int8_t* q[TT];
   const float* d[TT];
   const int16_t* bs[TT];
+  const int16_t* bp[TT];  // sub-block sum pairs (ActView::bsum_pairs)
   KTileActs(const ActView& a, int64_t t0) {
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
       q[t] = a.qs + (t0 + t) * a.cols;
       d[t] = a.d + (t0 + t) * a.n_blocks;
       bs[t] = a.bsums + (t0 + t) * a.n_blocks * 16;
+      bp[t] = a.bsum_pairs + (t0 + t) * a.n_blocks * 8;
     }
+  }
+  // Token t's sums of sub-blocks 2k and 2k + 1 of super-block b as one int32 of two int16.
+  int32_t pair(int t, int64_t b, int k) const {
+    int32_t v;
+    std::memcpy(&v, bp[t] + 8 * b + 2 * k, sizeof(v));
+    return v;
   }
 };
 
@@ -54,19 +62,6 @@ struct KTileActs {
 // the float 1.5 * 2^23 + I, exactly (the exponent does not move).
 constexpr int32_t kMagicBits = 0x4B400000;
 constexpr float kMagic = 12582912.0f;
-
-// Per token, the activation's 32-element sums of sub-blocks 2k and 2k + 1 as one int32 of
-// two int16 (|sum| <= 32 * 127, no saturation), at out[t][k + (k & 2)] for k = 0..3.
-template <int TT>
-inline void kq_bsum_pairs(const KTileActs<TT>& x, int64_t b, int32_t (&out)[TT][8]) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  VT_UNROLL
-  for (int t = 0; t < TT; ++t) {
-    const __m256i s = _mm256_madd_epi16(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bs[t] + 16 * b)), ones);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out[t]), _mm256_packs_epi32(s, s));
-  }
-}
 
 // Per token, the Q6_K dot accumulators' start values kMagicBits - 32 * bs[g] for the 16
 // groups of super-block b: the -32 of the weight folded into where the integer sum begins.
@@ -101,22 +96,12 @@ constexpr int64_t kKqDecBlock = 4096;
 #endif
 
 template <DType T, int TT = kKqTMax<T>>
-void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, const int32_t* bp, int64_t nb,
-                   const ActView& a, int64_t t0, float* y, int64_t ldy, int n_rows) {
+void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
+                   int64_t t0, float* y, int64_t ldy, int n_rows) {
   if constexpr (TT > 0) {
-    if (n == TT)
-      return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec, bp);
-    kq_tile_dec_n<T, TT - 1>(n, grp, dec, bp, nb, a, t0, y, ldy, n_rows);
+    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
+    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
   }
-}
-
-// Every token's 32-element sub-block sums as int16 (2k, 2k + 1) pairs, 4 int32 per super-block
-// (out[(t * nb + b) * 4 + k]): what the Q4_K / Q5_K min sums multiply, made once per product
-// and thread instead of once per 16-row group (|sum| <= 32 * 127, so int16 holds it).
-inline void kq_sum_pairs(const ActView& a, int32_t* out) {
-  const int64_t n = a.n_tok * a.n_blocks * 8;
-  int16_t* o = reinterpret_cast<int16_t*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int16_t>(a.bsums[2 * i] + a.bsums[2 * i + 1]);
 }
 
 // Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
@@ -137,18 +122,10 @@ void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int6
   if (buf.size() < static_cast<size_t>(nb * kKqDecStride + 64))
     buf.resize(static_cast<size_t>(nb * kKqDecStride + 64));
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
-  thread_local std::vector<int32_t> pairs;
-  const int32_t* bp = nullptr;
-  if constexpr (T != DType::Q6_K && kKqTilesTakeSumPairs) {
-    if (pairs.size() < static_cast<size_t>(a.n_tok * nb * 4))
-      pairs.resize(static_cast<size_t>(a.n_tok * nb * 4));
-    kq_sum_pairs(a, pairs.data());
-    bp = pairs.data();
-  }
   packed_groups<kKqTMax<T>, 1>(
       w, a, r0, r1,
       [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
-        kq_tile_dec_n<T>(n, grp, dec, bp, nb, a, t0, y + r, ldy, n_rows);
+        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
       },
       [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
 }

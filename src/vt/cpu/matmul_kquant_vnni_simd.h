@@ -51,10 +51,8 @@ __attribute__((always_inline)) inline __m512i kq45_weights(const uint8_t* pb, co
 // chunk, at these offsets past the weights: Q4_K / Q5_K the 8 sub-block scales of the 16 rows
 // as fp32 (0), the mins as the int16 (2k, 2k + 1) pairs pairs_u8 makes (512), d and dmin as
 // fp32 (768, 832); Q6_K the 16 group scales as fp32 (0) and d (1024). The same values the
-// tails convert, so the same bits. The Q4_K / Q5_K tiles also take every token's sub-block
-// sum pairs from kq_sum_pairs.
+// tails convert, so the same bits.
 constexpr int64_t kKqDecStride = kKqDecBlock + 1152;
-constexpr bool kKqTilesTakeSumPairs = true;
 
 // Piece `piece` of super-block b of a decoded group.
 __attribute__((always_inline)) inline __m512i kq_decoded(const uint8_t* dec, int64_t b, int piece) {
@@ -70,12 +68,12 @@ inline __m512 load_extra_ps(const uint8_t* ex, int off) {
 }
 
 // DEC: the weight bytes come already decoded from `dec` (kq_decode_group) instead of from
-// the packed chunks and the Q5_K masks, the scales, mins and d from its extras, and each
-// token's sub-block sum pairs from bp (kq_sum_pairs, matmul_kquant_simd.h).
+// the packed chunks and the Q5_K masks, the scales, mins and d from its extras. Every tile
+// takes each token's sub-block sum pairs from the activation (ActView::bsum_pairs).
 template <DType T, int TT, bool DEC>
 __attribute__((noinline)) void kq45_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb,
                                          const ActView& a, int64_t t0, float* y, int64_t ldy,
-                                         int n_rows, const GroupPrefetch& pf, const int32_t* bp) {
+                                         int n_rows, const GroupPrefetch& pf) {
   constexpr KQuantLayout L = kquant_layout(T);
   const KTileActs<TT> x(a, t0);
   __m512 acc[TT];
@@ -126,8 +124,6 @@ __attribute__((noinline)) void kq45_tile(const uint8_t* grp, const uint8_t* dec,
     VT_UNROLL
     for (int t = 0; t < TT; ++t)
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[t][b])), f[t], acc[t]);
-    alignas(32) int32_t bsum[TT][8];
-    if constexpr (!DEC) kq_bsum_pairs<TT>(x, b, bsum);
     __m512i msum[TT];
     VT_UNROLL
     for (int t = 0; t < TT; ++t) msum[t] = _mm512_setzero_si512();
@@ -137,9 +133,7 @@ __attribute__((noinline)) void kq45_tile(const uint8_t* grp, const uint8_t* dec,
                              : pairs_u8(scm + 128 + 32 * k, scm + 128 + 32 * k + 16);
       VT_UNROLL
       for (int t = 0; t < TT; ++t)
-        msum[t] = _mm512_dpwssd_epi32(
-            msum[t], mv,
-            _mm512_set1_epi32(DEC ? bp[((t0 + t) * nb + b) * 4 + k] : bsum[t][k + (k & 2)]));
+        msum[t] = _mm512_dpwssd_epi32(msum[t], mv, _mm512_set1_epi32(x.pair(t, b, k)));
     }
     VT_UNROLL
     for (int t = 0; t < TT; ++t) {
@@ -246,12 +240,11 @@ void kq6_tile(const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView&
 // DEC: dec holds the group decoded by kq_decode_group.
 template <DType T, int TT, bool DEC = false>
 void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y, int64_t ldy,
-             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr,
-             const int32_t* bp = nullptr) {
+             int n_rows, const GroupPrefetch& pf, const uint8_t* dec = nullptr) {
   if constexpr (T == DType::Q6_K)
     kq6_tile<TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf);
   else
-    kq45_tile<T, TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf, bp);
+    kq45_tile<T, TT, DEC>(grp, dec, nb, a, t0, y, ldy, n_rows, pf);
 }
 
 // Group grp's nb super-blocks as kq_decoded reads them: the weight decode of the tiles, done
