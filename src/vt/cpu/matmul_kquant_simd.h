@@ -52,9 +52,7 @@ struct KTileActs {
   }
   // Token t's sums of sub-blocks 2k and 2k + 1 of super-block b as one int32 of two int16.
   int32_t pair(int t, int64_t b, int k) const {
-    int32_t v;
-    std::memcpy(&v, bp[t] + 8 * b + 2 * k, sizeof(v));
-    return v;
+    return load_i32(reinterpret_cast<const int8_t*>(bp[t] + 8 * b + 2 * k));
   }
 };
 
