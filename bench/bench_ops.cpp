@@ -57,10 +57,11 @@ void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
   st.SetItemsProcessed(st.iterations() * n_tok * heads * hd);
 }
 
-// n_seq sequences of ctx positions each, in shuffled pages of bs slots; each sends n_tok
-// queries at positions [ctx - n_tok, ctx): decode (n_tok = 1) or a prefill chunk.
+// n_seq sequences of ctx positions each, in pages of bs slots in reverse order (or, asc, in
+// the order a fresh block pool hands them out); each sends n_tok queries at positions
+// [ctx - n_tok, ctx): decode (n_tok = 1) or a prefill chunk.
 void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, int ctx, int n_tok,
-                  int n_seq, int bs, vt::DType kv) {
+                  int n_seq, int bs, vt::DType kv, bool asc) {
   const int nbs = (ctx + bs - 1) / bs, nb = nbs * n_seq;
   const int64_t row = int64_t(n_kv) * hd;
   auto kc = rnd(int64_t(nb) * bs * row, 1), vc = rnd(int64_t(nb) * bs * row, 2);
@@ -71,7 +72,7 @@ void bm_attention(benchmark::State& st, Isa is, int n_heads, int n_kv, int hd, i
       for (size_t i = 0; i < c->size(); ++i) h[i] = vt::cpu::fp32_to_fp16((*c)[i]);
     }
   std::vector<int32_t> bt(nb);
-  for (int b = 0; b < nb; ++b) bt[b] = nb - 1 - b;  // pages in reverse order
+  for (int b = 0; b < nb; ++b) bt[b] = asc ? b : nb - 1 - b;
   std::vector<int32_t> pos, seq;
   for (int s = 0; s < n_seq; ++s)
     for (int t = 0; t < n_tok; ++t) {
@@ -132,33 +133,36 @@ int main(int argc, char** argv) {
       for (int ctx : {128, 1024, 4096})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/ctx:" + std::to_string(ctx)).c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16, vt::DType::F32);
+            bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 1, 16, vt::DType::F32, false);
       // The default fp16 cache at depth (batch 1).
       benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/ctx:4096/f16").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 4096, 1, 1, 16,
-                                   vt::DType::F16);
+                                   vt::DType::F16, false);
       benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/tok:128").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 128, 128, 1, 16,
-                                   vt::DType::F32);
+                                   vt::DType::F32, false);
       // The serving shapes: a decode step of 32 sequences, a 256-token first prefill chunk.
       benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320").c_str(),
                                    bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16,
-                                   vt::DType::F32);
+                                   vt::DType::F32, false);
       benchmark::RegisterBenchmark(
           ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16").c_str(), bm_attention, is,
-          a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16);
+          a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16, false);
       // The same step at other page sizes (--block-size), and 32 sequences deep enough that
       // their pages cannot sit in the last-level cache.
       for (int bs : {32, 64, 128})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16/bs:" + std::to_string(bs))
                 .c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, bs, vt::DType::F16);
+            bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, bs, vt::DType::F16, false);
       for (int bs : {16, 128})
         benchmark::RegisterBenchmark(
             ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:" + std::to_string(bs))
                 .c_str(),
-            bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16);
+            bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16, false);
+      benchmark::RegisterBenchmark(
+          ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:16/asc").c_str(),
+          bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, 16, vt::DType::F16, true);
       // A 256-token prefill chunk: the first on the f32 and the default fp16 cache, the last of
       // a 4096-token prompt (16 segments of keys per query), and a block size that is not a
       // multiple of the vector width (K chunks are gathered).
@@ -172,7 +176,8 @@ int main(int argc, char** argv) {
                       Chunk{"ctx:4096/tok:256/f16", 4096, 16, vt::DType::F16},
                       Chunk{"tok:256/bs:12", 256, 12, vt::DType::F32}})
         benchmark::RegisterBenchmark(("attn_prefill/" + s + "/" + shape + "/" + c.name).c_str(),
-                                     bm_attention, is, a.h, a.kv, a.hd, c.ctx, 256, 1, c.bs, c.kv);
+                                     bm_attention, is, a.h, a.kv, a.hd, c.ctx, 256, 1, c.bs, c.kv,
+                                     false);
     }
   }
   benchmark::Initialize(&argc, argv);

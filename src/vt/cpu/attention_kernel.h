@@ -57,33 +57,38 @@ struct AttnCtx {
 };
 
 // One work unit: heads [h0, h0 + g) of tokens t .. t + nt - 1 (consecutive tokens of one
-// sequence; nt > 1 only in whole mode), all sharing kv head h0 / group.
+// sequence; nt > 1 only in whole mode), all sharing kv head h0 / group; or, nh > 1 (one
+// token, g = group), all query heads [h0, h0 + nh * g) of kv heads h0 / group .. + nh - 1.
 struct AttnGroup {
   int64_t t;
   int h0, g, nseg, nt;
   int64_t first_item;  // split mode: index of its segment 0 in the item list
+  int nh = 1;
 };
 
 struct AttnThreadScratch {
-  std::vector<float> sc, o, q;
+  std::vector<float> sc, o, q, ml;
   std::vector<AttnKChunk> kchunk;
   std::vector<const void*> vrow;  // V::Elem rows
-  void reserve(int hd) {
-    if (sc.size() < static_cast<size_t>(kAttnMaxGroup * kAttnSeg)) {
-      sc.resize(kAttnMaxGroup * kAttnSeg);
+  // Room for units of up to `heads` query vectors (kAttnMaxGroup at least).
+  void reserve(int hd, int heads) {
+    const size_t h = static_cast<size_t>(std::max(heads, kAttnMaxGroup));
+    if (sc.size() < h * kAttnSeg) {
+      sc.resize(h * kAttnSeg);
+      ml.resize(4 * h);
+    }
+    if (kchunk.size() < static_cast<size_t>(kAttnSeg)) {
       kchunk.resize(kAttnSeg);
       vrow.resize(kAttnSeg);
     }
-    if (o.size() < static_cast<size_t>(kAttnMaxGroup * (hd + 2))) {
-      o.resize(kAttnMaxGroup * (hd + 2));
-      q.resize(kAttnMaxGroup * hd);
-    }
+    if (o.size() < h * (hd + 2)) o.resize(h * (hd + 2));
+    if (q.size() < static_cast<size_t>(kAttnMaxGroup * hd)) q.resize(kAttnMaxGroup * hd);
   }
 };
 
-inline AttnThreadScratch& attn_thread_scratch(int hd) {
+inline AttnThreadScratch& attn_thread_scratch(int hd, int heads) {
   thread_local AttnThreadScratch s;
-  s.reserve(hd);
+  s.reserve(hd, heads);
   return s;
 }
 
@@ -112,10 +117,17 @@ inline const float* attn_query(const AttnCtx& c, int64_t t, int h0) {
 // o[g*hd + d] = sum exp(score - m) v[d]. Each g's arithmetic is its own (see the top): its
 // key chains do not depend on which other keys share a vector, and its softmax and P.V
 // sums run over its own keys only, in order.
+//
+// nh > 1 (one token, no n_of): the same for kv heads kvh .. kvh + nh - 1 at once, q, o, m
+// and l head after head (G vectors each). The pages are then walked in address order, every
+// head's slice of a page before the next page (attn_scores; the P.V pass goes page by page
+// too, each head's accumulators parked in o between pages): a stream the hardware
+// prefetchers follow, where one kv head at a time reads a 4 KiB slice of each page, 32 KiB
+// apart. Each head's operations and their order are those of nh = 1: the same bits.
 template <class V, int G>
 __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, const int32_t* bt,
-                                            int kvh, int p0, int p1, const int* n_of, float* o,
-                                            float* m, float* l, AttnThreadScratch& s) {
+                                            int kvh, int nh, int p0, int p1, const int* n_of,
+                                            float* o, float* m, float* l, AttnThreadScratch& s) {
   using R = typename V::R;
   using E = typename V::Elem;
   constexpr int W = V::kW;
@@ -123,24 +135,26 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   const int bs = c.bs;
   const int n = p1 - p0 + 1;
   const int64_t page = static_cast<int64_t>(bs) * c.n_kv * hd;  // elements per page (K or V)
+  const int64_t hs = static_cast<int64_t>(hd) * bs;             // one kv head's slice of a page
   // The kv head's K rows (hd * bs elements) and V rows (bs * hd) in page 0.
-  const E* kh = static_cast<const E*>(c.kc) + static_cast<int64_t>(kvh) * hd * bs;
-  const E* vh = static_cast<const E*>(c.vc) + static_cast<int64_t>(kvh) * bs * hd;
-  // One run of keys in one page per step: the run's V rows, and every line of the page's K
-  // rows prefetched into L2 before the scores (the pages are scattered, so no hardware
-  // prefetcher runs ahead across them). The score tiles fetch their keys' V rows while they
-  // compute (attn_score_tile), so the P.V pass finds them in cache. Fetching V here too, or
-  // a few keys ahead in the P.V pass, waited on DRAM on top of the fmas: `bench_ops
-  // 'attn_decode/avx2/16x8x128/seqs:32/ctx:320/f16'` read 15-17 GB/s that way, 24-27 GB/s
-  // with V fetched in the score tiles (2-core Zen 4 VM, AVX2).
+  const E* kh = static_cast<const E*>(c.kc) + static_cast<int64_t>(kvh) * hs;
+  const E* vh = static_cast<const E*>(c.vc) + static_cast<int64_t>(kvh) * hs;
+  // One run of keys in one page per step: the run's V rows, and (one kv head) every line of
+  // the page's K rows prefetched into L2 before the scores (the pages are scattered, so no
+  // hardware prefetcher runs ahead across them). The score tiles fetch their keys' V rows
+  // while they compute (attn_score_tile), so the P.V pass finds them in cache. Fetching V
+  // here too, or a few keys ahead in the P.V pass, waited on DRAM on top of the fmas:
+  // `bench_ops 'attn_decode/avx2/16x8x128/seqs:32/ctx:320/f16'` read 15-17 GB/s that way,
+  // 24-27 GB/s with V fetched in the score tiles (2-core Zen 4 VM, AVX2). Several kv heads
+  // read the pages in address order instead (above) and leave K to the hardware.
   constexpr int kLine = 64 / static_cast<int>(sizeof(E));
   const void** vrow = s.vrow.data();
   for (int j = 0; j < n;) {
     const int p = p0 + j, slot = p % bs;
     const int len = std::min(bs - slot, n - j);
     const int64_t pg = static_cast<int64_t>(bt[p / bs]) * page;
-    for (int64_t e = 0; e < static_cast<int64_t>(hd) * bs; e += kLine)
-      __builtin_prefetch(kh + pg + e, 0, 2);
+    if (nh == 1)
+      for (int64_t e = 0; e < hs; e += kLine) __builtin_prefetch(kh + pg + e, 0, 2);
     const E* vr = vh + pg + static_cast<int64_t>(slot) * hd;
     for (int i = 0; i < len; ++i) vrow[j + i] = vr + static_cast<int64_t>(i) * hd;
     j += len;
@@ -163,54 +177,58 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   float* sc = s.sc.data();
   if (aligned)
     attn_scores<V, G, AttnKLoad::kFull, AttnKLoad::kLastPartial>(nch, q, hd, ch, bs, c.scale, vrow,
-                                                                 sc);
+                                                                 sc, nh);
   else
     attn_scores<V, G, AttnKLoad::kPartial, AttnKLoad::kPartial>(nch, q, hd, ch, bs, c.scale, vrow,
-                                                                sc);
+                                                                sc, nh);
 
   int ng[G];
   int nmin = n;
   for (int g = 0; g < G; ++g) nmin = std::min(nmin, ng[g] = n_of ? n_of[g] : n);
 
   // Softmax numerators per head.
-  for (int g = 0; g < G; ++g) {
-    const int n = ng[g];
-    float* sg = sc + g * kAttnSeg;
-    m[g] = row_max<V>(sg, n);
-    l[g] = exp_sub_sum16<V>(sg, n, m[g]);
-  }
+  for (int h = 0; h < nh; ++h)
+    for (int g = 0; g < G; ++g) {
+      float* sg = sc + (h * G + g) * kAttnSeg;
+      m[h * G + g] = row_max<V>(sg, ng[g]);
+      l[h * G + g] = exp_sub_sum16<V>(sg, ng[g], m[h * G + g]);
+    }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
   // G * DT accumulators in registers. The widest pass that fits reads each V row of the
   // segment once (AVX-512: head_dim 128 with DT = 8 for G <= 2, head_dim 64 with DT = 4).
-  // One pass over the keys for the DT vectors of d from d:
-  auto pass = [&]<int DT>(int d) {
+  // One pass over keys [j0, j1) of kv head h for the DT vectors of d from d, the
+  // accumulators starting from 0 or (kResume) from where the previous keys left them in o:
+  auto pass = [&]<int DT, bool kResume>(int h, int d, int j0, int j1) {
     R acc[G][DT];
+    float* oh = o + static_cast<int64_t>(h) * G * hd + d;
+    const float* sch = sc + h * G * kAttnSeg;
+    const int64_t ho = h * hs;
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
-      for (int u = 0; u < DT; ++u) acc[g][u] = V::zero();
-    int jj = 0;
-    for (; jj < nmin; ++jj) {
-      const E* vr = static_cast<const E*>(vrow[jj]) + d;
+      for (int u = 0; u < DT; ++u) acc[g][u] = kResume ? V::load(oh + g * hd + u * W) : V::zero();
+    int jj = j0;
+    for (const int je = std::min(j1, nmin); jj < je; ++jj) {
+      const E* vr = static_cast<const E*>(vrow[jj]) + ho + d;
       R vv[DT];
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) vv[u] = V::kv_load(vr + u * W);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
-        R pv = V::set1(sc[g * kAttnSeg + jj]);
+        R pv = V::set1(sch[g * kAttnSeg + jj]);
 #pragma GCC unroll 8
         for (int u = 0; u < DT; ++u) acc[g][u] = V::fma(pv, vv[u], acc[g][u]);
       }
     }
-    for (; jj < n; ++jj) {  // keys only some vectors see (n_of)
-      const E* vr = static_cast<const E*>(vrow[jj]) + d;
+    for (; jj < j1; ++jj) {  // keys only some vectors see (n_of)
+      const E* vr = static_cast<const E*>(vrow[jj]) + ho + d;
       R vv[DT];
 #pragma GCC unroll 8
       for (int u = 0; u < DT; ++u) vv[u] = V::kv_load(vr + u * W);
       for (int g = 0; g < G; ++g) {
         if (jj >= ng[g]) continue;
-        R pv = V::set1(sc[g * kAttnSeg + jj]);
+        R pv = V::set1(sch[g * kAttnSeg + jj]);
 #pragma GCC unroll 8
         for (int u = 0; u < DT; ++u) acc[g][u] = V::fma(pv, vv[u], acc[g][u]);
       }
@@ -218,49 +236,51 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
-      for (int u = 0; u < DT; ++u) V::store(o + g * hd + d + u * W, acc[g][u]);
+      for (int u = 0; u < DT; ++u) V::store(oh + g * hd + u * W, acc[g][u]);
   };
   constexpr int DT = attn_pv_vectors<W, G>();
   constexpr int DT2 = DT > 4 ? 4 : DT;  // a head row narrower than DT vectors (head_dim 64)
-  int d = 0;
-  if constexpr (DT > DT2)
-    for (; d + DT * W <= hd; d += DT * W) pass.template operator()<DT>(d);
-  for (; d + DT2 * W <= hd; d += DT2 * W) pass.template operator()<DT2>(d);
-  for (; d < hd; d += W) {
-    R acc[G];
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) acc[g] = V::zero();
-    for (int jj = 0; jj < n; ++jj) {
-      R vv = V::kv_load(static_cast<const E*>(vrow[jj]) + d);
-#pragma GCC unroll 8
-      for (int g = 0; g < G; ++g)
-        if (jj < ng[g]) acc[g] = V::fma(V::set1(sc[g * kAttnSeg + jj]), vv, acc[g]);
+  // Keys [j0, j1) of kv head h, every d.
+  auto head_row = [&]<bool kResume>(int h, int j0, int j1) {
+    int d = 0;
+    if constexpr (DT > DT2)
+      for (; d + DT * W <= hd; d += DT * W) pass.template operator()<DT, kResume>(h, d, j0, j1);
+    for (; d + DT2 * W <= hd; d += DT2 * W) pass.template operator()<DT2, kResume>(h, d, j0, j1);
+    for (; d < hd; d += W) pass.template operator()<1, kResume>(h, d, j0, j1);
+  };
+  if (nh == 1) {
+    head_row.template operator()<false>(0, 0, n);
+  } else {  // page by page (runs of keys in one page), every head's slice in turn
+    for (int j = 0; j < n;) {
+      const int len = std::min(bs - (p0 + j) % bs, n - j);
+      for (int h = 0; h < nh; ++h)
+        if (j == 0)
+          head_row.template operator()<false>(h, j, j + len);
+        else
+          head_row.template operator()<true>(h, j, j + len);
+      j += len;
     }
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) V::store(o + g * hd + d, acc[g]);
   }
 }
 
 template <class V>
-void attn_segment_g(int G, const AttnCtx& c, const float* q, const int32_t* bt, int kvh, int p0,
-                    int p1, const int* n_of, float* o, float* m, float* l, AttnThreadScratch& s) {
+void attn_segment_g(int G, int nh, const AttnCtx& c, const float* q, const int32_t* bt, int kvh,
+                    int p0, int p1, const int* n_of, float* o, float* m, float* l,
+                    AttnThreadScratch& s) {
   switch (G) {
-    case 1:
-      return attn_segment<V, 1>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 2:
-      return attn_segment<V, 2>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 3:
-      return attn_segment<V, 3>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 4:
-      return attn_segment<V, 4>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 5:
-      return attn_segment<V, 5>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 6:
-      return attn_segment<V, 6>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
-    case 7:
-      return attn_segment<V, 7>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
+#define VT_ATTN_SEG_CASE(g) \
+  case g:                   \
+    return attn_segment<V, g>(c, q, bt, kvh, nh, p0, p1, n_of, o, m, l, s);
+    VT_ATTN_SEG_CASE(1)
+    VT_ATTN_SEG_CASE(2)
+    VT_ATTN_SEG_CASE(3)
+    VT_ATTN_SEG_CASE(4)
+    VT_ATTN_SEG_CASE(5)
+    VT_ATTN_SEG_CASE(6)
+    VT_ATTN_SEG_CASE(7)
+#undef VT_ATTN_SEG_CASE
     default:
-      return attn_segment<V, 8>(c, q, bt, kvh, p0, p1, n_of, o, m, l, s);
+      return attn_segment<V, 8>(c, q, bt, kvh, nh, p0, p1, n_of, o, m, l, s);
   }
 }
 
@@ -306,31 +326,33 @@ inline int attn_num_segments(int32_t pos) { return pos / kAttnSeg + 1; }
 // unit's shape.
 template <class V>
 void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
-  AttnThreadScratch& s = attn_thread_scratch(c.hd);
   const int hd = c.hd, g = gr.g;
+  AttnThreadScratch& s = attn_thread_scratch(hd, g * gr.nh);
   const int64_t gh = static_cast<int64_t>(g) * hd;
   const int kvh = gr.h0 / c.group;
   const int32_t* bt = attn_block_table(c, gr.t);
-  float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
   float* o = s.o.data();
   auto out = [&](int i) { return c.out + (gr.t + i) * c.ldo + static_cast<int64_t>(gr.h0) * hd; };
   if (gr.nt == 1) {
     const int32_t pos = c.positions[gr.t];
     const float* q = attn_query(c, gr.t, gr.h0);
+    const int nq = g * gr.nh;  // query vectors, kv head after kv head
+    float *M = s.ml.data(), *L = M + nq, *m = L + nq, *l = m + nq;
     float* O = out(0);
     for (int sg = 0; sg < attn_num_segments(pos); ++sg) {
       const int p0 = sg * kAttnSeg;
       const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
       if (sg == 0) {
-        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, nullptr, O, M, L, s);
+        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, O, M, L, s);
       } else {
-        attn_segment_g<V>(g, c, q, bt, kvh, p0, p1, nullptr, o, m, l, s);
-        attn_merge<V>(g, hd, O, M, L, o, m, l);
+        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, o, m, l, s);
+        attn_merge<V>(nq, hd, O, M, L, o, m, l);
       }
     }
-    attn_finish<V>(g, hd, O, L);
+    attn_finish<V>(nq, hd, O, L);
     return;
   }
+  float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
   int nseg = 0;
   for (int i = 0; i < gr.nt; ++i) nseg = std::max(nseg, attn_num_segments(c.positions[gr.t + i]));
   float* qs = s.q.data();
@@ -348,7 +370,7 @@ void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
       who[k++] = i;
     }
     if (k == 0) continue;  // positions with a gap: no token of the unit reaches sg
-    attn_segment_g<V>(k * g, c, qs, bt, kvh, p0, p1, n_of, o, m, l, s);
+    attn_segment_g<V>(k * g, 1, c, qs, bt, kvh, p0, p1, n_of, o, m, l, s);
     for (int j = 0; j < k; ++j) {
       const int i = who[j];
       if (sg == 0) {
@@ -413,8 +435,29 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   // pages of one kv head stay in cache while the run's tokens read them. In whole mode a
   // unit takes up to kAttnMaxGroup / group consecutive tokens of the run.
   const int tile = !split && nsub == 1 ? std::max(1, kAttnMaxGroup / group) : 1;
+  // Whole mode with at least `want` one-token runs (decode steps of a batch): each such
+  // token is one unit over all its kv heads (attn_segment's nh), reading its pages in
+  // address order. `bench_ops 'attn_decode/avx512/16x8x128/seqs:32/ctx:2048/f16/bs:16/asc'`
+  // (pages in the order a fresh pool hands them out) 21-23 -> 28-31 GB/s, the same with
+  // pages reversed 21-22 -> 23-27; 32 requests of 256 in / 128 out, output tok/s, 3
+  // alternations: Q5_K_M 126-139 -> 139-145, Q4_K_M 130-144 -> 137-145 (2-core Zen 4 VM,
+  // 2026-12-04). Fewer (batch-1 decode), the kv heads stay separate units so every thread
+  // works.
+  bool all_heads = false;
+  if (!split && nsub == 1 && n_kv > 1) {
+    int64_t singles = 0;
+    for (int64_t t = 0; t < n_tok; ++t)
+      singles += (t == 0 || batch.seq_of_token[t] != batch.seq_of_token[t - 1]) &&
+                 (t + 1 == n_tok || batch.seq_of_token[t + 1] != batch.seq_of_token[t]);
+    all_heads = singles >= want;
+  }
   for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
     for (r1 = r0 + 1; r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0];) ++r1;
+    if (all_heads && r1 - r0 == 1) {
+      plan.groups.push_back(AttnGroup{r0, 0, group, attn_num_segments(batch.positions[r0]), 1,
+                                      static_cast<int64_t>(plan.item_group.size()), n_kv});
+      continue;
+    }
     for (int kvh = 0; kvh < n_kv; ++kvh) {
       for (int64_t t = r0; t < r1; t += tile) {
         const int nt = static_cast<int>(std::min<int64_t>(tile, r1 - t));
@@ -452,14 +495,14 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   const int64_t* item_group = plan.item_group.data();
   std::atomic<int64_t> next{0};
   pool.run([&](int, int) {
-    AttnThreadScratch& s = attn_thread_scratch(hd);
+    AttnThreadScratch& s = attn_thread_scratch(hd, gmax);
     for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
       const AttnGroup& gr = groups[item_group[i]];
       const int sg = static_cast<int>(i - gr.first_item);
       const int p0 = sg * kAttnSeg;
       const int p1 = std::min<int>(c.positions[gr.t], p0 + kAttnSeg - 1);
       float* po = partials + i * pstride;
-      attn_segment_g<V>(gr.g, c, attn_query(c, gr.t, gr.h0), attn_block_table(c, gr.t),
+      attn_segment_g<V>(gr.g, 1, c, attn_query(c, gr.t, gr.h0), attn_block_table(c, gr.t),
                         gr.h0 / c.group, p0, p1, nullptr, po, po + gr.g * hd, po + gr.g * hd + gr.g,
                         s);
     }

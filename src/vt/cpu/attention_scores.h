@@ -73,15 +73,16 @@ constexpr int attn_score_chunks() {
 // or each one partial (other block sizes: one chunk per run of keys in a page).
 enum class AttnKLoad { kFull, kLastPartial, kPartial };
 
-// Scores of G heads for C chunks. Masked-off lanes load 0 and are never stored.
+// Scores of G heads for C chunks, their keys hoff elements past the chunks' addresses.
+// Masked-off lanes load 0 and are never stored.
 // noinline: inlined into attn_segment (the full-load tiles were), GCC 12 allocated the P.V
 // pass's G * DT accumulators around the tiles' and spilled them to the stack on every key.
 // Out of line, `bench_ops 'attn_prefill/avx512/16x8x128/tok:256/f16'` 108-116 -> 153-157
 // GFLOP/s, 'attn_decode/avx512/16x8x128/ctx:4096/f16' 39-42 -> 55 GB/s (2-core Zen 4 VM).
-template <class V, int G, int C, AttnKLoad kL>
+template <class V, int G, int C, AttnKLoad kL, bool kPf>
 __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const AttnKChunk* ch,
-                                               int64_t bs, float scale, const void* const* vrow,
-                                               float* sc) {
+                                               int64_t bs, float scale, const char* const* pf,
+                                               float* sc, int64_t hoff) {
   using R = typename V::R;
   using E = typename V::Elem;
   R acc[G][C];
@@ -92,7 +93,7 @@ __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const Att
   const E* kb[C];
   int kn[C];
 #pragma GCC unroll 8
-  for (int i = 0; i < C; ++i) kb[i] = static_cast<const E*>(ch[i].p), kn[i] = ch[i].n;
+  for (int i = 0; i < C; ++i) kb[i] = static_cast<const E*>(ch[i].p) + hoff, kn[i] = ch[i].n;
   auto step = [&](int d) {
     const int64_t off = d * bs;
     R k[C];
@@ -109,18 +110,19 @@ __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const Att
       for (int i = 0; i < C; ++i) acc[g][i] = V::fma(qv, k[i], acc[g][i]);
     }
   };
-  // The chunks' V rows (up to W keys of one page: W * hd contiguous elements) are fetched
-  // while the scores are computed, one line per chunk every P dims, all of them by the last
-  // d: the P.V pass then finds them in cache, their DRAM time hidden under the score fmas.
-  // Prefetches only: the arithmetic and its order are unchanged.
+  // kPf: pf holds the chunks' V rows (up to W keys of one page: W * hd contiguous
+  // elements), fetched while the scores are computed, one line per chunk every P dims, all
+  // of them by the last d: the P.V pass then finds them in cache, their DRAM time hidden
+  // under the score fmas. Prefetches only: the arithmetic and its order are unchanged.
   constexpr int P = std::max(1, 64 / (V::kW * static_cast<int>(sizeof(E))));
   const char* vb[C];
 #pragma GCC unroll 8
-  for (int i = 0; i < C; ++i) vb[i] = static_cast<const char*>(vrow[ch[i].j]);
+  for (int i = 0; i < C; ++i) vb[i] = kPf ? pf[i] : nullptr;
   int d = 0;
   for (int line = 0; d + P <= hd; d += P, line += 64) {
 #pragma GCC unroll 8
-    for (int i = 0; i < C; ++i) __builtin_prefetch(vb[i] + line, 0, 2);
+    for (int i = 0; i < C; ++i)
+      if constexpr (kPf) __builtin_prefetch(vb[i] + line, 0, 2);
 #pragma GCC unroll 4
     for (int u = 0; u < P; ++u) step(d + u);
   }
@@ -139,21 +141,52 @@ __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const Att
 }
 
 // The segment's chunks, C per tile; the last tile has r = 1..C chunks.
-template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast>
+template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast, bool kPf>
 inline void attn_score_last(int r, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
-                            float scale, const void* const* vrow, float* sc) {
-  if (r == C) return attn_score_tile<V, G, C, kLast>(q, hd, ch, bs, scale, vrow, sc);
-  if constexpr (C > 1) attn_score_last<V, G, C - 1, kL, kLast>(r, q, hd, ch, bs, scale, vrow, sc);
+                            float scale, const char* const* pf, float* sc, int64_t hoff) {
+  if (r == C) return attn_score_tile<V, G, C, kLast, kPf>(q, hd, ch, bs, scale, pf, sc, hoff);
+  if constexpr (C > 1)
+    attn_score_last<V, G, C - 1, kL, kLast, kPf>(r, q, hd, ch, bs, scale, pf, sc, hoff);
 }
 
+// Scores of nh consecutive kv heads (G query vectors each, q and sc head after head), the
+// chunks given for the first of them: kv head h's keys and V rows lie hoff = h * hd * bs
+// elements further in every page (K [kv_head][dim][slot], V [kv_head][slot][dim]).
+//
+// One kv head (nh = 1): each tile fetches its chunks' V rows (vrow[j]: up to W keys of one
+// page, W * hd contiguous elements) while it computes, so the P.V pass finds them in cache.
+// Several: tile after tile, each tile for every head in turn, so the pages are read in
+// address order (each page's head slices one after another), a stream the hardware
+// prefetchers follow, instead of one head's 4 KiB slice of each page after another; V is
+// left to the P.V pass's page-by-page stream (a segment's K and V for every head, 1 MiB
+// for Qwen3-0.6B, would not stay in L2 until then). Each head's scores are the same bits
+// either way (each key's chain is its own).
 template <class V, int G, AttnKLoad kL, AttnKLoad kLast>
 inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
-                        float scale, const void* const* vrow, float* sc) {
+                        float scale, const void* const* vrow, float* sc, int nh) {
   constexpr int C = attn_score_chunks<V::kW, G>();
   const int r = nch - C * ((nch - 1) / C);
+  const int64_t qs = static_cast<int64_t>(G) * hd, hs = static_cast<int64_t>(hd) * bs;
   int i = 0;
-  for (; i + r < nch; i += C) attn_score_tile<V, G, C, kL>(q, hd, ch + i, bs, scale, vrow, sc);
-  attn_score_last<V, G, C, kL, kLast>(r, q, hd, ch + i, bs, scale, vrow, sc);
+  if (nh == 1) {
+    const char* pf[C];
+    auto tile_pf = [&](int t0) {
+      for (int k = 0; k < C && t0 + k < nch; ++k)
+        pf[k] = static_cast<const char*>(vrow[ch[t0 + k].j]);
+      return pf;
+    };
+    for (; i + r < nch; i += C)
+      attn_score_tile<V, G, C, kL, true>(q, hd, ch + i, bs, scale, tile_pf(i), sc, 0);
+    attn_score_last<V, G, C, kL, kLast, true>(r, q, hd, ch + i, bs, scale, tile_pf(i), sc, 0);
+    return;
+  }
+  for (; i + r < nch; i += C)
+    for (int h = 0; h < nh; ++h)
+      attn_score_tile<V, G, C, kL, false>(q + h * qs, hd, ch + i, bs, scale, nullptr,
+                                          sc + h * G * kAttnSeg, h * hs);
+  for (int h = 0; h < nh; ++h)
+    attn_score_last<V, G, C, kL, kLast, false>(r, q + h * qs, hd, ch + i, bs, scale, nullptr,
+                                               sc + h * G * kAttnSeg, h * hs);
 }
 
 }  // namespace
