@@ -359,12 +359,13 @@ TEST(PagedAttention, SixteenBitCachesMatchReferenceAndAreBatchInvariant) {
 
 // A decode step of many sequences (one token each): with at least 4 per thread each token
 // is one unit over all its kv heads, its pages read in address order; alone it runs one kv
-// head (or one segment) per unit. Identical bits, on every cache type and page size
+// head per unit, or, with at least 4 segments per thread (1100 and 2100 positions), one
+// segment over all kv heads per unit. Identical bits, on every cache type and page size
 // (including runs of keys that are not whole vectors), and close to the reference.
 TEST(PagedAttention, ManySequenceDecodeRunsAllHeadsPerTokenWithTheSameBits) {
   const Shape shapes[] = {{16, 8, 128, 16}, {9, 3, 64, 16}, {16, 4, 128, 16},
                           {4, 4, 64, 16},   {9, 3, 64, 24}, {6, 2, 40, 5}};
-  const std::vector<int> lens = {1, 17, 255, 256, 257, 300, 513, 40, 100, 600, 2, 129, 16};
+  const std::vector<int> lens = {1, 17, 255, 256, 257, 300, 513, 40, 100, 600, 2, 1100, 2100};
   ThreadPool p1(1), p2(2), p3(3);
   for (DType kv : {DType::F32, DType::F16, DType::BF16})
     for (const Shape& sh : shapes) {
@@ -380,8 +381,10 @@ TEST(PagedAttention, ManySequenceDecodeRunsAllHeadsPerTokenWithTheSameBits) {
         for (size_t t = 0; t < toks.size(); ++t) {
           expect_same_rows(big, t, big1, t, n, "1 vs 2 threads");
           expect_same_rows(big, t, big3, t, n, "3 vs 2 threads");
-          AttnRun alone = attend(is, c, {toks[t]}, p2);
-          expect_same_rows(big, t, alone, 0, n, isa_name(is));
+          for (ThreadPool* p : {&p1, &p2}) {
+            AttnRun alone = attend(is, c, {toks[t]}, *p);
+            expect_same_rows(big, t, alone, 0, n, isa_name(is));
+          }
         }
       }
     }
