@@ -81,7 +81,7 @@ enum class AttnKLoad { kFull, kLastPartial, kPartial };
 // GFLOP/s, 'attn_decode/avx512/16x8x128/ctx:4096/f16' 39-42 -> 55 GB/s (2-core Zen 4 VM).
 template <class V, int G, int C, AttnKLoad kL, bool kPf>
 __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const AttnKChunk* ch,
-                                               int64_t bs, float scale, const char* const* pf,
+                                               int64_t bs, float scale, const void* const* vrow,
                                                float* sc, int64_t hoff) {
   using R = typename V::R;
   using E = typename V::Elem;
@@ -110,14 +110,14 @@ __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const Att
       for (int i = 0; i < C; ++i) acc[g][i] = V::fma(qv, k[i], acc[g][i]);
     }
   };
-  // kPf: pf holds the chunks' V rows (up to W keys of one page: W * hd contiguous
-  // elements), fetched while the scores are computed, one line per chunk every P dims, all
+  // kPf: the chunks' V rows (vrow[j]: up to W keys of one page, W * hd contiguous
+  // elements) are fetched while the scores are computed, one line per chunk every P dims, all
   // of them by the last d: the P.V pass then finds them in cache, their DRAM time hidden
   // under the score fmas. Prefetches only: the arithmetic and its order are unchanged.
   constexpr int P = std::max(1, 64 / (V::kW * static_cast<int>(sizeof(E))));
   const char* vb[C];
 #pragma GCC unroll 8
-  for (int i = 0; i < C; ++i) vb[i] = kPf ? pf[i] : nullptr;
+  for (int i = 0; i < C; ++i) vb[i] = kPf ? static_cast<const char*>(vrow[ch[i].j]) : nullptr;
   int d = 0;
   for (int line = 0; d + P <= hd; d += P, line += 64) {
 #pragma GCC unroll 8
@@ -143,10 +143,10 @@ __attribute__((noinline)) void attn_score_tile(const float* q, int hd, const Att
 // The segment's chunks, C per tile; the last tile has r = 1..C chunks.
 template <class V, int G, int C, AttnKLoad kL, AttnKLoad kLast, bool kPf>
 inline void attn_score_last(int r, const float* q, int hd, const AttnKChunk* ch, int64_t bs,
-                            float scale, const char* const* pf, float* sc, int64_t hoff) {
-  if (r == C) return attn_score_tile<V, G, C, kLast, kPf>(q, hd, ch, bs, scale, pf, sc, hoff);
+                            float scale, const void* const* vrow, float* sc, int64_t hoff) {
+  if (r == C) return attn_score_tile<V, G, C, kLast, kPf>(q, hd, ch, bs, scale, vrow, sc, hoff);
   if constexpr (C > 1)
-    attn_score_last<V, G, C - 1, kL, kLast, kPf>(r, q, hd, ch, bs, scale, pf, sc, hoff);
+    attn_score_last<V, G, C - 1, kL, kLast, kPf>(r, q, hd, ch, bs, scale, vrow, sc, hoff);
 }
 
 // Scores of nh consecutive kv heads (G query vectors each, q and sc head after head), the
@@ -167,26 +167,20 @@ inline void attn_scores(int nch, const float* q, int hd, const AttnKChunk* ch, i
   constexpr int C = attn_score_chunks<V::kW, G>();
   const int r = nch - C * ((nch - 1) / C);
   const int64_t qs = static_cast<int64_t>(G) * hd, hs = static_cast<int64_t>(hd) * bs;
-  int i = 0;
-  if (nh == 1) {
-    const char* pf[C];
-    auto tile_pf = [&](int t0) {
-      for (int k = 0; k < C && t0 + k < nch; ++k)
-        pf[k] = static_cast<const char*>(vrow[ch[t0 + k].j]);
-      return pf;
-    };
+  auto run = [&]<bool kPf>() {
+    int i = 0;
     for (; i + r < nch; i += C)
-      attn_score_tile<V, G, C, kL, true>(q, hd, ch + i, bs, scale, tile_pf(i), sc, 0);
-    attn_score_last<V, G, C, kL, kLast, true>(r, q, hd, ch + i, bs, scale, tile_pf(i), sc, 0);
-    return;
-  }
-  for (; i + r < nch; i += C)
-    for (int h = 0; h < nh; ++h)
-      attn_score_tile<V, G, C, kL, false>(q + h * qs, hd, ch + i, bs, scale, nullptr,
+      for (int h = 0; h < nh; ++h)
+        attn_score_tile<V, G, C, kL, kPf>(q + h * qs, hd, ch + i, bs, scale, vrow,
                                           sc + h * G * kAttnSeg, h * hs);
-  for (int h = 0; h < nh; ++h)
-    attn_score_last<V, G, C, kL, kLast, false>(r, q + h * qs, hd, ch + i, bs, scale, nullptr,
+    for (int h = 0; h < nh; ++h)
+      attn_score_last<V, G, C, kL, kLast, kPf>(r, q + h * qs, hd, ch + i, bs, scale, vrow,
                                                sc + h * G * kAttnSeg, h * hs);
+  };
+  if (nh == 1)
+    run.template operator()<true>();
+  else
+    run.template operator()<false>();
 }
 
 }  // namespace
