@@ -15,6 +15,7 @@
 
 #include "vt/cpu/kernels.h"
 #include "vt/cpu/matmul_half.h"
+#include "vt/cpu/matmul_internal.h"
 
 namespace {
 
@@ -86,6 +87,25 @@ void bm_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int
   state.SetLabel(label);
 }
 
+// The K-quant tiles' activation quantizer (Q8_K: 256-element blocks with 16-element sums),
+// one thread over a 128-token, 1024-column activation; elements/s.
+using QuantQ8K = void (*)(const float*, int64_t, int8_t*, float*, int16_t*);
+void bm_quant_q8_k(benchmark::State& state, QuantQ8K fn) {
+  const int64_t n = 128 * 1024;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 0.5f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = nd(rng);
+  std::vector<int8_t> qs(n);
+  std::vector<float> d(n / 256);
+  std::vector<int16_t> bs(n / 16);
+  for (auto _ : state) {
+    fn(x.data(), n, qs.data(), d.data(), bs.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +158,14 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(name.c_str(), bm_matmul, t, 151936, 1024, 1, false, Bf16::kFp32Act)
         ->UseRealTime();
   }
+  benchmark::RegisterBenchmark("quant_act/q8_k/scalar/128x1024", bm_quant_q8_k,
+                               vt::cpu::quantize_act_q8_k);
+  if (vt::cpu::hardware_isa() != vt::cpu::Isa::kScalar)
+    benchmark::RegisterBenchmark("quant_act/q8_k/avx2/128x1024", bm_quant_q8_k,
+                                 vt::cpu::quantize_act_q8_k_avx2);
+  if (vt::cpu::hardware_isa() == vt::cpu::Isa::kAvx512)
+    benchmark::RegisterBenchmark("quant_act/q8_k/avx512/128x1024", bm_quant_q8_k,
+                                 vt::cpu::quantize_act_q8_k_avx512);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -269,6 +270,36 @@ TEST(Quant, ActivationQuantizersAgreeAcrossIsas) {
     EXPECT_EQ(q0, q1);
     EXPECT_EQ(0, std::memcmp(d0.data(), d1.data(), (n / 256) * 4));
     EXPECT_EQ(b0, b1);
+  }
+}
+
+// A NaN or infinity in one block (a broken checkpoint's activations) stays in that block:
+// every quantizer keeps to its bounds (the sanitizer build reads past them otherwise) and
+// the other blocks come out as the scalar loop makes them.
+TEST(Quant, ActivationQ8_KNonFiniteBlockStaysInItsBlock) {
+  const int64_t n = 768;
+  auto x = random_row(n, 17);
+  // In the last block, so that an index run past it leaves the buffer; NaNs first and last,
+  // where a vector max carries them through to the block's maximum.
+  for (int j : {0, 7, 250, 255}) x[512 + j] = std::numeric_limits<float>::quiet_NaN();
+  x[512 + 200] = std::numeric_limits<float>::infinity();
+  std::vector<int8_t> q0(n), q1(n);
+  std::vector<float> d0(n / 256), d1(n / 256);
+  std::vector<int16_t> b0(n / 16), b1(n / 16);
+  quantize_act_q8_k(x.data(), n, q0.data(), d0.data(), b0.data());
+  const bool avx2 = hardware_isa() != Isa::kScalar;
+  const bool avx512 = hardware_isa() == Isa::kAvx512;
+  if (!avx2) GTEST_SKIP() << "no SIMD path on this CPU";
+  for (int k = 0; k < (avx512 ? 2 : 1); ++k) {
+    (k ? quantize_act_q8_k_avx512 : quantize_act_q8_k_avx2)(x.data(), n, q1.data(), d1.data(),
+                                                            b1.data());
+    for (int blk : {0, 1}) {
+      EXPECT_TRUE(
+          std::equal(q0.begin() + 256 * blk, q0.begin() + 256 * (blk + 1), q1.begin() + 256 * blk));
+      EXPECT_EQ(0, std::memcmp(&d0[blk], &d1[blk], 4));
+      EXPECT_TRUE(
+          std::equal(b0.begin() + 16 * blk, b0.begin() + 16 * (blk + 1), b1.begin() + 16 * blk));
+    }
   }
 }
 

@@ -34,6 +34,13 @@ inline float hmax8(__m256 v) {
 
 inline float fp16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 
+// A Q8_K block of zeros (its scale 0), as the scalar loop writes it.
+inline void zero_q8_k_block(int8_t* qs, float* d, int16_t* bsums) {
+  *d = 0;
+  std::memset(qs, 0, kQK_K);
+  std::memset(bsums, 0, kQK_K / 16 * sizeof(int16_t));
+}
+
 }  // namespace
 
 void quant_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, int32_t* xsum) {
@@ -53,6 +60,77 @@ void quant_act_q8_0(const float* x, int64_t n, int8_t* qs, float* d, float* s, i
   }
 }
 
+#ifdef __AVX512BW__
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_* through, which -Wmaybe-uninitialized
+// reports once inlined here (as in matmul_kquant_simd.h).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace {
+
+// Every lane of each of the 16 vectors v[g] summed: out[g] = sum of v[g]'s lanes (integer
+// adds, so any order gives the scalar loop's sum). Pairs of vectors fold into one per level:
+// dwords within 128-bit lanes, then qwords, then the lanes themselves.
+inline __m512i sum_lanes16(const __m512i (&v)[16]) {
+  __m512i w[8], x[4];
+  VT_UNROLL
+  for (int k = 0; k < 8; ++k)
+    w[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                            _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+  VT_UNROLL
+  for (int k = 0; k < 4; ++k)  // lane L of x[k]: v[4k .. 4k + 3] over lane L
+    x[k] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * k], w[2 * k + 1]),
+                            _mm512_unpackhi_epi64(w[2 * k], w[2 * k + 1]));
+  const __m512i y01 = _mm512_add_epi32(_mm512_shuffle_i32x4(x[0], x[1], 0x88),
+                                       _mm512_shuffle_i32x4(x[0], x[1], 0xdd));
+  const __m512i y23 = _mm512_add_epi32(_mm512_shuffle_i32x4(x[2], x[3], 0x88),
+                                       _mm512_shuffle_i32x4(x[2], x[3], 0xdd));
+  return _mm512_add_epi32(_mm512_shuffle_i32x4(y01, y23, 0x88),
+                          _mm512_shuffle_i32x4(y01, y23, 0xdd));
+}
+
+}  // namespace
+
+// AVX-512: one 16-lane vector per 16-element group. Same max, same first element of largest
+// magnitude, same fp32 products and RNE conversion as the scalar loop, so the same bits.
+void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums) {
+  for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K, qs += kQK_K, bsums += kQK_K / 16) {
+    __m512 m = _mm512_setzero_ps();
+    VT_UNROLL
+    for (int g = 0; g < kQK_K / 16; ++g)
+      m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(x + 16 * g)));
+    const float amax = _mm512_reduce_max_ps(m);
+    if (amax == 0) {
+      zero_q8_k_block(qs, d + i, bsums);
+      continue;
+    }
+    // The first element of largest magnitude sets the sign, as in GGML's scalar loop.
+    int j = 0;
+    const __m512 am = _mm512_set1_ps(amax);
+    for (int g = 0; g < kQK_K / 16; ++g) {
+      const __mmask16 hit =
+          _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + 16 * g)), am, _CMP_EQ_OQ);
+      if (hit) {
+        j = 16 * g + __builtin_ctz(static_cast<unsigned>(hit));
+        break;
+      }
+    }
+    const float iscale = -127.0f / x[j];
+    const __m512 mul = _mm512_set1_ps(iscale);
+    const __m512i cap = _mm512_set1_epi32(127);
+    __m512i v[16];
+    VT_UNROLL
+    for (int g = 0; g < kQK_K / 16; ++g) {
+      v[g] = _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * g), mul)),
+                              cap);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16 * g), _mm512_cvtsepi32_epi8(v[g]));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bsums), _mm512_cvtepi32_epi16(sum_lanes16(v)));
+    d[i] = 1.0f / iscale;
+  }
+}
+#pragma GCC diagnostic pop
+#else
 void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums) {
   const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K, qs += kQK_K, bsums += kQK_K / 16) {
@@ -61,9 +139,7 @@ void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bs
       m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + 8 * k), absmask));
     const float amax = hmax8(m);
     if (amax == 0) {
-      d[i] = 0;
-      std::memset(qs, 0, kQK_K);
-      std::memset(bsums, 0, kQK_K / 16 * sizeof(int16_t));
+      zero_q8_k_block(qs, d + i, bsums);
       continue;
     }
     // The first element of largest magnitude sets the sign, as in GGML's scalar loop.
@@ -77,7 +153,7 @@ void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bs
             _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + 8 * k), absmask), am, _CMP_EQ_OQ));
         if (bits) break;
       }
-      j = 8 * k + __builtin_ctz(static_cast<unsigned>(bits));
+      if (bits) j = 8 * k + __builtin_ctz(static_cast<unsigned>(bits));
     }
     const float iscale = -127.0f / x[j];
     const __m256 mul = _mm256_set1_ps(iscale);
@@ -96,5 +172,6 @@ void quant_act_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bs
     d[i] = 1.0f / iscale;
   }
 }
+#endif
 
 }  // namespace vt::cpu::VT_MM_NS
