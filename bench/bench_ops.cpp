@@ -161,6 +161,9 @@ int main(int argc, char** argv) {
                 .c_str(),
             bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16, false);
       benchmark::RegisterBenchmark(
+          ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16/bs:16/asc").c_str(),
+          bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16, true);
+      benchmark::RegisterBenchmark(
           ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:16/asc").c_str(),
           bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, 16, vt::DType::F16, true);
       // A 256-token prefill chunk: the first on the f32 and the default fp16 cache, the last of
