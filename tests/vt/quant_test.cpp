@@ -274,13 +274,11 @@ TEST(Quant, ActivationQuantizersAgreeAcrossIsas) {
 }
 
 // A NaN or infinity in one block (a broken checkpoint's activations) stays in that block:
-// every quantizer keeps to its bounds (the sanitizer build reads past them otherwise) and
-// the other blocks come out as the scalar loop makes them.
+// on every ISA the other blocks come out as the scalar loop makes them.
 TEST(Quant, ActivationQ8_KNonFiniteBlockStaysInItsBlock) {
   const int64_t n = 768;
   auto x = random_row(n, 17);
-  // In the last block, so that an index run past it leaves the buffer; NaNs first and last,
-  // where a vector max carries them through to the block's maximum.
+  // In the last block, at both ends of it, beside an infinity.
   for (int j : {0, 7, 250, 255}) x[512 + j] = std::numeric_limits<float>::quiet_NaN();
   x[512 + 200] = std::numeric_limits<float>::infinity();
   std::vector<int8_t> q0(n), q1(n);
