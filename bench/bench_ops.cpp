@@ -160,12 +160,12 @@ int main(int argc, char** argv) {
             ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:" + std::to_string(bs))
                 .c_str(),
             bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, bs, vt::DType::F16, false);
-      benchmark::RegisterBenchmark(
-          ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:320/f16/bs:16/asc").c_str(),
-          bm_attention, is, a.h, a.kv, a.hd, 320, 1, 32, 16, vt::DType::F16, true);
-      benchmark::RegisterBenchmark(
-          ("attn_decode/" + s + "/" + shape + "/seqs:32/ctx:2048/f16/bs:16/asc").c_str(),
-          bm_attention, is, a.h, a.kv, a.hd, 2048, 1, 32, 16, vt::DType::F16, true);
+      for (int ctx : {320, 2048})
+        benchmark::RegisterBenchmark(("attn_decode/" + s + "/" + shape +
+                                      "/seqs:32/ctx:" + std::to_string(ctx) + "/f16/bs:16/asc")
+                                         .c_str(),
+                                     bm_attention, is, a.h, a.kv, a.hd, ctx, 1, 32, 16,
+                                     vt::DType::F16, true);
       // A 256-token prefill chunk: the first on the f32 and the default fp16 cache, the last of
       // a 4096-token prompt (16 segments of keys per query), and a block size that is not a
       // multiple of the vector width (K chunks are gathered).

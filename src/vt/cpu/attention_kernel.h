@@ -436,6 +436,12 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   // pages of one kv head stay in cache while the run's tokens read them. In whole mode a
   // unit takes up to kAttnMaxGroup / group consecutive tokens of the run.
   const int tile = !split && nsub == 1 ? std::max(1, kAttnMaxGroup / group) : 1;
+  // The end of the run of consecutive tokens of one sequence that starts at r0.
+  auto run_end = [&](int64_t r0) {
+    int64_t r1 = r0 + 1;
+    while (r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0]) ++r1;
+    return r1;
+  };
   // Whole mode with at least `want` one-token runs (decode steps of a batch): each such
   // token is one unit over all its kv heads (attn_segment's nh), reading its pages in
   // address order. `bench_ops 'attn_decode/avx512/16x8x128/seqs:32/ctx:2048/f16/bs:16/asc'`
@@ -446,10 +452,11 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   // works.
   bool all_heads = false;
   if (nsub == 1 && n_kv > 1) {
-    int64_t singles = 0;
-    for (int64_t t = 0; t < n_tok; ++t)
-      singles += (t == 0 || batch.seq_of_token[t] != batch.seq_of_token[t - 1]) &&
-                 (t + 1 == n_tok || batch.seq_of_token[t + 1] != batch.seq_of_token[t]);
+    int64_t singles = 0;  // one-token runs
+    for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
+      r1 = run_end(r0);
+      singles += r1 - r0 == 1;
+    }
     all_heads = !split && singles >= want;
     // A few decode tokens deep in their context (batch-1 decode of a long prompt): split
     // mode over segments, each segment a unit over all kv heads, when the segments alone
@@ -459,12 +466,11 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
     if (!split && singles == n_tok && n_tok < want && total_segs >= want) split = all_heads = true;
   }
   for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
-    for (r1 = r0 + 1; r1 < n_tok && batch.seq_of_token[r1] == batch.seq_of_token[r0];) ++r1;
+    r1 = run_end(r0);
     if (all_heads && r1 - r0 == 1) {
-      const AttnGroup gr{r0,    0,
-                         group, attn_num_segments(batch.positions[r0]),
-                         1,     static_cast<int64_t>(plan.item_group.size()),
-                         n_kv};
+      const int nseg = attn_num_segments(batch.positions[r0]);
+      AttnGroup gr{r0, 0, group, nseg, 1, static_cast<int64_t>(plan.item_group.size())};
+      gr.nh = n_kv;  // every kv head of the token
       gmax = std::max(gmax, gr.nq());
       if (split)
         for (int sg = 0; sg < gr.nseg; ++sg) plan.item_group.push_back(plan.groups.size());
