@@ -153,13 +153,19 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
             "--tensor-parallel-size", "1", "-tp", "1", "--trust-remote-code",
             "--disable-log-requests", "--uvicorn-log-level", "debug", "--max-logprobs", "3",
             "--gpu-memory-utilization", "0.5", "--swap-space", "4",
-            "--generation-config", "vllm", "--scheduling-policy", "priority", "--device", "cpu"]
+            "--generation-config", "vllm", "--scheduling-policy", "priority", "--device", "cpu",
+            "--quantization", "gguf", "--async-scheduling", "--limit-mm-per-prompt",
+            '{"image": 0, "video": {"count": 0}}', "--disable-uvicorn-access-log",
+            "--stream-interval", "1"]
     s = Serve(args, env={"HF_HUB_CACHE": hf_cache, "VLLM_API_KEY": "secret-1"},
               cafile=str(cert), log_name="tls")
     try:
         out = s.output()
         assert "--trust-remote-code is accepted but has no effect" in out
         assert "--swap-space is accepted but has no effect" in out
+        for flag in ("--quantization", "--async-scheduling", "--disable-uvicorn-access-log",
+                     "--stream-interval"):
+            assert f"{flag} is accepted but has no effect" in out, flag
         assert "https://" in out and "smollm2-135m-instruct-q4_1.gguf" in out
         body = {"model": "smol", "prompt": "Hi", "max_tokens": 1}
         st, _, err = s.request("/v1/completions", body)
@@ -264,3 +270,39 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     assert code != 0 and "--load-format" in out and "dummy" in out, out
     code, out = run_serve()
     assert code != 0 and "no model" in out
+    # vLLM flags for what this engine does not do are refused by name with the reason, before
+    # anything loads (a list-valued one too, whatever follows it).
+    for args, want in [(["--enable-lora"], "--enable-lora: not supported by vllm.cpp (LoRA"),
+                       (["--lora-modules", "a=/x", "b=/y"], "--lora-modules: not supported"),
+                       (["--speculative-config", '{"method": "ngram"}'],
+                        "--speculative-config: not supported"),
+                       (["--limit-mm-per-prompt", '{"image": 2}'],
+                        "--limit-mm-per-prompt: image 2: this engine serves text-only models"),
+                       (["--quantization", "awq"], "awq not in {gguf}"),
+                       (["--stream-interval", "4"], "4 not in {1}"),
+                       (["--task", "embed"], "embed not in {auto,generate}")]:
+        code, out = run_serve(_model(), *args)
+        assert code != 0 and want in out, (args, out)
+
+
+def test_response_role_names_the_reply_after_a_generation_prompt():
+    s = Serve([_model(), "--response-role", "narrator"], log_name="role")
+    try:
+        client = openai.OpenAI(base_url=s.url + "/v1", api_key="none")
+        msgs = [{"role": "user", "content": "Hi"}]
+        r = client.chat.completions.create(model=_model(), messages=msgs, max_tokens=2)
+        assert r.choices[0].message.role == "narrator"
+        stream = client.chat.completions.create(model=_model(), messages=msgs, max_tokens=2,
+                                                stream=True)
+        assert [c.choices[0].delta.role for c in stream if c.choices][0] == "narrator"
+        # As vLLM: without the generation prompt the reply continues the last message's role,
+        # and echo repeats that message's content.
+        msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+        st, _, r = s.request("/v1/chat/completions", {
+            "messages": msgs, "max_tokens": 1, "add_generation_prompt": False,
+            "continue_final_message": True, "echo": True})
+        assert st == 200, r
+        assert r["choices"][0]["message"]["role"] == "assistant"
+        assert r["choices"][0]["message"]["content"].startswith("Hello")
+    finally:
+        s.stop()

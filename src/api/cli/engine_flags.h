@@ -48,6 +48,8 @@ struct EngineFlags {
   CLI::Option* gpu_util_opt = nullptr;
   // vLLM flags accepted without effect: (option, why it has none).
   std::vector<std::pair<CLI::Option*, std::string>> no_effect;
+  // vLLM flags refused when given: (option, why).
+  std::vector<std::pair<CLI::Option*, std::string>> refused;
   std::deque<std::string> ignored_values;  // storage for their values (stable addresses)
 
   void add(CLI::App& app) {
@@ -89,41 +91,81 @@ struct EngineFlags {
         ->check(CLI::IsMember({"fcfs", "priority"}));
     app.add_option("--max-logprobs", cfg.max_logprobs,
                    "most logprobs / prompt_logprobs a request may ask for (-1: no limit)");
-    auto ignored_flag = [&](const char* name, const char* why) {
-      no_effect.emplace_back(
-          app.add_flag(std::string(name))->description("accepted, no effect: " + std::string(why)),
-          why);
-    };
-    // `values`: the only values that change nothing here; any other (one this engine cannot
-    // honour, like --tokenizer-mode mistral) is refused by CLI11 naming the flag and the set.
-    auto ignored_option = [&](const char* name, const char* why,
-                              std::vector<std::string> values = {}) {
-      ignored_values.emplace_back();
-      CLI::Option* o =
-          app.add_option(name, ignored_values.back(), "accepted, no effect: " + std::string(why));
-      if (!values.empty()) o->check(CLI::IsMember(std::move(values)));
-      no_effect.emplace_back(o, why);
-    };
-    ignored_flag("--trust-remote-code", "this engine never runs model code from the hub");
-    ignored_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill",
-                 "chunked prefill is always on");
-    ignored_flag("--disable-custom-all-reduce", "there is one process, no all-reduce");
-    ignored_flag("--disable-sliding-window", "no supported model uses a sliding window");
-    ignored_flag("--enable-prompt-tokens-details",
-                 "usage always reports prompt_tokens_details.cached_tokens");
-    ignored_option("--swap-space", "preempted requests are recomputed, never swapped");
-    ignored_option("--cpu-offload-gb", "weights already live in host memory");
-    ignored_option("--distributed-executor-backend", "there is one process");
-    ignored_option("--download-dir", "nothing is downloaded");
-    ignored_option("--load-format", "the format is detected from the files",
-                   {"auto", "gguf", "safetensors"});
-    ignored_option("--tokenizer-mode", "the tokenizer is always tokenizer.json's (or GGUF's)",
-                   {"auto", "hf", "slow"});
-    ignored_option("--compilation-config", "decode step graphs replace torch.compile");
-    ignored_option("--max-seq-len-to-capture", "decode graphs are captured at any length");
+    no_effect_flag(app, "--trust-remote-code", "this engine never runs model code from the hub");
+    no_effect_flag(app, "--enable-chunked-prefill,!--no-enable-chunked-prefill",
+                   "chunked prefill is always on");
+    no_effect_flag(app, "--disable-custom-all-reduce", "there is one process, no all-reduce");
+    no_effect_flag(app, "--disable-sliding-window", "no supported model uses a sliding window");
+    no_effect_flag(app, "--enable-prompt-tokens-details",
+                   "usage always reports prompt_tokens_details.cached_tokens");
+    no_effect_flag(app, "--async-scheduling",
+                   "steps are scheduled one after another; the outputs are the same");
+    no_effect_option(app, "--swap-space", "preempted requests are recomputed, never swapped");
+    no_effect_option(app, "--preemption-mode", "preempted requests are recomputed", {"recompute"});
+    no_effect_option(app, "--cpu-offload-gb", "weights already live in host memory");
+    no_effect_option(app, "--distributed-executor-backend", "there is one process");
+    no_effect_option(app, "--download-dir", "nothing is downloaded");
+    no_effect_option(app, "--code-revision", "no model code from the hub is run");
+    no_effect_option(app, "--max-parallel-loading-workers",
+                     "weights are read and packed over the thread pool");
+    no_effect_option(app, "--load-format", "the format is detected from the files",
+                     {"auto", "gguf", "safetensors"});
+    no_effect_option(app, "-q,--quantization", "the weights' types are read from the model files",
+                     {"gguf"});
+    no_effect_option(app, "--tokenizer-mode",
+                     "the tokenizer is always tokenizer.json's (or GGUF's)",
+                     {"auto", "hf", "slow"});
+    no_effect_option(app, "--task", "this engine generates text", {"auto", "generate"});
+    no_effect_option(app, "--runner", "this engine generates text", {"auto", "generate"});
+    no_effect_option(app, "--compilation-config", "decode step graphs replace torch.compile");
+    no_effect_option(app, "--max-seq-len-to-capture", "decode graphs are captured at any length");
+    no_effect_option(app, "--cuda-graph-sizes", "decode graphs are captured at any batch width", {},
+                     true);
+    no_effect_option(app, "--max-cudagraph-capture-size",
+                     "decode graphs are captured at any batch width");
+    refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
+    refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
+    refused_option(app, "--speculative-config", "speculative decoding is not implemented");
+    refused_option(app, "--hf-overrides", "the model's own config is used as it is");
+    refused_option(app, "--kv-transfer-config", "disaggregated prefill is not implemented");
+  }
+
+  void no_effect_flag(CLI::App& app, const char* name, const char* why) {
+    no_effect.emplace_back(
+        app.add_flag(std::string(name))->description("accepted, no effect: " + std::string(why)),
+        why);
+  }
+  // `values`: the only values that change nothing here; any other (one this engine cannot
+  // honour, like --tokenizer-mode mistral) is refused by CLI11 naming the flag and the set.
+  // `many`: vLLM takes a list (--cuda-graph-sizes 1 2 4).
+  void no_effect_option(CLI::App& app, const char* name, const char* why,
+                        std::vector<std::string> values = {}, bool many = false) {
+    ignored_values.emplace_back();
+    CLI::Option* o =
+        app.add_option(name, ignored_values.back(), "accepted, no effect: " + std::string(why));
+    if (many)
+      o->expected(1, -1)->allow_extra_args()->multi_option_policy(CLI::MultiOptionPolicy::Join);
+    if (!values.empty()) o->check(CLI::IsMember(std::move(values)));
+    no_effect.emplace_back(o, why);
+  }
+  // vLLM flags asking for what this engine does not do: parsed, so that resolve() can name
+  // them and say why, instead of CLI11's "not expected".
+  void refused_flag(CLI::App& app, const char* name, const char* why) {
+    refused.emplace_back(
+        app.add_flag(std::string(name))->description("refused: " + std::string(why)), why);
+  }
+  void refused_option(CLI::App& app, const char* name, const char* why) {
+    refused.emplace_back(app.add_option(std::string(name))
+                             ->description("refused: " + std::string(why))
+                             ->expected(1, -1)
+                             ->allow_extra_args(),
+                         why);
   }
 
   engine::EngineConfig resolve() const {
+    for (const auto& [opt, why] : refused)
+      if (opt->count() > 0)
+        throw std::invalid_argument(opt->get_name() + ": not supported by vllm.cpp (" + why + ")");
     engine::EngineConfig c = cfg;
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;

@@ -158,6 +158,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
   io.reasoning_parser = cfg_.reasoning_parser == "qwen3";
+  io.response_role = cfg_.response_role;
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
   std::shared_ptr<Generation> gen;

@@ -49,6 +49,7 @@ struct ServerConfig {
   // Request parsing: --max-logprobs and the generation_config.json defaults.
   ParseOptions parse;
   bool trust_request_chat_template = false;  // a request may bring its own chat_template
+  std::string response_role = "assistant";   // --response-role
   bool log_requests = false;                 // --enable-log-requests: one line per request
   bool debug_log = false;                    // debug lines (ignored request fields, ...)
 };

@@ -89,13 +89,15 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   truncate(p.ids, r, opts.max_model_len);
   in.prompts.push_back(std::move(p));
   GenerationOptions& o = in.options;
+  o.role = r.add_generation_prompt ? opts.response_role
+                                   : r.messages.back().value("role", opts.response_role);
   o.chat_logprobs = r.logprobs;
   o.include_reasoning = r.include_reasoning;
   if (r.return_prompt_text) o.prompt_text = prompt;
   // Echo: the last message is continued when it already has the reply's role.
   if (r.echo) {
     const ojson& last = r.messages.back();
-    if (last.value("role", "") == "assistant" && last["content"].is_string())
+    if (last.value("role", "") == o.role && last["content"].is_string())
       o.chat_echo = last["content"].get<std::string>();
   }
   tokenize_bad_words(llm, r);

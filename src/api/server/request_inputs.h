@@ -22,6 +22,8 @@ struct InputOptions {
   bool reasoning_parser = false;
   // --enable-auto-tool-choice with --tool-call-parser: the parser for tool_choice "auto".
   std::optional<ToolParserKind> auto_tool_parser;
+  // --response-role: the reply's role when the prompt ends with the generation prompt.
+  std::string response_role = "assistant";
 };
 
 struct PreparedInputs {

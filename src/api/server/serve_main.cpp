@@ -53,11 +53,32 @@ std::string load_chat_template(const std::string& v) {
                               ") appears path-like, but doesn't exist!");
 }
 
+// --limit-mm-per-prompt: a text-only engine honours limits of 0 ({"image": 0} or, in vLLM's
+// newer form, {"image": {"count": 0}}); any other asks for inputs it cannot take.
+void check_mm_limits(const std::string& v) {
+  if (v.empty()) return;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(v);
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument("--limit-mm-per-prompt: expected a JSON object, got " + v);
+  }
+  if (!j.is_object())
+    throw std::invalid_argument("--limit-mm-per-prompt: expected a JSON object, got " + v);
+  for (const auto& [modality, limit] : j.items()) {
+    const nlohmann::json& n = limit.is_object() && limit.contains("count") ? limit["count"] : limit;
+    if (!n.is_number_integer() || n.get<int64_t>() != 0)
+      throw std::invalid_argument("--limit-mm-per-prompt: " + modality + " " + limit.dump() +
+                                  ": this engine serves text-only models (only limits of 0)");
+  }
+}
+
 int serve_main(int argc, char** argv) {
   CLI::App app{"vllm serve: OpenAI-compatible HTTP server"};
   // As argparse: a flag given twice takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::string model_pos, model_opt, gguf, revision = "main", tokenizer, chat_template;
+  std::string model_pos, model_opt, gguf, revision = "main", tokenizer, tokenizer_revision;
+  std::string chat_template, limit_mm;
   std::string generation_config = "auto", override_generation_config, log_level = "info";
   std::string origins = "[\"*\"]", methods = "[\"*\"]", headers = "[\"*\"]";
   std::string ssl_keyfile, ssl_certfile, ssl_ca_certs;
@@ -73,6 +94,8 @@ int serve_main(int argc, char** argv) {
   app.add_option("--revision", revision, "branch, tag or commit of a Hugging Face cache model");
   app.add_option("--tokenizer", tokenizer,
                  "folder (or cached repo) with tokenizer.json to use instead of the model's");
+  app.add_option("--tokenizer-revision", tokenizer_revision,
+                 "revision of a cached --tokenizer repo (default: --revision)");
   app.add_option("--host", sc.host, "address to listen on (default 127.0.0.1)");
   app.add_option("--port", sc.port, "port to listen on (0: any free port)");
   app.add_option("--served-model-name", sc.served_model_names,
@@ -91,6 +114,10 @@ int serve_main(int argc, char** argv) {
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
                "let requests bring their own chat_template");
+  app.add_option("--response-role", sc.response_role,
+                 "the chat reply's role after a generation prompt (default assistant)");
+  app.add_option("--limit-mm-per-prompt", limit_mm,
+                 "JSON object of multimodal items per prompt: only limits of 0 (text only)");
   app.add_option("--generation-config", generation_config,
                  "sampling defaults: auto (the model's generation_config.json), vllm (none), "
                  "or a folder holding generation_config.json");
@@ -112,6 +139,12 @@ int serve_main(int argc, char** argv) {
                  "server log level; debug also logs request fields that were ignored")
       ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
   flags.add(app);
+  flags.no_effect_flag(app, "--disable-fastapi-docs", "there are no /docs or /redoc pages");
+  flags.no_effect_flag(app, "--disable-uvicorn-access-log",
+                       "no access log is written (--enable-log-requests: one line per request)");
+  flags.no_effect_flag(app, "--disable-mm-preprocessor-cache", "there are no multimodal inputs");
+  flags.no_effect_option(app, "--api-server-count", "one HTTP server serves every request", {"1"});
+  flags.no_effect_option(app, "--stream-interval", "every token is streamed as it is made", {"1"});
   app.add_option("--max-waiting-requests", sc.max_waiting_requests,
                  "queued requests beyond which the server answers 503");
   app.add_option("--max-request-bytes", sc.max_body_bytes,
@@ -125,13 +158,13 @@ int serve_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  engine::EngineConfig ec = flags.resolve();
   if (!model_pos.empty() && !model_opt.empty() && model_pos != model_opt)
     throw std::invalid_argument("two models given: '" + model_pos + "' and --model '" + model_opt +
                                 "'");
   const std::string model = model_pos.empty() ? model_opt : model_pos;
   if (model.empty())
     throw std::invalid_argument("no model: vllm serve MODEL (or --model MODEL); run with --help");
-  engine::EngineConfig ec = flags.resolve();
   if (sc.api_key.empty())
     if (const char* k = std::getenv("VLLM_API_KEY")) sc.api_key = k;
   sc.allowed_origins = json_list(origins, "--allowed-origins");
@@ -147,6 +180,7 @@ int serve_main(int argc, char** argv) {
     sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
   }
   sc.log_requests = enable_log_requests && !disable_log_requests;
+  check_mm_limits(limit_mm);
   if (disable_log_stats)
     cli::warn(
         "--disable-log-stats is accepted but has no effect: no periodic stats are logged "
@@ -158,7 +192,9 @@ int serve_main(int argc, char** argv) {
 
   const ResolvedModel rm = resolve_model(model, revision, gguf);
   LLM::LoadOptions lo;
-  if (!tokenizer.empty()) lo.tokenizer = resolve_model(tokenizer, revision).folder;
+  if (!tokenizer.empty())
+    lo.tokenizer =
+        resolve_model(tokenizer, tokenizer_revision.empty() ? revision : tokenizer_revision).folder;
   std::string chat_template_text;
   if (!chat_template.empty()) chat_template_text = load_chat_template(chat_template);
   GenerationDefaults defaults = load_generation_defaults(

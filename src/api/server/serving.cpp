@@ -217,7 +217,7 @@ bool Generation::tools_finish(const Choice& c, bool called) const {
 }
 
 json Generation::chat_message(const Choice& c, std::string& finish_reason) const {
-  json msg = {{"role", "assistant"}};
+  json msg = {{"role", opts_.role}};
   std::optional<std::string> content = c.text;
   json reasoning = nullptr;
   if (ctx_.qwen3_reasoning) {
@@ -334,7 +334,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
     if (first) {
       json head = chunk_header();
       head["choices"] = json::array({{{"index", c.index},
-                                      {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                      {"delta", {{"role", opts_.role}, {"content", ""}}},
                                       {"logprobs", nullptr},
                                       {"finish_reason", nullptr}}});
       if (return_token_ids_) head["prompt_token_ids"] = prompts_[c.prompt_index].ids;

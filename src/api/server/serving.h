@@ -39,6 +39,9 @@ struct PromptInput {
 
 // What a generation needs beyond the parsed request.
 struct GenerationOptions {
+  // The chat reply's role (vLLM: --response-role after a generation prompt, else the last
+  // message's role).
+  std::string role = "assistant";
   bool chat_logprobs = false;
   bool echo_only = false;  // completions echo with max_tokens 0: the prompt, no new text
   // Chat echo: the last message's content when it has the reply's role (prepended to it).
