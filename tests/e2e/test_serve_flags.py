@@ -285,8 +285,9 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
         assert code != 0 and want in out, (args, out)
 
 
-def test_response_role_names_the_reply_after_a_generation_prompt():
-    s = Serve([_model(), "--response-role", "narrator"], log_name="role")
+def test_response_role_and_forced_stream_usage():
+    s = Serve([_model(), "--response-role", "narrator", "--enable-force-include-usage"],
+              log_name="role")
     try:
         client = openai.OpenAI(base_url=s.url + "/v1", api_key="none")
         msgs = [{"role": "user", "content": "Hi"}]
@@ -294,7 +295,12 @@ def test_response_role_names_the_reply_after_a_generation_prompt():
         assert r.choices[0].message.role == "narrator"
         stream = client.chat.completions.create(model=_model(), messages=msgs, max_tokens=2,
                                                 stream=True)
-        assert [c.choices[0].delta.role for c in stream if c.choices][0] == "narrator"
+        chunks = list(stream)
+        assert [c.choices[0].delta.role for c in chunks if c.choices][0] == "narrator"
+        # --enable-force-include-usage: the stream ends with usage though the request did not
+        # ask (no stream_options), and only there.
+        assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 2
+        assert all(c.usage is None for c in chunks[:-1])
         # As vLLM: without the generation prompt the reply continues the last message's role,
         # and echo repeats that message's content.
         msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]

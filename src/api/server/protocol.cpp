@@ -120,6 +120,7 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
     if (auto v = o.boolean("include_usage")) r.include_usage = *v;
     if (auto v = o.boolean("continuous_usage_stats")) r.continuous_usage_stats = *v;
   }
+  if (r.stream && opts.force_include_usage) r.include_usage = true;
   if (auto v = f.integer("min_tokens", 0, kI32)) s.min_tokens = static_cast<int32_t>(*v);
   // Request value, else the model's generation_config.json default, else OpenAI's.
   const GenerationDefaults& d = opts.defaults;

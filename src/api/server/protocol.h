@@ -29,6 +29,9 @@ inline constexpr int kMaxN = 128;
 struct ParseOptions {
   // --max-logprobs: the most logprobs / top_logprobs / prompt_logprobs (-1: no limit).
   int32_t max_logprobs = 20;
+  // --enable-force-include-usage: every stream ends with a usage chunk, as if
+  // stream_options.include_usage were true.
+  bool force_include_usage = false;
   // generation_config.json's defaults (--generation-config) for fields a request leaves
   // unset; max_new_tokens caps max_tokens.
   GenerationDefaults defaults;

@@ -139,6 +139,9 @@ int serve_main(int argc, char** argv) {
                  "server log level; debug also logs request fields that were ignored")
       ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
   flags.add(app);
+  app.add_flag("--enable-force-include-usage", sc.parse.force_include_usage,
+               "every stream ends with a usage chunk (as stream_options.include_usage)");
+  flags.no_effect_option(app, "--max-log-len", "request log lines carry no prompt text or ids");
   flags.no_effect_flag(app, "--disable-fastapi-docs", "there are no /docs or /redoc pages");
   flags.no_effect_flag(app, "--disable-uvicorn-access-log",
                        "no access log is written (--enable-log-requests: one line per request)");
