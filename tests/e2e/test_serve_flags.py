@@ -285,9 +285,9 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
         assert code != 0 and want in out, (args, out)
 
 
-def test_response_role_and_forced_stream_usage():
-    s = Serve([_model(), "--response-role", "narrator", "--enable-force-include-usage"],
-              log_name="role")
+def test_response_role_forced_stream_usage_and_tokens_as_ids():
+    s = Serve([_model(), "--response-role", "narrator", "--enable-force-include-usage",
+               "--return-tokens-as-token-ids"], log_name="role")
     try:
         client = openai.OpenAI(base_url=s.url + "/v1", api_key="none")
         msgs = [{"role": "user", "content": "Hi"}]
@@ -301,6 +301,12 @@ def test_response_role_and_forced_stream_usage():
         # ask (no stream_options), and only there.
         assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 2
         assert all(c.usage is None for c in chunks[:-1])
+        # --return-tokens-as-token-ids is the default a request may override.
+        r = client.completions.create(model=_model(), prompt="Hi", max_tokens=2, logprobs=1)
+        assert all(t.startswith("token_id:") for t in r.choices[0].logprobs.tokens), r
+        r = client.completions.create(model=_model(), prompt="Hi", max_tokens=2, logprobs=1,
+                                      extra_body={"return_tokens_as_token_ids": False})
+        assert not any(t.startswith("token_id:") for t in r.choices[0].logprobs.tokens), r
         # As vLLM: without the generation prompt the reply continues the last message's role,
         # and echo repeats that message's content.
         msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]

@@ -200,7 +200,8 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
   }
   if (auto v = f.boolean("echo")) r.echo = *v;
   if (auto v = f.boolean("return_token_ids")) r.return_token_ids = *v;
-  if (auto v = f.boolean("return_tokens_as_token_ids")) r.return_tokens_as_token_ids = *v;
+  r.return_tokens_as_token_ids =
+      f.boolean("return_tokens_as_token_ids").value_or(opts.return_tokens_as_token_ids);
   r.request_id = f.string("request_id");
   if (auto v = f.integer("priority")) r.priority = *v;
   parse_structured_outputs(f, r);

@@ -32,6 +32,8 @@ struct ParseOptions {
   // --enable-force-include-usage: every stream ends with a usage chunk, as if
   // stream_options.include_usage were true.
   bool force_include_usage = false;
+  // --return-tokens-as-token-ids: the default of the request field of that name.
+  bool return_tokens_as_token_ids = false;
   // generation_config.json's defaults (--generation-config) for fields a request leaves
   // unset; max_new_tokens caps max_tokens.
   GenerationDefaults defaults;

@@ -141,6 +141,8 @@ int serve_main(int argc, char** argv) {
   flags.add(app);
   app.add_flag("--enable-force-include-usage", sc.parse.force_include_usage,
                "every stream ends with a usage chunk (as stream_options.include_usage)");
+  app.add_flag("--return-tokens-as-token-ids", sc.parse.return_tokens_as_token_ids,
+               "logprobs show tokens as 'token_id:N' unless a request says otherwise");
   flags.no_effect_option(app, "--max-log-len", "request log lines carry no prompt text or ids");
   flags.no_effect_flag(app, "--disable-fastapi-docs", "there are no /docs or /redoc pages");
   flags.no_effect_flag(app, "--disable-uvicorn-access-log",
