@@ -57,13 +57,8 @@ std::string load_chat_template(const std::string& v) {
 // newer form, {"image": {"count": 0}}); any other asks for inputs it cannot take.
 void check_mm_limits(const std::string& v) {
   if (v.empty()) return;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(v);
-  } catch (const nlohmann::json::exception&) {
-    throw std::invalid_argument("--limit-mm-per-prompt: expected a JSON object, got " + v);
-  }
-  if (!j.is_object())
+  const nlohmann::json j = nlohmann::json::parse(v, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())  // a parse error is `discarded`, not an object
     throw std::invalid_argument("--limit-mm-per-prompt: expected a JSON object, got " + v);
   for (const auto& [modality, limit] : j.items()) {
     const nlohmann::json& n = limit.is_object() && limit.contains("count") ? limit["count"] : limit;
@@ -83,7 +78,7 @@ int serve_main(int argc, char** argv) {
   std::string origins = "[\"*\"]", methods = "[\"*\"]", headers = "[\"*\"]";
   std::string ssl_keyfile, ssl_certfile, ssl_ca_certs;
   int ssl_cert_reqs = 0;
-  bool enable_log_requests = false, disable_log_requests = false, disable_log_stats = false;
+  bool enable_log_requests = false, disable_log_requests = false;
   api::ServerConfig sc;
   cli::EngineFlags flags;
   app.add_option("model_tag", model_pos,
@@ -133,8 +128,6 @@ int serve_main(int argc, char** argv) {
   app.add_option("--ssl-cert-reqs", ssl_cert_reqs, "not supported (client certificates)");
   app.add_flag("--enable-log-requests", enable_log_requests, "log one line per request");
   app.add_flag("--disable-log-requests", disable_log_requests, "do not log requests (the default)");
-  app.add_flag("--disable-log-stats", disable_log_stats,
-               "accepted (no periodic stats are logged; see /metrics)");
   app.add_option("--uvicorn-log-level", log_level,
                  "server log level; debug also logs request fields that were ignored")
       ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
@@ -143,6 +136,7 @@ int serve_main(int argc, char** argv) {
                "every stream ends with a usage chunk (as stream_options.include_usage)");
   app.add_flag("--return-tokens-as-token-ids", sc.parse.return_tokens_as_token_ids,
                "logprobs show tokens as 'token_id:N' unless a request says otherwise");
+  flags.no_effect_flag(app, "--disable-log-stats", "no periodic stats are logged (see /metrics)");
   flags.no_effect_option(app, "--max-log-len", "request log lines carry no prompt text or ids");
   flags.no_effect_flag(app, "--disable-fastapi-docs", "there are no /docs or /redoc pages");
   flags.no_effect_flag(app, "--disable-uvicorn-access-log",
@@ -186,10 +180,6 @@ int serve_main(int argc, char** argv) {
   }
   sc.log_requests = enable_log_requests && !disable_log_requests;
   check_mm_limits(limit_mm);
-  if (disable_log_stats)
-    cli::warn(
-        "--disable-log-stats is accepted but has no effect: no periodic stats are logged "
-        "(see /metrics)");
   const char* env_level = std::getenv("VLLM_LOGGING_LEVEL");
   sc.debug_log = log_level == "debug" || log_level == "trace" ||
                  (env_level && std::string(env_level) == "DEBUG");
