@@ -1,6 +1,7 @@
 // Request status names and the Request constructor (RNG seeding).
 #include "engine/request.h"
 
+#include "engine/kv_cache/block_pool.h"
 #include "engine/structured_output/matcher.h"
 
 namespace vllm::engine {
@@ -44,6 +45,18 @@ const char* finish_reason(RequestStatus s) {
   }
 }
 
+namespace {
+// The first block's parent hash for a cache salt: the salt's bytes hashed as one "block" under
+// the root, so equal salts meet and different ones (or none) never share a block.
+uint64_t salted_root(const std::string& salt) {
+  if (salt.empty()) return kRootBlockHash;
+  std::vector<int32_t> bytes;
+  for (const char c : salt) bytes.push_back(static_cast<unsigned char>(c));
+  bytes.push_back(-1);  // never a token id: a salted root is not the hash of any real block
+  return hash_block_tokens(kRootBlockHash, bytes);
+}
+}  // namespace
+
 Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
                  SamplingParams params, int32_t max_tokens_resolved,
                  std::optional<int32_t> eos_token_id, uint64_t default_seed, int64_t arrival_index,
@@ -54,6 +67,7 @@ Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
       eos_token_id(eos_token_id),
       arrival_index(arrival_index),
       priority(priority),
+      block_hash_root(salted_root(sampling_params.cache_salt)),
       generator(sampling_params.seed.value_or(default_seed)),
       all_token_ids_(std::move(prompt_token_ids)),
       num_prompt_tokens_(static_cast<int64_t>(all_token_ids_.size())) {

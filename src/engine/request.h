@@ -70,6 +70,8 @@ class Request {
 
   // Hashes of this request's full blocks, extended as tokens arrive (kv_cache_manager).
   std::vector<uint64_t> block_hashes;
+  // The parent hash of the first block: kRootBlockHash, or one derived from the cache salt.
+  const uint64_t block_hash_root;
 
   // Per-request generator, so a seeded request samples the same tokens in any batch.
   std::mt19937_64 generator;

@@ -41,6 +41,10 @@ struct SamplingParams {
   std::optional<int32_t> prompt_logprobs;
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
+  // vLLM's cache_salt: mixed into the hash of the request's first KV block, so its prompt only
+  // reuses cached blocks of requests that brought the same salt (tenants sharing a server
+  // cannot learn each other's prompts from prefix-cache timing). Empty: no salt.
+  std::string cache_salt;
 
   // Logits processors (Sampler::apply_logits_processors), applied in vLLM V1's order:
   // allowed_token_ids, bad words, min_tokens' stop masking, logit_bias.

@@ -1,6 +1,6 @@
 """vLLM's extra request fields through the official `openai` client (extra_body), each checked
 by what it changes: logit_bias, allowed_token_ids, bad_words, prompt_logprobs, echo,
-return_token_ids, truncate_prompt_tokens, cached_tokens, chat echo and continue_final_message,
+return_token_ids, truncate_prompt_tokens, cached_tokens, cache_salt, chat echo and continue_final_message,
 request-level chat templates; fields this server does not implement are 400s naming them.
 Also CORS on the default server (vLLM's default: any origin)."""
 import http.client
@@ -97,6 +97,23 @@ def test_return_token_ids_truncation_and_cached_tokens(client, server):
     assert t.choices[0].model_extra["prompt_token_ids"] == ids[-10:]
 
 
+def test_cache_salt_keeps_prefix_cache_hits_within_one_salt(client):
+    prompt = " ".join(["salted prefix words"] * 20)
+    cached = lambda r: r.usage.prompt_tokens_details.cached_tokens
+
+    def run(salt=None):
+        return complete(client, prompt=prompt, max_tokens=2,
+                        extra_body={"cache_salt": salt} if salt else {})
+
+    plain = run()
+    assert cached(run()) >= 32  # unsalted requests share as before
+    first = run("tenant-a")
+    assert cached(first) == 0  # nothing cached under this salt yet
+    assert cached(run("tenant-a")) >= 32
+    assert cached(run("tenant-b")) == 0
+    assert first.choices[0].token_ids == plain.choices[0].token_ids  # same tokens either way
+
+
 def test_chat_echo_continue_final_message_and_prompt_text(client):
     msgs = [{"role": "user", "content": "Name a colour."},
             {"role": "assistant", "content": "My favourite colour is"}]
@@ -135,7 +152,7 @@ def test_request_chat_template_needs_trust(server):
 
 
 @pytest.mark.parametrize("field,value", [
-    ("use_beam_search", True), ("length_penalty", 0.5), ("cache_salt", "s"),
+    ("use_beam_search", True), ("length_penalty", 0.5), ("cache_salt", ""),
     ("logits_processors", ["x.y"]), ("prompt_logprobs", 99), ("priority", 5),
 ])
 def test_unimplemented_fields_are_400s_naming_them(client, field, value):

@@ -21,8 +21,10 @@ std::vector<int32_t> iota(int n, int start = 0) {
   return v;
 }
 
-std::unique_ptr<Request> make_req(const std::string& id, std::vector<int32_t> prompt) {
+std::unique_ptr<Request> make_req(const std::string& id, std::vector<int32_t> prompt,
+                                  std::string cache_salt = {}) {
   SamplingParams p;
+  p.cache_salt = std::move(cache_salt);
   return std::make_unique<Request>(id, std::move(prompt), p, 16, std::nullopt, 0, 0);
 }
 
@@ -225,6 +227,30 @@ TEST(KVCacheManager, PrefixHitReusesFullBlocksButRecomputesTheLastToken) {
   kv.free(*a);
   kv.free(*c);
   EXPECT_EQ(kv.get_computed_blocks(*b).num_tokens, 8);
+  EXPECT_EQ(kv.check_consistency(), "");
+}
+
+TEST(KVCacheManager, CacheSaltSharesBlocksOnlyWithTheSameSalt) {
+  KVCacheManager kv(32, 4, true);
+  auto fill = [&](Request& r) {
+    ASSERT_TRUE(kv.allocate_slots(r, 12));
+    r.num_computed_tokens = 12;
+    kv.cache_blocks(r, 12);
+  };
+  auto plain = make_req("plain", iota(12));
+  fill(*plain);
+  auto alice = make_req("alice", iota(12), "alice");
+  EXPECT_EQ(kv.get_computed_blocks(*alice).num_tokens, 0);  // unsalted blocks are not hers
+  fill(*alice);
+  // Bob's salt, no salt and a salt that only extends hers all miss; her own salt hits.
+  EXPECT_EQ(kv.get_computed_blocks(*make_req("bob", iota(12), "bob")).num_tokens, 0);
+  EXPECT_EQ(kv.get_computed_blocks(*make_req("alicex", iota(12), "alicex")).num_tokens, 0);
+  EXPECT_EQ(kv.get_computed_blocks(*make_req("again", iota(12), "alice")).num_tokens, 8);
+  EXPECT_EQ(kv.get_computed_blocks(*make_req("none", iota(12))).num_tokens, 8);
+  const auto plain_blocks = kv.get_block_ids("plain");
+  const auto alice_blocks = kv.get_block_ids("alice");
+  for (size_t i = 0; i < plain_blocks.size(); ++i)
+    EXPECT_NE(plain_blocks[i], alice_blocks[i]) << "block " << i;
   EXPECT_EQ(kv.check_consistency(), "");
 }
 

@@ -46,9 +46,6 @@ void refuse_unimplemented(Fields& f, bool chat) {
   refuse_set("ec_transfer_params", "there is no encoder-cache transfer");
   refuse_set("vllm_xargs", "there are no extensions to pass arguments to");
   refuse_set("repetition_detection", "repetition detection is not implemented");
-  refuse_set("cache_salt",
-             "prefix-cache salting is not implemented (start the server with "
-             "--no-enable-prefix-caching to isolate users)");
   if (auto v = f.integer("thinking_token_budget"); v && *v != -1)
     unsupported("thinking_token_budget", "thinking budgets are not implemented");
   if (auto v = f.integer("stream_interval"); v && *v != 1)
@@ -147,6 +144,12 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
   if (auto v = f.number("presence_penalty")) s.presence_penalty = as_float(*v);
   if (auto v = f.number("frequency_penalty")) s.frequency_penalty = as_float(*v);
   if (auto v = f.integer("seed")) s.seed = static_cast<uint64_t>(*v);
+  if (auto v = f.string("cache_salt")) {
+    if (v->empty())
+      throw bad_request("Parameter 'cache_salt' must be a non-empty string if provided.",
+                        "cache_salt");
+    s.cache_salt = *v;
+  }
   if (const ojson* v = f.get("stop")) {
     if (v->is_string()) {
       s.stop.push_back(v->get<std::string>());

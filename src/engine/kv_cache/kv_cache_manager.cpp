@@ -19,7 +19,7 @@ void KVCacheManager::update_block_hashes(Request& req) const {
   const int64_t n_full = req.num_tokens() / bs;
   const auto& toks = req.all_token_ids();
   for (int64_t i = static_cast<int64_t>(req.block_hashes.size()); i < n_full; ++i) {
-    uint64_t parent = i == 0 ? kRootBlockHash : req.block_hashes[i - 1];
+    uint64_t parent = i == 0 ? req.block_hash_root : req.block_hashes[i - 1];
     req.block_hashes.push_back(
         hash_block_tokens(parent, std::span<const int32_t>(toks.data() + i * bs, bs)));
   }
@@ -33,7 +33,7 @@ ComputedBlocks KVCacheManager::get_computed_blocks(Request& req) {
   const int64_t max_blocks = (req.num_tokens() - 1) / bs;
   const auto& toks = req.all_token_ids();
   for (int64_t i = 0; i < max_blocks && i < static_cast<int64_t>(req.block_hashes.size()); ++i) {
-    uint64_t parent = i == 0 ? kRootBlockHash : req.block_hashes[i - 1];
+    uint64_t parent = i == 0 ? req.block_hash_root : req.block_hashes[i - 1];
     int32_t id = pool_.get_cached_block(req.block_hashes[i], parent,
                                         std::span<const int32_t>(toks.data() + i * bs, bs));
     if (id < 0) break;
@@ -83,7 +83,7 @@ void KVCacheManager::cache_blocks(Request& req, int64_t num_computed_tokens) {
                                            static_cast<int64_t>(rb.blocks.size()));
   const auto& toks = req.all_token_ids();
   for (int64_t i = rb.num_cached_blocks; i < n_full; ++i) {
-    uint64_t parent = i == 0 ? kRootBlockHash : req.block_hashes[i - 1];
+    uint64_t parent = i == 0 ? req.block_hash_root : req.block_hashes[i - 1];
     pool_.cache_full_block(rb.blocks[i], req.block_hashes[i], parent,
                            std::span<const int32_t>(toks.data() + i * bs, bs));
   }
