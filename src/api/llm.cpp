@@ -182,8 +182,17 @@ std::string LLM::apply_chat_template(const nlohmann::ordered_json& messages,
   if (!continue_final_message) return text;
   // Cut right after the last occurrence of the final message's content (stripped of outer
   // whitespace when the template trims it), dropping the end-of-turn markup after it.
+  // String content, or (the "openai" content format) the text of its parts.
   const nlohmann::ordered_json& last = messages.back()["content"];
-  const std::string content = last.is_string() ? last.get<std::string>() : std::string();
+  std::string content;
+  if (last.is_string()) {
+    content = last.get<std::string>();
+  } else if (last.is_array()) {
+    for (const auto& part : last) {
+      if (!content.empty()) content += "\n";
+      content += part.value("text", "");
+    }
+  }
   size_t at = content.empty() ? std::string::npos : text.rfind(content);
   size_t len = content.size();
   if (at == std::string::npos) {

@@ -280,7 +280,22 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
                         "--limit-mm-per-prompt: image 2: this engine serves text-only models"),
                        (["--quantization", "awq"], "awq not in {gguf}"),
                        (["--stream-interval", "4"], "4 not in {1}"),
-                       (["--task", "embed"], "embed not in {auto,generate}")]:
+                       (["--task", "embed"], "embed not in {auto,generate}"),
+                       (["--enable-sleep-mode"], "--enable-sleep-mode: not supported"),
+                       (["--tool-parser-plugin", "p.py"], "--tool-parser-plugin: not supported"),
+                       (["--middleware", "a.b"], "--middleware: not supported"),
+                       (["--uds", "/tmp/x.sock"], "--uds: not supported"),
+                       (["--logprobs-mode", "processed_logprobs"],
+                        "processed_logprobs not in {raw_logprobs}"),
+                       (["--structured-outputs-config",
+                         '{"backend": "xgrammar", "disable_any_whitespace": true}'],
+                        "--structured-outputs-config: disable_any_whitespace true: not supported"),
+                       (["--structured-outputs-config", '{"backend": "nope"}'],
+                        'backend "nope" is not one of'),
+                       (["--default-chat-template-kwargs", "[1]"],
+                        "--default-chat-template-kwargs: expected a JSON object"),
+                       (["--chat-template-content-format", "xml"], "--chat-template-content-format"),
+                       (["--root-path", "api/"], "--root-path: expected a path like /api")]:
         code, out = run_serve(_model(), *args)
         assert code != 0 and want in out, (args, out)
 
@@ -316,5 +331,74 @@ def test_response_role_forced_stream_usage_and_tokens_as_ids():
         assert st == 200, r
         assert r["choices"][0]["message"]["role"] == "assistant"
         assert r["choices"][0]["message"]["content"].startswith("Hello")
+    finally:
+        s.stop()
+
+
+def test_frontend_flags_request_ids_load_root_path_keys_and_template_inputs(tmp_path):
+    tpl = tmp_path / "t.jinja"
+    # Shows what the template got: each content as a string (S) or a list of parts (L), the
+    # server's and the request's template variables, and whether tools reached it.
+    tpl.write_text(
+        "{% for m in messages %}[{{ m.role }}:{% if m.content is string %}S:{{ m.content }}"
+        "{% else %}L:{% for p in m.content %}{{ p.type }}={{ p.text }};{% endfor %}{% endif %}]"
+        "{% endfor %}<{{ greeting }}|{{ mood }}|{% if tools %}tools{% else %}no tools{% endif %}>")
+    args = [_model(), "--chat-template", str(tpl),
+            "--default-chat-template-kwargs", '{"greeting": "hi", "mood": "calm"}',
+            "--chat-template-content-format", "openai", "--exclude-tools-when-tool-choice-none",
+            "--enable-request-id-headers", "--enable-server-load-tracking", "--root-path", "/api",
+            "--enable-log-requests", "--enable-log-outputs", "--max-log-len", "3",
+            "--model-impl", "auto", "--guided-decoding-backend", "xgrammar",
+            "--structured-outputs-config", '{"backend": "xgrammar"}', "--api-key", "k1", "k2"]
+    s = Serve(args, log_name="frontend")
+    try:
+        out = s.output()
+        for flag in ("--model-impl", "--guided-decoding-backend", "--structured-outputs-config"):
+            assert f"{flag} is accepted but has no effect" in out, flag
+        auth = {"Authorization": "Bearer k2"}
+        tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+        msgs = [{"role": "system", "content": "sys"},
+                {"role": "user", "content": [{"type": "text", "text": "a"},
+                                             {"type": "text", "text": "b"}]}]
+        body = {"messages": msgs, "max_tokens": 2, "return_prompt_text": True, "tools": tools,
+                "tool_choice": "none", "chat_template_kwargs": {"mood": "glad"}}
+        # --root-path: the prefix a proxy leaves is routed away; X-Request-Id names the reply.
+        st, hdrs, r = s.request("/api/v1/chat/completions", body,
+                                {**auth, "X-Request-Id": "trace-7"})
+        assert st == 200, r
+        assert r["prompt_text"] == "[system:L:text=sys;][user:L:text=a;text=b;]<hi|glad|no tools>"
+        assert hdrs.get("X-Request-Id") == "trace-7" and r["id"] == "chatcmpl-trace-7"
+        body.pop("chat_template_kwargs")
+        st, hdrs, r = s.request("/v1/chat/completions",
+                                {**body, "tool_choice": "required", "max_tokens": 1}, auth)
+        assert st == 200 and r["prompt_text"].endswith("<hi|calm|tools>"), r
+        assert len(hdrs.get("X-Request-Id", "")) == 32
+        # /tokenize renders messages with the same template inputs.
+        st, _, r = s.request("/api/tokenize", {"messages": msgs, "return_token_strs": True}, auth)
+        assert st == 200 and r["count"] > 0
+        # Any of the keys; another is a 401.
+        assert s.request("/v1/models", headers={"Authorization": "Bearer k1"})[0] == 200
+        assert s.request("/v1/models", headers={"Authorization": "Bearer k3"})[0] == 401
+        # --enable-log-outputs: each finished choice is logged, its text cut to --max-log-len.
+        time.sleep(0.2)
+        logged = [l for l in s.output().splitlines() if "Generated response chatcmpl-trace-7" in l]
+        assert len(logged) == 1 and "finish_reason: length" in logged[0], logged
+        text = logged[0].split("output: ", 1)[1].split(", output tokens:")[0]
+        assert len(json.loads(text)) <= 3
+        # --enable-server-load-tracking: /load counts a stream until its last chunk.
+        assert s.request("/load")[2] == {"server_load": 0}
+        req = urllib.request.Request(
+            s.url + "/v1/completions", method="POST",
+            data=json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "stream": True,
+                             "ignore_eos": True}).encode(),
+            headers={"Content-Type": "application/json", **auth})
+        with urllib.request.urlopen(req, timeout=120) as stream:
+            assert stream.readline().startswith(b"data: ")
+            assert s.request("/load")[2] == {"server_load": 1}
+            stream.read()
+        deadline = time.time() + 10
+        while s.request("/load")[2] != {"server_load": 0} and time.time() < deadline:
+            time.sleep(0.05)
+        assert s.request("/load")[2] == {"server_load": 0}
     finally:
         s.stop()

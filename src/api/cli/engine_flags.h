@@ -6,8 +6,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +53,7 @@ struct EngineFlags {
   // vLLM flags refused when given: (option, why).
   std::vector<std::pair<CLI::Option*, std::string>> refused;
   std::deque<std::string> ignored_values;  // storage for their values (stable addresses)
+  std::string structured_outputs_config;
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -123,11 +126,69 @@ struct EngineFlags {
                      true);
     no_effect_option(app, "--max-cudagraph-capture-size",
                      "decode graphs are captured at any batch width");
+    no_effect_option(app, "--model-impl", "the model is always this engine's own implementation",
+                     {"auto", "vllm"});
+    no_effect_option(app, "--config-format", "config.json (or the GGUF header) is read as it is",
+                     {"auto", "hf"});
+    no_effect_option(app, "--logprobs-mode",
+                     "logprobs are always the log-softmax of the raw logits (vLLM's default)",
+                     {"raw_logprobs"});
+    no_effect_option(app, "--guided-decoding-backend",
+                     "structured outputs always use this engine's own grammar engine",
+                     {"auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer"});
+    no_effect_flag(app, "--enable-expert-parallel",
+                   "there is one process; MoE experts all run in it");
+    no_effect_flag(app, "--calculate-kv-scales", "the KV cache is 16- or 32-bit, never fp8");
+    no_effect_option(app, "--allowed-local-media-path", "there are no multimodal inputs");
+    no_effect_option(app, "--allowed-media-domains", "there are no multimodal inputs", {}, true);
     refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
     refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
     refused_option(app, "--speculative-config", "speculative decoding is not implemented");
     refused_option(app, "--hf-overrides", "the model's own config is used as it is");
     refused_option(app, "--kv-transfer-config", "disaggregated prefill is not implemented");
+    refused_flag(app, "--enable-sleep-mode", "there is no sleep mode (/sleep, /wake_up)");
+    refused_flag(app, "--skip-tokenizer-init",
+                 "requests are text or token ids detokenized by the model's tokenizer");
+    refused_flag(app, "--enable-prompt-embeds", "prompts are token ids or text only");
+    refused_option(app, "--hf-config-path", "config.json is read from the model folder");
+    refused_option(app, "--mm-processor-kwargs", "there are no multimodal inputs");
+    refused_option(app, "--pooler-config", "pooling (embedding) models are not served");
+    refused_option(app, "--override-pooler-config", "pooling (embedding) models are not served");
+    refused_option(app, "--otlp-traces-endpoint", "OpenTelemetry tracing is not implemented");
+    refused_option(app, "--collect-detailed-traces", "OpenTelemetry tracing is not implemented");
+    refused_option(app, "--reasoning-parser-plugin",
+                   "Python plugins cannot be loaded (built-in: --reasoning-parser qwen3)");
+    app.add_option("--structured-outputs-config", structured_outputs_config,
+                   "JSON object; only its backend is accepted (no effect: one grammar engine)");
+  }
+
+  // --structured-outputs-config: vLLM's {"backend": ...} picks a grammar library, which
+  // changes nothing here; a setting that would change the output is refused.
+  void check_structured_outputs_config() const {
+    if (structured_outputs_config.empty()) return;
+    const std::string flag = "--structured-outputs-config";
+    const nlohmann::json j = nlohmann::json::parse(structured_outputs_config, nullptr, false);
+    if (!j.is_object())
+      throw std::invalid_argument(flag + ": expected a JSON object, got " +
+                                  structured_outputs_config);
+    for (const auto& [k, v] : j.items()) {
+      if (k == "backend") {
+        static const std::vector<std::string> kBackends = {"auto", "xgrammar", "guidance",
+                                                           "outlines", "lm-format-enforcer"};
+        if (!v.is_string() ||
+            std::find(kBackends.begin(), kBackends.end(), v.get<std::string>()) == kBackends.end())
+          throw std::invalid_argument(flag + ": backend " + v.dump() +
+                                      " is not one of auto, xgrammar, guidance, outlines, "
+                                      "lm-format-enforcer");
+      } else if (!(v.is_null() || v == false || v == "")) {
+        throw std::invalid_argument(flag + ": " + k + " " + v.dump() +
+                                    ": not supported by vllm.cpp (only backend is accepted; "
+                                    "docs/STRUCTURED_OUTPUTS.md)");
+      }
+    }
+    warn(flag +
+         " is accepted but has no effect: structured outputs always use this engine's "
+         "own grammar engine");
   }
 
   void no_effect_flag(CLI::App& app, const char* name, const char* why) {
@@ -166,6 +227,7 @@ struct EngineFlags {
     for (const auto& [opt, why] : refused)
       if (opt->count() > 0)
         throw std::invalid_argument(opt->get_name() + ": not supported by vllm.cpp (" + why + ")");
+    check_structured_outputs_config();
     engine::EngineConfig c = cfg;
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;

@@ -107,6 +107,15 @@ struct Server::Impl {
   std::atomic<bool> accepting{true};
 
   // ---- responses ----
+  // What every response carries besides the handler's own headers: CORS and X-Request-Id.
+  void add_headers(const Request& req, Response& res) const {
+    add_cors(req, res);
+    if (!opts.new_request_id) return;
+    std::string id = req.header("x-request-id");
+    if (id.empty()) id = opts.new_request_id();
+    res.headers.emplace_back("X-Request-Id", std::move(id));
+  }
+
   void add_cors(const Request& req, Response& res) const {
     if (opts.allowed_origins.empty()) return;
     const std::string origin = req.header("origin");
@@ -148,7 +157,7 @@ struct Server::Impl {
     } catch (...) {
       error(500, "internal error", res);
     }
-    add_cors(req, res);
+    add_headers(req, res);
   }
 
   // Queues a whole response on the polling thread (inside on_access).
@@ -160,6 +169,16 @@ struct Server::Impl {
   }
 
   // ---- routing ----
+  // Starlette's rule for a root_path: a path that starts with it is routed without it.
+  void strip_root_path(std::string& path) const {
+    const std::string& root = opts.root_path;
+    if (root.empty() || path.compare(0, root.size(), root) != 0) return;
+    if (path.size() == root.size())
+      path = "/";
+    else if (path[root.size()] == '/')
+      path.erase(0, root.size());
+  }
+
   // nullptr with *status set (404 / 405, allow filled) when the request has no handler.
   const std::pair<Handler, bool>* find(const Request& req, int* status, std::string* allow) {
     auto it = routes.find(req.path);
@@ -281,6 +300,7 @@ struct Server::Impl {
         ex->req.fd = i->connect_fd;
       ex->req.method = method ? method : "";
       ex->req.path = url ? url : "";
+      strip_root_path(ex->req.path);
       MHD_get_connection_values(c, MHD_HEADER_KIND, &collect_header, &ex->req);
       *req_cls = new std::shared_ptr<Exchange>(ex);
       Response res;
@@ -294,7 +314,7 @@ struct Server::Impl {
         // CORS preflight.
         res.status = 200;
         res.content_type.clear();
-        add_cors(ex->req, res);
+        add_headers(ex->req, res);
         res.headers.emplace_back("Access-Control-Allow-Methods", join(opts.allowed_methods));
         res.headers.emplace_back("Access-Control-Allow-Headers", join(opts.allowed_headers));
         res.headers.emplace_back("Access-Control-Max-Age", "600");
@@ -304,7 +324,7 @@ struct Server::Impl {
       if (!h) {
         error(status, status == 404 ? "Not Found" : "Method Not Allowed", res);
         if (!allow.empty()) res.headers.emplace_back("Allow", allow);
-        add_cors(ex->req, res);
+        add_headers(ex->req, res);
         return queue(c, res);
       }
       const std::string cl = ex->req.header("content-length");
@@ -317,7 +337,7 @@ struct Server::Impl {
                 "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
                     " bytes, --max-request-bytes)",
                 res);
-          add_cors(ex->req, res);
+          add_headers(ex->req, res);
           return queue(c, res);
         }
         ex->req.body.reserve(n);
@@ -347,7 +367,7 @@ struct Server::Impl {
             "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
                 " bytes, --max-request-bytes)",
             res);
-      add_cors(ex.req, res);
+      add_headers(ex.req, res);
       return queue(c, res);
     }
     mark_busy(ex.ci, true);

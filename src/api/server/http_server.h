@@ -81,6 +81,11 @@ struct Options {
   bool allow_credentials = false;
   // TLS: PEM text of the key and certificate (both or neither).
   std::string tls_key_pem, tls_cert_pem;
+  // When set, every response carries X-Request-Id: the request's own, else one from this.
+  std::function<std::string()> new_request_id;
+  // A path prefix a proxy may leave on requests ("/api": /api/v1/models routes as
+  // /v1/models; paths without it route as they are).
+  std::string root_path;
 };
 
 class Server {

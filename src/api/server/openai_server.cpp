@@ -59,6 +59,13 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// One request counted in /load's server_load while it lives.
+struct LoadCount {
+  explicit LoadCount(std::shared_ptr<std::atomic<int64_t>> n) : n(std::move(n)) { ++*this->n; }
+  ~LoadCount() { --*n; }
+  std::shared_ptr<std::atomic<int64_t>> n;
+};
+
 }  // namespace
 
 OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::move(cfg)) {
@@ -77,8 +84,9 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   engine::AsyncEngineOptions opts;
   opts.max_waiting_requests = cfg_.max_waiting_requests;
   engine_ = std::make_unique<engine::AsyncEngine>(llm_.engine(), opts, metrics_.get());
-  ctx_ = std::make_unique<ServingContext>(
-      ServingContext{llm_, *engine_, names_.front(), cfg_.reasoning_parser == "qwen3"});
+  ctx_ = std::make_unique<ServingContext>(ServingContext{llm_, *engine_, names_.front(),
+                                                         cfg_.reasoning_parser == "qwen3",
+                                                         cfg_.log_outputs, cfg_.max_log_len});
   http::Options ho;
   ho.host = cfg_.host;
   ho.port = cfg_.port;
@@ -90,6 +98,8 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   ho.allow_credentials = cfg_.allow_credentials;
   ho.tls_key_pem = cfg_.tls_key_pem;
   ho.tls_cert_pem = cfg_.tls_cert_pem;
+  if (cfg_.request_id_headers) ho.new_request_id = [] { return random_id(""); };
+  ho.root_path = cfg_.root_path;
   http_ =
       std::make_unique<http::Server>(ho, [](int status, const std::string& msg,
                                             http::Response& res) { send_error(res, status, msg); });
@@ -118,8 +128,11 @@ void OpenAIServer::stop() {
 // the first two do work for whoever calls them, and /metrics tells about the traffic. /health,
 // /ping and /version stay open for load balancers.
 bool OpenAIServer::authorized(const http::Request& req, http::Response& res) const {
-  if (cfg_.api_key.empty()) return true;
-  if (same_secret(req.header("authorization"), "Bearer " + cfg_.api_key)) return true;
+  if (cfg_.api_keys.empty()) return true;
+  const std::string given = req.header("authorization");
+  bool ok = false;
+  for (const auto& key : cfg_.api_keys) ok |= same_secret(given, "Bearer " + key);
+  if (ok) return true;
   send_error(res, 401, "Unauthorized: a valid API key is required (Authorization: Bearer KEY)");
   return false;
 }
@@ -159,6 +172,9 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
   io.reasoning_parser = cfg_.reasoning_parser == "qwen3";
   io.response_role = cfg_.response_role;
+  io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
+  // As vLLM: a client's X-Request-Id header names the completion (over the body's request_id).
+  const std::string header_id = req.header("x-request-id");
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
   std::shared_ptr<Generation> gen;
@@ -178,6 +194,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   };
   if (chat) {
     ChatRequest r = parse_chat_request(body, cfg_.parse);
+    if (!header_id.empty()) r.request_id = header_id;
     check_model(r.model);
     check_priority(r);
     PreparedInputs in = prepare_chat(llm_, r, io);
@@ -187,6 +204,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
                             std::move(in.options));
   } else {
     CompletionRequest r = parse_completion_request(body, cfg_.parse);
+    if (!header_id.empty()) r.request_id = header_id;
     check_model(r.model);
     check_priority(r);
     PreparedInputs in = prepare_completion(llm_, r, io);
@@ -211,7 +229,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
 }
 
 void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res) {
-  const TokenizeRequest r = parse_tokenize_request(parse_body(req.body));
+  const TokenizeRequest r = parse_tokenize_request(parse_body(req.body), cfg_.parse);
   check_model(r.model);
   const tok::Tokenizer& tk = llm_.tokenizer();
   std::string text = r.prompt
@@ -289,12 +307,27 @@ void OpenAIServer::install_routes() {
         res.body = metrics_->render(engine_->metrics());
       },
       kInline);
-  s.route("POST", "/v1/completions", [this](Req req, Res res) {
-    if (authorized(req, res)) guarded(res, [&] { handle_generate(req, res, false); });
-  });
-  s.route("POST", "/v1/chat/completions", [this](Req req, Res res) {
-    if (authorized(req, res)) guarded(res, [&] { handle_generate(req, res, true); });
-  });
+  // vLLM's /load: the generation requests being handled, counted only with
+  // --enable-server-load-tracking (else always 0).
+  s.route(
+      "GET", "/load",
+      [this](Req, Res res) {
+        send_json(res, json{{"server_load", load_->load()}});
+      },
+      kInline);
+  for (const bool chat : {false, true})
+    s.route("POST", chat ? "/v1/chat/completions" : "/v1/completions",
+            [this, chat](Req req, Res res) {
+              if (!authorized(req, res)) return;
+              // Counted until the handler returns or, for a stream, until its last chunk.
+              std::shared_ptr<LoadCount> counted;
+              if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
+              guarded(res, [&] { handle_generate(req, res, chat); });
+              if (counted && res.stream)
+                res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) {
+                  inner(w);
+                };
+            });
   s.route("POST", "/tokenize", [this](Req req, Res res) {
     if (authorized(req, res)) guarded(res, [&] { handle_tokenize(req, res); });
   });

@@ -5,7 +5,9 @@
 // hangs up has its requests aborted, streaming or not.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,7 +33,7 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8000;                              // 0: any free port (see OpenAIServer::port())
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
-  std::string api_key;                          // empty: no authentication
+  std::vector<std::string> api_keys;            // any of them authenticates; none: open
   std::string reasoning_parser;                 // "" or "qwen3"
   bool enable_auto_tool_choice = false;         // tool_choice "auto" parses tool calls ...
   std::string tool_call_parser;                 // ... with this parser (tool_parsers.h)
@@ -51,7 +53,13 @@ struct ServerConfig {
   bool trust_request_chat_template = false;  // a request may bring its own chat_template
   std::string response_role = "assistant";   // --response-role
   bool log_requests = false;                 // --enable-log-requests: one line per request
-  bool debug_log = false;                    // debug lines (ignored request fields, ...)
+  bool log_outputs = false;                  // --enable-log-outputs: one line per finished choice
+  int64_t max_log_len = -1;           // --max-log-len: logged output text cut to this (-1: whole)
+  bool debug_log = false;             // debug lines (ignored request fields, ...)
+  bool request_id_headers = false;    // --enable-request-id-headers: X-Request-Id
+  bool server_load_tracking = false;  // --enable-server-load-tracking: /load counts requests
+  std::string root_path;              // --root-path: a prefix proxies may leave on paths
+  bool exclude_tools_when_tool_choice_none = false;  // --exclude-tools-when-tool-choice-none
 };
 
 class OpenAIServer {
@@ -88,6 +96,8 @@ class OpenAIServer {
   std::unique_ptr<engine::AsyncEngine> engine_;
   std::unique_ptr<ServingContext> ctx_;
   std::unique_ptr<http::Server> http_;
+  // Generation requests being handled (streams until their last chunk), for GET /load.
+  std::shared_ptr<std::atomic<int64_t>> load_ = std::make_shared<std::atomic<int64_t>>(0);
   int port_ = 0;
   std::once_flag stopped_;
 };

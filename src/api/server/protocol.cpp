@@ -293,7 +293,7 @@ ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
       mt ? std::optional<int32_t>(static_cast<int32_t>(*mt)) : std::optional<int32_t>();
   const ojson* m = f.get("messages");
   if (!m) throw bad_request("messages is required", "messages");
-  r.messages = detail::parse_messages(*m);
+  r.messages = detail::parse_messages(*m, opts.content_parts);
   parse_tool_fields(f, r);
   if (r.constraint &&
       (r.tool_choice == ToolChoice::kRequired || r.tool_choice == ToolChoice::kNamed))
@@ -320,6 +320,7 @@ ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
     if (!r.chat_template_kwargs.contains("enable_thinking"))
       r.chat_template_kwargs["enable_thinking"] = *e != "none";
   }
+  detail::merge_default_kwargs(r.chat_template_kwargs, opts.default_chat_template_kwargs);
   if (auto v = f.boolean("include_reasoning")) r.include_reasoning = *v;
   const std::optional<bool> agp = f.boolean("add_generation_prompt");
   if (auto v = f.boolean("continue_final_message")) r.continue_final_message = *v;

@@ -37,6 +37,12 @@ struct ParseOptions {
   // generation_config.json's defaults (--generation-config) for fields a request leaves
   // unset; max_new_tokens caps max_tokens.
   GenerationDefaults defaults;
+  // --default-chat-template-kwargs: template variables for chat requests and /tokenize
+  // messages; a request's own chat_template_kwargs (or reasoning_effort) win key by key.
+  ojson default_chat_template_kwargs = ojson::object();
+  // --chat-template-content-format openai: message content reaches the template as a list of
+  // {"type": "text", "text": ...} parts instead of one string.
+  bool content_parts = false;
 };
 
 // A structured-output constraint as the request asked for it (compiled later, in the HTTP
@@ -121,7 +127,7 @@ struct TokenizeRequest {
   bool add_special_tokens = true;
   bool return_token_strs = false;
 };
-TokenizeRequest parse_tokenize_request(const ojson& body);
+TokenizeRequest parse_tokenize_request(const ojson& body, const ParseOptions& opts = {});
 
 struct DetokenizeRequest {
   std::optional<std::string> model;

@@ -1,6 +1,7 @@
 // Request bodies: JSON parsing with a nesting bound, OpenAI message lists, and the small
 // /tokenize and /detokenize bodies.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "api/server/protocol.h"
@@ -10,40 +11,49 @@ namespace vllm::api {
 
 namespace detail {
 
-// OpenAI content: a string, null (""), or a list of parts whose text is joined with
-// newlines — vLLM's handling for templates that take string content. Text-like parts are
-// text, input_text, output_text, refusal and thinking; other kinds (images, audio) are
-// refused.
-ojson flatten_content(const ojson& c, size_t i) {
+// One content part's text: a bare string, or a text-like part (text, input_text, output_text,
+// refusal, thinking); nullopt for a text part without text, which vLLM skips. Other kinds
+// (images, audio) are refused.
+std::optional<std::string> part_text(const ojson& part, const std::string& field) {
+  if (part.is_string()) return part.get<std::string>();
+  Fields p(part, "content part");
+  const auto type = p.string("type");
+  if (!type) throw bad_request(field + ": each content part needs a 'type'", field);
+  const char* key = *type == "refusal"    ? "refusal"
+                    : *type == "thinking" ? "thinking"
+                    : (*type == "text" || *type == "input_text" || *type == "output_text")
+                        ? "text"
+                        : nullptr;
+  if (!key)
+    throw bad_request(field + ": content part type '" + *type + "' is not supported", field);
+  const ojson* t = p.get(key);
+  if (!t) return std::nullopt;
+  if (!t->is_string())
+    throw bad_request(field + ": a " + *type + " part needs '" + key + "' (a string)", field);
+  return t->get<std::string>();
+}
+
+// OpenAI content as the template gets it. vLLM's "string" format (the default here): a string,
+// null (""), or the parts' text joined with newlines. Its "openai" format (`content_parts`): a
+// list of {"type": "text", "text": ...}, a string being one part and null none.
+ojson flatten_content(const ojson& c, size_t i, bool content_parts) {
   const std::string field = "messages[" + std::to_string(i) + "].content";
-  if (c.is_null()) return "";
-  if (c.is_string()) return c;
+  if (c.is_null()) return content_parts ? ojson::array() : ojson("");
+  if (c.is_string())
+    return content_parts ? ojson::array({ojson{{"type", "text"}, {"text", c}}}) : c;
   if (!c.is_array()) wrong_type(field, "a string or a list of content parts", c);
+  ojson parts = ojson::array();
   std::string text;
   bool first = true;
   for (const auto& part : c) {
-    const ojson* t = &part;
-    if (!part.is_string()) {
-      Fields p(part, "content part");
-      const auto type = p.string("type");
-      if (!type) throw bad_request(field + ": each content part needs a 'type'", field);
-      const char* key = *type == "refusal"    ? "refusal"
-                        : *type == "thinking" ? "thinking"
-                        : (*type == "text" || *type == "input_text" || *type == "output_text")
-                            ? "text"
-                            : nullptr;
-      if (!key)
-        throw bad_request(field + ": content part type '" + *type + "' is not supported", field);
-      t = p.get(key);
-      if (!t) continue;  // vLLM skips a text part without text
-      if (!t->is_string())
-        throw bad_request(field + ": a " + *type + " part needs '" + key + "' (a string)", field);
-    }
+    const std::optional<std::string> t = part_text(part, field);
+    if (!t) continue;
+    if (content_parts) parts.push_back({{"type", "text"}, {"text", *t}});
     if (!first) text += "\n";
-    text += t->get<std::string>();
+    text += *t;
     first = false;
   }
-  return text;
+  return content_parts ? parts : ojson(text);
 }
 
 // An assistant message's tool_calls as vLLM passes them to templates: each call as given, with
@@ -73,7 +83,23 @@ ojson parse_tool_calls(const ojson& calls, const std::string& field) {
   return out;
 }
 
-ojson parse_messages(const ojson& m) {
+std::string content_text(const ojson& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array())
+    for (const auto& part : content) {
+      if (!text.empty()) text += "\n";
+      text += part.value("text", "");
+    }
+  return text;
+}
+
+void merge_default_kwargs(ojson& kwargs, const ojson& defaults) {
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    if (!kwargs.contains(it.key())) kwargs[it.key()] = it.value();
+}
+
+ojson parse_messages(const ojson& m, bool content_parts) {
   if (!m.is_array()) wrong_type("messages", "a list of messages", m);
   if (m.empty()) throw bad_request("messages must contain at least one message", "messages");
   ojson out = ojson::array();
@@ -95,7 +121,7 @@ ojson parse_messages(const ojson& m) {
     ojson copy = ojson::object();
     copy["role"] = r;
     const ojson* c = get("content");
-    copy["content"] = flatten_content(c ? *c : ojson(), i);
+    copy["content"] = flatten_content(c ? *c : ojson(), i, content_parts);
     if (r == "assistant") {
       if (const ojson* tc = get("tool_calls")) {
         ojson calls = parse_tool_calls(*tc, field + ".tool_calls");
@@ -210,17 +236,19 @@ ojson parse_body(const std::string& body) {
   }
 }
 
-TokenizeRequest parse_tokenize_request(const ojson& body) {
+TokenizeRequest parse_tokenize_request(const ojson& body, const ParseOptions& opts) {
   detail::Fields f(body, "tokenize request");
   TokenizeRequest r;
   r.model = f.string("model");
   r.prompt = f.string("prompt");
-  if (const ojson* m = f.get("messages")) r.messages = detail::parse_messages(*m);
+  if (const ojson* m = f.get("messages"))
+    r.messages = detail::parse_messages(*m, opts.content_parts);
   if (r.prompt && !r.messages.is_null())
     throw bad_request("give either prompt or messages, not both");
   if (!r.prompt && r.messages.is_null())
     throw bad_request("prompt (or messages) is required", "prompt");
   r.chat_template_kwargs = detail::parse_kwargs(f);
+  detail::merge_default_kwargs(r.chat_template_kwargs, opts.default_chat_template_kwargs);
   if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;
   // vLLM's default: special tokens for a plain prompt, none for chat (the template has them).
   r.add_special_tokens = r.messages.is_null();

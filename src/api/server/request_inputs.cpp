@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "api/llm.h"
+#include "api/server/protocol_fields.h"
 #include "api/server/reasoning_parser.h"
 #include "api/server/structured_outputs.h"
 #include "tokenizer/chat_template/chat_template.h"
@@ -77,8 +78,13 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   }
   std::string prompt;
   try {
-    prompt = llm.apply_chat_template(r.messages, r.tools, r.add_generation_prompt,
-                                     r.chat_template_kwargs, own.get(), r.continue_final_message);
+    // --exclude-tools-when-tool-choice-none: the template does not see tools the model may not
+    // call.
+    const bool hide_tools =
+        opts.exclude_tools_when_tool_choice_none && r.tool_choice == ToolChoice::kNone;
+    prompt =
+        llm.apply_chat_template(r.messages, hide_tools ? ojson() : r.tools, r.add_generation_prompt,
+                                r.chat_template_kwargs, own.get(), r.continue_final_message);
   } catch (const std::invalid_argument& e) {
     throw bad_request(e.what(), "continue_final_message");
   }
@@ -97,8 +103,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   // Echo: the last message is continued when it already has the reply's role.
   if (r.echo) {
     const ojson& last = r.messages.back();
-    if (last.value("role", "") == o.role && last["content"].is_string())
-      o.chat_echo = last["content"].get<std::string>();
+    if (last.value("role", "") == o.role) o.chat_echo = detail::content_text(last["content"]);
   }
   tokenize_bad_words(llm, r);
   // Tools: "auto" needs a parser; "required" and a named function force the call through the

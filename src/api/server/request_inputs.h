@@ -24,6 +24,8 @@ struct InputOptions {
   std::optional<ToolParserKind> auto_tool_parser;
   // --response-role: the reply's role when the prompt ends with the generation prompt.
   std::string response_role = "assistant";
+  // --exclude-tools-when-tool-choice-none: tool_choice "none" keeps the tools out of the prompt.
+  bool exclude_tools_when_tool_choice_none = false;
 };
 
 struct PreparedInputs {

@@ -73,12 +73,12 @@ int serve_main(int argc, char** argv) {
   // As argparse: a flag given twice takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string model_pos, model_opt, gguf, revision = "main", tokenizer, tokenizer_revision;
-  std::string chat_template, limit_mm;
+  std::string chat_template, limit_mm, default_kwargs, content_format = "auto";
   std::string generation_config = "auto", override_generation_config, log_level = "info";
   std::string origins = "[\"*\"]", methods = "[\"*\"]", headers = "[\"*\"]";
   std::string ssl_keyfile, ssl_certfile, ssl_ca_certs;
   int ssl_cert_reqs = 0;
-  bool enable_log_requests = false, disable_log_requests = false;
+  bool enable_log_requests = false, disable_log_requests = false, enable_log_outputs = false;
   api::ServerConfig sc;
   cli::EngineFlags flags;
   app.add_option("model_tag", model_pos,
@@ -96,8 +96,12 @@ int serve_main(int argc, char** argv) {
   app.add_option("--served-model-name", sc.served_model_names,
                  "model name(s) in the API (default: the model as given)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--api-key", sc.api_key,
-                 "require 'Authorization: Bearer KEY' (default: $VLLM_API_KEY)");
+  app.add_option("--api-key", sc.api_keys,
+                 "require 'Authorization: Bearer KEY' with any of these keys (default: "
+                 "$VLLM_API_KEY); as in vLLM it takes every word up to the next flag")
+      ->expected(1, -1)
+      ->allow_extra_args()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split <think> reasoning out of chat output ('qwen3')");
   app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
@@ -109,6 +113,15 @@ int serve_main(int argc, char** argv) {
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
                "let requests bring their own chat_template");
+  app.add_option("--default-chat-template-kwargs", default_kwargs,
+                 "JSON object of chat template variables for every request (e.g. "
+                 "'{\"enable_thinking\": false}'); a request's chat_template_kwargs win");
+  app.add_option("--chat-template-content-format", content_format,
+                 "message content in templates: string (auto: the default here) or openai "
+                 "(a list of {\"type\": \"text\", \"text\": ...} parts)")
+      ->check(CLI::IsMember({"auto", "string", "openai"}));
+  app.add_flag("--exclude-tools-when-tool-choice-none", sc.exclude_tools_when_tool_choice_none,
+               "tool_choice \"none\" keeps the tools out of the prompt");
   app.add_option("--response-role", sc.response_role,
                  "the chat reply's role after a generation prompt (default assistant)");
   app.add_option("--limit-mm-per-prompt", limit_mm,
@@ -136,8 +149,35 @@ int serve_main(int argc, char** argv) {
                "every stream ends with a usage chunk (as stream_options.include_usage)");
   app.add_flag("--return-tokens-as-token-ids", sc.parse.return_tokens_as_token_ids,
                "logprobs show tokens as 'token_id:N' unless a request says otherwise");
+  app.add_flag("--enable-request-id-headers", sc.request_id_headers,
+               "every response carries X-Request-Id (the request's, else a new one)");
+  app.add_flag("--enable-server-load-tracking", sc.server_load_tracking,
+               "GET /load counts the generation requests being handled");
+  app.add_option("--root-path", sc.root_path,
+                 "a path prefix a proxy leaves on requests (/api: /api/v1/models is /v1/models)");
+  flags.no_effect_option(app, "--disable-access-log-for-endpoints", "no access log is written");
+  flags.no_effect_option(app, "--h11-max-incomplete-event-size",
+                         "bodies are bounded by --max-request-bytes, headers by the "
+                         "connection's memory pool");
+  flags.no_effect_option(app, "--h11-max-header-count",
+                         "headers are bounded by the connection's memory pool");
+  flags.no_effect_flag(app, "--log-error-stack", "errors are answered with their message");
+  flags.refused_option(app, "--tool-parser-plugin",
+                       "Python plugins cannot be loaded (built-in --tool-call-parser: hermes, "
+                       "llama3_json, mistral)");
+  flags.refused_option(app, "--middleware", "Python ASGI middleware cannot be loaded");
+  flags.refused_option(app, "--tool-server", "built-in tool servers are not implemented");
+  flags.refused_option(app, "--log-config-file",
+                       "logging is set by --uvicorn-log-level and VLLM_LOGGING_LEVEL");
+  flags.refused_flag(app, "--enable-tokenizer-info-endpoint",
+                     "there is no /tokenizer_info endpoint");
+  flags.refused_option(app, "--uds", "the server listens on --host / --port only");
+  flags.refused_flag(app, "--headless", "the server always runs its API frontend");
   flags.no_effect_flag(app, "--disable-log-stats", "no periodic stats are logged (see /metrics)");
-  flags.no_effect_option(app, "--max-log-len", "request log lines carry no prompt text or ids");
+  app.add_flag("--enable-log-outputs", enable_log_outputs,
+               "with --enable-log-requests: log each finished choice's text and finish reason");
+  app.add_option("--max-log-len", sc.max_log_len,
+                 "characters of output text logged by --enable-log-outputs (default: all)");
   flags.no_effect_flag(app, "--disable-fastapi-docs", "there are no /docs or /redoc pages");
   flags.no_effect_flag(app, "--disable-uvicorn-access-log",
                        "no access log is written (--enable-log-requests: one line per request)");
@@ -163,9 +203,13 @@ int serve_main(int argc, char** argv) {
                                 "'");
   const std::string model = model_pos.empty() ? model_opt : model_pos;
   if (model.empty())
-    throw std::invalid_argument("no model: vllm serve MODEL (or --model MODEL); run with --help");
-  if (sc.api_key.empty())
-    if (const char* k = std::getenv("VLLM_API_KEY")) sc.api_key = k;
+    throw std::invalid_argument(
+        std::string("no model: vllm serve MODEL (or --model MODEL); run with --help") +
+        (sc.api_keys.size() > 1 ? " (--api-key takes every word after it, as in vLLM: put the "
+                                  "model before it)"
+                                : ""));
+  if (sc.api_keys.empty())
+    if (const char* k = std::getenv("VLLM_API_KEY"); k && *k) sc.api_keys.push_back(k);
   sc.allowed_origins = json_list(origins, "--allowed-origins");
   sc.allowed_methods = json_list(methods, "--allowed-methods");
   sc.allowed_headers = json_list(headers, "--allowed-headers");
@@ -179,11 +223,28 @@ int serve_main(int argc, char** argv) {
     sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
   }
   sc.log_requests = enable_log_requests && !disable_log_requests;
+  // As vLLM: outputs are logged by the request logger, which only --enable-log-requests makes.
+  sc.log_outputs = enable_log_outputs && sc.log_requests;
+  if (enable_log_outputs && !sc.log_requests)
+    cli::warn("--enable-log-outputs has no effect without --enable-log-requests (as in vLLM)");
   check_mm_limits(limit_mm);
   const char* env_level = std::getenv("VLLM_LOGGING_LEVEL");
   sc.debug_log = log_level == "debug" || log_level == "trace" ||
                  (env_level && std::string(env_level) == "DEBUG");
   sc.parse.max_logprobs = ec.max_logprobs;
+  sc.parse.content_parts = content_format == "openai";
+  if (!default_kwargs.empty()) {
+    sc.parse.default_chat_template_kwargs =
+        nlohmann::ordered_json::parse(default_kwargs, nullptr, /*allow_exceptions=*/false);
+    if (!sc.parse.default_chat_template_kwargs.is_object())
+      throw std::invalid_argument("--default-chat-template-kwargs: expected a JSON object, got " +
+                                  default_kwargs);
+  }
+  if (!sc.root_path.empty() && (sc.root_path[0] != '/' || sc.root_path.back() == '/'))
+    throw std::invalid_argument(
+        "--root-path: expected a path like /api (a leading /, no "
+        "trailing /), got " +
+        sc.root_path);
 
   const ResolvedModel rm = resolve_model(model, revision, gguf);
   LLM::LoadOptions lo;

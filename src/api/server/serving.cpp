@@ -131,7 +131,21 @@ void Generation::absorb(Choice& c, engine::RequestOutput& o) {
     c.finish_reason = o.finish_reason;
     c.stop_reason = stop_reason_json(o.stop_reason);
     c.error = o.error;
+    if (ctx_.log_outputs) log_output(c);
   }
+}
+
+void Generation::log_output(const Choice& c) const {
+  std::string text = c.text;
+  if (ctx_.max_log_len >= 0 && static_cast<int64_t>(text.size()) > ctx_.max_log_len)
+    text.resize(static_cast<size_t>(ctx_.max_log_len));
+  std::fprintf(stderr,
+               "INFO vllm.cpp: Generated response %s (choice %d): output: %s, output tokens: %lld, "
+               "finish_reason: %s\n",
+               id_.c_str(), c.index,
+               json(text).dump(-1, ' ', false, json::error_handler_t::replace).c_str(),
+               static_cast<long long>(c.completion_tokens),
+               c.finish_reason.empty() ? "none" : c.finish_reason.c_str());
 }
 
 json Generation::usage() const {

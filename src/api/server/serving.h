@@ -29,6 +29,10 @@ struct ServingContext {
   engine::AsyncEngine& engine;
   std::string model_name;
   bool qwen3_reasoning = false;
+  // --enable-log-outputs (with --enable-log-requests): one line per finished choice with its
+  // text, cut to max_log_len characters (-1: whole).
+  bool log_outputs = false;
+  int64_t max_log_len = -1;
 };
 
 // One prompt of a request, tokenized (and truncated) for the engine.
@@ -104,6 +108,7 @@ class Generation {
 
   Generation(ServingContext& ctx, Kind kind, const GenerationRequest& req, GenerationOptions opts);
   void absorb(Choice& c, engine::RequestOutput& o);
+  void log_output(const Choice& c) const;
   nlohmann::json usage() const;
   // stream_options.continuous_usage_stats: the usage each chunk carries, with the choice's
   // completion tokens so far.
