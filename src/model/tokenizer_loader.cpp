@@ -65,7 +65,18 @@ void read_vocab_fields(const GgufFile& g, tok::VocabData& v) {
   v.eos_id = id("tokenizer.ggml.eos_token_id");
   v.pad_id = id("tokenizer.ggml.padding_token_id");
   v.unk_id = id("tokenizer.ggml.unknown_token_id");
-  v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", false);
+  // llama.cpp's defaults when the keys are absent: SentencePiece vocabularies add BOS and put
+  // a space before the text.
+  const bool spm = v.model == "llama";
+  v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", spm);
+  v.add_space_prefix = g.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
+  if (g.has("tokenizer.ggml.scores")) {
+    const auto& scores = g.get_float_array("tokenizer.ggml.scores");
+    if (static_cast<int64_t>(scores.size()) != n)
+      throw LoadError(g.path(), "tokenizer.ggml.scores has " + std::to_string(scores.size()) +
+                                    " entries but tokenizer.ggml.tokens has " + std::to_string(n));
+    v.scores.assign(scores.begin(), scores.end());
+  }
   v.add_eos = g.get_bool_or("tokenizer.ggml.add_eos_token", false);
   v.chat_template = g.get_str_or("tokenizer.chat_template", "");
 }

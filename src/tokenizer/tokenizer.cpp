@@ -10,14 +10,37 @@
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/spm.h"
 #include "tokenizer/unicode.h"
 
 namespace vllm::tok {
 
+namespace {
+
+constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581
+
+// A SentencePiece piece as text: each "▁" is a space.
+std::string spm_unescape(std::string_view piece) {
+  std::string out;
+  out.reserve(piece.size());
+  for (size_t i = 0; i < piece.size();) {
+    if (piece.substr(i, kSpmSpace.size()) == kSpmSpace) {
+      out += ' ';
+      i += kSpmSpace.size();
+    } else {
+      out += piece[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 
-void Tokenizer::finalize(const std::vector<std::string>& tokens) {
+void Tokenizer::finalize(const std::vector<std::string>& tokens,
+                         const std::vector<int32_t>& types) {
   size_t n = tokens.size();
   for (const auto& t : added_) {
     if (t.id < 0) throw std::invalid_argument("added token '" + t.content + "' has no id");
@@ -38,7 +61,15 @@ void Tokenizer::finalize(const std::vector<std::string>& tokens) {
   const ByteLevel& bl = ByteLevel::get();
   for (size_t i = 0; i < n; ++i) {
     id_to_token_.push_back(text_of(i));
-    id_bytes_.push_back(bl.decode_token(text_of(i)));
+    if (!spm_) {
+      id_bytes_.push_back(bl.decode_token(text_of(i)));
+    } else if (const int b = spm_->byte_of(static_cast<int32_t>(i)); b >= 0) {
+      id_bytes_.push_back(std::string(1, static_cast<char>(b)));
+    } else if (added_at[i] >= 0 || (i < types.size() && types[i] == 2)) {
+      id_bytes_.push_back(text_of(i));  // control, unknown and user-defined: as written
+    } else {
+      id_bytes_.push_back(spm_unescape(text_of(i)));  // "▁" is a space
+    }
   }
   id_bytes_.shrink_to_fit();
   flags_.assign(n, 0);
@@ -52,9 +83,8 @@ void Tokenizer::finalize(const std::vector<std::string>& tokens) {
   for (size_t i = 0; i < n; ++i) max_len = std::max(max_len, id_bytes_[i].size());
   const bool swallows = std::any_of(added_.begin(), added_.end(),
                                     [](const AddedToken& t) { return t.lstrip || t.rstrip; });
-  max_bytes_per_id_ = swallows || pre_->removes_text() || bpe_->drops_bytes()
-                          ? 0
-                          : max_len * (nfc_ ? nfc_max_shrink() : 1);
+  const bool drops = spm_ ? spm_->drops_bytes() : pre_->removes_text() || bpe_->drops_bytes();
+  max_bytes_per_id_ = swallows || drops ? 0 : max_len * (nfc_ ? nfc_max_shrink() : 1);
   auto name_of = [&](int32_t id) {
     return id >= 0 && id < vocab_size() ? std::string(id_to_token_[id]) : std::string();
   };
@@ -62,11 +92,29 @@ void Tokenizer::finalize(const std::vector<std::string>& tokens) {
   if (eos_token_.empty()) eos_token_ = name_of(eos_id_);
 }
 
-std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
-  if (v.model != "gpt2")
-    throw std::invalid_argument("unsupported tokenizer.ggml.model '" + v.model +
-                                "' (only 'gpt2', byte-level BPE, is supported)");
-  if (v.tokens.empty()) throw std::invalid_argument("GGUF vocabulary has no tokens");
+std::unique_ptr<Tokenizer> Tokenizer::from_spm_vocab(const VocabData& v) {
+  auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
+  std::vector<bool> byte_tokens(v.tokens.size(), false);
+  for (size_t i = 0; i < v.tokens.size() && i < v.token_types.size(); ++i)
+    byte_tokens[i] = v.token_types[i] == 6;
+  t->unk_id_ = v.unk_id;
+  t->spm_ = std::make_unique<Spm>(StringTable::of(v.tokens), v.scores, byte_tokens, v.unk_id);
+  t->space_prefix_ = v.add_space_prefix;
+  // Control (3), unknown (2) and user-defined (4) tokens are matched in the text, as llama.cpp
+  // and Hugging Face do; the first two are special.
+  for (size_t i = 0; i < v.tokens.size() && i < v.token_types.size(); ++i) {
+    const int32_t type = v.token_types[i];
+    if (type != 2 && type != 3 && type != 4) continue;
+    AddedToken a;
+    a.id = static_cast<int32_t>(i);
+    a.content = v.tokens[i];
+    a.special = type != 4;
+    t->added_.push_back(std::move(a));
+  }
+  return t;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(const VocabData& v) {
   auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
   t->pre_ = PreTokenizer::from_gguf_pre(v.pre);
   // Qwen2's tokenizer.json normalizes to NFC; the other supported families do not normalize.
@@ -92,6 +140,20 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
       t->added_.push_back(std::move(a));
     }
   }
+  return t;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
+  if (v.model != "gpt2" && v.model != "llama")
+    throw std::invalid_argument("unsupported tokenizer.ggml.model '" + v.model +
+                                "' (supported: 'gpt2', byte-level BPE, and 'llama', "
+                                "SentencePiece-style BPE)");
+  if (v.tokens.empty()) throw std::invalid_argument("GGUF vocabulary has no tokens");
+  if (!v.scores.empty() && v.scores.size() != v.tokens.size())
+    throw std::invalid_argument(
+        "GGUF tokenizer.ggml.scores has " + std::to_string(v.scores.size()) +
+        " entries but tokenizer.ggml.tokens has " + std::to_string(v.tokens.size()));
+  std::unique_ptr<Tokenizer> t = v.model == "llama" ? from_spm_vocab(v) : from_bpe_vocab(v);
   t->bos_id_ = v.bos_id;
   t->eos_id_ = v.eos_id;
   t->pad_id_ = v.pad_id;
@@ -107,7 +169,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(const VocabData& v) {
   if (v.add_bos && v.bos_id >= 0) t->prefix_ids_.push_back(v.bos_id);
   if (v.add_eos && v.eos_id >= 0) t->suffix_ids_.push_back(v.eos_id);
   t->chat_template_ = v.chat_template;
-  t->finalize(v.tokens);
+  t->finalize(v.tokens, v.token_types);
   return t;
 }
 
@@ -119,12 +181,14 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
   constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
+  bool after_special = true;
   for (const auto& s : segs) {
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_text(s.text, out, kNoLimit, stats);
+      encode_segment(s.text, after_special, out, kNoLimit, stats);
     }
+    after_special = s.id >= 0;
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return out;
@@ -145,12 +209,14 @@ bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, s
   if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
+  bool after_special = true;
   for (const auto& s : segs) {
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_text(s.text, out, limit, stats);
+      encode_segment(s.text, after_special, out, limit, stats);
     }
+    after_special = s.id >= 0;
     if (out.size() > limit) {
       out.clear();
       return false;
@@ -158,6 +224,26 @@ bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, s
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return true;
+}
+
+void Tokenizer::encode_segment(std::string_view text, bool after_special, std::vector<int32_t>& out,
+                               size_t limit, EncodeStats* stats) const {
+  if (!spm_) {
+    encode_text(text, out, limit, stats);
+    return;
+  }
+  // llama.cpp's SentencePiece input: a space first where the text starts or follows an added
+  // token (add_space_prefix), then every space as "▁". No normalization.
+  std::string escaped;
+  escaped.reserve(text.size() + text.size() / 4 + 3);
+  if (space_prefix_ && after_special) escaped += kSpmSpace;
+  for (const char c : text) {
+    if (c == ' ')
+      escaped += kSpmSpace;
+    else
+      escaped += c;
+  }
+  spm_->encode(escaped, out, limit, stats);
 }
 
 void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
@@ -231,12 +317,17 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
     if (skip_special_tokens && (flags_[id] & 2)) continue;
     bytes += id_bytes_[id];
   }
+  if (spm_ && space_prefix_ && !bytes.empty() && bytes[0] == ' ') bytes.erase(0, 1);
   return utf8_lossy(bytes);
 }
 
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   for (const auto& a : added_) {
     if (a.content == token) return a.id;
+  }
+  if (spm_) {
+    const int32_t id = spm_->find(token);
+    return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
   }
   return bpe_->find(token);
 }

@@ -19,6 +19,7 @@ namespace vllm::tok {
 
 class Bpe;
 class PreTokenizer;
+class Spm;
 
 // Work counters for one encode call. Tests use them to show that tokenization work is linear
 // in the input whatever its content; they cost nothing when not asked for.
@@ -32,11 +33,15 @@ struct EncodeStats {
 
 // What GGUF metadata gives (tokenizer.ggml.*).
 struct VocabData {
-  std::string model;  // "gpt2" (byte-level BPE); anything else is refused
-  std::string pre;    // tokenizer.ggml.pre: qwen2, llama-bpe, smollm, gpt-2, default, ...
+  // "gpt2" (byte-level BPE) or "llama" (SentencePiece-style BPE with scores); anything else
+  // is refused.
+  std::string model;
+  std::string pre;  // tokenizer.ggml.pre: qwen2, llama-bpe, smollm, gpt-2, default, ...
   std::vector<std::string> tokens;
   std::vector<int32_t> token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5, 6
   std::vector<std::string> merges;   // "left right"
+  std::vector<float> scores;         // "llama": one per token
+  bool add_space_prefix = true;      // "llama": a space before text at the start / a special
   int32_t bos_id = -1, eos_id = -1, pad_id = -1, unk_id = -1;
   bool add_bos = false, add_eos = false;
   std::string chat_template;
@@ -69,7 +74,9 @@ class Tokenizer {
   // shrink text), or 0 when no such bound exists: an added token with lstrip / rstrip swallows
   // any run of whitespace, a "Removed" split or bytes without a token drop text.
   size_t max_bytes_per_id() const { return max_bytes_per_id_; }
-  // Throws std::out_of_range on an id outside [0, vocab_size()).
+  // Throws std::out_of_range on an id outside [0, vocab_size()). SentencePiece vocabularies
+  // drop one leading space of the whole text (Hugging Face's Strip decoder); the streaming
+  // IncrementalDetokenizer does not, as generated text follows a prompt.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
   // The raw bytes one id stands for (may be part of a UTF-8 character). Throws like decode.
   std::string_view token_bytes(int32_t id) const;
@@ -98,11 +105,18 @@ class Tokenizer {
   Tokenizer();
   // Builds the id tables (tokens, with added tokens' content at their ids) and the matchers
   // once the other fields are filled.
-  void finalize(const std::vector<std::string>& tokens);
+  void finalize(const std::vector<std::string>& tokens, const std::vector<int32_t>& types = {});
   // The encode pipeline. Each stage stops once out holds more than `limit` ids; the ids
   // produced so far are then a prefix of encode()'s.
   void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
                    EncodeStats* stats) const;
+  // One text segment between added tokens; `after_special`: it starts the input or follows an
+  // added token (SentencePiece vocabularies put a space before such text).
+  void encode_segment(std::string_view text, bool after_special, std::vector<int32_t>& out,
+                      size_t limit, EncodeStats* stats) const;
+  // from_vocab's two kinds: bos/eos ids, the chat template and finalize() are set after.
+  static std::unique_ptr<Tokenizer> from_spm_vocab(const VocabData& v);
+  static std::unique_ptr<Tokenizer> from_bpe_vocab(const VocabData& v);
   void encode_valid(std::string_view text, std::vector<int32_t>& out, size_t limit,
                     EncodeStats* stats) const;
   void encode_pieces(std::string_view text, std::vector<int32_t>& out, size_t limit,
@@ -115,6 +129,8 @@ class Tokenizer {
   std::vector<AddedToken> added_;
   std::unique_ptr<Bpe> bpe_;
   std::unique_ptr<PreTokenizer> pre_;
+  std::unique_ptr<Spm> spm_;  // instead of bpe_ and pre_ for SentencePiece vocabularies
+  bool space_prefix_ = false;
   bool nfc_ = false;
   AddedTokenMatcher raw_matcher_, normalized_matcher_;
   std::vector<int32_t> prefix_ids_, suffix_ids_;

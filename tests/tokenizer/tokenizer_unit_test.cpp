@@ -137,14 +137,23 @@ TEST(Tokenizer, RefusesUnsupportedTypes) {
       message(with(R"("normalizer": null)", R"("normalizer": {"type": "NFKC"})")).find("NFKC"),
       std::string::npos);
   VocabData v;
-  v.model = "llama";
+  v.model = "t5";  // Unigram: not implemented
   v.tokens = {"a"};
   try {
     Tokenizer::from_vocab(v);
-    ADD_FAILURE() << "llama (SentencePiece) vocab accepted";
+    ADD_FAILURE() << "t5 (Unigram) vocab accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("'llama'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'t5'"), std::string::npos);
   }
+  v.model = "llama";
+  v.scores = {0.0f, 1.0f};  // one score too many
+  try {
+    Tokenizer::from_vocab(v);
+    ADD_FAILURE() << "mismatched scores accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scores"), std::string::npos);
+  }
+  v.scores.clear();
   v.model = "gpt2";
   v.pre = "made-up-pre";
   try {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Puts llama.cpp's SentencePiece test vocabulary (models/ggml-vocab-llama-spm.gguf: Llama 2's
+# 32000 pieces and scores, no weights) and its test inputs in the cache folder, taken from the
+# llama-cpp-python 0.3.36 source package on PyPI, which vendors llama.cpp. Prints the .gguf
+# path. Idempotent; used by the tokenizer tests (VLLM_SPM_VOCAB) and tools/make_spm_goldens.py.
+set -euo pipefail
+CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
+DIR="$CACHE/vocab"
+VOCAB="$DIR/ggml-vocab-llama-spm.gguf"
+SHA=16c3724582d59aa8bf84711894e833f916ee46a31d80e21312759c48bf8d0e69
+INP_SHA=be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0
+ok() { echo "$SHA  $VOCAB" | sha256sum -c --quiet - >/dev/null 2>&1 &&
+       echo "$INP_SHA  $VOCAB.inp" | sha256sum -c --quiet - >/dev/null 2>&1; }
+if ! ok; then
+  mkdir -p "$DIR"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d "$tmp"
+  python3 - "$tmp" "$DIR" <<'PY'
+import glob, os, sys, tarfile
+src, out = sys.argv[1], sys.argv[2]
+t = tarfile.open(glob.glob(src + "/llama_cpp_python-0.3.36.tar.gz")[0])
+for suffix in ("models/ggml-vocab-llama-spm.gguf", "models/ggml-vocab-llama-spm.gguf.inp"):
+    m = [n for n in t.getnames() if n.endswith("vendor/llama.cpp/" + suffix)][0]
+    with open(os.path.join(out, os.path.basename(suffix)), "wb") as f:
+        f.write(t.extractfile(m).read())
+PY
+  rm -rf "$tmp"
+  ok || { echo "fetch_vocabs.sh: checksum mismatch in $DIR" >&2; exit 1; }
+fi
+echo "$VOCAB"
