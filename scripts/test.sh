@@ -17,8 +17,11 @@ mode="${1:-}"
 scripts/install_deps.sh
 export VLLM_DEPS_DONE=1
 export VLLM_TEST_GGUF=$(scripts/fetch_models.sh)
-# llama.cpp's SentencePiece test vocabulary (Llama 2's pieces), for the tokenizer tests.
+# llama.cpp's SentencePiece test vocabulary (Llama 2's pieces) and the two tokenizer.json forms
+# of it (checked against the sha256 their goldens were made from), for the tokenizer tests.
 export VLLM_SPM_VOCAB=$(scripts/fetch_vocabs.sh)
+export VLLM_SPM_HF=$(python3 tools/make_spm_tokenizer_json.py --vocab "$VLLM_SPM_VOCAB" \
+  --out "${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}/vocab")
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"

@@ -3,8 +3,8 @@
 Mistral 7B, Mixtral, TinyLlama), from llama.cpp itself (llama-cpp-python's low-level API on a
 vocabulary-only load).
 
-  python3 tools/make_spm_goldens.py --vocab ~/.cache/vllm-cpp/vocab/ggml-vocab-llama-spm.gguf \
-      [--out tests/golden/tokenizer]
+  python3 tools/make_spm_tokenizer_json.py --vocab V --out DIR   # V: scripts/fetch_vocabs.sh
+  python3 tools/make_spm_goldens.py --vocab V --hf DIR [--out tests/golden/tokenizer]
 
 The vocabulary is llama.cpp's test file models/ggml-vocab-llama-spm.gguf (Llama 2's 32000
 pieces with their scores), fetched by scripts/fetch_vocabs.sh with llama.cpp's test inputs for
@@ -14,7 +14,13 @@ it (the .inp beside it, added to the corpus). Writes:
                       shown, the leading space of text after BOS kept as llama.cpp does)}
   llama_spm_big.bin   ids (no BOS) of a ~256 KB mix of the texts (big_text()), uint32 LE
   llama_spm_big.json  that text's length and sha256
-Needs llama-cpp-python (the same version the peer benchmarks use, 0.3.36).
+and, from Hugging Face `tokenizers` on the two tokenizer.json forms that
+tools/make_spm_tokenizer_json.py writes for the same vocabulary (--hf DIR, its --out):
+  hf_llama_legacy.jsonl, hf_llama_metaspace.jsonl
+                      {"text", "ids" (add_special_tokens=True), "ids_plain" (False), "decoded",
+                      "decoded_skip" (skip_special_tokens=True)}
+  hf_llama_spm.json   the sha256 of each tokenizer.json they were made from
+Needs llama-cpp-python (the same version the peer benchmarks use, 0.3.36) and tokenizers 0.23.3.
 """
 import argparse
 import ctypes
@@ -83,6 +89,7 @@ class LlamaCppVocab:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vocab", required=True)
+    ap.add_argument("--hf", required=True, help="make_spm_tokenizer_json.py's --out")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "tests/golden/tokenizer"))
     a = ap.parse_args()
     tok = LlamaCppVocab(a.vocab)
@@ -102,6 +109,23 @@ def main():
                    "vocab_sha256": hashlib.sha256(open(a.vocab, "rb").read()).hexdigest()}, f)
         f.write("\n")
     print(f"{len(cases)} cases, big text {len(raw)} bytes -> {len(ids)} ids")
+    from tokenizers import Tokenizer
+    shas = {}
+    for form in ("legacy", "metaspace"):
+        path = os.path.join(a.hf, "llama-" + form, "tokenizer.json")
+        shas[form] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        hf = Tokenizer.from_file(path)
+        with open(os.path.join(a.out, f"hf_llama_{form}.jsonl"), "w", encoding="utf-8") as f:
+            for t in cases:
+                ids = hf.encode(t).ids
+                f.write(json.dumps({"text": t, "ids": ids,
+                                    "ids_plain": hf.encode(t, add_special_tokens=False).ids,
+                                    "decoded": hf.decode(ids, skip_special_tokens=False),
+                                    "decoded_skip": hf.decode(ids, skip_special_tokens=True)},
+                                   ensure_ascii=False) + "\n")
+    with open(os.path.join(a.out, "hf_llama_spm.json"), "w") as f:
+        json.dump({"tokenizer_json_sha256": shas}, f)
+        f.write("\n")
 
 
 if __name__ == "__main__":

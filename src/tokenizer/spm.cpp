@@ -45,9 +45,24 @@ size_t symbol_len(std::string_view text, size_t i) {
 }  // namespace
 
 Spm::Spm(StringTable tokens, const std::vector<float>& scores, const std::vector<bool>& byte_tokens,
-         int32_t unk_id)
-    : vocab_(std::move(tokens)), unk_id_(unk_id) {
+         int32_t unk_id, const std::vector<std::pair<std::string_view, std::string_view>>* merges,
+         bool split_every_space)
+    : vocab_(std::move(tokens)), unk_id_(unk_id), split_every_space_(split_every_space) {
   index_.build(vocab_);
+  if (merges) {
+    use_merges_ = true;
+    merges_.reserve(merges->size());
+    std::string joined;
+    for (size_t r = 0; r < merges->size(); ++r) {
+      const auto& [l, rt] = (*merges)[r];
+      const int32_t li = index_.find(vocab_, l), ri = index_.find(vocab_, rt);
+      joined.assign(l);
+      joined.append(rt);
+      const int32_t ji = index_.find(vocab_, joined);
+      if (li < 0 || ri < 0 || ji < 0) continue;
+      merges_.insert(li, ri, static_cast<int32_t>(r), ji);  // a later duplicate ranks worse
+    }
+  }
   const size_t n = vocab_.size();
   scores_.assign(n, 0.0f);
   for (size_t i = 0; i < n && i < scores.size(); ++i) scores_[i] = scores[i];
@@ -88,21 +103,24 @@ void Spm::merge(std::string_view text, std::vector<int32_t>& ids, std::vector<ui
   struct Sym {
     uint32_t start, len;
     int32_t prev, next;
+    int32_t id;  // the piece it is, or -1 (a character without one)
   };
   std::vector<Sym> syms;
   syms.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const size_t len = symbol_len(text, i);
     const int32_t k = static_cast<int32_t>(syms.size());
-    syms.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(len), k - 1, k + 1});
+    syms.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(len), k - 1, k + 1,
+                    index_.find(vocab_, text.substr(i, len))});
     i += len;
   }
   if (syms.empty()) return;
   syms.back().next = -1;
   struct Pair {
-    float score;
+    float score;  // the piece's score, or minus the merge's rank
     int32_t left;
     uint32_t len;  // the merged piece's length, to recognise a stale entry
+    int32_t id;    // the merged piece
   };
   // Highest score first; among equal scores the leftmost.
   auto lower = [](const Pair& a, const Pair& b) {
@@ -113,8 +131,14 @@ void Spm::merge(std::string_view text, std::vector<int32_t>& ids, std::vector<ui
     if (l < 0 || syms[l].next < 0) return;
     const Sym& a = syms[l];
     const Sym& b = syms[a.next];
+    if (use_merges_) {
+      if (a.id < 0 || b.id < 0) return;
+      if (const MergeTable::Entry* m = merges_.find(a.id, b.id))
+        heap.push({-static_cast<float>(m->rank), l, a.len + b.len, m->id});
+      return;
+    }
     const int32_t id = index_.find(vocab_, text.substr(a.start, a.len + b.len));
-    if (id >= 0) heap.push({scores_[id], l, a.len + b.len});
+    if (id >= 0) heap.push({scores_[id], l, a.len + b.len, id});
   };
   for (int32_t i = 0; i + 1 < static_cast<int32_t>(syms.size()); ++i) consider(i);
   size_t steps = 0;
@@ -127,6 +151,7 @@ void Spm::merge(std::string_view text, std::vector<int32_t>& ids, std::vector<ui
     Sym& b = syms[a.next];
     if (b.len == 0 || a.len + b.len != p.len) continue;  // one side changed since
     a.len += b.len;
+    a.id = p.id;
     b.len = 0;
     a.next = b.next;
     if (a.next >= 0) syms[a.next].prev = p.left;
@@ -141,9 +166,8 @@ void Spm::merge(std::string_view text, std::vector<int32_t>& ids, std::vector<ui
   }
   for (int32_t i = 0; i >= 0; i = syms[i].next) {
     const Sym& s = syms[i];
-    const int32_t id = index_.find(vocab_, text.substr(s.start, s.len));
-    if (id >= 0) {
-      ids.push_back(id);
+    if (s.id >= 0) {
+      ids.push_back(s.id);
       if (ends) ends->push_back(s.start + s.len);
       continue;
     }
@@ -197,7 +221,7 @@ void Spm::encode_piece(std::string_view piece, std::vector<int32_t>& out, size_t
 
 void Spm::encode(std::string_view escaped, std::vector<int32_t>& out, size_t limit,
                  EncodeStats* stats) const {
-  if (!split_at_spaces_) {
+  if (!split_at_spaces_ && !split_every_space_) {
     encode_piece(escaped, out, limit, stats);
     return;
   }
@@ -205,7 +229,7 @@ void Spm::encode(std::string_view escaped, std::vector<int32_t>& out, size_t lim
   size_t start = 0;
   for (size_t at = escaped.find(kSpace, 1); at != std::string_view::npos && out.size() <= limit;
        at = escaped.find(kSpace, at + kSpace.size())) {
-    if (follows_space(escaped, at)) continue;  // inside a run of spaces
+    if (!split_every_space_ && follows_space(escaped, at)) continue;  // inside a run of spaces
     encode_piece(escaped.substr(start, at - start), out, limit, stats);
     start = at;
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/string_table.h"
@@ -30,8 +31,15 @@ class Spm {
   // tokens: the vocabulary (index = id) in SentencePiece form ("▁Hello", "<0x0A>"); scores: one
   // per token (missing: 0); byte_tokens: whether a token of the form <0xXX> is a byte token
   // (GGUF token type 6); unk_id < 0: characters without a piece or byte token are dropped.
+  //
+  // merges (tokenizer.json's BPE with byte_fallback): when given, a pair merges only if it is
+  // one of these "left right" pairs, the lowest rank first (ties: leftmost), as Hugging Face's
+  // BPE does; scores are then unused. split_every_space: Metaspace's split (a cut before
+  // every "▁", so pieces never hold two).
   Spm(StringTable tokens, const std::vector<float>& scores, const std::vector<bool>& byte_tokens,
-      int32_t unk_id);
+      int32_t unk_id,
+      const std::vector<std::pair<std::string_view, std::string_view>>* merges = nullptr,
+      bool split_every_space = false);
 
   // Appends the ids of `escaped` (spaces already "▁"). Stops early, after the window that takes
   // out.size() past `limit`, like Bpe::encode.
@@ -57,6 +65,9 @@ class Spm {
   std::vector<int16_t> byte_of_;  // per id: the byte of a byte token, else -1
   int32_t unk_id_;
   bool split_at_spaces_ = false;  // no piece has a "▁" after another character
+  bool split_every_space_ = false;
+  bool use_merges_ = false;
+  MergeTable merges_;
 };
 
 }  // namespace vllm::tok

@@ -99,7 +99,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spm_vocab(const VocabData& v) {
     byte_tokens[i] = v.token_types[i] == 6;
   t->unk_id_ = v.unk_id;
   t->spm_ = std::make_unique<Spm>(StringTable::of(v.tokens), v.scores, byte_tokens, v.unk_id);
-  t->space_prefix_ = v.add_space_prefix;
+  t->space_prefix_ = v.add_space_prefix ? SpacePrefix::kAlways : SpacePrefix::kNone;
   // Control (3), unknown (2) and user-defined (4) tokens are matched in the text, as llama.cpp
   // and Hugging Face do; the first two are special.
   for (size_t i = 0; i < v.tokens.size() && i < v.token_types.size(); ++i) {
@@ -181,14 +181,14 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
   constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
-  bool after_special = true;
+  bool at_start = true;  // segments alternate: text follows an added token unless first
   for (const auto& s : segs) {
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_segment(s.text, after_special, out, kNoLimit, stats);
+      encode_segment(s.text, at_start, out, kNoLimit, stats);
     }
-    after_special = s.id >= 0;
+    at_start = false;
   }
   if (add_special_tokens) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return out;
@@ -209,14 +209,14 @@ bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, s
   if (add_special_tokens) out.insert(out.end(), prefix_ids_.begin(), prefix_ids_.end());
   std::vector<TextSegment> segs;
   raw_matcher_.split(text, segs);
-  bool after_special = true;
+  bool at_start = true;  // segments alternate: text follows an added token unless first
   for (const auto& s : segs) {
     if (s.id >= 0) {
       out.push_back(s.id);
     } else {
-      encode_segment(s.text, after_special, out, limit, stats);
+      encode_segment(s.text, at_start, out, limit, stats);
     }
-    after_special = s.id >= 0;
+    at_start = false;
     if (out.size() > limit) {
       out.clear();
       return false;
@@ -226,17 +226,20 @@ bool Tokenizer::encode_bounded(std::string_view text, bool add_special_tokens, s
   return true;
 }
 
-void Tokenizer::encode_segment(std::string_view text, bool after_special, std::vector<int32_t>& out,
+void Tokenizer::encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out,
                                size_t limit, EncodeStats* stats) const {
   if (!spm_) {
     encode_text(text, out, limit, stats);
     return;
   }
   // llama.cpp's SentencePiece input: a space first where the text starts or follows an added
-  // token (add_space_prefix), then every space as "▁". No normalization.
+  // token (add_space_prefix; tokenizer.json: Prepend, or Metaspace's prepend_scheme, which adds
+  // none to text already starting with a space), then every space as "▁". No normalization.
   std::string escaped;
   escaped.reserve(text.size() + text.size() / 4 + 3);
-  if (space_prefix_ && after_special) escaped += kSpmSpace;
+  const bool prefix =
+      space_prefix_ == SpacePrefix::kAlways || (space_prefix_ == SpacePrefix::kFirst && at_start);
+  if (prefix && !(prefix_unless_space_ && !text.empty() && text[0] == ' ')) escaped += kSpmSpace;
   for (const char c : text) {
     if (c == ' ')
       escaped += kSpmSpace;
@@ -317,7 +320,8 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
     if (skip_special_tokens && (flags_[id] & 2)) continue;
     bytes += id_bytes_[id];
   }
-  if (spm_ && space_prefix_ && !bytes.empty() && bytes[0] == ' ') bytes.erase(0, 1);
+  if (spm_ && space_prefix_ != SpacePrefix::kNone && !bytes.empty() && bytes[0] == ' ')
+    bytes.erase(0, 1);
   return utf8_lossy(bytes);
 }
 

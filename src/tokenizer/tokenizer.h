@@ -110,10 +110,10 @@ class Tokenizer {
   // produced so far are then a prefix of encode()'s.
   void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit,
                    EncodeStats* stats) const;
-  // One text segment between added tokens; `after_special`: it starts the input or follows an
-  // added token (SentencePiece vocabularies put a space before such text).
-  void encode_segment(std::string_view text, bool after_special, std::vector<int32_t>& out,
-                      size_t limit, EncodeStats* stats) const;
+  // One text segment between added tokens; `at_start`: it starts the input (else it follows an
+  // added token), for SentencePiece's space prefix.
+  void encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out, size_t limit,
+                      EncodeStats* stats) const;
   // from_vocab's two kinds: bos/eos ids, the chat template and finalize() are set after.
   static std::unique_ptr<Tokenizer> from_spm_vocab(const VocabData& v);
   static std::unique_ptr<Tokenizer> from_bpe_vocab(const VocabData& v);
@@ -130,7 +130,13 @@ class Tokenizer {
   std::unique_ptr<Bpe> bpe_;
   std::unique_ptr<PreTokenizer> pre_;
   std::unique_ptr<Spm> spm_;  // instead of bpe_ and pre_ for SentencePiece vocabularies
-  bool space_prefix_ = false;
+  // Where a SentencePiece text segment gets a "▁" first: nowhere, only at the start of the input
+  // (Metaspace prepend_scheme "first"), or also after every added token (llama.cpp's
+  // add_space_prefix, Hugging Face's Prepend normalizer / prepend_scheme "always").
+  enum class SpacePrefix { kNone, kFirst, kAlways };
+  SpacePrefix space_prefix_ = SpacePrefix::kNone;
+  bool prefix_unless_space_ = false;  // Metaspace: no "▁" first when the text starts with one
+
   bool nfc_ = false;
   AddedTokenMatcher raw_matcher_, normalized_matcher_;
   std::vector<int32_t> prefix_ids_, suffix_ids_;

@@ -1,6 +1,8 @@
 // Loads a Hugging Face tokenizer.json (model BPE; normalizer none/NFC; Split/Digits/ByteLevel
-// pre-tokenizers; ByteLevel/TemplateProcessing post-processors) plus tokenizer_config.json
-// (special token names, chat template). Anything else is refused with the type named.
+// pre-tokenizers; or SentencePiece-style BPE with byte_fallback and a Prepend/Replace normalizer
+// or a Metaspace pre-tokenizer; ByteLevel/TemplateProcessing post-processors) plus
+// tokenizer_config.json (special token names, chat template). Anything else is refused with the
+// type named.
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +13,7 @@
 #include "tokenizer/bpe.h"
 #include "tokenizer/json_number.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/spm.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::tok {
@@ -75,6 +78,57 @@ std::string token_name(const json& cfg, const char* key) {
   return "";
 }
 
+// tokenizer.json's SentencePiece-style BPE (Llama 2, Mistral, TinyLlama): how its spaces
+// become "▁" and where one is put first.
+struct SpmStyle {
+  bool is = false;
+  int prefix = 0;          // 0 none, 1 first segment only, 2 every segment (Tokenizer::SpacePrefix)
+  bool split = false;      // Metaspace split: a cut before every "▁"
+  bool metaspace = false;  // its prefix is not added to text that starts with a space
+};
+
+bool is_type(const json& j, const char* type) {
+  return j.is_object() && j.value("type", "") == type;
+}
+
+SpmStyle spm_style(const json& model, const json& normalizer, const json& pre) {
+  SpmStyle s;
+  const bool metaspace = is_type(pre, "Metaspace");
+  // Llama 2's legacy form: Sequence[Prepend("▁"), Replace(" ", "▁")], no pre-tokenizer.
+  bool legacy = false;
+  if (is_type(normalizer, "Sequence")) {
+    const json& ns = normalizer.at("normalizers");
+    legacy = ns.size() == 2 && is_type(ns[0], "Prepend") &&
+             ns[0].value("prepend", "") == "\xE2\x96\x81" && is_type(ns[1], "Replace") &&
+             ns[1].value("content", "") == "\xE2\x96\x81" && ns[1].contains("pattern") &&
+             ns[1].at("pattern").value("String", "") == " ";
+  }
+  s.is = model.value("byte_fallback", false) || metaspace || legacy;
+  if (!s.is) return s;
+  if (legacy && pre.is_null()) {
+    s.prefix = 2;
+    return s;
+  }
+  if (metaspace && normalizer.is_null()) {
+    if (pre.value("replacement", "\xE2\x96\x81") != "\xE2\x96\x81")
+      throw std::invalid_argument("unsupported Metaspace replacement (only U+2581)");
+    const std::string scheme =
+        pre.contains("prepend_scheme")
+            ? pre.at("prepend_scheme").get<std::string>()
+            : (pre.value("add_prefix_space", true) ? std::string("always") : std::string("never"));
+    if (scheme != "first" && scheme != "always" && scheme != "never")
+      throw std::invalid_argument("unsupported Metaspace prepend_scheme '" + scheme + "'");
+    s.prefix = scheme == "never" ? 0 : scheme == "first" ? 1 : 2;
+    s.split = pre.value("split", true);
+    s.metaspace = true;
+    return s;
+  }
+  throw std::invalid_argument(
+      "unsupported SentencePiece-style tokenizer.json (byte_fallback BPE): the supported forms "
+      "are a Prepend(\"\xE2\x96\x81\") + Replace(\" \", \"\xE2\x96\x81\") normalizer without a "
+      "pre-tokenizer, or a Metaspace pre-tokenizer without a normalizer");
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_files(const std::string& tokenizer_json,
@@ -112,8 +166,12 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
     }
     for (const char* k : {"normalizer", "pre_tokenizer", "post_processor"})
       if (j.contains(k)) check_nesting(j.at(k), k);
-    t->nfc_ = parse_normalizer(j.value("normalizer", json()));
-    t->pre_ = PreTokenizer::from_json(j.value("pre_tokenizer", json()));
+    const SpmStyle spm =
+        spm_style(model, j.value("normalizer", json()), j.value("pre_tokenizer", json()));
+    if (!spm.is) {
+      t->nfc_ = parse_normalizer(j.value("normalizer", json()));
+      t->pre_ = PreTokenizer::from_json(j.value("pre_tokenizer", json()));
+    }
 
     const json& vocab = model.at("vocab");
     if (!vocab.is_object())
@@ -166,8 +224,19 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json_text(const std::string& tokenize
         unk = static_cast<int32_t>(json_int(it.value(), "unk_token", 0, id_limit));
     }
     t->unk_id_ = unk;
-    t->bpe_ = std::make_unique<Bpe>(StringTable::of(tokens), merges,
-                                    model.value("ignore_merges", false), unk);
+    if (spm.is) {
+      // byte_fallback spells a character without a piece with the <0xXX> tokens.
+      std::vector<bool> byte_tokens(tokens.size(), model.value("byte_fallback", false));
+      t->spm_ = std::make_unique<Spm>(StringTable::of(tokens), std::vector<float>(), byte_tokens,
+                                      unk, &merges, spm.split);
+      t->space_prefix_ = spm.prefix == 0   ? SpacePrefix::kNone
+                         : spm.prefix == 1 ? SpacePrefix::kFirst
+                                           : SpacePrefix::kAlways;
+      t->prefix_unless_space_ = spm.metaspace;
+    } else {
+      t->bpe_ = std::make_unique<Bpe>(StringTable::of(tokens), merges,
+                                      model.value("ignore_merges", false), unk);
+    }
 
     {
       for (const auto& a : added) {

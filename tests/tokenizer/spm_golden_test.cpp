@@ -100,6 +100,39 @@ TEST(SpmTokenizer, BigTextMatchesLlamaCpp) {
   EXPECT_EQ(first_diff, got.size()) << "first mismatch at id index " << first_diff;
 }
 
+// tokenizer.json of the same vocabulary in Hugging Face's two SentencePiece-style forms
+// (tools/make_spm_tokenizer_json.py, written under VLLM_SPM_HF) against Hugging Face
+// `tokenizers` on those files.
+std::string spm_hf_dir() {
+  const char* e = std::getenv("VLLM_SPM_HF");
+  if (e && *e) return e;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/vocab";
+}
+
+void check_hf_form(const std::string& form) {
+  const std::string dir = spm_hf_dir() + "/llama-" + form;
+  const auto tok = Tokenizer::from_files(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
+  EXPECT_EQ(tok->vocab_size(), 32000);
+  std::ifstream f(golden_dir() + "/hf_llama_" + form + ".jsonl");
+  std::string line;
+  size_t n = 0;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const std::string text = j.at("text").get<std::string>();
+    const auto ids = j.at("ids").get<std::vector<int32_t>>();
+    EXPECT_EQ(tok->encode(text), ids) << form << " text: " << text;
+    EXPECT_EQ(tok->encode(text, false), j.at("ids_plain").get<std::vector<int32_t>>()) << text;
+    EXPECT_EQ(tok->decode(ids), j.at("decoded").get<std::string>()) << text;
+    EXPECT_EQ(tok->decode(ids, true), j.at("decoded_skip").get<std::string>()) << text;
+    ++n;
+  }
+  EXPECT_GE(n, 400u) << "golden file missing or short";
+}
+
+TEST(SpmTokenizer, HuggingFaceLegacyFormMatchesTokenizers) { check_hf_form("legacy"); }
+TEST(SpmTokenizer, HuggingFaceMetaspaceFormMatchesTokenizers) { check_hf_form("metaspace"); }
+
 // Work stays linear in the input whatever it holds (tokenizer_linear_test.cpp's inputs): no
 // merge loop is longer than the window, and the bytes merged and heap steps per input byte do
 // not grow with the input. The ids spell the input after the space SentencePiece puts first.

@@ -130,9 +130,16 @@ TEST(Tokenizer, RefusesUnsupportedTypes) {
   EXPECT_NE(message(with(R"("type": "BPE")", R"("type": "Unigram")")).find("Unigram"),
             std::string::npos);
   EXPECT_NE(message(with(R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})",
-                         R"({"type": "Metaspace"})"))
-                .find("Metaspace"),
+                         R"({"type": "Whitespace"})"))
+                .find("Whitespace"),
             std::string::npos);
+  // SentencePiece-style: a Metaspace pre-tokenizer is read, but not beside a normalizer.
+  {
+    std::string j = with(R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})",
+                         R"({"type": "Metaspace", "replacement": "▁"})");
+    j.replace(j.find(R"("normalizer": null)"), 18, R"("normalizer": {"type": "NFC"})");
+    EXPECT_NE(message(j).find("SentencePiece-style"), std::string::npos) << message(j);
+  }
   EXPECT_NE(
       message(with(R"("normalizer": null)", R"("normalizer": {"type": "NFKC"})")).find("NFKC"),
       std::string::npos);
