@@ -8,11 +8,13 @@ goldens, so each fuzzer starts from inputs that reach deep into its parser:
   tokenizer_json   the real Qwen3 tokenizer.json cut down to its first 400 tokens and the merges
                    among them (all other fields as in the real file) + its tokenizer_config.json
   bpe              the golden tokenizer strings (Qwen3 and SmolLM2 sets)
+  spm              the SentencePiece golden strings (Llama 2's vocabulary)
   gguf             small GGUF files written by the gguf package with SmolLM2's real metadata
                    (vocabulary cut down) and tiny tensors of every supported type
   safetensors      tiny checkpoints' headers (a small tensor each) and config.json variants
 
   python3 tools/make_fuzz_seeds.py            # rewrites fuzz/corpus/
+  python3 tools/make_fuzz_seeds.py spm        # only these targets' corpora
 """
 import hashlib
 import json
@@ -102,6 +104,13 @@ def bpe():
             for i, line in enumerate(f):
                 if i % 8 == 0:
                     put("bpe", json.loads(line)["text"])
+
+
+def spm():
+    with open(os.path.join(REPO, "tests", "golden", "tokenizer", "llama_spm.jsonl")) as f:
+        for i, line in enumerate(f):
+            if i % 8 == 0:
+                put("spm", json.loads(line)["text"])
 
 
 SMOLLM2 = os.path.expanduser(os.environ.get(
@@ -259,12 +268,10 @@ def safetensors_files():
 
 
 def main():
-    requests()
-    templates()
-    tokenizer_json()
-    bpe()
-    gguf_files()
-    safetensors_files()
+    makers = {"request": requests, "chat_template": templates, "tokenizer_json": tokenizer_json,
+              "bpe": bpe, "spm": spm, "gguf": gguf_files, "safetensors": safetensors_files}
+    for name in sys.argv[1:] or list(makers):
+        makers[name]()
     for t in sorted(os.listdir(OUT)):
         print(t, len(os.listdir(os.path.join(OUT, t))))
 
