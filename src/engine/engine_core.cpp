@@ -84,6 +84,16 @@ bool EngineCore::advance_grammar(Request& req, int32_t token) {
 void EngineCore::update_from_output(Request& req, int32_t token, RequestOutput& out) {
   const SamplingParams& p = req.sampling_params;
   req.append_output_token(token);
+  if (p.thinking_budget) {
+    if (token == p.think_start_token) {
+      req.in_thinking = true;
+      req.thinking_tokens = 0;
+    } else if (token == p.think_end_token) {
+      req.in_thinking = false;
+    } else if (req.in_thinking) {
+      ++req.thinking_tokens;
+    }
+  }
   out.new_token_ids.push_back(token);
   bool stopped_by_token = false;
   // The grammar accepted a stop token: the output is complete even when this request would

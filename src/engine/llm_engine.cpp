@@ -141,6 +141,12 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
            std::to_string(vocab));
   if (params.grammar_start_token && !params.grammar)
     reject("grammar_start_token is set but there is no grammar");
+  if (params.thinking_budget &&
+      (*params.thinking_budget < 0 || params.think_end_token < 0 ||
+       params.think_end_token >= vocab || params.think_start_token >= vocab))
+    reject(
+        "thinking_token_budget needs a budget >= 0 and the reasoning's start and end tokens "
+        "in the vocabulary");
   if (!params.stop.empty() && !text_stream_factory_)
     reject("stop strings need a detokenizer, and this engine was built without one");
 
@@ -155,6 +161,14 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
     req->matcher = std::make_unique<so::Matcher>(params.grammar);
     req->grammar_active = !params.grammar_start_token;
   }
+  if (params.thinking_budget)  // the prompt ends inside the reasoning (<think> left open)
+    for (int64_t i = prompt_len - 1; i >= 0; --i) {
+      const int32_t t = req->prompt_token_ids()[i];
+      if (t == params.think_start_token || t == params.think_end_token) {
+        req->in_thinking = t == params.think_start_token;
+        break;
+      }
+    }
   core_->add_request(std::move(req));
 }
 

@@ -87,6 +87,14 @@ class Request {
   // token, or after sampling_params.grammar_start_token.
   std::unique_ptr<so::Matcher> matcher;
   bool grammar_active = false;
+  // sampling_params.thinking_budget: whether the output is inside the reasoning now, and how
+  // many tokens it has there (kept through preemption with the output tokens).
+  bool in_thinking = false;
+  int32_t thinking_tokens = 0;
+  bool thinking_over_budget() const {
+    return in_thinking && sampling_params.thinking_budget &&
+           thinking_tokens >= *sampling_params.thinking_budget;
+  }
   bool constrained_now() const { return matcher != nullptr && grammar_active; }
 
   // Per sampled token, when sampling_params.logprobs is set.

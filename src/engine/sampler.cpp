@@ -163,7 +163,7 @@ int32_t Sampler::masked_argmax(const float* x, const uint32_t* mask, int32_t n) 
 bool Sampler::needs_logits_processors(const Request& req) {
   const SamplingParams& p = req.sampling_params;
   return p.allowed_token_ids || !p.bad_words_token_ids.empty() || !p.logit_bias.empty() ||
-         req.num_output_tokens() < p.min_tokens;
+         req.num_output_tokens() < p.min_tokens || req.thinking_over_budget();
 }
 
 void Sampler::apply_logits_processors(const Request& req, float* x) {
@@ -192,6 +192,12 @@ void Sampler::apply_logits_processors(const Request& req, float* x) {
   }
   for (const auto& [t, bias] : p.logit_bias)
     if (t < vocab_) x[t] += bias;
+  // The thinking budget is spent: the reasoning's end token is the only choice (vLLM forces it
+  // whatever the other processors did).
+  if (req.thinking_over_budget() && p.think_end_token >= 0 && p.think_end_token < vocab_) {
+    std::fill_n(x, vocab_, kNegInf);
+    x[p.think_end_token] = 0.0f;
+  }
 }
 
 void Sampler::apply_penalties(const Request& req, float* x) {

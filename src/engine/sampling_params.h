@@ -66,6 +66,13 @@ struct SamplingParams {
   // output token.
   std::optional<int32_t> grammar_start_token;
 
+  // vLLM's thinking_token_budget: once this many output tokens have been generated inside the
+  // reasoning (after think_start_token; from the first output token when the prompt's last
+  // think token is the start token), only think_end_token may be sampled until it is.
+  // nullopt: no budget.
+  std::optional<int32_t> thinking_budget;
+  int32_t think_start_token = -1, think_end_token = -1;
+
   bool greedy() const { return temperature < kSamplingEps; }
   // Whether any logits processor can change this request's logits.
   bool has_logits_processors() const {

@@ -115,7 +115,7 @@ TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
       {R"({"prompt":"x","cache_salt":5})", "cache_salt"},
       {R"({"prompt":"x","kv_transfer_params":{"a":1}})", "kv_transfer_params"},
       {R"({"prompt":"x","logprob_token_ids":[1]})", "logprob_token_ids"},
-      {R"({"prompt":"x","thinking_token_budget":5})", "thinking_token_budget"},
+      {R"({"prompt":"x","thinking_token_budget":-2})", "thinking_token_budget"},
       {R"({"prompt":"x","stream_interval":4})", "stream_interval"},
       {R"({"prompt":"x","watermarking":true})", "watermarking"},
       // Structured outputs: at most one constraint, each well-formed.

@@ -87,3 +87,39 @@ def test_thinking_disabled_constrains_from_the_first_token(qwen3):
         jsonschema.validate(json.loads(msg["content"]), SCHEMA)
         s = stream(qwen3, req)
         assert s["reasoning"] is None and s["content"] == msg["content"]
+
+
+
+def test_thinking_token_budget_forces_the_end_of_the_reasoning(qwen3):
+    """vLLM's thinking_token_budget: after N tokens inside <think>, </think> is forced. The
+    bias keeps the random model from closing its thinking by itself."""
+    prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+
+    def complete(**extra):
+        st, _, r = qwen3.request("/v1/completions", {
+            "model": "q", "prompt": prompt, "max_tokens": 12, "temperature": 0,
+            "logit_bias": {str(THINK_END): -100}, "return_token_ids": True, **extra})
+        assert st == 200, r
+        return r["choices"][0]["token_ids"]
+
+    assert THINK_END not in complete()  # no budget: the bias holds the thinking open
+    for budget in (0, 1, 5):
+        ids = complete(thinking_token_budget=budget)
+        assert ids.index(THINK_END) == budget, (budget, ids)
+    assert THINK_END not in complete(thinking_token_budget=-1)  # -1: no budget, as null
+    # A prompt whose reasoning is closed (enable_thinking false) is past the budget's reach.
+    assert THINK_END not in complete(prompt=prompt + "\n</think>\n\n", thinking_token_budget=0)
+    # Through chat with the reasoning parser: the forced </think> ends `reasoning`.
+    st, _, r = qwen3.request("/v1/chat/completions", {
+        "model": "q", "messages": [{"role": "user", "content": "hi"},
+                                   {"role": "assistant", "content": "<think>\n"}],
+        "add_generation_prompt": False, "continue_final_message": True, "max_tokens": 10,
+        "temperature": 0, "logit_bias": {str(THINK_END): -100}, "thinking_token_budget": 4,
+        "return_token_ids": True})
+    assert st == 200, r
+    c = r["choices"][0]
+    assert c["token_ids"].index(THINK_END) == 4, c
+    assert c["message"]["reasoning"], c
+    st, _, r = qwen3.request("/v1/completions", {"model": "q", "prompt": prompt,
+                                                 "thinking_token_budget": -2})
+    assert st == 400 and r["error"]["param"] == "thinking_token_budget"

@@ -46,8 +46,6 @@ void refuse_unimplemented(Fields& f, bool chat) {
   refuse_set("ec_transfer_params", "there is no encoder-cache transfer");
   refuse_set("vllm_xargs", "there are no extensions to pass arguments to");
   refuse_set("repetition_detection", "repetition detection is not implemented");
-  if (auto v = f.integer("thinking_token_budget"); v && *v != -1)
-    unsupported("thinking_token_budget", "thinking budgets are not implemented");
   if (auto v = f.integer("stream_interval"); v && *v != 1)
     unsupported("stream_interval", "every token is streamed as it comes");
   if (auto v = f.integer("routed_experts_prompt_start"); v && *v != 0)
@@ -144,6 +142,8 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
   if (auto v = f.number("presence_penalty")) s.presence_penalty = as_float(*v);
   if (auto v = f.number("frequency_penalty")) s.frequency_penalty = as_float(*v);
   if (auto v = f.integer("seed")) s.seed = static_cast<uint64_t>(*v);
+  if (auto v = f.integer("thinking_token_budget", -1, kI32); v && *v >= 0)
+    s.thinking_budget = static_cast<int32_t>(*v);  // -1 (or null): no budget
   if (auto v = f.string("cache_salt")) {
     if (v->empty())
       throw bad_request("Parameter 'cache_salt' must be a non-empty string if provided.",

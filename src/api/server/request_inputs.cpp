@@ -44,6 +44,18 @@ void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
   if (!r.bad_words.empty()) r.sampling.bad_words_token_ids = llm.bad_words_token_ids(r.bad_words);
 }
 
+// thinking_token_budget: the reasoning's start and end tokens, which the model must have.
+void set_think_tokens(const LLM& llm, GenerationRequest& r) {
+  if (!r.sampling.thinking_budget) return;
+  const ThinkTags tags = think_tags(llm.tokenizer());
+  if (!tags.start || !tags.end)
+    throw bad_request(
+        "thinking_token_budget needs a model whose vocabulary has <think> and </think> tokens",
+        "thinking_token_budget");
+  r.sampling.think_start_token = *tags.start;
+  r.sampling.think_end_token = *tags.end;
+}
+
 // vLLM's is_reasoning_end over the prompt: the last of <think> / </think> in it decides whether
 // the model starts inside its reasoning (then the grammar waits for </think>) or after it
 // (enable_thinking false puts an empty <think></think> in the prompt).
@@ -106,6 +118,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
     if (last.value("role", "") == o.role) o.chat_echo = detail::content_text(last["content"]);
   }
   tokenize_bad_words(llm, r);
+  set_think_tokens(llm, r);
   // Tools: "auto" needs a parser; "required" and a named function force the call through the
   // grammar engine, in the formats vLLM uses for them.
   if (r.tool_choice == ToolChoice::kAuto && !r.tools.is_null()) {
@@ -159,6 +172,7 @@ PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const In
   }
   in.options.echo_only = r.echo_only;
   tokenize_bad_words(llm, r);
+  set_think_tokens(llm, r);
   if (r.constraint) r.sampling.grammar = compile_constraint(llm, *r.constraint);
   return in;
 }
