@@ -284,7 +284,6 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
                        (["--enable-sleep-mode"], "--enable-sleep-mode: not supported"),
                        (["--tool-parser-plugin", "p.py"], "--tool-parser-plugin: not supported"),
                        (["--middleware", "a.b"], "--middleware: not supported"),
-                       (["--uds", "/tmp/x.sock"], "--uds: not supported"),
                        (["--logprobs-mode", "processed_logprobs"],
                         "processed_logprobs not in {raw_logprobs}"),
                        (["--structured-outputs-config",
@@ -402,3 +401,51 @@ def test_frontend_flags_request_ids_load_root_path_keys_and_template_inputs(tmp_
         assert s.request("/load")[2] == {"server_load": 0}
     finally:
         s.stop()
+
+
+def test_uds_serves_on_a_unix_socket_and_removes_it(tmp_path):
+    import http.client
+    import socket
+
+    class UnixConnection(http.client.HTTPConnection):
+        def __init__(self, path):
+            super().__init__("localhost", timeout=60)
+            self.path = path
+
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(self.path)
+
+    path = str(tmp_path / "vllm.sock")
+    # A stale socket from an earlier server is replaced; any other file there is refused.
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)
+    stale.close()
+    proc = subprocess.Popen([_binary(), "serve", _model(), "--uds", path, "--max-model-len", "512",
+                             "--kv-cache-memory", str(128 << 20)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 120
+        while True:
+            assert proc.poll() is None and time.time() < deadline, "server did not start"
+            try:
+                c = UnixConnection(path)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        c = UnixConnection(path)
+        c.request("POST", "/v1/completions", body=json.dumps({"prompt": "Hi", "max_tokens": 2}),
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        assert r.status == 200 and json.loads(r.read())["usage"]["completion_tokens"] == 2
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=60)[0]
+    assert f"on unix:{path}" in out
+    assert not os.path.exists(path)  # removed at shutdown
+    regular = tmp_path / "file"
+    regular.write_text("x")
+    code, out = run_serve(_model(), "--uds", str(regular))
+    assert code != 0 and "not a socket" in out, out

@@ -497,10 +497,16 @@ void Server::route(const std::string& method, const std::string& path, Handler h
 bool Server::bind() {
   Impl& m = *impl_;
   std::string err;
-  m.listen_fd = open_listener(m.opts.host, m.opts.port, &err);
+  const bool uds = !m.opts.unix_socket.empty();
+  m.listen_fd = uds ? open_unix_listener(m.opts.unix_socket, &err)
+                    : open_listener(m.opts.host, m.opts.port, &err);
   if (m.listen_fd < 0) {
-    std::fprintf(stderr, "error: cannot bind %s:%d: %s\n", m.opts.host.c_str(), m.opts.port,
-                 err.c_str());
+    if (uds)
+      std::fprintf(stderr, "error: cannot listen on %s: %s\n", m.opts.unix_socket.c_str(),
+                   err.c_str());
+    else
+      std::fprintf(stderr, "error: cannot bind %s:%d: %s\n", m.opts.host.c_str(), m.opts.port,
+                   err.c_str());
     return false;
   }
   port_ = bound_port(m.listen_fd);
@@ -552,6 +558,7 @@ void Server::stop_accepting() {
     const MHD_socket s = MHD_quiesce_daemon(m.daemon);
     if (s != MHD_INVALID_SOCKET) ::close(s);
   }
+  if (!m.opts.unix_socket.empty() && m.listen_fd >= 0) ::unlink(m.opts.unix_socket.c_str());
 }
 
 void Server::drain() {

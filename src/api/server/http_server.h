@@ -86,6 +86,8 @@ struct Options {
   // A path prefix a proxy may leave on requests ("/api": /api/v1/models routes as
   // /v1/models; paths without it route as they are).
   std::string root_path;
+  // Listen on this Unix domain socket instead of host:port (removed again at shutdown).
+  std::string unix_socket;
 };
 
 class Server {

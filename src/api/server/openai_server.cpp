@@ -100,6 +100,7 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   ho.tls_cert_pem = cfg_.tls_cert_pem;
   if (cfg_.request_id_headers) ho.new_request_id = [] { return random_id(""); };
   ho.root_path = cfg_.root_path;
+  ho.unix_socket = cfg_.unix_socket;
   http_ =
       std::make_unique<http::Server>(ho, [](int status, const std::string& msg,
                                             http::Response& res) { send_error(res, status, msg); });

@@ -59,6 +59,7 @@ struct ServerConfig {
   bool request_id_headers = false;    // --enable-request-id-headers: X-Request-Id
   bool server_load_tracking = false;  // --enable-server-load-tracking: /load counts requests
   std::string root_path;              // --root-path: a prefix proxies may leave on paths
+  std::string unix_socket;            // --uds: listen here instead of host:port
   bool exclude_tools_when_tool_choice_none = false;  // --exclude-tools-when-tool-choice-none
 };
 

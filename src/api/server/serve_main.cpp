@@ -171,7 +171,8 @@ int serve_main(int argc, char** argv) {
                        "logging is set by --uvicorn-log-level and VLLM_LOGGING_LEVEL");
   flags.refused_flag(app, "--enable-tokenizer-info-endpoint",
                      "there is no /tokenizer_info endpoint");
-  flags.refused_option(app, "--uds", "the server listens on --host / --port only");
+  app.add_option("--uds", sc.unix_socket,
+                 "listen on this Unix domain socket instead of --host / --port");
   flags.refused_flag(app, "--headless", "the server always runs its API frontend");
   flags.no_effect_flag(app, "--disable-log-stats", "no periodic stats are logged (see /metrics)");
   app.add_flag("--enable-log-outputs", enable_log_outputs,
@@ -313,9 +314,12 @@ int serve_main(int argc, char** argv) {
                      " of the available memory; --gpu-memory-utilization / --kv-cache-memory")
                         .c_str()
                   : "");
-  std::printf("vllm.cpp serving %s on %s://%s:%d (max_model_len=%d, kv blocks=%lld x %d)\n",
-              server.model_name().c_str(), sc.tls_key_pem.empty() ? "http" : "https",
-              sc.host.c_str(), server.port(), cfg.max_model_len,
+  const std::string where = !sc.unix_socket.empty()
+                                ? "unix:" + sc.unix_socket
+                                : std::string(sc.tls_key_pem.empty() ? "http" : "https") + "://" +
+                                      sc.host + ":" + std::to_string(server.port());
+  std::printf("vllm.cpp serving %s on %s (max_model_len=%d, kv blocks=%lld x %d)\n",
+              server.model_name().c_str(), where.c_str(), cfg.max_model_len,
               static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);
   std::fflush(stdout);
   server.serve();
