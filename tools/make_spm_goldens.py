@@ -50,12 +50,7 @@ def spm_cases(vocab):
         "    def f():\n        return 1\n", "x" * 1500, "ab " * 600, "word" * 400,
         "\u4e2d" * 1200, "Hello world " * 200, " " * 1100, "\n" * 1100,
     ]
-    seen, out = set(), []
-    for c in cases:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
+    return list(dict.fromkeys(cases))  # first occurrences, in order
 
 
 class LlamaCppVocab:

@@ -6,6 +6,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/windowed_merge.h"
 
 namespace vllm::tok {
 namespace {
@@ -116,32 +117,10 @@ void Bpe::encode(std::string_view piece, std::vector<int32_t>& out, size_t limit
 void Bpe::merge_long(std::string_view piece, std::vector<int32_t>& out, size_t limit,
                      EncodeStats* stats) const {
   MergeScratch& sc = scratch();
-  // The window and what it gave, kept because a run of one repeated character produces the same
-  // window over and over: merging it again would give the same tokens.
-  std::string_view last;
-  size_t commit_count = 0, commit_bytes = 0;
-  size_t s = 0;
-  while (piece.size() - s > kMaxPieceBytes && out.size() <= limit) {
-    size_t end = s + kMaxPieceBytes;
-    // Windows end on a character boundary, so no window merges half a character's bytes.
-    while (end > s + kCommitBytes && (static_cast<uint8_t>(piece[end]) & 0xC0) == 0x80) --end;
-    const std::string_view window = piece.substr(s, end - s);
-    if (window != last) {
-      last = window;
-      sc.ids.clear();
-      sc.ends.clear();
-      merge(window, sc.ids, &sc.ends, stats);
-      // Keep the tokens that end by kCommitBytes (at least one, so the loop advances).
-      commit_count = 0;
-      while (commit_count < sc.ids.size() && sc.ends[commit_count] <= kCommitBytes) ++commit_count;
-      if (commit_count == 0 && !sc.ids.empty()) commit_count = 1;
-      // A window with no ids at all consisted of dropped bytes: all of it is consumed.
-      commit_bytes = commit_count ? sc.ends[commit_count - 1] : window.size();
-    }
-    out.insert(out.end(), sc.ids.begin(), sc.ids.begin() + static_cast<ptrdiff_t>(commit_count));
-    s += commit_bytes;
-  }
-  if (out.size() <= limit) merge(piece.substr(s), out, nullptr, stats);
+  merge_in_windows(piece, out, limit, kMaxPieceBytes, kCommitBytes, sc.ids, sc.ends,
+                   [&](std::string_view w, std::vector<int32_t>& ids, std::vector<uint32_t>* ends) {
+                     merge(w, ids, ends, stats);
+                   });
 }
 
 void Bpe::merge(std::string_view bytes, std::vector<int32_t>& ids, std::vector<uint32_t>* ends,

@@ -7,6 +7,7 @@
 
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/windowed_merge.h"
 
 namespace vllm::tok {
 
@@ -196,27 +197,12 @@ void Spm::encode_piece(std::string_view piece, std::vector<int32_t>& out, size_t
     merge(piece, out, nullptr, stats);
     return;
   }
-  // Window by window: merge the next kMaxPieceBytes (cut on a character boundary) and keep the
-  // tokens ending within its first kCommitBytes (at least one).
   std::vector<int32_t> ids;
   std::vector<uint32_t> ends;
-  size_t pos = 0;
-  while (pos < piece.size() && out.size() <= limit) {
-    size_t end = std::min(piece.size(), pos + kMaxPieceBytes);
-    if (end < piece.size())
-      while (end > pos + 1 && (static_cast<uint8_t>(piece[end]) & 0xC0) == 0x80) --end;
-    ids.clear();
-    ends.clear();
-    merge(piece.substr(pos, end - pos), ids, &ends, stats);
-    if (end == piece.size()) {
-      out.insert(out.end(), ids.begin(), ids.end());
-      return;
-    }
-    size_t keep = 1;
-    while (keep < ids.size() && ends[keep] <= kCommitBytes) ++keep;
-    out.insert(out.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep));
-    pos += ends[keep - 1];
-  }
+  merge_in_windows(piece, out, limit, kMaxPieceBytes, kCommitBytes, ids, ends,
+                   [&](std::string_view w, std::vector<int32_t>& got, std::vector<uint32_t>* at) {
+                     merge(w, got, at, stats);
+                   });
 }
 
 void Spm::encode(std::string_view escaped, std::vector<int32_t>& out, size_t limit,
