@@ -23,8 +23,11 @@ export VLLM_SPM_VOCAB=$(scripts/fetch_vocabs.sh)
 export VLLM_SPM_HF=$(python3 tools/make_spm_tokenizer_json.py --vocab "$VLLM_SPM_VOCAB" \
   --out "${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}/vocab")
 # ... and a GGUF served like a Llama 2 / Mistral file (that vocabulary on SmolLM2's weights).
+# ... and a Hugging Face folder (a tiny random Llama with that tokenizer.json).
 export VLLM_SPM_MODEL=$(python3 tools/make_spm_test_model.py --source "$VLLM_TEST_GGUF" \
-  --vocab "$VLLM_SPM_VOCAB" --out "$VLLM_SPM_HF/smollm2-llama-spm.gguf")
+  --vocab "$VLLM_SPM_VOCAB" --out "$VLLM_SPM_HF/smollm2-llama-spm.gguf" \
+  --hf-out "$VLLM_SPM_HF/tiny-llama-spm")
+export VLLM_SPM_HF_MODEL="$VLLM_SPM_HF/tiny-llama-spm"
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"

@@ -4,10 +4,13 @@ model) with llama.cpp's SentencePiece test vocabulary (tokenizer.ggml.model "lla
 32000 pieces, scores and token types) and the Mistral chat template of the chat-template
 goldens. The weights do not know that vocabulary, so the text is noise; what the end-to-end
 test checks is the path a SentencePiece file takes: loading, tokenizing, chat, streaming and
-detokenizing. Deterministic; needs `gguf`.
+detokenizing. With --hf-out, also a Hugging Face folder the same way: a tiny random Llama
+(tools/make_tiny_models.py's shapes, vocabulary 32000) with the legacy tokenizer.json of that
+vocabulary (tools/make_spm_tokenizer_json.py) and the same template in tokenizer_config.json.
+Deterministic; needs `gguf`, numpy and safetensors.
 
   python3 tools/make_spm_test_model.py --source SmolLM2.gguf --vocab ggml-vocab-llama-spm.gguf \
-      --out FILE
+      --out FILE [--hf-out DIR]
 """
 import argparse
 import json
@@ -41,6 +44,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--vocab", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--hf-out", help="also write the Hugging Face folder here")
     a = ap.parse_args()
     src = gguf.GGUFReader(a.source)
     voc = gguf.GGUFReader(a.vocab)
@@ -60,7 +64,30 @@ def main():
     w.write_tensors_to_file()
     w.close()
     os.replace(tmp, a.out)
+    if a.hf_out:
+        write_hf(a.vocab, template, a.hf_out)
     print(a.out)
+
+
+def write_hf(vocab, template, out):
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import make_spm_tokenizer_json as tj
+    import make_tiny_models as tm
+    cfg = tm.llama_config()
+    cfg["vocab_size"] = 32000
+    mlp = lambda i, p: tm.dense_mlp("llama-spm", p, cfg["hidden_size"], cfg["intermediate_size"])
+    root, name = os.path.split(os.path.abspath(out))
+    import contextlib
+    with contextlib.redirect_stdout(sys.stderr):  # stdout: only the GGUF's path
+        tm.write_model(name, cfg, tm.decoder("llama-spm", cfg, mlp), "F16", root, None)
+    tokens, scores, types = tj.read_vocab(vocab)
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tj.tokenizer_json(tokens, scores, types, "legacy"), f, ensure_ascii=False)
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"add_bos_token": True, "add_eos_token": False, "bos_token": "<s>",
+                   "eos_token": "</s>", "unk_token": "<unk>", "chat_template": template,
+                   "tokenizer_class": "LlamaTokenizer"}, f)
 
 
 if __name__ == "__main__":

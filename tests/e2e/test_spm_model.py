@@ -2,7 +2,9 @@
 through `vllm serve` and the official `openai` client: tools/make_spm_test_model.py puts Llama
 2's vocabulary on SmolLM2's weights (VLLM_SPM_MODEL; the text is noise, the path is real).
 /tokenize gives llama.cpp's ids (the SentencePiece goldens), /detokenize its text, the Mistral
-template renders [INST] turns over BOS, and streamed text equals the whole reply."""
+template renders [INST] turns over BOS, and streamed text equals the whole reply. The same
+for a Hugging Face folder (VLLM_SPM_HF_MODEL: a tiny random Llama with the vocabulary as a
+legacy tokenizer.json), against Hugging Face `tokenizers`' ids."""
 import json
 import os
 
@@ -13,6 +15,8 @@ from test_serve_flags import Serve
 
 MODEL = os.environ.get("VLLM_SPM_MODEL",
                        os.path.expanduser("~/.cache/vllm-cpp/vocab/smollm2-llama-spm.gguf"))
+HF_MODEL = os.environ.get("VLLM_SPM_HF_MODEL",
+                          os.path.expanduser("~/.cache/vllm-cpp/vocab/tiny-llama-spm"))
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "golden", "tokenizer", "llama_spm.jsonl")
 
@@ -64,3 +68,31 @@ def test_chat_template_streaming_and_decoding(spm):
     text = c.choices[0].text
     st, _, d = spm.request("/detokenize", {"tokens": c.choices[0].model_extra["token_ids"]})
     assert st == 200 and d["prompt"].rstrip("\ufffd") in (text, text[1:]), (d, text)
+
+
+def test_hugging_face_folder_with_a_sentencepiece_tokenizer_json():
+    assert os.path.exists(os.path.join(HF_MODEL, "tokenizer.json")), HF_MODEL
+    s = Serve([HF_MODEL, "--served-model-name", "spm-hf"], log_name="spm_hf")
+    try:
+        with open(GOLDEN.replace("llama_spm.jsonl", "hf_llama_legacy.jsonl"),
+                  encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f]
+        for c in cases[::11]:
+            if "\0" in c["text"] or len(c["ids"]) > 500:
+                continue
+            st, _, r = s.request("/tokenize", {"prompt": c["text"]})
+            assert st == 200 and r["tokens"] == c["ids"], c["text"]
+            st, _, r = s.request("/detokenize", {"tokens": c["ids"]})
+            assert st == 200 and r["prompt"] == c["decoded"], c["text"]
+        client = openai.OpenAI(base_url=s.url + "/v1", api_key="none")
+        msgs = [{"role": "user", "content": "Hi there"}]
+        r = client.chat.completions.create(model="spm-hf", messages=msgs, max_tokens=6,
+                                           temperature=0, extra_body={"return_prompt_text": True,
+                                                                      "return_token_ids": True})
+        assert r.model_extra["prompt_text"] == "<s> [INST] Hi there [/INST]"
+        assert r.model_extra["prompt_token_ids"].count(1) == 1
+        streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+            model="spm-hf", messages=msgs, max_tokens=6, temperature=0, stream=True) if c.choices)
+        assert streamed == r.choices[0].message.content
+    finally:
+        s.stop()
