@@ -28,11 +28,17 @@ const vllm::tok::Tokenizer& vocab(const std::string& name) {
   static std::map<std::string, std::unique_ptr<vllm::tok::Tokenizer>> cache;
   auto& t = cache[name];
   if (!t) {
+    const char* home = std::getenv("HOME");
     if (name == "qwen3") {
       t = vllm::model::load_tokenizer(VLLM_SOURCE_DIR "/../shared/fixtures/qwen3-tokenizer");
+    } else if (name == "llama_spm") {  // scripts/fetch_vocabs.sh: Llama 2's SentencePiece pieces
+      const char* e = std::getenv("VLLM_SPM_VOCAB");
+      t = vllm::model::load_tokenizer(e && *e
+                                          ? std::string(e)
+                                          : std::string(home ? home : "/root") +
+                                                "/.cache/vllm-cpp/vocab/ggml-vocab-llama-spm.gguf");
     } else {
       const char* e = std::getenv("VLLM_TEST_GGUF");
-      const char* home = std::getenv("HOME");
       t = vllm::model::load_tokenizer(e && *e
                                           ? std::string(e)
                                           : std::string(home ? home : "/root") +
@@ -124,7 +130,7 @@ double min_of(const std::vector<double>& v) { return *std::min_element(v.begin()
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (const char* v : {"smollm2", "qwen3"}) {
+  for (const char* v : {"smollm2", "qwen3", "llama_spm"}) {
     for (const char* in :
          {"English1M", "A8M", "Spaces1M", "Newlines1M", "RandomBytes1M", "CJK1M", "Digits1M"}) {
       benchmark::RegisterBenchmark((std::string("Encode/") + v + "/" + in).c_str(), encode,

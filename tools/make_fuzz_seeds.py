@@ -6,7 +6,8 @@ goldens, so each fuzzer starts from inputs that reach deep into its parser:
   chat_template    every golden template (real Qwen3 / Llama 3 / Mistral / SmolLM2 / ChatML and
                    the feature snippets) with one of its golden contexts after a NUL byte
   tokenizer_json   the real Qwen3 tokenizer.json cut down to its first 400 tokens and the merges
-                   among them (all other fields as in the real file) + its tokenizer_config.json
+                   among them (all other fields as in the real file) + its tokenizer_config.json,
+                   and Llama 2's first 400 SentencePiece pieces as tokenizer.json (both forms)
   bpe              the golden tokenizer strings (Qwen3 and SmolLM2 sets)
   spm              the SentencePiece golden strings (Llama 2's vocabulary)
   gguf             small GGUF files written by the gguf package with SmolLM2's real metadata
@@ -96,6 +97,17 @@ def tokenizer_json():
     small = json.dumps(t, ensure_ascii=False).encode()
     put("tokenizer_json", small + b"\0" + cfg)
     put("tokenizer_json", small)
+    # SentencePiece-style (BPE with byte_fallback): Llama 2's first 400 pieces (control
+    # tokens, the 256 byte tokens, the first merges) in both forms of
+    # tools/make_spm_tokenizer_json.py.
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import make_spm_tokenizer_json as tj
+    vocab = os.path.expanduser(os.environ.get(
+        "VLLM_SPM_VOCAB", "~/.cache/vllm-cpp/vocab/ggml-vocab-llama-spm.gguf"))
+    tokens, scores, types = tj.read_vocab(vocab)
+    for form in ("legacy", "metaspace"):
+        t = tj.tokenizer_json(tokens[:400], scores[:400], types[:400], form)
+        put("tokenizer_json", json.dumps(t, ensure_ascii=False).encode())
 
 
 def bpe():
