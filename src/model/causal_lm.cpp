@@ -81,7 +81,6 @@ void CausalLM::use_backend(const LoadOptions& opts) {
 }
 
 void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
-  if (opts.bf16_activations) vt::cpu::set_bf16_round_activations(*opts.bf16_activations);
   const ModelConfig& c = config_;
   // The mapped files the kernels read unpacked weights from in place: the backend's storage
   // too (on the CPU a view; packing then releases the pages of what it copies).
@@ -108,6 +107,10 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   }
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(family.load_layer(store_, c, i));
+  // --dtype's activation rounding belongs to this model's weights (packing copies it), so
+  // another model loaded in the same process keeps its own.
+  if (opts.bf16_activations)
+    for (vt::cpu::WeightView* w : weight_views()) w->round_act = *opts.bf16_activations ? 1 : 0;
   // Reading the small tensors above (norms, rope divisors) faults in their neighbourhood: the
   // page cache hands out large folios, mapped whole, so each 4 KiB norm can bring 2 MiB of the
   // weights beside it into this process's RSS (280 MB of a 424 MB Q5_K_M file, on top of the
@@ -166,7 +169,7 @@ std::string CausalLM::packed_cache_key(const std::vector<vt::cpu::WeightView*>& 
   return key;
 }
 
-void CausalLM::pack_weights(const LoadOptions& opts) {
+std::vector<vt::cpu::WeightView*> CausalLM::weight_views() {
   std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
     for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
@@ -175,6 +178,11 @@ void CausalLM::pack_weights(const LoadOptions& opts) {
     for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
       for (auto& w : *v) views.push_back(&w);
   }
+  return views;
+}
+
+void CausalLM::pack_weights(const LoadOptions& opts) {
+  std::vector<vt::cpu::WeightView*> views = weight_views();
   // One arena for all copies (tied embeddings counted once).
   std::set<const void*> seen;
   size_t total = 0;

@@ -33,9 +33,10 @@ struct LoadOptions {
   // the forward pass here runs the CPU kernels). Null: the model makes its own. The executor
   // over the model supplies this backend (CpuModelExecutor::backend).
   std::shared_ptr<vt::Backend> backend;
-  // The activations of BF16 weight products, for the whole process (the CPU kernels' two
-  // contracts, vt/cpu/matmul_half.h): true rounds them to bf16 (vdpbf16ps where the CPU has
-  // it), false keeps fp32. nullopt: the process's setting stays (VT_BF16_ACTIVATIONS, else fp32).
+  // The activations of this model's BF16 weight products (the CPU kernels' two contracts,
+  // vt/cpu/matmul_half.h): true rounds them to bf16 (vdpbf16ps where the CPU has it), false
+  // keeps fp32; other models in the process keep theirs. nullopt: the process default
+  // (VT_BF16_ACTIVATIONS, else fp32).
   std::optional<bool> bf16_activations;
 };
 
@@ -112,6 +113,8 @@ class CausalLM {
   // safetensors file from 0). Empty for a GGUF that is read, not mapped.
   std::vector<std::pair<const MappedFile*, size_t>> weight_files() const;
   void pack_weights(const LoadOptions& opts);
+  // Every weight matrix of the model (tied embeddings twice), for packing and per-model flags.
+  std::vector<vt::cpu::WeightView*> weight_views();
   std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
 
   // First, so it is destroyed last: every StorageBuffer below was handed out by it.

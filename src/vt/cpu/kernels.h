@@ -31,6 +31,9 @@ struct WeightView {
   const void* data = nullptr;
   size_t row_stride = 0;  // bytes from one row to the next
   bool packed = false;
+  // BF16 weights: whether products round their activations to bf16 (1) or keep them fp32
+  // (0), set per model (--dtype); -1: the process default, bf16_round_activations().
+  int8_t round_act = -1;
 };
 
 // ---- packed weights (what the SIMD kernels multiply) ----

@@ -66,7 +66,7 @@ struct ActScratch {
 // Quantizes x into `fmt` (or views it as float). Tokens are spread over the pool when
 // there are enough of them to pay for the extra barrier.
 ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_tok, int64_t cols,
-                    ActScratch& sc, ThreadPool& pool) {
+                    ActScratch& sc, ThreadPool& pool, int round = -1) {
   ActView a;
   a.n_tok = n_tok;
   a.cols = cols;
@@ -74,7 +74,7 @@ ActView prepare_act(Isa isa, DType fmt, const float* x, int64_t ldx, int64_t n_t
   a.ldx = ldx;
   a.fmt = fmt;
   if (fmt == DType::F32) return a;
-  if (fmt == DType::BF16) return prepare_act_bf16(isa, x, ldx, n_tok, cols, pool);
+  if (fmt == DType::BF16) return prepare_act_bf16(isa, x, ldx, n_tok, cols, pool, round);
   const int64_t blk = fmt == DType::Q8_0 ? kQK : kQK_K;
   const int64_t nb = cols / blk;
   a.n_blocks = nb;
@@ -146,15 +146,17 @@ void matmul_multi_isa(Isa isa, const MatmulOut* outs, int n_outs, const float* x
   };
   auto units_of = [&](int i) { return (outs[i].w->rows + kRowUnit - 1) / kRowUnit; };
   int64_t total_units = 0, macs = 0;
+  int round = -1;  // the BF16 weights' activation rounding (one model's: all alike)
   for (int i = 0; i < n_outs; ++i) {
     need[fmt_index(act_format(outs[i].w->dtype))] = true;
+    if (act_format(outs[i].w->dtype) == DType::BF16 && round < 0) round = outs[i].w->round_act;
     total_units += units_of(i);
     macs += outs[i].w->rows * cols * n_tok;
   }
   if (need[0]) acts[0] = prepare_act(isa, DType::F32, x, ldx, n_tok, cols, tl_q8_0, pool);
   if (need[1]) acts[1] = prepare_act(isa, DType::Q8_0, x, ldx, n_tok, cols, tl_q8_0, pool);
   if (need[2]) acts[2] = prepare_act(isa, DType::Q8_K, x, ldx, n_tok, cols, tl_q8_k, pool);
-  if (need[3]) acts[3] = prepare_act(isa, DType::BF16, x, ldx, n_tok, cols, tl_q8_0, pool);
+  if (need[3]) acts[3] = prepare_act(isa, DType::BF16, x, ldx, n_tok, cols, tl_q8_0, pool, round);
   const RowsFn fn = rows_fn(isa);
 
   auto work = [&](int64_t u0, int64_t u1) {

@@ -206,7 +206,7 @@ void set_bf16_round_activations(bool on) {
 }
 
 ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, int64_t cols,
-                         ThreadPool& pool) {
+                         ThreadPool& pool, int round) {
   ActView a;
   a.n_tok = n_tok;
   a.cols = cols;
@@ -215,7 +215,7 @@ ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, in
   a.fmt = DType::BF16;
   a.ldr = (cols + 1) & ~int64_t{1};
   a.tile = isa == Isa::kAvx512 ? kHalfTileAvx512 : isa == Isa::kAvx2 ? kHalfTileAvx2 : 1;
-  a.rounded = bf16_round_activations();
+  a.rounded = round < 0 ? bf16_round_activations() : round != 0;
   const size_t n = static_cast<size_t>(n_tok * a.ldr);
   float* xr = nullptr;
   uint32_t* xp = nullptr;

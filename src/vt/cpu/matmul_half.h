@@ -100,8 +100,9 @@ void set_bf16_round_activations(bool on);
 // token t, in the tile of n tokens that starts at token t0, is element
 //   t0 * ldr + (i / 2) * 2n + 2 (t - t0) + (i & 1)
 // (xp holds the pairs, i.e. the same index / 2). Scratch is per calling thread.
+// `round`: WeightView::round_act of the weights (-1: the process default).
 ActView prepare_act_bf16(Isa isa, const float* x, int64_t ldx, int64_t n_tok, int64_t cols,
-                         ThreadPool& pool);
+                         ThreadPool& pool, int round = -1);
 // Tokens per tile of the BF16 / F16 kernels (and of the activation layout above).
 constexpr int kHalfTileAvx512 = 6;  // 4 groups x 6 tokens: 24 of the 32 vector registers
 constexpr int kHalfTileAvx2 = 4;    // 2 halves of 1 group x 4 tokens: 8 of the 16
