@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Goldens for the SentencePiece-style tokenizer (GGUF tokenizer.ggml.model "llama": Llama 2,
-Mistral 7B, Mixtral, TinyLlama), from llama.cpp itself (llama-cpp-python's low-level API on a
+Mistral 7B, TinyLlama), from llama.cpp itself (llama-cpp-python's low-level API on a
 vocabulary-only load).
 
   python3 tools/make_spm_tokenizer_json.py --vocab V --out DIR   # V: scripts/fetch_vocabs.sh
