@@ -2,8 +2,9 @@
 // Mistral 7B v0.1-v0.3, TinyLlama, CodeLlama; also Mixtral's and Phi-3's). The input is text
 // whose spaces are already U+2581 ("▁"); symbols start as UTF-8 characters and the adjacent
 // pair whose concatenation is the highest-scoring vocabulary piece is merged first (ties:
-// leftmost) until no pair forms a piece. A character without a piece is spelled with the <0xXX> byte tokens
-// (else the unknown token). The rule is llama.cpp's and sentencepiece's; this code is ours.
+// leftmost) until no pair forms a piece. A character without a piece is spelled with the
+// <0xXX> byte tokens (else the unknown token). The rule is llama.cpp's and sentencepiece's;
+// this code is ours.
 //
 // Cost: merging n bytes is O(n log n) (a max-heap of candidate pairs over a linked list of
 // symbols, stale entries skipped when popped). Text is first cut where a "▁" follows another
