@@ -219,6 +219,14 @@ TEST_F(GgufValidation, ExpertCountAboveKernelLimit) {
   expect_error(qwen3moe_header(2000, 2, 32), {"qwen3moe.expert_count = 2000", "[0, 1024]"});
 }
 
+// Mixtral's GGUF form (llama with experts) is refused naming the key, not as a missing tensor.
+TEST_F(GgufValidation, LlamaWithExpertsIsRefusedByName) {
+  GgufSpec g = tiny_llama_gguf();
+  g.u32s.emplace_back("llama.expert_count", 8);
+  g.u32s.emplace_back("llama.expert_used_count", 2);
+  expect_error(g, {"llama.expert_count = 8", "Mixtral-style"});
+}
+
 TEST_F(GgufValidation, ExpertsUsedAboveCount) {
   expect_error(qwen3moe_header(4, 5, 32), {"qwen3moe.expert_used_count = 5", "[1, 4]"});
 }
