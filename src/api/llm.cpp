@@ -183,16 +183,7 @@ std::string LLM::apply_chat_template(const nlohmann::ordered_json& messages,
   // Cut right after the last occurrence of the final message's content (stripped of outer
   // whitespace when the template trims it), dropping the end-of-turn markup after it.
   // String content, or (the "openai" content format) the text of its parts.
-  const nlohmann::ordered_json& last = messages.back()["content"];
-  std::string content;
-  if (last.is_string()) {
-    content = last.get<std::string>();
-  } else if (last.is_array()) {
-    for (const auto& part : last) {
-      if (!content.empty()) content += "\n";
-      content += part.value("text", "");
-    }
-  }
+  const std::string content = content_text(messages.back()["content"]);
   size_t at = content.empty() ? std::string::npos : text.rfind(content);
   size_t len = content.size();
   if (at == std::string::npos) {
@@ -208,6 +199,17 @@ std::string LLM::apply_chat_template(const nlohmann::ordered_json& messages,
         "after applying the chat template (is its content empty, or does the template change "
         "it?)");
   text.resize(at + len);
+  return text;
+}
+
+std::string content_text(const nlohmann::ordered_json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array())
+    for (const auto& part : content) {
+      if (!text.empty()) text += "\n";
+      text += part.value("text", "");
+    }
   return text;
 }
 

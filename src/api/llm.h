@@ -89,4 +89,8 @@ class LLM {
   mutable std::unique_ptr<engine::so::GrammarCompiler> grammar_compiler_;
 };
 
+// A chat message's content as text: the string, or (vLLM's "openai" content format) its
+// parts' text joined with newlines.
+std::string content_text(const nlohmann::ordered_json& content);
+
 }  // namespace vllm::api

@@ -34,6 +34,7 @@
 
 #include "api/server/http_listener.h"
 #include "api/server/http_outbox.h"
+#include "api/server/http_policy.h"
 
 namespace vllm::api::http {
 
@@ -41,12 +42,6 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string o;
-  for (const auto& s : v) o += (o.empty() ? "" : ", ") + s;
-  return o;
-}
 
 // MHD's buffer for one chunk of a streamed body.
 constexpr size_t kStreamBlock = 32 * 1024;
@@ -107,32 +102,6 @@ struct Server::Impl {
   std::atomic<bool> accepting{true};
 
   // ---- responses ----
-  // What every response carries besides the handler's own headers: CORS and X-Request-Id.
-  void add_headers(const Request& req, Response& res) const {
-    add_cors(req, res);
-    if (!opts.new_request_id) return;
-    std::string id = req.header("x-request-id");
-    if (id.empty()) id = opts.new_request_id();
-    res.headers.emplace_back("X-Request-Id", std::move(id));
-  }
-
-  void add_cors(const Request& req, Response& res) const {
-    if (opts.allowed_origins.empty()) return;
-    const std::string origin = req.header("origin");
-    if (origin.empty()) return;
-    const bool any = std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), "*") !=
-                     opts.allowed_origins.end();
-    if (!any && std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), origin) ==
-                    opts.allowed_origins.end())
-      return;
-    // With credentials a browser needs the origin echoed, never "*".
-    res.headers.emplace_back("Access-Control-Allow-Origin",
-                             any && !opts.allow_credentials ? "*" : origin);
-    if (!any || opts.allow_credentials) res.headers.emplace_back("Vary", "Origin");
-    if (opts.allow_credentials)
-      res.headers.emplace_back("Access-Control-Allow-Credentials", "true");
-  }
-
   static MHD_Response* make_response(const Response& res) {
     MHD_Response* r = MHD_create_response_from_buffer(
         res.body.size(), const_cast<char*>(res.body.data()), MHD_RESPMEM_MUST_COPY);
@@ -157,7 +126,7 @@ struct Server::Impl {
     } catch (...) {
       error(500, "internal error", res);
     }
-    add_headers(req, res);
+    add_response_headers(opts, req, res);
   }
 
   // Queues a whole response on the polling thread (inside on_access).
@@ -169,16 +138,6 @@ struct Server::Impl {
   }
 
   // ---- routing ----
-  // Starlette's rule for a root_path: a path that starts with it is routed without it.
-  void strip_root_path(std::string& path) const {
-    const std::string& root = opts.root_path;
-    if (root.empty() || path.compare(0, root.size(), root) != 0) return;
-    if (path.size() == root.size())
-      path = "/";
-    else if (path[root.size()] == '/')
-      path.erase(0, root.size());
-  }
-
   // nullptr with *status set (404 / 405, allow filled) when the request has no handler.
   const std::pair<Handler, bool>* find(const Request& req, int* status, std::string* allow) {
     auto it = routes.find(req.path);
@@ -191,7 +150,7 @@ struct Server::Impl {
     if (h != it->second.methods.end()) return &h->second;
     std::vector<std::string> names;
     for (const auto& [k, v] : it->second.methods) names.push_back(k);
-    *allow = join(names);
+    *allow = join_header_values(names);
     *status = 405;
     return nullptr;
   }
@@ -300,7 +259,7 @@ struct Server::Impl {
         ex->req.fd = i->connect_fd;
       ex->req.method = method ? method : "";
       ex->req.path = url ? url : "";
-      strip_root_path(ex->req.path);
+      strip_root_path(opts.root_path, ex->req.path);
       MHD_get_connection_values(c, MHD_HEADER_KIND, &collect_header, &ex->req);
       *req_cls = new std::shared_ptr<Exchange>(ex);
       Response res;
@@ -311,20 +270,14 @@ struct Server::Impl {
         return queue(c, res);
       }
       if (ex->req.method == "OPTIONS" && !opts.allowed_origins.empty()) {
-        // CORS preflight.
-        res.status = 200;
-        res.content_type.clear();
-        add_headers(ex->req, res);
-        res.headers.emplace_back("Access-Control-Allow-Methods", join(opts.allowed_methods));
-        res.headers.emplace_back("Access-Control-Allow-Headers", join(opts.allowed_headers));
-        res.headers.emplace_back("Access-Control-Max-Age", "600");
+        cors_preflight(opts, ex->req, res);
         return queue(c, res);
       }
       const auto* h = find(ex->req, &status, &allow);
       if (!h) {
         error(status, status == 404 ? "Not Found" : "Method Not Allowed", res);
         if (!allow.empty()) res.headers.emplace_back("Allow", allow);
-        add_headers(ex->req, res);
+        add_response_headers(opts, ex->req, res);
         return queue(c, res);
       }
       const std::string cl = ex->req.header("content-length");
@@ -337,7 +290,7 @@ struct Server::Impl {
                 "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
                     " bytes, --max-request-bytes)",
                 res);
-          add_headers(ex->req, res);
+          add_response_headers(opts, ex->req, res);
           return queue(c, res);
         }
         ex->req.body.reserve(n);
@@ -367,7 +320,7 @@ struct Server::Impl {
             "Request body too large (limit " + std::to_string(opts.max_body_bytes) +
                 " bytes, --max-request-bytes)",
             res);
-      add_headers(ex.req, res);
+      add_response_headers(opts, ex.req, res);
       return queue(c, res);
     }
     mark_busy(ex.ci, true);

@@ -83,17 +83,6 @@ ojson parse_tool_calls(const ojson& calls, const std::string& field) {
   return out;
 }
 
-std::string content_text(const ojson& content) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string text;
-  if (content.is_array())
-    for (const auto& part : content) {
-      if (!text.empty()) text += "\n";
-      text += part.value("text", "");
-    }
-  return text;
-}
-
 void merge_default_kwargs(ojson& kwargs, const ojson& defaults) {
   for (auto it = defaults.begin(); it != defaults.end(); ++it)
     if (!kwargs.contains(it.key())) kwargs[it.key()] = it.value();

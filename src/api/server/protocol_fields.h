@@ -55,8 +55,6 @@ int32_t token_id(const ojson& v, const std::string& field);
 // `content_parts`: each content as a list of {"type": "text", "text": ...} parts (vLLM's
 // "openai" content format) instead of the parts' text joined with newlines.
 ojson parse_messages(const ojson& m, bool content_parts = false);
-// A message content as text: the string, or its parts' text joined with newlines.
-std::string content_text(const ojson& content);
 // Adds the server's default template variables a request did not set itself.
 void merge_default_kwargs(ojson& kwargs, const ojson& defaults);
 // chat_template_kwargs (an object; {} when absent).

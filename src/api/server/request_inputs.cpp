@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "api/llm.h"
-#include "api/server/protocol_fields.h"
 #include "api/server/reasoning_parser.h"
 #include "api/server/structured_outputs.h"
 #include "tokenizer/chat_template/chat_template.h"
@@ -115,7 +114,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   // Echo: the last message is continued when it already has the reply's role.
   if (r.echo) {
     const ojson& last = r.messages.back();
-    if (last.value("role", "") == o.role) o.chat_echo = detail::content_text(last["content"]);
+    if (last.value("role", "") == o.role) o.chat_echo = content_text(last["content"]);
   }
   tokenize_bad_words(llm, r);
   set_think_tokens(llm, r);
