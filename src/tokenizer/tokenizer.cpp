@@ -34,6 +34,22 @@ std::string spm_unescape(std::string_view piece) {
   return out;
 }
 
+// The GGUF tokens matched whole in the text, by token type: control (3, special) and
+// user-defined (4), and with `unknown_too` the unknown token (2, special).
+std::vector<AddedToken> typed_added_tokens(const VocabData& v, bool unknown_too) {
+  std::vector<AddedToken> out;
+  for (size_t i = 0; i < v.tokens.size() && i < v.token_types.size(); ++i) {
+    const int32_t type = v.token_types[i];
+    if (type != 3 && type != 4 && !(unknown_too && type == 2)) continue;
+    AddedToken a;
+    a.id = static_cast<int32_t>(i);
+    a.content = v.tokens[i];
+    a.special = type != 4;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer() = default;
@@ -100,17 +116,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spm_vocab(const VocabData& v) {
   t->unk_id_ = v.unk_id;
   t->spm_ = std::make_unique<Spm>(StringTable::of(v.tokens), v.scores, byte_tokens, v.unk_id);
   t->space_prefix_ = v.add_space_prefix ? SpacePrefix::kAlways : SpacePrefix::kNone;
-  // Control (3), unknown (2) and user-defined (4) tokens are matched in the text, as llama.cpp
-  // and Hugging Face do; the first two are special.
-  for (size_t i = 0; i < v.tokens.size() && i < v.token_types.size(); ++i) {
-    const int32_t type = v.token_types[i];
-    if (type != 2 && type != 3 && type != 4) continue;
-    AddedToken a;
-    a.id = static_cast<int32_t>(i);
-    a.content = v.tokens[i];
-    a.special = type != 4;
-    t->added_.push_back(std::move(a));
-  }
+  // The unknown token too, as llama.cpp and Hugging Face match <unk> in SentencePiece text.
+  t->added_ = typed_added_tokens(v, /*unknown_too=*/true);
   return t;
 }
 
@@ -130,16 +137,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(const VocabData& v) {
   t->unk_id_ = v.unk_id;
   t->bpe_ = std::make_unique<Bpe>(StringTable::of(v.tokens), merges, t->pre_->ignore_merges_hint(),
                                   v.unk_id);
-  for (size_t i = 0; i < v.tokens.size(); ++i) {
-    const int32_t type = i < v.token_types.size() ? v.token_types[i] : 1;
-    if (type == 3 || type == 4) {
-      AddedToken a;
-      a.id = static_cast<int32_t>(i);
-      a.content = v.tokens[i];
-      a.special = type == 3;
-      t->added_.push_back(std::move(a));
-    }
-  }
+  t->added_ = typed_added_tokens(v, /*unknown_too=*/false);
   return t;
 }
 
