@@ -2,7 +2,8 @@
 # Puts llama.cpp's SentencePiece test vocabulary (models/ggml-vocab-llama-spm.gguf: Llama 2's
 # 32000 pieces and scores, no weights) and its test inputs in the cache folder, taken from the
 # llama-cpp-python 0.3.36 source package on PyPI, which vendors llama.cpp. Prints the .gguf
-# path. Idempotent; used by the tokenizer tests (VLLM_SPM_VOCAB) and tools/make_spm_goldens.py.
+# path. Also puts Mistral's tekken_240718.json beside it (below). Idempotent; used by the
+# tokenizer tests (VLLM_SPM_VOCAB, VLLM_TEKKEN_DIR) and the goldens tools.
 set -euo pipefail
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 DIR="$CACHE/vocab"
@@ -26,5 +27,25 @@ for suffix in ("models/ggml-vocab-llama-spm.gguf", "models/ggml-vocab-llama-spm.
 PY
   rm -rf "$tmp"
   ok || { echo "fetch_vocabs.sh: checksum mismatch in $DIR" >&2; exit 1; }
+fi
+# Mistral's Tekken vocabulary (Mistral Nemo's tekken.json, 2024-07-18), as mistral_common
+# 1.13.1 ships it (a 6.6 MB wheel on PyPI); tools/make_tekken_tokenizer.py writes its
+# tokenizer.json and GGUF forms from it.
+TEKKEN="$DIR/tekken_240718.json"
+TEKKEN_SHA=eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516
+tekken_ok() { echo "$TEKKEN_SHA  $TEKKEN" | sha256sum -c --quiet - >/dev/null 2>&1; }
+if ! tekken_ok; then
+  mkdir -p "$DIR"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps mistral-common==1.13.1 -d "$tmp"
+  python3 - "$tmp" "$DIR" <<'PY'
+import glob, os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+z = zipfile.ZipFile(glob.glob(src + "/mistral_common-1.13.1-*.whl")[0])
+with open(os.path.join(out, "tekken_240718.json"), "wb") as f:
+    f.write(z.read("mistral_common/data/tekken_240718.json"))
+PY
+  rm -rf "$tmp"
+  tekken_ok || { echo "fetch_vocabs.sh: checksum mismatch for $TEKKEN" >&2; exit 1; }
 fi
 echo "$VOCAB"

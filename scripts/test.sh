@@ -28,6 +28,10 @@ export VLLM_SPM_MODEL=$(python3 tools/make_spm_test_model.py --source "$VLLM_TES
   --vocab "$VLLM_SPM_VOCAB" --out "$VLLM_SPM_HF/smollm2-llama-spm.gguf" \
   --hf-out "$VLLM_SPM_HF/tiny-llama-spm")
 export VLLM_SPM_HF_MODEL="$VLLM_SPM_HF/tiny-llama-spm"
+# Mistral's Tekken vocabulary as tokenizer.json and as GGUF (checked against the sha256 the
+# goldens were made from).
+export VLLM_TEKKEN_DIR=$(python3 tools/make_tekken_tokenizer.py \
+  --tekken "$VLLM_SPM_HF/tekken_240718.json" --out "$VLLM_SPM_HF")
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"

@@ -15,6 +15,12 @@ const char* const kQwen2Pattern =
 const char* const kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// Mistral's Tekken (tekken.json's "pattern"; Mistral Nemo, Mistral Small 3, Ministral). Used as
+// written, as mistral_common and Hugging Face do: llama.cpp rewrites the case classes with
+// lookaheads for its own engine, which differs from both on combining marks.
+const char* const kTekkenPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 void PreTokenizer::add_regex(const std::string& pattern, Kind kind, bool literal) {
   steps_.push_back(Step{kind, std::make_unique<Regex>(pattern, literal)});
 }
@@ -73,6 +79,9 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
     p->add_regex(kLlama3Pattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
+  } else if (pre == "tekken") {
+    p->add_regex(kTekkenPattern, Kind::kIsolate);
+    p->ignore_merges_hint_ = true;  // a piece in the vocabulary is one token (tiktoken's rule)
   } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell") {
     // Hugging Face: Sequence[Digits(individual_digits), ByteLevel(use_regex)]; llama.cpp
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
@@ -83,7 +92,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else {
     throw std::invalid_argument(
         "unsupported tokenizer.ggml.pre '" + pre +
-        "' (supported: qwen2, llama-bpe, smollm, starcoder, gpt-2, default)");
+        "' (supported: qwen2, llama-bpe, tekken, smollm, starcoder, gpt-2, default)");
   }
   return p;
 }
