@@ -14,12 +14,14 @@ it (the .inp beside it, added to the corpus). Writes:
                       shown, the leading space of text after BOS kept as llama.cpp does)}
   llama_spm_big.bin   ids (no BOS) of a ~256 KB mix of the texts (big_text()), uint32 LE
   llama_spm_big.json  that text's length and sha256
-and, from Hugging Face `tokenizers` on the two tokenizer.json forms that
+and, from Hugging Face `tokenizers` on the three tokenizer.json forms that
 tools/make_spm_tokenizer_json.py writes for the same vocabulary (--hf DIR, its --out):
-  hf_llama_legacy.jsonl, hf_llama_metaspace.jsonl
+  hf_llama_legacy.jsonl, hf_llama_metaspace.jsonl, hf_llama_gemma.jsonl
                       {"text", "ids" (add_special_tokens=True), "ids_plain" (False), "decoded",
                       "decoded_skip" (skip_special_tokens=True)}
   hf_llama_spm.json   the sha256 of each tokenizer.json they were made from
+  llama_spm_noprefix.jsonl  llama.cpp on the vocabulary with add_space_prefix = false (Gemma's
+                      GGUFs): {"text", "ids", "ids_plain", "decoded"}
 Needs llama-cpp-python (the same version the peer benchmarks use, 0.3.36) and tokenizers 0.23.3.
 """
 import argparse
@@ -106,7 +108,7 @@ def main():
     print(f"{len(cases)} cases, big text {len(raw)} bytes -> {len(ids)} ids")
     from tokenizers import Tokenizer
     shas = {}
-    for form in ("legacy", "metaspace"):
+    for form in ("legacy", "metaspace", "gemma"):
         path = os.path.join(a.hf, "llama-" + form, "tokenizer.json")
         shas[form] = hashlib.sha256(open(path, "rb").read()).hexdigest()
         hf = Tokenizer.from_file(path)
@@ -118,8 +120,19 @@ def main():
                                     "decoded": hf.decode(ids, skip_special_tokens=False),
                                     "decoded_skip": hf.decode(ids, skip_special_tokens=True)},
                                    ensure_ascii=False) + "\n")
+    # The same vocabulary with tokenizer.ggml.add_space_prefix = false (Gemma's GGUFs), which
+    # make_spm_tokenizer_json.py writes beside the tokenizer.json forms.
+    noprefix = os.path.join(a.hf, "ggml-vocab-llama-spm-noprefix.gguf")
+    tok2 = LlamaCppVocab(noprefix)
+    with open(os.path.join(a.out, "llama_spm_noprefix.jsonl"), "w", encoding="utf-8") as f:
+        for t in cases:
+            ids = tok2.tokenize(t, True)
+            f.write(json.dumps({"text": t, "ids": ids, "ids_plain": tok2.tokenize(t, False),
+                                "decoded": tok2.detokenize(ids)}, ensure_ascii=False) + "\n")
     with open(os.path.join(a.out, "hf_llama_spm.json"), "w") as f:
-        json.dump({"tokenizer_json_sha256": shas}, f)
+        json.dump({"tokenizer_json_sha256": shas,
+                   "noprefix_gguf_sha256": hashlib.sha256(open(noprefix, "rb").read()).hexdigest()},
+                  f)
         f.write("\n")
 
 

@@ -7,8 +7,13 @@ byte_fallback) for a GGUF "llama" vocabulary, as Hugging Face's LlamaConverter l
   <out>/llama-metaspace/  the newer form (Mistral v0.3, transformers >= 4.40 with legacy=False):
                           no normalizer, Metaspace(prepend_scheme="first", split=False), the
                           same decoder
+  <out>/llama-gemma/      Gemma's form (GemmaConverter): normalizer Replace(" ", "▁") alone, no
+                          space put first, pre-tokenizer Split(" ", merged_with_previous),
+                          decoder Replace/ByteFallback/Fuse (no Strip)
 
-each with a tokenizer_config.json naming <s> / </s>. The merges are every split of a piece into
+each with a tokenizer_config.json naming <s> / </s>, and
+  <out>/ggml-vocab-llama-spm-noprefix.gguf  the GGUF vocabulary with
+                          tokenizer.ggml.add_space_prefix = false (Gemma's GGUF rule) The merges are every split of a piece into
 two pieces, ordered by the merged piece's score (higher first), then by the two parts' ids, as
 Hugging Face's SentencePieceExtractor orders them. Deterministic; needs only `gguf`.
 
@@ -69,7 +74,12 @@ def tokenizer_json(tokens, scores, types, form):
         {"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
         {"type": "ByteFallback"}, {"type": "Fuse"},
         {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
-    if form == "legacy":
+    if form == "gemma":
+        normalizer = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
+        pre = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+               "invert": False}
+        decoder = dict(decoder, decoders=decoder["decoders"][:3])
+    elif form == "legacy":
         normalizer = {"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": SPACE},
             {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}]}
@@ -83,6 +93,23 @@ def tokenizer_json(tokens, scores, types, form):
             "decoder": decoder, "model": model}
 
 
+def write_noprefix(vocab, out):
+    """The GGUF vocabulary again, every key copied, with tokenizer.ggml.add_space_prefix false."""
+    from gguf import GGUFReader, GGUFValueType, GGUFWriter
+    r = GGUFReader(vocab)
+    w = GGUFWriter(out, r.fields["general.architecture"].contents())
+    for k, f in r.fields.items():
+        if k.startswith("GGUF.") or k == "general.architecture":
+            continue
+        sub = f.types[1] if f.types[0] == GGUFValueType.ARRAY else None
+        w.add_key_value(k, f.contents(), f.types[0], sub)
+    w.add_bool("tokenizer.ggml.add_space_prefix", False)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vocab", required=True)
@@ -91,7 +118,7 @@ def main():
                     help="do not compare with the sha256 the goldens were made from")
     a = ap.parse_args()
     tokens, scores, types = read_vocab(a.vocab)
-    for form in ("legacy", "metaspace"):
+    for form in ("legacy", "metaspace", "gemma"):
         d = os.path.join(a.out, "llama-" + form)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
@@ -100,6 +127,7 @@ def main():
             json.dump({"add_bos_token": True, "add_eos_token": False, "bos_token": "<s>",
                        "eos_token": "</s>", "unk_token": "<unk>",
                        "tokenizer_class": "LlamaTokenizer"}, f)
+    write_noprefix(a.vocab, os.path.join(a.out, "ggml-vocab-llama-spm-noprefix.gguf"))
     # The files the committed goldens were made from (tools/make_spm_goldens.py) must come out
     # byte for byte.
     meta = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -111,6 +139,10 @@ def main():
             got = hashlib.sha256(open(path, "rb").read()).hexdigest()
             if got != sha:
                 raise SystemExit(f"{path}: sha256 {got}, the goldens were made from {sha}")
+        path = os.path.join(a.out, "ggml-vocab-llama-spm-noprefix.gguf")
+        got = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        if got != json.load(open(meta))["noprefix_gguf_sha256"]:
+            raise SystemExit(f"{path}: sha256 {got} is not the one the goldens were made from")
     print(a.out)
 
 

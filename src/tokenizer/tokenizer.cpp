@@ -349,7 +349,9 @@ bool Tokenizer::is_added(int32_t id) const {
 std::vector<int32_t> Tokenizer::stop_ids() const {
   std::vector<int32_t> ids = generation_eos_ids_;
   if (eos_id_ >= 0) ids.push_back(eos_id_);
-  for (const char* name : {"<|im_end|>", "<|endoftext|>"}) {
+  // End-of-turn tokens of the chat templates, as llama.cpp ends generation on them (a GGUF
+  // names only one EOS: Gemma's <eos>, while its turns end with <end_of_turn>).
+  for (const char* name : {"<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|eot_id|>"}) {
     if (auto id = token_to_id(name); id && is_special(*id)) ids.push_back(*id);
   }
   std::sort(ids.begin(), ids.end());

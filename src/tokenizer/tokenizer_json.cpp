@@ -103,10 +103,21 @@ SpmStyle spm_style(const json& model, const json& normalizer, const json& pre) {
              ns[1].value("content", "") == "\xE2\x96\x81" && ns[1].contains("pattern") &&
              ns[1].at("pattern").value("String", "") == " ";
   }
+  // Gemma's form: a lone Replace(" ", "▁"), no space put first; its pre-tokenizer, when there
+  // is one, a Split on " " that finds none left after the normalizer.
+  const bool replace_only =
+      is_type(normalizer, "Replace") && normalizer.value("content", "") == "\xE2\x96\x81" &&
+      normalizer.contains("pattern") && normalizer.at("pattern").value("String", "") == " ";
   s.is = model.value("byte_fallback", false) || metaspace || legacy;
   if (!s.is) return s;
   if (legacy && pre.is_null()) {
     s.prefix = 2;
+    return s;
+  }
+  if (replace_only && (pre.is_null() || (is_type(pre, "Split") && pre.contains("pattern") &&
+                                         pre.at("pattern").value("String", "") == " " &&
+                                         !pre.value("invert", false)))) {
+    s.prefix = 0;
     return s;
   }
   if (metaspace && normalizer.is_null()) {
@@ -126,7 +137,8 @@ SpmStyle spm_style(const json& model, const json& normalizer, const json& pre) {
   throw std::invalid_argument(
       "unsupported SentencePiece-style tokenizer.json (byte_fallback BPE): the supported forms "
       "are a Prepend(\"\xE2\x96\x81\") + Replace(\" \", \"\xE2\x96\x81\") normalizer without a "
-      "pre-tokenizer, or a Metaspace pre-tokenizer without a normalizer");
+      "pre-tokenizer, a Replace(\" \", \"\xE2\x96\x81\") normalizer alone (Gemma), or a Metaspace "
+      "pre-tokenizer without a normalizer");
 }
 
 }  // namespace

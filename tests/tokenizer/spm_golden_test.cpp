@@ -132,6 +132,29 @@ void check_hf_form(const std::string& form) {
 
 TEST(SpmTokenizer, HuggingFaceLegacyFormMatchesTokenizers) { check_hf_form("legacy"); }
 TEST(SpmTokenizer, HuggingFaceMetaspaceFormMatchesTokenizers) { check_hf_form("metaspace"); }
+// Gemma's form: Replace(" ", "▁") alone (no space put first, none dropped when decoding).
+TEST(SpmTokenizer, HuggingFaceGemmaFormMatchesTokenizers) { check_hf_form("gemma"); }
+
+// Gemma's GGUFs: tokenizer.ggml.add_space_prefix = false (the same vocabulary with the key
+// added by tools/make_spm_tokenizer_json.py) against llama.cpp on that file.
+TEST(SpmTokenizer, NoSpacePrefixVocabularyMatchesLlamaCpp) {
+  const auto tok = model::load_tokenizer(spm_hf_dir() + "/ggml-vocab-llama-spm-noprefix.gguf");
+  std::ifstream f(golden_dir() + "/llama_spm_noprefix.jsonl");
+  std::string line;
+  size_t n = 0, differs_from_prefixed = 0;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const std::string text = j.at("text").get<std::string>();
+    const auto ids = j.at("ids").get<std::vector<int32_t>>();
+    EXPECT_EQ(tok->encode(text), ids) << "text: " << text;
+    EXPECT_EQ(tok->encode(text, false), j.at("ids_plain").get<std::vector<int32_t>>()) << text;
+    EXPECT_EQ(tok->decode(ids), j.at("decoded").get<std::string>()) << text;
+    differs_from_prefixed += llama_spm().encode(text) != ids;
+    ++n;
+  }
+  EXPECT_GE(n, 400u) << "golden file missing or short";
+  EXPECT_GE(differs_from_prefixed, n / 2) << "the space prefix changed almost nothing";
+}
 
 // Work stays linear in the input whatever it holds (tokenizer_linear_test.cpp's inputs): no
 // merge loop is longer than the window, and the bytes merged and heap steps per input byte do

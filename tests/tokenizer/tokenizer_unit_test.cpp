@@ -113,6 +113,24 @@ TEST(Tokenizer, AddedTokenFlagsAndTemplateBos) {
   EXPECT_EQ(t->encode("xy", false), std::vector<int32_t>({11}));
 }
 
+// A special <end_of_turn> (Gemma) or <|eot_id|> (Llama 3) ends generation even when the file
+// names another EOS, as llama.cpp's end-of-generation list does.
+TEST(Tokenizer, EndOfTurnTokensStopGeneration) {
+  for (const std::string name : {"<end_of_turn>", "<|eot_id|>"}) {
+    std::string s = kTinyJson;
+    const std::string from = R"("id": 12, "content": "<L><R>", "special": false)";
+    s.replace(s.find(from), from.size(),
+              R"("id": 12, "content": ")" + name + R"(", "special": true)");
+    auto t = Tokenizer::from_json_text(s, R"({"bos_token": "<s>"})");
+    const auto stops = t->stop_ids();
+    EXPECT_NE(std::find(stops.begin(), stops.end(), 12), stops.end()) << name;
+  }
+  // Not special: an ordinary piece of text.
+  auto plain = Tokenizer::from_json_text(kTinyJson, R"({"bos_token": "<s>"})");
+  const auto stops = plain->stop_ids();
+  EXPECT_EQ(std::find(stops.begin(), stops.end(), 12), stops.end());
+}
+
 TEST(Tokenizer, RefusesUnsupportedTypes) {
   auto with = [](const std::string& from, const std::string& to) {
     std::string s = kTinyJson;
