@@ -17,7 +17,8 @@ only, so the bytes cannot depend on the machine. The sum of four uniforms
 
 Models (each a folder under --out): qwen3 (BF16, tied), qwen3_moe (F32, 2 shards,
 layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32,
-q/k/v bias). See MODELS below for the exact shapes.
+q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
+no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -113,7 +114,8 @@ def norm_w(model, name, n):
     return 1.0 + normalish(model, name, (n,), STD_NORM_NOISE)
 
 
-def attention(model, p, E, H, KV, D, qk_norm, qkv_bias):
+def attention(model, p, E, H, KV, D, qk_norm, qkv_bias, norm=None):
+    norm = norm or norm_w
     t = []
     for proj, rows in (("q_proj", H * D), ("k_proj", KV * D), ("v_proj", KV * D)):
         n = f"{p}self_attn.{proj}.weight"
@@ -126,7 +128,7 @@ def attention(model, p, E, H, KV, D, qk_norm, qkv_bias):
     if qk_norm:
         for nm in ("q_norm", "k_norm"):
             n = f"{p}self_attn.{nm}.weight"
-            t.append((n, norm_w(model, n, D)))
+            t.append((n, norm(model, n, D)))
     return t
 
 
@@ -142,17 +144,22 @@ def decoder(model, cfg, layer_mlp):
     E, V = cfg["hidden_size"], cfg["vocab_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
-    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe")
+    gemma = cfg["model_type"] == "gemma3_text"
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe") or gemma
     qkv_bias = cfg["model_type"] == "qwen2"
+    # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
+    norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        t.append((p + "input_layernorm.weight", norm_w(model, p + "input_layernorm.weight", E)))
-        t.append((p + "post_attention_layernorm.weight",
-                  norm_w(model, p + "post_attention_layernorm.weight", E)))
-        t += attention(model, p, E, H, KV, D, qk_norm, qkv_bias)
+        norms = ["input_layernorm", "post_attention_layernorm"]
+        if gemma:
+            norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+        for nm in norms:
+            t.append((p + nm + ".weight", norm(model, p + nm + ".weight", E)))
+        t += attention(model, p, E, H, KV, D, qk_norm, qkv_bias, norm)
         t += layer_mlp(i, p + "mlp.")
-    t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
+    t.append(("model.norm.weight", norm(model, "model.norm.weight", E)))
     if not cfg["tie_word_embeddings"]:
         t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
     return t
@@ -209,6 +216,40 @@ def llama_config():
         "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "float16",
         "vocab_size": 2048,
     })
+
+
+def mistral_config():
+    # A sliding window of 16 positions on every layer (Mistral 7B v0.1's 4096, shrunk so that
+    # the golden prompts run far past it).
+    return dict(COMMON, **{
+        "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+        "bos_token_id": 1, "eos_token_id": 2,
+        "head_dim": 16, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "sliding_window": 16, "tie_word_embeddings": False, "torch_dtype": "float32",
+        "vocab_size": 2048,
+    })
+
+
+def gemma3_config():
+    # Gemma 3's text block, small: sliding window 8 on layer 0 (sliding_window_pattern 2: every
+    # second layer full), its own rope base there (1e4) and rope_theta 1e6 with linear scaling
+    # on the full layer, query_pre_attn_scalar 24 (not head_dim), hidden 80 (sqrt not exact).
+    # Untied (Gemma 3 ties): a random tied model this small repeats one token.
+    return {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+        "attention_bias": False, "attention_dropout": 0.0, "attn_logit_softcapping": None,
+        "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
+        "final_logit_softcapping": None, "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": 80, "initializer_range": 0.02, "intermediate_size": 128,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "query_pre_attn_scalar": 24, "rms_norm_eps": 1e-6,
+        "rope_local_base_freq": 10000.0, "rope_scaling": {"factor": 4.0, "rope_type": "linear"},
+        "rope_theta": 1000000.0, "sliding_window": 8, "sliding_window_pattern": 2,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": "4.51.0",
+        "use_cache": True, "vocab_size": 2048,
+    }
 
 
 def qwen2_config():
@@ -307,12 +348,12 @@ def main():
     ap.add_argument("--tokenizer-dir",
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
-    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2",
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
     tok = args.tokenizer_dir
-    if any(m != "llama" for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+    if any(m not in ("llama", "mistral", "gemma3") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
         sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
 
     def dense(model, cfg):
@@ -328,6 +369,13 @@ def main():
     if "llama" in want:
         c = llama_config()
         write_model("llama", c, decoder("llama", c, dense("llama", c)), "F16", args.out, None)
+    if "mistral" in want:
+        c = mistral_config()
+        write_model("mistral", c, decoder("mistral", c, dense("mistral", c)), "F32", args.out,
+                    None)
+    if "gemma3" in want:
+        c = gemma3_config()
+        write_model("gemma3", c, decoder("gemma3", c, dense("gemma3", c)), "F32", args.out, None)
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

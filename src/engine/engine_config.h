@@ -50,6 +50,8 @@ struct EngineConfig {
   std::string device = "cpu";
   // --enforce-eager: no decode step graphs (also VT_DECODE_GRAPH=0).
   bool enforce_eager = false;
+  // --disable-sliding-window (model::LoadOptions::disable_sliding_window).
+  bool disable_sliding_window = false;
   // Decode graph knobs; strict / recapture_every also come from VT_GRAPH_STRICT and
   // VT_RECAPTURE_EVERY (read once).
   DecodeGraphOptions graph;

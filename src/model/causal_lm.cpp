@@ -12,6 +12,7 @@
 #include "model/gguf_weights.h"
 #include "model/load_error.h"
 #include "vt/cpu/matmul_half.h"
+#include "vt/cpu/ops_extra.h"
 
 namespace vllm::model {
 
@@ -81,6 +82,13 @@ void CausalLM::use_backend(const LoadOptions& opts) {
 }
 
 void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
+  if (opts.disable_sliding_window && config_.max_sliding_window() > 0) {
+    int32_t w = config_.max_sliding_window();
+    for (int32_t x : config_.sliding_window)
+      if (x > 0) w = std::min(w, x);
+    config_.max_position_embeddings = std::min<int64_t>(config_.max_position_embeddings, w);
+    config_.sliding_window.clear();
+  }
   const ModelConfig& c = config_;
   // The mapped files the kernels read unpacked weights from in place: the backend's storage
   // too (on the CPU a view; packing then releases the pages of what it copies).
@@ -94,7 +102,17 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   else
     lm_head_ = store_.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   final_norm_ = store_.vector_f32("model.norm.weight", c.hidden_size);
+  for (float& w : final_norm_) w += c.norm_weight_offset;
+  // Gemma's normalizer: sqrt(hidden_size) as a float (llama.cpp, and transformers in fp32;
+  // transformers running bf16 weights rounds it to bf16).
+  if (c.scale_embeddings) embed_scale_ = std::sqrt(static_cast<float>(c.hidden_size));
   inv_freq_ = c.rope_inv_freq();
+  if (c.rope_local_theta > 0) {  // the local layers' base, without the global rope scaling
+    ModelConfig local = c;
+    local.rope_theta = c.rope_local_theta;
+    local.rope_scaling = RopeScaling{};
+    inv_freq_local_ = local.rope_inv_freq();
+  }
   if (store_.has("rope_freqs.weight")) {  // GGUF llama3 scaling: per-frequency divisors
     std::vector<float> f = store_.vector_f32("rope_freqs.weight", c.head_dim / 2);
     for (size_t i = 0; i < inv_freq_.size(); ++i) {
@@ -106,7 +124,10 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     }
   }
   layers_.reserve(c.num_layers);
-  for (int64_t i = 0; i < c.num_layers; ++i) layers_.push_back(family.load_layer(store_, c, i));
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    layers_.push_back(family.load_layer(store_, c, i));
+    layers_.back().attn.sliding_window = c.layer_window(i);
+  }
   // --dtype's activation rounding belongs to this model's weights (packing copies it), so
   // another model loaded in the same process keeps its own.
   if (opts.bf16_activations)
@@ -235,10 +256,17 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const float eps = static_cast<float>(c.rms_norm_eps);
   const int32_t *ids = b.token_ids, *logit_idx = b.logits_indices;
   vt::ThreadPool* pool = pool_;
-  ex.op([=] { vt::cpu::get_rows(*embed, ids, n, x, E); });
+  const float escale = embed_scale_;
+  ex.op([=] {
+    vt::cpu::get_rows(*embed, ids, n, x, E);
+    if (escale != 0) vt::cpu::scale_inplace(x, escale, n * E);
+  });
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& lw = layers_[l];
-    attention_block(c, lw.attn, inv_freq_.data(), b, kv_.layer(l), ws_, *pool_, ex);
+    const float* inv_freq = lw.attn.sliding_window > 0 && !inv_freq_local_.empty()
+                                ? inv_freq_local_.data()
+                                : inv_freq_.data();
+    attention_block(c, lw.attn, inv_freq, b, kv_.layer(l), ws_, *pool_, ex);
     if (lw.moe)
       moe_block(c, lw.experts, n, ws_, *pool_, ex);
     else

@@ -38,6 +38,10 @@ struct LoadOptions {
   // keeps fp32; other models in the process keep theirs. nullopt: the process default
   // (VT_BF16_ACTIVATIONS, else fp32).
   std::optional<bool> bf16_activations;
+  // vLLM's --disable-sliding-window: every layer attends to its whole context, and the
+  // context (max_position_embeddings) is capped at the smallest sliding window so that no
+  // token ever sees more than the model was trained to.
+  bool disable_sliding_window = false;
 };
 
 struct ModelFamily;
@@ -126,6 +130,8 @@ class CausalLM {
   vt::ThreadPool* pool_ = nullptr;
   std::vector<float> final_norm_;
   std::vector<float> inv_freq_;
+  std::vector<float> inv_freq_local_;  // the sliding-window layers' (rope_local_theta); or empty
+  float embed_scale_ = 0;              // scale_embeddings: sqrt(hidden_size); 0: none
   vt::cpu::WeightView embed_, lm_head_;
   PackedWeights packed_;
   std::vector<LayerWeights> layers_;

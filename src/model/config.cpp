@@ -25,6 +25,12 @@ bool ModelConfig::layer_is_moe(int64_t layer) const {
   return decoder_sparse_step > 0 && (layer + 1) % decoder_sparse_step == 0;
 }
 
+int32_t ModelConfig::max_sliding_window() const {
+  int32_t w = 0;
+  for (int32_t x : sliding_window) w = std::max(w, x);
+  return w;
+}
+
 std::vector<float> ModelConfig::rope_inv_freq() const {
   // Same float arithmetic as transformers: base ** (arange(0, d, 2) / d) in float32.
   std::vector<float> inv(head_dim / 2);
@@ -120,6 +126,10 @@ void ModelConfig::validate() const {
         "not a multiple of " + field_name("num_key_value_heads") + " = " +
             std::to_string(num_kv_heads));
   in_range("head_dim", head_dim, 2, limits::kMaxHeadDim);
+  if (!sliding_window.empty() && static_cast<int64_t>(sliding_window.size()) != num_layers)
+    bad("sliding_window", std::to_string(sliding_window.size()) + " layers",
+        "must give one window per layer");
+  for (int32_t w : sliding_window) in_range("sliding_window", w, 0, limits::kMaxContext);
   if (head_dim % 2 != 0)
     bad("head_dim", std::to_string(head_dim), "rotary embedding needs it even");
   in_range("max_position_embeddings", max_position_embeddings, 1, limits::kMaxContext);
@@ -195,6 +205,41 @@ int64_t derived_head_dim(const ModelConfig& c) {
   return c.hidden_size / c.num_heads;
 }
 
+// config.json's sliding window under the family's rule (ModelFamily::hf_sliding_window).
+void read_hf_sliding_window(ModelConfig& c, const json& j, ModelFamily::SlidingWindow rule) {
+  using Rule = ModelFamily::SlidingWindow;
+  if (rule == Rule::kNone) return;
+  if (rule == Rule::kQwen && !tok::json_bool_or(j, "use_sliding_window", false)) return;
+  // Without the key, Hugging Face's Qwen and Mistral config classes default to 4096.
+  const int64_t deflt = rule == Rule::kQwen || c.architecture == "MistralForCausalLM" ? 4096 : 0;
+  if (j.contains("sliding_window") && j["sliding_window"].is_null()) return;
+  const int64_t w = tok::json_int_or(j, "sliding_window", deflt, 1, limits::kMaxContext);
+  if (w == 0) return;
+  std::vector<int32_t> layers(static_cast<size_t>(c.num_layers), static_cast<int32_t>(w));
+  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+    const json& t = j["layer_types"];
+    if (!t.is_array() || static_cast<int64_t>(t.size()) != c.num_layers)
+      throw LoadError(c.source, "invalid config: layer_types must list one entry per layer (" +
+                                    std::to_string(c.num_layers) + ")");
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string kind = t[i].is_string() ? t[i].get<std::string>() : t[i].dump();
+      if (kind == "full_attention")
+        layers[i] = 0;
+      else if (kind != "sliding_attention")
+        throw LoadError(c.source, "invalid config: layer_types[" + std::to_string(i) + "] = " +
+                                      kind + " (supported: full_attention, sliding_attention)");
+    }
+  } else if (rule == Rule::kQwen) {
+    const int64_t from = tok::json_int_or(j, "max_window_layers", 28, 0, limits::kMaxLayers);
+    for (int64_t i = 0; i < std::min(from, c.num_layers); ++i) layers[i] = 0;
+  }
+  for (int32_t x : layers)
+    if (x > 0) {
+      c.sliding_window = std::move(layers);
+      return;
+    }
+}
+
 // The flags a family fixes whatever the file says.
 void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
   if (f.qkv_bias) c.attention_bias = true;
@@ -227,6 +272,20 @@ void read_hf_fields(ModelConfig& c, const json& j) {
   c.max_position_embeddings = json_int_or(j, "max_position_embeddings", 2048, 1, L::kMaxContext);
   c.tie_word_embeddings = json_bool_or(j, "tie_word_embeddings", false);
   c.attention_bias = json_bool_or(j, "attention_bias", false);
+  // The MLP activation (Gemma names it hidden_activation). Another one would silently compute
+  // a different model, so it is refused by name.
+  for (const char* key : {"hidden_activation", "hidden_act"}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    const std::string act = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+    if (act == "silu" || act == "swish")
+      c.hidden_act = Activation::kSilu;
+    else if (act == "gelu_pytorch_tanh" || act == "gelu_tanh")
+      c.hidden_act = Activation::kGeluTanh;
+    else
+      throw LoadError(c.source, std::string("unsupported ") + key + " '" + act +
+                                    "' (supported: silu, gelu_pytorch_tanh)");
+    break;
+  }
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
     const json& rs = j["rope_scaling"];
     std::string type = rs.value("rope_type", rs.value("type", std::string()));
@@ -274,6 +333,11 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   }
   if (const ModelFamily* f = family_for_hf(c.architecture)) {
     apply_family_flags(c, *f);
+    try {
+      read_hf_sliding_window(c, j, f->hf_sliding_window);
+    } catch (const tok::JsonFieldError& e) {
+      throw LoadError(c.source, std::string("invalid config: ") + e.what());
+    }
     if (f->hf_config) {
       try {
         f->hf_config(c, j);

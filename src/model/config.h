@@ -38,6 +38,10 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 8192;
 };
 
+// The MLP's gate activation: SiLU (SwiGLU: Llama, Qwen, Mistral) or tanh-approximated GELU
+// (GeGLU: Gemma's gelu_pytorch_tanh).
+enum class Activation { kSilu, kGeluTanh };
+
 struct ModelConfig {
   std::string architecture;  // Hugging Face class name (config.json "architectures"[0])
   std::string source;        // the file or folder it came from (for messages)
@@ -67,10 +71,25 @@ struct ModelConfig {
   // Tokens.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config + generation_config, deduplicated
+  Activation hidden_act = Activation::kSilu;
+  // Gemma's extras (a family sets them; 0 / false: the Llama block's behaviour).
+  double query_pre_attn_scalar = 0;  // attention scale query_pre_attn_scalar^-0.5 (0: head_dim)
+  bool scale_embeddings = false;     // embeddings times sqrt(hidden_size)
+  double rope_local_theta = 0;       // rope base of the sliding-window layers (0: rope_theta)
+  float norm_weight_offset = 0;      // RMSNorm weights stored as w - 1 (HF Gemma): added back
+  bool sandwich_norms = false;       // a norm after attention and after the MLP too (Gemma)
+  // Per layer: > 0 a sliding window of that many positions (a token attends to keys
+  // pos - w < p <= pos), 0 full attention. Empty: every layer attends to its whole context.
+  std::vector<int32_t> sliding_window;
   bool from_gguf = false;
   std::string gguf_arch;  // GGUF general.architecture ("" for Hugging Face): names keys in errors
 
   bool layer_is_moe(int64_t layer) const;
+  int32_t layer_window(int64_t layer) const {
+    return sliding_window.empty() ? 0 : sliding_window[static_cast<size_t>(layer)];
+  }
+  // The widest sliding window of any layer, 0 when no layer has one.
+  int32_t max_sliding_window() const;
   // head_dim / 2 inverse frequencies with rope scaling applied (float, like HF).
   std::vector<float> rope_inv_freq() const;
   // Throws LoadError naming the field (the GGUF key for GGUF files) and its value when a

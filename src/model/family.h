@@ -29,6 +29,12 @@ struct ModelFamily {
   bool qk_norm = false;   // per-head RMSNorm on q and k before RoPE
   bool moe = false;       // may have sparse MoE layers (else num_experts is forced to 0)
   bool gguf_rope_interleaved = false;  // llama.cpp's converter permuted the q/k rows (rope NORM)
+  // How config.json's sliding window reaches the layers (Hugging Face's rule for the class):
+  // kNone: never (the class has no sliding window); kEveryLayer: `sliding_window` on every
+  // layer, or on the "sliding_attention" entries of `layer_types` (Mistral); kQwen: only with
+  // `use_sliding_window`, on layer_types' sliding entries or else layers >= max_window_layers.
+  enum class SlidingWindow { kNone, kEveryLayer, kQwen };
+  SlidingWindow hf_sliding_window = SlidingWindow::kNone;
 
   // GGUF per-layer tensor names beyond the shared Llama table: {"attn_q_norm.weight",
   // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.

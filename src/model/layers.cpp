@@ -97,7 +97,11 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.seq_of_token = b.seq_of_token;
   ab.block_tables = b.block_tables;
   ab.bt_stride = b.bt_stride;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  ab.window = w.sliding_window;
+  const float scale =
+      1.0f /
+      std::sqrt(static_cast<float>(c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D));
+  const bool post = !w.post_norm.empty();
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
@@ -130,6 +134,8 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ex.op([=] {
     vt::cpu::matmul(wp->o, attn, qd, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (post)
+        vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
       vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);
     });
   });
@@ -143,17 +149,24 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   float *act = ws.act.data(), *tmp = ws.tmp.data();
   const MlpWeights* wp = &w;
   vt::ThreadPool* pp = &pool;
+  const bool gelu = c.hidden_act == Activation::kGeluTanh;
+  const bool post = !w.post_norm.empty();
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
     MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
     vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-      vt::cpu::silu_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
+      if (gelu)
+        vt::cpu::gelu_tanh_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
+      else
+        vt::cpu::silu_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
     });
   });
   ex.op([=] {
     vt::cpu::matmul(wp->down, act, F, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (post)
+        vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
       vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);
     });
   });

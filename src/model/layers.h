@@ -19,11 +19,14 @@ struct AttentionWeights {
   vt::cpu::WeightView q, k, v, o;
   std::vector<float> q_bias, k_bias, v_bias;  // empty: no bias
   std::vector<float> q_norm, k_norm;          // empty: no per-head norm
+  int32_t sliding_window = 0;                 // > 0: ModelConfig::sliding_window of the layer
+  std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the attention output (Gemma)
 };
 
 struct MlpWeights {
-  std::vector<float> norm;  // post_attention_layernorm
+  std::vector<float> norm;  // post_attention_layernorm (Gemma: pre_feedforward_layernorm)
   vt::cpu::WeightView gate, up, down;
+  std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the MLP output (Gemma)
 };
 
 struct MoeWeights {

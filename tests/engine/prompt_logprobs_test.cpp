@@ -198,7 +198,8 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, PromptLogprobs,
-                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2"));
+                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
+                                           "gemma3"));
 
 }  // namespace
 }  // namespace vllm::engine

@@ -78,6 +78,7 @@ TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference,
-                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2"));
+                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
+                                           "gemma3"));
 
 }  // namespace

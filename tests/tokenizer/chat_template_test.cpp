@@ -70,6 +70,7 @@ TEST(ChatTemplateGolden, SmolLM2) { run_golden("smollm2", 35); }
 TEST(ChatTemplateGolden, ChatMLFallback) { run_golden("chatml", 35); }
 TEST(ChatTemplateGolden, Llama3Style) { run_golden("llama3", 35); }
 TEST(ChatTemplateGolden, MistralStyle) { run_golden("mistral", 35); }
+TEST(ChatTemplateGolden, Gemma3) { run_golden("gemma3", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 

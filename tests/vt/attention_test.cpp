@@ -121,7 +121,8 @@ std::vector<float> query_of(const Cache& c, Query t) {
   return q;
 }
 
-AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& pool) {
+// window > 0: a sliding window (AttnBatch::window).
+AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& pool, int window = 0) {
   AttnRun r;
   const int64_t n = int64_t(c.n_heads) * c.hd;
   r.ldq = n + 3;
@@ -135,26 +136,27 @@ AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& poo
     pos.push_back(toks[t].pos);
     seq.push_back(toks[t].seq);
   }
-  AttnBatch b{int64_t(toks.size()), pos.data(), seq.data(), c.bt.data(), c.bt_stride};
+  AttnBatch b{int64_t(toks.size()), pos.data(), seq.data(), c.bt.data(), c.bt_stride, window};
   paged_attention_isa(is, r.q.data(), r.ldq, c.n_heads, c.view(), b, 1.0f / std::sqrt(float(c.hd)),
                       r.out.data(), r.ldo, pool);
   return r;
 }
 
 void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& toks,
-                             const AttnRun& r) {
+                             const AttnRun& r, int window = 0) {
   const int group = c.n_heads / c.n_kv;
   const double scale = 1.0f / std::sqrt(float(c.hd));
   for (size_t t = 0; t < toks.size(); ++t) {
     const auto& K = c.k[toks[t].seq];
     const auto& V = c.v[toks[t].seq];
     const int n = toks[t].pos + 1;
+    const int lo = window > 0 ? std::max(0, n - window) : 0;  // keys p > pos - window
     for (int h = 0; h < c.n_heads; ++h) {
       const float* q = r.q.data() + t * r.ldq + int64_t(h) * c.hd;
       const int64_t kv = int64_t(h / group) * c.hd;
-      std::vector<double> s(n);
+      std::vector<double> s(n, -INFINITY);
       double m = -INFINITY;
-      for (int p = 0; p < n; ++p) {
+      for (int p = lo; p < n; ++p) {
         double dot = 0;
         for (int d = 0; d < c.hd; ++d) dot += double(q[d]) * K[p * c.row() + kv + d];
         s[p] = dot * scale;
@@ -164,7 +166,7 @@ void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& t
       for (auto& x : s) l += x = std::exp(x - m);
       for (int d = 0; d < c.hd; ++d) {
         double o = 0;
-        for (int p = 0; p < n; ++p) o += s[p] * V[p * c.row() + kv + d];
+        for (int p = lo; p < n; ++p) o += s[p] * V[p * c.row() + kv + d];
         o /= l;
         ASSERT_NEAR(r.out[t * r.ldo + int64_t(h) * c.hd + d], o, 3e-6)
             << isa_name(is) << " token " << t << " (seq " << toks[t].seq << " pos " << toks[t].pos
@@ -253,6 +255,45 @@ void expect_same_rows(const AttnRun& a, size_t ta, const AttnRun& b, size_t tb, 
                       const char* what) {
   ASSERT_EQ(0, std::memcmp(a.out.data() + ta * a.ldo, b.out.data() + tb * b.ldo, n * sizeof(float)))
       << what;
+}
+
+// A sliding window (Mistral 7B v0.1, Qwen2 with use_sliding_window): each token reads its
+// last `window` positions only. Against the reference for windows of one key, inside one
+// segment, at and across the 256-position segment boundaries, and wider than every context;
+// the same token alone (split mode), in a small batch, in the big batch (prefill tiles) and
+// under 1 or 2 threads gives the same bits, and every ISA gives the scalar path's bits, on
+// every cache element type.
+TEST(PagedAttention, SlidingWindowMatchesReferenceAndKeepsItsBits) {
+  const Shape shapes[] = {{9, 3, 64, 16}, {16, 4, 128, 16}, {6, 2, 40, 5}, {9, 3, 64, 24}};
+  const std::vector<int> lens = {300, 1, 256, 257, 600, 40, 1100};
+  ThreadPool p1(1), p2(2);
+  const auto isas = hardware_isas();
+  const Isa native = isas.back();
+  for (DType kv : {DType::F32, DType::F16, DType::BF16})
+    for (const Shape& sh : shapes) {
+      if (kv != DType::F32 && sh.bs != 16) continue;
+      Cache c = make_cache(sh.n_heads, sh.n_kv, sh.hd, sh.bs, lens, 31 + sh.hd, kv);
+      write_all(c);
+      auto toks = mixed_batch(lens);
+      const int64_t n = int64_t(sh.n_heads) * sh.hd;
+      for (int window : {1, 100, 256, 300}) {
+        SCOPED_TRACE("window " + std::to_string(window) + " kv " + std::to_string(int(kv)));
+        AttnRun big = attend(native, c, toks, p2, window);
+        check_against_reference(native, c, toks, big, window);
+        for (Isa is : isas)  // every ISA computes the same bits
+          if (is != native) EXPECT_EQ(attend(is, c, toks, p2, window).out, big.out) << isa_name(is);
+        AttnRun big1 = attend(native, c, toks, p1, window);
+        for (size_t t = 0; t < toks.size(); ++t) {
+          expect_same_rows(big, t, big1, t, n, "1 vs 2 threads");
+          if (toks[t].seq == 0 && toks[t].pos % 97 != 3 && toks[t].pos != 255) continue;
+          expect_same_rows(big, t, attend(native, c, {toks[t]}, p2, window), 0, n, "alone");
+          expect_same_rows(big, t, attend(native, c, {toks[t], {2, 0}, {3, 255}}, p2, window), 0, n,
+                           "in a small batch");
+        }
+      }
+      // A window wider than every context changes nothing.
+      EXPECT_EQ(attend(native, c, toks, p2, 4096).out, attend(native, c, toks, p2).out);
+    }
 }
 
 // The same token alone, inside a big batch, and under 1, 2 or 3 threads: identical bits.

@@ -76,6 +76,8 @@ struct EngineFlags {
                 CLI::IsMember({"auto", "float32", "float16", "fp16", "half", "bfloat16", "bf16"}));
     app.add_option("--num-gpu-blocks-override", num_gpu_blocks, "exactly this many KV blocks");
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
+    app.add_flag("--disable-sliding-window", cfg.disable_sliding_window,
+                 "full attention in every layer, the context capped at the sliding window");
     app.add_option("--device", device,
                    "auto (= cpu), cpu, or cuda (CUDA builds only; docs/CUDA.md)")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -98,7 +100,6 @@ struct EngineFlags {
     no_effect_flag(app, "--enable-chunked-prefill,!--no-enable-chunked-prefill",
                    "chunked prefill is always on");
     no_effect_flag(app, "--disable-custom-all-reduce", "there is one process, no all-reduce");
-    no_effect_flag(app, "--disable-sliding-window", "no supported model uses a sliding window");
     no_effect_flag(app, "--enable-prompt-tokens-details",
                    "usage always reports prompt_tokens_details.cached_tokens");
     no_effect_flag(app, "--async-scheduling",

@@ -28,6 +28,7 @@ const ModelFamily& llama_family() {
     f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM"};
     f.gguf_architecture = "llama";
     f.gguf_rope_interleaved = true;
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
     f.gguf_config = gguf_config;
     f.load_layer = load_dense_layer;
     return f;

@@ -10,6 +10,7 @@ const ModelFamily& qwen2_family() {
     ModelFamily f;
     f.hf_architectures = {"Qwen2ForCausalLM"};
     f.gguf_architecture = "qwen2";
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qkv_bias = true;
     f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
                             {"attn_k.bias", "self_attn.k_proj.bias"},

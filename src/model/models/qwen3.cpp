@@ -27,6 +27,7 @@ const ModelFamily& qwen3_family() {
     ModelFamily f;
     f.hf_architectures = {"Qwen3ForCausalLM"};
     f.gguf_architecture = "qwen3";
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qk_norm = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
                             {"attn_k_norm.weight", "self_attn.k_norm.weight"}};

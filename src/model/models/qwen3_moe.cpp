@@ -54,6 +54,7 @@ const ModelFamily& qwen3_moe_family() {
     ModelFamily f;
     f.hf_architectures = {"Qwen3MoeForCausalLM"};
     f.gguf_architecture = "qwen3moe";
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qk_norm = true;
     f.moe = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},

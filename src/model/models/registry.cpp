@@ -11,10 +11,12 @@ const ModelFamily& qwen2_family();
 const ModelFamily& qwen3_family();
 const ModelFamily& qwen3_moe_family();
 const ModelFamily& internlm2_family();
+const ModelFamily& gemma3_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
-      &llama_family(), &qwen2_family(), &qwen3_family(), &qwen3_moe_family(), &internlm2_family(),
+      &llama_family(),     &qwen2_family(),     &qwen3_family(),
+      &qwen3_moe_family(), &internlm2_family(), &gemma3_family(),
   };
   return all;
 }

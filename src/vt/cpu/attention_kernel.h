@@ -54,6 +54,7 @@ struct AttnCtx {
   const int32_t* bt;
   int64_t bt_stride;
   float scale;
+  int window;  // AttnBatch::window
 };
 
 // One work unit: heads [h0, h0 + g) of tokens t .. t + nt - 1 (consecutive tokens of one
@@ -61,9 +62,10 @@ struct AttnCtx {
 // token, g = group), all query heads [h0, h0 + nh * g) of kv heads h0 / group .. + nh - 1.
 struct AttnGroup {
   int64_t t;
-  int h0, g, nseg, nt;
-  int64_t first_item;  // split mode: index of its segment 0 in the item list
+  int h0, g, nseg, nt;  // nseg: segments from seg0 (split mode)
+  int64_t first_item;   // split mode: index of its segment 0 in the item list
   int nh = 1;
+  int seg0 = 0;  // split mode: the token's first segment (a sliding window skips earlier ones)
   int nq() const { return g * nh; }  // query vectors per token
 };
 
@@ -119,6 +121,11 @@ inline const float* attn_query(const AttnCtx& c, int64_t t, int h0) {
 // key chains do not depend on which other keys share a vector, and its softmax and P.V
 // sums run over its own keys only, in order.
 //
+// lo_of (a sliding window): vector g attends to positions >= lo_of[g] only. The keys below get
+// no weight at all: their scores do not enter the max, the exp sum starts at the first key
+// that counts, and their P.V weight is exactly 0. A token's (p0, lo) are fixed by its position
+// and the window, so its arithmetic stays the same whatever shares the pass.
+//
 // nh > 1 (one token, no n_of): the same for kv heads kvh .. kvh + nh - 1 at once, q, o, m
 // and l head after head (G vectors each). The pages are then walked in address order, every
 // head's slice of a page before the next page (attn_scores; the P.V pass goes page by page
@@ -128,7 +135,8 @@ inline const float* attn_query(const AttnCtx& c, int64_t t, int h0) {
 template <class V, int G>
 __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, const int32_t* bt,
                                             int kvh, int nh, int p0, int p1, const int* n_of,
-                                            float* o, float* m, float* l, AttnThreadScratch& s) {
+                                            const int* lo_of, float* o, float* m, float* l,
+                                            AttnThreadScratch& s) {
   using R = typename V::R;
   using E = typename V::Elem;
   constexpr int W = V::kW;
@@ -191,8 +199,10 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   for (int h = 0; h < nh; ++h)
     for (int g = 0; g < G; ++g) {
       float* sg = sc + (h * G + g) * kAttnSeg;
-      m[h * G + g] = row_max<V>(sg, ng[g]);
-      l[h * G + g] = exp_sub_sum16<V>(sg, ng[g], m[h * G + g]);
+      const int cut = lo_of ? std::clamp(lo_of[g] - p0, 0, ng[g]) : 0;  // keys outside the window
+      m[h * G + g] = row_max<V>(sg + cut, ng[g] - cut);
+      l[h * G + g] = exp_sub_sum16<V>(sg + cut, ng[g] - cut, m[h * G + g]);
+      std::fill(sg, sg + cut, 0.0f);
     }
 
   // P.V: each output vector accumulates over keys in order; DT vectors of d per pass keep
@@ -266,12 +276,12 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
 
 template <class V>
 void attn_segment_g(int G, int nh, const AttnCtx& c, const float* q, const int32_t* bt, int kvh,
-                    int p0, int p1, const int* n_of, float* o, float* m, float* l,
+                    int p0, int p1, const int* n_of, const int* lo_of, float* o, float* m, float* l,
                     AttnThreadScratch& s) {
   switch (G) {
 #define VT_ATTN_SEG_CASE(g) \
   case g:                   \
-    return attn_segment<V, g>(c, q, bt, kvh, nh, p0, p1, n_of, o, m, l, s);
+    return attn_segment<V, g>(c, q, bt, kvh, nh, p0, p1, n_of, lo_of, o, m, l, s);
     VT_ATTN_SEG_CASE(1)
     VT_ATTN_SEG_CASE(2)
     VT_ATTN_SEG_CASE(3)
@@ -281,7 +291,7 @@ void attn_segment_g(int G, int nh, const AttnCtx& c, const float* q, const int32
     VT_ATTN_SEG_CASE(7)
 #undef VT_ATTN_SEG_CASE
     default:
-      return attn_segment<V, 8>(c, q, bt, kvh, nh, p0, p1, n_of, o, m, l, s);
+      return attn_segment<V, 8>(c, q, bt, kvh, nh, p0, p1, n_of, lo_of, o, m, l, s);
   }
 }
 
@@ -317,7 +327,22 @@ __attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float*
   }
 }
 
-inline int attn_num_segments(int32_t pos) { return pos / kAttnSeg + 1; }
+// The first position a token at pos attends to, and the segments it reads: from the one that
+// holds that position to the one that holds pos.
+inline int attn_lo(int32_t pos, int window) {
+  return window > 0 ? std::max(0, pos - window + 1) : 0;
+}
+inline int attn_first_segment(int32_t pos, int window) { return attn_lo(pos, window) / kAttnSeg; }
+inline int attn_num_segments(int32_t pos, int window) {
+  return pos / kAttnSeg + 1 - attn_first_segment(pos, window);
+}
+// lo_of for G vectors of one token: null when no key of segment p0 is outside its window.
+inline const int* attn_window_lo(int32_t pos, int window, int p0, int G, int* buf) {
+  const int lo = attn_lo(pos, window);
+  if (lo <= p0) return nullptr;
+  std::fill(buf, buf + G, lo);
+  return buf;
+}
 
 // Whole mode: one thread walks every segment of the unit's tokens. Each segment runs once
 // for all the unit's tokens that reach it (nt * g query vectors at most; on a token's last
@@ -340,13 +365,16 @@ void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
     const int nq = g * gr.nh;  // query vectors, kv head after kv head
     float *M = s.ml.data(), *L = M + nq, *m = L + nq, *l = m + nq;
     float* O = out(0);
-    for (int sg = 0; sg < attn_num_segments(pos); ++sg) {
+    int lo_buf[kAttnMaxGroup];
+    const int sg0 = attn_first_segment(pos, c.window);
+    for (int sg = sg0; sg <= pos / kAttnSeg; ++sg) {
       const int p0 = sg * kAttnSeg;
       const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
-      if (sg == 0) {
-        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, O, M, L, s);
+      const int* lo_of = attn_window_lo(pos, c.window, p0, g, lo_buf);
+      if (sg == sg0) {
+        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, lo_of, O, M, L, s);
       } else {
-        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, o, m, l, s);
+        attn_segment_g<V>(g, gr.nh, c, q, bt, kvh, p0, p1, nullptr, lo_of, o, m, l, s);
         attn_merge<V>(nq, hd, O, M, L, o, m, l);
       }
     }
@@ -354,27 +382,36 @@ void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
     return;
   }
   float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
-  int nseg = 0;
-  for (int i = 0; i < gr.nt; ++i) nseg = std::max(nseg, attn_num_segments(c.positions[gr.t + i]));
+  int sg_lo = INT32_MAX, sg_hi = 0;
+  for (int i = 0; i < gr.nt; ++i) {
+    sg_lo = std::min(sg_lo, attn_first_segment(c.positions[gr.t + i], c.window));
+    sg_hi = std::max(sg_hi, c.positions[gr.t + i] / kAttnSeg);
+  }
   float* qs = s.q.data();
-  int who[kAttnMaxGroup], n_of[kAttnMaxGroup];
-  for (int sg = 0; sg < nseg; ++sg) {
+  int who[kAttnMaxGroup], n_of[kAttnMaxGroup], lo_of[kAttnMaxGroup];
+  for (int sg = sg_lo; sg <= sg_hi; ++sg) {
     const int p0 = sg * kAttnSeg;
     int k = 0, p1 = p0;
+    bool masked = false;
     for (int i = 0; i < gr.nt; ++i) {
       const int32_t pos = c.positions[gr.t + i];
-      if (pos < p0) continue;
+      if (pos < p0 || attn_first_segment(pos, c.window) > sg) continue;
       const int last = std::min<int>(pos, p0 + kAttnSeg - 1);
+      const int lo = attn_lo(pos, c.window);
+      masked |= lo > p0;
       p1 = std::max(p1, last);
       std::copy_n(attn_query(c, gr.t + i, gr.h0), gh, qs + k * gh);
-      for (int h = 0; h < g; ++h) n_of[k * g + h] = last - p0 + 1;
+      for (int h = 0; h < g; ++h) {
+        n_of[k * g + h] = last - p0 + 1;
+        lo_of[k * g + h] = lo;
+      }
       who[k++] = i;
     }
     if (k == 0) continue;  // positions with a gap: no token of the unit reaches sg
-    attn_segment_g<V>(k * g, 1, c, qs, bt, kvh, p0, p1, n_of, o, m, l, s);
+    attn_segment_g<V>(k * g, 1, c, qs, bt, kvh, p0, p1, n_of, masked ? lo_of : nullptr, o, m, l, s);
     for (int j = 0; j < k; ++j) {
       const int i = who[j];
-      if (sg == 0) {
+      if (sg == attn_first_segment(c.positions[gr.t + i], c.window)) {
         std::copy_n(o + j * gh, gh, out(i));
         std::copy_n(m + j * g, g, M + i * g);
         std::copy_n(l + j * g, g, L + i * g);
@@ -415,12 +452,14 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
             batch.seq_of_token,
             batch.block_tables,
             batch.bt_stride,
-            scale};
+            scale,
+            batch.window};
 
   // Work decomposition: only changes who computes what, never the arithmetic per head.
   const int64_t want = 4 * static_cast<int64_t>(pool.size());
   int64_t total_segs = 0;
-  for (int64_t t = 0; t < n_tok; ++t) total_segs += attn_num_segments(batch.positions[t]);
+  const int window = batch.window;
+  for (int64_t t = 0; t < n_tok; ++t) total_segs += attn_num_segments(batch.positions[t], window);
   int nsub = (group + kAttnMaxGroup - 1) / kAttnMaxGroup;
   bool split = false;
   if (n_tok * n_kv * nsub < want) {
@@ -468,9 +507,10 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
   for (int64_t r0 = 0, r1; r0 < n_tok; r0 = r1) {
     r1 = run_end(r0);
     if (all_heads && r1 - r0 == 1) {
-      const int nseg = attn_num_segments(batch.positions[r0]);
+      const int nseg = attn_num_segments(batch.positions[r0], window);
       AttnGroup gr{r0, 0, group, nseg, 1, static_cast<int64_t>(plan.item_group.size())};
       gr.nh = n_kv;  // every kv head of the token
+      gr.seg0 = attn_first_segment(batch.positions[r0], window);
       gmax = std::max(gmax, gr.nq());
       if (split)
         for (int sg = 0; sg < gr.nseg; ++sg) plan.item_group.push_back(plan.groups.size());
@@ -480,11 +520,13 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
     for (int kvh = 0; kvh < n_kv; ++kvh) {
       for (int64_t t = r0; t < r1; t += tile) {
         const int nt = static_cast<int>(std::min<int64_t>(tile, r1 - t));
-        const int nseg = attn_num_segments(batch.positions[t + nt - 1]);
+        // Split mode has one-token units (tile 1): their segments, from the first one.
+        const int nseg = attn_num_segments(batch.positions[t + nt - 1], window);
         for (int sub = 0; sub < nsub; ++sub) {
           const int a = group * sub / nsub, b = group * (sub + 1) / nsub;
           AttnGroup gr{
               t, kvh * group + a, b - a, nseg, nt, static_cast<int64_t>(plan.item_group.size())};
+          gr.seg0 = attn_first_segment(batch.positions[t + nt - 1], window);
           gmax = std::max(gmax, gr.g);
           if (split)
             for (int sg = 0; sg < nseg; ++sg) plan.item_group.push_back(plan.groups.size());
@@ -517,12 +559,15 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
     AttnThreadScratch& s = attn_thread_scratch(hd, gmax);
     for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
       const AttnGroup& gr = groups[item_group[i]];
-      const int sg = static_cast<int>(i - gr.first_item);
+      const int sg = gr.seg0 + static_cast<int>(i - gr.first_item);
+      const int32_t pos = c.positions[gr.t];
       const int p0 = sg * kAttnSeg;
-      const int p1 = std::min<int>(c.positions[gr.t], p0 + kAttnSeg - 1);
+      const int p1 = std::min<int>(pos, p0 + kAttnSeg - 1);
       float* po = partials + i * pstride;
+      int lo_buf[kAttnMaxGroup];
       attn_segment_g<V>(gr.g, gr.nh, c, attn_query(c, gr.t, gr.h0), attn_block_table(c, gr.t),
-                        gr.h0 / c.group, p0, p1, nullptr, po, po + gr.nq() * hd,
+                        gr.h0 / c.group, p0, p1, nullptr,
+                        attn_window_lo(pos, c.window, p0, gr.g, lo_buf), po, po + gr.nq() * hd,
                         po + gr.nq() * hd + gr.nq(), s);
     }
   });

@@ -134,6 +134,9 @@ struct AttnBatch {
   const int32_t* seq_of_token = nullptr;
   const int32_t* block_tables = nullptr;
   int64_t bt_stride = 0;
+  // > 0: a sliding window, each token attends to its last `window` positions (keys p with
+  // pos - window < p <= pos, Hugging Face's and llama.cpp's rule); 0: to all of 0..pos.
+  int32_t window = 0;
 };
 void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                      const AttnBatch& batch, float scale, float* out, int64_t ldo,

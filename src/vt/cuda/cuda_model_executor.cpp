@@ -28,11 +28,30 @@ struct CudaModelExecutor::DevBatch {
   const int64_t* slots = nullptr;
 };
 
+namespace {
+// What the CUDA kernels do not implement, refused before any weight is uploaded.
+const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
+  const auto& c = m.config();
+  if (c.hidden_act != vllm::model::Activation::kSilu || c.sandwich_norms || c.scale_embeddings ||
+      c.query_pre_attn_scalar > 0 || c.rope_local_theta > 0)
+    throw std::runtime_error(c.source + ": " + c.architecture +
+                             " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention) "
+                             "is not implemented by the CUDA executor; run it on the CPU");
+  if (c.max_sliding_window() > 0)
+    throw std::runtime_error(
+        m.config().source +
+        ": sliding-window attention (config.json sliding_window) is not implemented by the CUDA "
+        "executor; run it on the CPU, or pass --disable-sliding-window to cap the context at the "
+        "window");
+  return m;
+}
+}  // namespace
+
 CudaModelExecutor::CudaModelExecutor(const vllm::model::CausalLM& m, CudaBackend& backend,
                                      CudaExecutorOptions opts)
     : backend_(backend),
       opts_(opts),
-      model_(m, backend, opts.reserve_bytes),
+      model_(supported_on_cuda(m), backend, opts.reserve_bytes),
       default_kv_(m.default_kv_dtype()),
       scratch_(std::make_unique<Scratch>()) {
   const int64_t len =

@@ -1,0 +1,159 @@
+// Gemma 3 (text): the Llama block with Gemma's extras. Per-head RMSNorm on q and k; a norm
+// after attention and after the MLP too ("sandwich" norms, four per layer); GeGLU with the
+// tanh GELU; embeddings times sqrt(hidden_size); attention scaled by query_pre_attn_scalar^-0.5;
+// sliding-window layers (five of every six by default) with their own rope base (10000) and
+// full-attention layers with rope_theta (1e6) and any rope scaling. Hugging Face stores the
+// RMSNorm weights as w - 1 (Gemma3RMSNorm computes x * (1 + w)); llama.cpp's converter adds the
+// 1 back, so GGUF norms are used as stored.
+#include <nlohmann/json.hpp>
+
+#include "model/causal_lm.h"
+#include "model/family.h"
+#include "model/gguf.h"
+#include "model/load_error.h"
+#include "tokenizer/json_number.h"
+
+namespace vllm::model {
+
+namespace {
+
+// The sliding-window layers: every layer but each pattern-th (Gemma 3's 6), as transformers'
+// sliding_window_pattern and llama.cpp's integer sliding_window_pattern both count.
+void set_layers(ModelConfig& c, int64_t window, int64_t pattern) {
+  c.sliding_window.assign(static_cast<size_t>(c.num_layers), static_cast<int32_t>(window));
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    if ((i + 1) % pattern == 0) c.sliding_window[static_cast<size_t>(i)] = 0;
+}
+
+void hf_config(ModelConfig& c, const nlohmann::json& j) {
+  using tok::json_float_or;
+  using tok::json_int_or;
+  for (const char* k : {"final_logit_softcapping", "attn_logit_softcapping"})
+    if (j.contains(k) && !j[k].is_null())
+      throw LoadError(c.source, std::string(k) + " = " + j[k].dump() +
+                                    ": logit soft-capping (Gemma 2) is not supported");
+  if (tok::json_bool_or(j, "use_bidirectional_attention", false))
+    throw LoadError(c.source, "use_bidirectional_attention: only causal Gemma 3 is supported");
+  c.query_pre_attn_scalar =
+      json_float_or(j, "query_pre_attn_scalar", 256, 0, static_cast<double>(limits::kMaxHidden));
+  c.rope_theta = json_float_or(j, "rope_theta", 1e6, 0, limits::kMaxRopeTheta);
+  c.rope_local_theta = json_float_or(j, "rope_local_base_freq", 1e4, 0, limits::kMaxRopeTheta);
+  c.scale_embeddings = true;
+  c.sandwich_norms = true;
+  c.norm_weight_offset = 1.0f;
+  if (!j.contains("hidden_activation") && !j.contains("hidden_act"))
+    c.hidden_act = Activation::kGeluTanh;
+  const int64_t window = json_int_or(j, "sliding_window", 4096, 1, limits::kMaxContext);
+  set_layers(c, window, json_int_or(j, "sliding_window_pattern", 6, 1, limits::kMaxLayers));
+  if (j.contains("layer_types") && j["layer_types"].is_array()) {
+    const auto& t = j["layer_types"];
+    if (static_cast<int64_t>(t.size()) != c.num_layers)
+      throw LoadError(c.source, "invalid config: layer_types must list one entry per layer (" +
+                                    std::to_string(c.num_layers) + ")");
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string kind = t[i].is_string() ? t[i].get<std::string>() : t[i].dump();
+      if (kind != "sliding_attention" && kind != "full_attention")
+        throw LoadError(c.source, "invalid config: layer_types[" + std::to_string(i) + "] = " +
+                                      kind + " (supported: full_attention, sliding_attention)");
+      c.sliding_window[i] = kind == "sliding_attention" ? static_cast<int32_t>(window) : 0;
+    }
+  }
+}
+
+// llama.cpp's gemma3 keys: <arch>.attention.sliding_window (none or 0: no window), with
+// <arch>.attention.sliding_window_pattern either a flag per layer or a period (default 6), and
+// <arch>.rope.freq_base_swa for those layers (default 10000, never scaled). llama.cpp fixes the
+// attention scale: 1/sqrt(hidden_size / heads) for the 27B model (62 layers), else
+// 1/sqrt(head_dim).
+void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  c.hidden_act = Activation::kGeluTanh;
+  c.scale_embeddings = true;
+  c.sandwich_norms = true;
+  c.query_pre_attn_scalar = c.num_layers == 62 ? static_cast<double>(c.hidden_size / c.num_heads)
+                                               : static_cast<double>(c.head_dim);
+  const int64_t window = g.get_int_or(p + "attention.sliding_window", 0);
+  if (window <= 0) return;
+  if (window > limits::kMaxContext)
+    throw LoadError(g.path(), p + "attention.sliding_window = " + std::to_string(window) +
+                                  " (must be at most " + std::to_string(limits::kMaxContext) + ")");
+  c.rope_local_theta = g.get_float_or(p + "rope.freq_base_swa", 1e4);
+  const std::string pat = p + "attention.sliding_window_pattern";
+  const GgufValue* v = g.find(pat);
+  if (v && v->kind == GgufValue::Kind::kIntArray) {
+    if (static_cast<int64_t>(v->ints.size()) != c.num_layers)
+      throw LoadError(g.path(), pat + " has " + std::to_string(v->ints.size()) + " entries for " +
+                                    std::to_string(c.num_layers) + " layers");
+    c.sliding_window.assign(static_cast<size_t>(c.num_layers), 0);
+    for (size_t i = 0; i < v->ints.size(); ++i)
+      if (v->ints[i] != 0) c.sliding_window[i] = static_cast<int32_t>(window);
+    return;
+  }
+  const int64_t period = g.get_int_or(pat, 6);  // 0: every layer
+  if (period < 0 || period > limits::kMaxLayers)
+    throw LoadError(g.path(), pat + " = " + std::to_string(period) + " (must be in [0, " +
+                                  std::to_string(limits::kMaxLayers) + "])");
+  set_layers(c, window, period == 0 ? c.num_layers + 1 : period);
+}
+
+std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
+                        int64_t n) {
+  std::vector<float> w = s.vector_f32(name, n);
+  for (float& x : w) x += c.norm_weight_offset;
+  return w;
+}
+
+// Hugging Face's names for the four norms, moved to the slots the shared loaders read:
+// pre_feedforward_layernorm is the MLP's input norm (Llama's post_attention_layernorm), and
+// Gemma's post_attention_layernorm (after attention) gets a name of its own, as llama.cpp's
+// post_attention_norm does.
+void hf_weights(WeightStore& s, const ModelConfig& c) {
+  auto rename = [&](const std::string& from, const std::string& to) {
+    if (!s.has(from)) return;
+    TensorRef t = s.take(from);
+    t.stored_name = from;
+    t.name = to;
+    s.add(std::move(t));
+  };
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    rename(p + "post_attention_layernorm.weight", p + "post_attention_norm.weight");
+    rename(p + "pre_feedforward_layernorm.weight", p + "post_attention_layernorm.weight");
+    rename(p + "post_feedforward_layernorm.weight", p + "post_ffw_norm.weight");
+  }
+}
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = "model.layers." + std::to_string(i) + ".";
+  const int64_t E = c.hidden_size, D = c.head_dim;
+  LayerWeights w = load_dense_layer(s, c, i);
+  w.attn.norm = norm(s, c, p + "input_layernorm.weight", E);
+  w.attn.q_norm = norm(s, c, p + "self_attn.q_norm.weight", D);
+  w.attn.k_norm = norm(s, c, p + "self_attn.k_norm.weight", D);
+  w.attn.post_norm = norm(s, c, p + "post_attention_norm.weight", E);
+  w.mlp.norm = norm(s, c, p + "post_attention_layernorm.weight", E);
+  w.mlp.post_norm = norm(s, c, p + "post_ffw_norm.weight", E);
+  return w;
+}
+
+}  // namespace
+
+const ModelFamily& gemma3_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Gemma3ForCausalLM"};
+    f.gguf_architecture = "gemma3";
+    f.qk_norm = true;
+    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
+                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+                            {"post_attention_norm.weight", "post_attention_norm.weight"},
+                            {"post_ffw_norm.weight", "post_ffw_norm.weight"}};
+    f.hf_config = hf_config;
+    f.gguf_config = gguf_config;
+    f.hf_weights = hf_weights;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace vllm::model

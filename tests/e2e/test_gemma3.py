@@ -1,0 +1,66 @@
+"""Gemma 3 and sliding-window attention through `vllm serve` and the official `openai` client:
+the tiny Gemma 3 GGUF (tools/make_gemma3_gguf.py, in VLLM_TINY_MODELS; a sliding-window layer
+of 8 positions beside a full one) continues each golden prompt with llama.cpp's greedy tokens
+(tests/golden/gemma3/greedy.json) from token-id prompts, alone and as concurrent requests
+(paged KV, decode graphs, batches of several sequences); and `--disable-sliding-window` caps
+the context at the window as vLLM does."""
+import concurrent.futures
+import json
+import os
+
+import openai
+import pytest
+
+from test_serve_flags import Serve, run_serve
+
+TINY = os.environ.get("VLLM_TINY_MODELS", os.path.expanduser("~/.cache/vllm-cpp/tiny-models"))
+MODEL = os.path.join(TINY, "gemma3.gguf")
+GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "golden", "gemma3", "greedy.json")
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    assert os.path.exists(MODEL), f"{MODEL} missing (scripts/test.sh makes it)"
+    s = Serve([MODEL, "--served-model-name", "gemma3"], log_name="gemma3")
+    yield s
+    s.stop()
+
+
+def near_tie_prefix(ours, steps):
+    """Steps of `ours` equal to llama.cpp's, up to a first difference that must be a near-tie
+    (llama.cpp's top-2 gap under 0.5)."""
+    for k, (a, s) in enumerate(zip(ours, steps)):
+        if a != s["id"]:
+            gap = s["top2_logits"][0] - s["top2_logits"][1]
+            assert gap < 0.5, f"step {k}: ours {a}, llama.cpp {s['id']} (gap {gap})"
+            return k
+    return len(steps)
+
+
+def complete(client, ids, n):
+    r = client.completions.create(model="gemma3", prompt=ids, max_tokens=n, temperature=0,
+                                  extra_body={"ignore_eos": True, "return_token_ids": True})
+    return r.choices[0].model_extra["token_ids"]
+
+
+def test_greedy_tokens_match_llama_cpp_alone_and_batched(gemma):
+    gold = json.load(open(GOLDEN))
+    client = openai.OpenAI(base_url=gemma.url + "/v1", api_key="none", max_retries=0)
+    agreed = total = 0
+    for p in gold["prompts"]:
+        ours = complete(client, p["prompt_ids"], len(p["steps"]))
+        agreed += near_tie_prefix(ours, p["steps"])
+        total += len(p["steps"])
+    assert agreed >= total * 3 // 4, f"{agreed}/{total} steps agree"
+    # The same prompts as concurrent requests give the same tokens as alone.
+    alone = [complete(client, p["prompt_ids"], 24) for p in gold["prompts"]]
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:
+        batched = list(ex.map(lambda p: complete(client, p["prompt_ids"], 24),
+                              gold["prompts"] * 2))
+    assert batched == alone * 2
+
+
+def test_disable_sliding_window_caps_the_context():
+    code, out = run_serve(MODEL, "--disable-sliding-window", "--max-model-len", "512")
+    assert code != 0 and "larger than the model's maximum length of 8" in out, out

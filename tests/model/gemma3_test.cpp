@@ -1,0 +1,91 @@
+// Gemma 3, added as one family file (src/model/models/gemma3.cpp). The tiny random model of
+// tools/make_tiny_models.py (gemma3: a sliding-window layer and a full one, query_pre_attn_scalar
+// 24, linear rope scaling on the full layer) is gated against transformers by
+// hf_reference_test.cpp; here its GGUF form (tools/make_gemma3_gguf.py, llama.cpp's converter
+// layout) against llama.cpp:
+//  - the GGUF reads back the same configuration (windows, rope bases, activation, norms);
+//  - greedy decoding equals llama.cpp's under the near-tie rule of DESIGN.md.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "model/causal_lm.h"
+#include "model/config.h"
+#include "model/family.h"
+#include "model/gguf.h"
+#include "model/static_batch.h"
+#include "test_paths.h"
+
+using namespace vllm::testing;
+using vllm::model::CausalLM;
+using vllm::model::StaticBatch;
+
+namespace {
+std::string gguf_path() { return tiny_models_dir() + "/gemma3.gguf"; }
+}  // namespace
+
+TEST(Gemma3, GgufReadsBackTheHfConfiguration) {
+  ASSERT_TRUE(std::filesystem::exists(gguf_path()))
+      << gguf_path() << " missing: run python3 tools/make_gemma3_gguf.py (scripts/test.sh does)";
+  EXPECT_EQ(vllm::model::family_for_hf("Gemma3ForCausalLM"),
+            vllm::model::family_for_gguf("gemma3"));
+  auto g = vllm::model::GgufFile::open(gguf_path());
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/gemma3");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_EQ(c->architecture, "Gemma3ForCausalLM");
+    EXPECT_EQ(c->sliding_window, (std::vector<int32_t>{8, 0}));
+    EXPECT_EQ(c->rope_local_theta, 1e4);
+    EXPECT_EQ(c->rope_theta, 1e6);
+    EXPECT_EQ(c->rope_scaling.type, "linear");
+    EXPECT_EQ(c->rope_scaling.factor, 4.0);
+    EXPECT_EQ(c->hidden_act, vllm::model::Activation::kGeluTanh);
+    EXPECT_TRUE(c->scale_embeddings);
+    EXPECT_TRUE(c->sandwich_norms);
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
+  }
+  // Hugging Face stores the norms as w - 1; llama.cpp's converter added the 1.
+  EXPECT_EQ(hc.norm_weight_offset, 1.0f);
+  EXPECT_EQ(gc.norm_weight_offset, 0.0f);
+  // llama.cpp fixes the attention scale at 1/sqrt(head_dim) (but for the 27B model);
+  // transformers reads query_pre_attn_scalar.
+  EXPECT_EQ(gc.query_pre_attn_scalar, 16);
+  EXPECT_EQ(hc.query_pre_attn_scalar, 24);
+}
+
+TEST(Gemma3, GgufGreedyMatchesLlamaCpp) {
+  const auto gold = read_json_file(golden_dir() + "/gemma3/greedy.json");
+  auto m = CausalLM::load(gguf_path());
+  const int64_t V = m->config().vocab_size;
+  int total_agreed = 0, total_steps = 0, near_ties = 0;
+  ASSERT_GE(gold["prompts"].size(), 3u);
+  for (const auto& p : gold["prompts"]) {
+    const auto ids = p["prompt_ids"].get<std::vector<int32_t>>();
+    const auto& steps = p["steps"];
+    StaticBatch sb(*m, 1, static_cast<int64_t>(ids.size() + steps.size()) + 1, 16, vt::DType::F32);
+    const std::vector<float>* logits = &sb.prefill({ids});
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const float* l = logits->data();
+      const int32_t ours = static_cast<int32_t>(std::max_element(l, l + V) - l);
+      const int32_t ref = steps[s]["id"].get<int32_t>();
+      const auto top2 = steps[s]["top2_logits"].get<std::vector<double>>();
+      if (ours != ref) {
+        EXPECT_LT(top2[0] - top2[1], 0.5)
+            << p["name"].get<std::string>() << " step " << s << ": ours " << ours << ", llama.cpp "
+            << ref << " (not a near-tie)";
+        ++near_ties;
+        break;
+      }
+      EXPECT_NEAR(l[ours], top2[0], 0.05) << p["name"].get<std::string>() << " step " << s;
+      ++total_agreed;
+      if (s + 1 < steps.size()) logits = &sb.decode({ours});
+    }
+    total_steps += static_cast<int>(steps.size());
+  }
+  std::printf("gemma3 llama.cpp gate: %d/%d steps agree, %d near-tie stops\n", total_agreed,
+              total_steps, near_ties);
+  EXPECT_GE(total_agreed, total_steps * 3 / 4);
+}

@@ -1,0 +1,113 @@
+// Sliding-window attention from config.json: which layers get a window under each family's
+// Hugging Face rule, the errors for a malformed layer_types, and --disable-sliding-window
+// (full attention, the context capped at the window). The numerics are gated against
+// transformers by hf_reference_test.cpp on the tiny Mistral (window 16, prompts to 80
+// positions).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model/causal_lm.h"
+#include "model/config.h"
+#include "model/load_error.h"
+#include "model/static_batch.h"
+#include "test_paths.h"
+
+namespace vllm::testing {
+namespace {
+
+using model::config_from_hf_json;
+using model::ModelConfig;
+using nlohmann::json;
+
+json base(const std::string& arch) {
+  return {{"architectures", {arch}}, {"vocab_size", 64},         {"hidden_size", 32},
+          {"num_hidden_layers", 4},  {"num_attention_heads", 4}, {"intermediate_size", 64}};
+}
+
+ModelConfig parse(const json& j) { return config_from_hf_json(j.dump(), "config.json"); }
+
+TEST(SlidingWindowConfig, MistralPutsTheWindowOnEveryLayer) {
+  json j = base("MistralForCausalLM");
+  j["sliding_window"] = 4096;
+  EXPECT_EQ(parse(j).sliding_window, std::vector<int32_t>(4, 4096));
+  j["sliding_window"] = nullptr;  // Mistral v0.2 / v0.3
+  EXPECT_TRUE(parse(j).sliding_window.empty());
+  j.erase("sliding_window");  // MistralConfig's default
+  EXPECT_EQ(parse(j).sliding_window, std::vector<int32_t>(4, 4096));
+  j["sliding_window"] = 128;
+  j["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{128, 0, 128, 0}));
+  EXPECT_EQ(parse(j).max_sliding_window(), 128);
+}
+
+TEST(SlidingWindowConfig, LlamaHasNoneUnlessTheConfigSetsOne) {
+  json j = base("LlamaForCausalLM");
+  EXPECT_TRUE(parse(j).sliding_window.empty());
+  j["sliding_window"] = 64;  // vLLM applies a config's window to every layer
+  EXPECT_EQ(parse(j).sliding_window, std::vector<int32_t>(4, 64));
+}
+
+TEST(SlidingWindowConfig, QwenNeedsUseSlidingWindowAndStartsAtMaxWindowLayers) {
+  for (const char* arch : {"Qwen2ForCausalLM", "Qwen3ForCausalLM"}) {
+    SCOPED_TRACE(arch);
+    json j = base(arch);
+    j["sliding_window"] = 32768;  // as Qwen2.5 ships it, with use_sliding_window false
+    j["max_window_layers"] = 2;
+    EXPECT_TRUE(parse(j).sliding_window.empty());
+    j["use_sliding_window"] = true;
+    EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{0, 0, 32768, 32768}));
+    j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "full_attention"};
+    EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{0, 32768, 0, 0}));
+  }
+}
+
+TEST(SlidingWindowConfig, BadLayerTypesAndWindowsAreNamed) {
+  json j = base("MistralForCausalLM");
+  j["layer_types"] = {"sliding_attention"};
+  auto message = [&] {
+    try {
+      parse(j);
+    } catch (const model::LoadError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  EXPECT_NE(message().find("layer_types must list one entry per layer (4)"), std::string::npos)
+      << message();
+  j["layer_types"] = {"sliding_attention", "chunked_attention", "full_attention", "full_attention"};
+  EXPECT_NE(message().find("layer_types[1] = chunked_attention"), std::string::npos) << message();
+  j.erase("layer_types");
+  j["sliding_window"] = -5;
+  EXPECT_NE(message().find("sliding_window"), std::string::npos) << message();
+}
+
+// --disable-sliding-window: vLLM's rule, full attention with the context capped at the window.
+// Inside the window the logits are transformers' (the golden's first prompt has 7 positions).
+TEST(SlidingWindowModel, DisablingItCapsTheContextAndKeepsTheLogitsInsideTheWindow) {
+  const std::string dir = tiny_models_dir() + "/mistral";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/config.json"))
+      << dir << " missing: run python3 tools/make_tiny_models.py --out " << tiny_models_dir();
+  auto windowed = model::CausalLM::load(dir);
+  EXPECT_EQ(windowed->config().sliding_window, std::vector<int32_t>(2, 16));
+  EXPECT_EQ(windowed->config().max_position_embeddings, 512);
+  model::LoadOptions o;
+  o.disable_sliding_window = true;
+  auto full = model::CausalLM::load(dir, vt::ThreadPool::global(), o);
+  EXPECT_TRUE(full->config().sliding_window.empty());
+  EXPECT_EQ(full->config().max_position_embeddings, 16);
+  const auto index = read_json_file(golden_dir() + "/hf/mistral/index.json");
+  const auto ids = index["prompts"][0]["prompt_ids"].get<std::vector<int32_t>>();
+  const int64_t V = full->config().vocab_size, n = static_cast<int64_t>(ids.size());
+  std::vector<float> gold(static_cast<size_t>(n * V));
+  std::ifstream(golden_dir() + "/hf/mistral/prompt0.logits.f32", std::ios::binary)
+      .read(reinterpret_cast<char*>(gold.data()), static_cast<std::streamsize>(gold.size() * 4));
+  model::StaticBatch sb(*full, 1, 16, 16, vt::DType::F32);
+  const std::vector<float> logits = sb.prefill_all(0, ids);
+  ASSERT_EQ(logits.size(), gold.size());
+  for (size_t i = 0; i < gold.size(); ++i) ASSERT_NEAR(logits[i], gold[i], 1e-4) << i;
+}
+
+}  // namespace
+}  // namespace vllm::testing

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The tiny Gemma 3 of tools/make_tiny_models.py (a Hugging Face folder) as the GGUF llama.cpp's
+converter writes, and llama.cpp's greedy goldens for it.
+
+  python3 tools/make_gemma3_gguf.py --hf TINY/gemma3 --out TINY/gemma3.gguf [--goldens]
+
+The GGUF: architecture `gemma3`; RMSNorm weights with Gemma's 1 added back (Hugging Face stores
+w - 1); pre_feedforward_layernorm -> ffn_norm, post_attention_layernorm -> post_attention_norm,
+post_feedforward_layernorm -> post_ffw_norm; q/k rows as stored (Gemma's RoPE is NEOX in
+llama.cpp); sliding window and its per-layer pattern (a flag per layer), the local rope base,
+linear rope scaling; a 2048-token byte-level vocabulary (llama.cpp needs one to load; the tests
+feed ids). Deterministic; needs numpy and `gguf`. Without --goldens it checks the file against
+the sha256 in tests/golden/gemma3/greedy.json, so CI regenerates exactly what llama.cpp ran on.
+--goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy steps per prompt
+with the top-2 logits.
+"""
+import argparse
+import hashlib
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden", "gemma3", "greedy.json")
+N_STEPS = 24
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        assert info["dtype"] == "F32", (name, info["dtype"])
+        a, b = info["data_offsets"]
+        out[name] = np.frombuffer(data[a:b], dtype="<f4").reshape(info["shape"])
+    return out
+
+
+def byte_chars():
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + \
+        list(range(0xAE, 0xFF + 1))
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
+def vocab(n):
+    bc = byte_chars()
+    tokens = ["<pad>", "<eos>", "<bos>"] + [bc[b] for b in range(256)]
+    types = [3, 3, 3] + [1] * 256
+    merges = []
+    for a, b in [("Ġ", "t"), ("h", "e"), ("i", "n"), ("e", "r"), ("a", "n"), ("Ġ", "a")]:
+        merges.append(f"{a} {b}")
+        tokens.append(a + b)
+        types.append(1)
+    while len(tokens) < n:
+        tokens.append(f"<unused{len(tokens)}>")
+        types.append(3)
+    return tokens, types, merges
+
+
+def write_gguf(hf, out):
+    import gguf
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    t = read_safetensors(os.path.join(hf, "model.safetensors"))
+    L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
+    one = np.float32(1.0)
+    g = gguf.GGUFWriter(out, "gemma3")
+    g.add_name("tiny-gemma3")
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_block_count(L)
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_head_count(cfg["num_attention_heads"])
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g.add_key_length(cfg["head_dim"])
+    g.add_value_length(cfg["head_dim"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_float32("gemma3.rope.freq_base_swa", cfg["rope_local_base_freq"])
+    g.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+    g.add_rope_scaling_factor(cfg["rope_scaling"]["factor"])
+    g.add_sliding_window(cfg["sliding_window"])
+    n = cfg["sliding_window_pattern"]
+    g.add_array("gemma3.attention.sliding_window_pattern", [bool((i + 1) % n) for i in range(L)])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    g.add_tokenizer_model("gpt2")
+    g.add_tokenizer_pre("default")
+    g.add_token_list(tokens)
+    g.add_token_types(types)
+    g.add_token_merges(merges)
+    g.add_bos_token_id(cfg["bos_token_id"])
+    g.add_eos_token_id(cfg["eos_token_id"])
+    g.add_pad_token_id(cfg["pad_token_id"])
+    g.add_add_bos_token(False)
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"] + one)
+    if not cfg["tie_word_embeddings"]:
+        g.add_tensor("output.weight", t["lm_head.weight"])
+    names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
+             "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
+             "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
+             "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+             "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    for i in range(L):
+        for hf_name, gg in names.items():
+            w = t[f"model.layers.{i}.{hf_name}.weight"]
+            if "norm" in hf_name:
+                w = w + one
+            g.add_tensor(f"blk.{i}.{gg}.weight", np.ascontiguousarray(w))
+    g.write_header_to_file()
+    g.write_kv_data_to_file()
+    g.write_tensors_to_file()
+    g.close()
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def write_goldens(gguf_path, hf):
+    import llama_cpp
+    idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", "gemma3",
+                                      "index.json")))
+    V = idx["vocab_size"]
+    llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=512, n_batch=512, n_ubatch=512,
+                          n_threads=2, n_threads_batch=2, seed=0, verbose=False)
+    assert llm.n_vocab() == V
+    entries = []
+    for k, p in enumerate(idx["prompts"]):
+        ids = p["prompt_ids"]
+        llm.reset()
+        llm.eval(ids)
+        steps = []
+        for _ in range(N_STEPS):
+            ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+            row = np.ctypeslib.as_array(ptr, shape=(V,)).copy()
+            top = np.argsort(-row, kind="stable")[:2]
+            steps.append({"id": int(top[0]), "top2_ids": [int(top[0]), int(top[1])],
+                          "top2_logits": [float(row[top[0]]), float(row[top[1]])]})
+            llm.eval([int(top[0])])
+        gaps = [s["top2_logits"][0] - s["top2_logits"][1] for s in steps]
+        agree = sum(1 for a, b in zip(steps, p["greedy_ids"]) if a["id"] == b)
+        print(f"prompt{k}: {len(ids)} ids, min gap {min(gaps):.4f}, "
+              f"{agree}/{N_STEPS} steps equal to transformers' greedy")
+        entries.append({"name": f"prompt{k}", "prompt_ids": ids, "steps": steps})
+    golden = {"model_file": "gemma3.gguf", "gguf_sha256": sha256(gguf_path),
+              "reference": {"llama_cpp_python": llama_cpp.__version__, "n_threads": 2,
+                            "n_ctx": 512, "n_batch": 512},
+              "n_steps": N_STEPS,
+              "command": "python3 tools/make_tiny_models.py --out DIR && "
+                         "python3 tools/make_gemma3_gguf.py --hf DIR/gemma3 "
+                         "--out DIR/gemma3.gguf --goldens",
+              "prompts": entries}
+    with open(GOLDEN, "w") as f:
+        json.dump(golden, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hf", required=True, help="the tiny gemma3 folder (make_tiny_models.py)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--goldens", action="store_true", help="run llama.cpp, write greedy.json")
+    a = ap.parse_args()
+    write_gguf(a.hf, a.out)
+    if a.goldens:
+        write_goldens(a.out, a.hf)
+    elif os.path.exists(GOLDEN):
+        want = json.load(open(GOLDEN))["gguf_sha256"]
+        if sha256(a.out) != want:
+            sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
+    print(a.out)
+
+
+if __name__ == "__main__":
+    main()
