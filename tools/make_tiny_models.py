@@ -252,6 +252,31 @@ def gemma3_config():
     }
 
 
+def gemma3_mm(cfg, tensors):
+    """The tiny Gemma 3 as a Gemma3ForConditionalGeneration checkpoint (how the 4B-27B models
+    ship): the text fields under text_config with those equal to transformers' defaults left
+    out, the weights under language_model.*, and a vision tensor the text model never reads."""
+    defaults = {"hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": 1e-6,
+                "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+                "final_logit_softcapping": None, "attn_logit_softcapping": None}
+    text = {k: v for k, v in cfg.items()
+            if k not in defaults and k not in ("architectures", "bos_token_id", "eos_token_id",
+                                               "pad_token_id", "torch_dtype",
+                                               "transformers_version", "tie_word_embeddings")}
+    text["model_type"] = "gemma3_text"
+    mm = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+          "bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0,
+          "tie_word_embeddings": cfg["tie_word_embeddings"], "image_token_index": 262144,
+          "mm_tokens_per_image": 256, "text_config": text,
+          "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 16},
+          "torch_dtype": "float32", "transformers_version": "4.51.0"}
+    out = [("language_model." + n if n.startswith("lm_head") else
+            "language_model.model." + n[len("model."):], a) for n, a in tensors]
+    out.append(("vision_tower.vision_model.embeddings.patch_embedding.weight",
+                normalish("gemma3_mm", "vision", (16, 3, 2, 2), STD_PROJ)))
+    return mm, out
+
+
 def qwen2_config():
     return dict(COMMON, **{
         "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
@@ -375,7 +400,10 @@ def main():
                     None)
     if "gemma3" in want:
         c = gemma3_config()
-        write_model("gemma3", c, decoder("gemma3", c, dense("gemma3", c)), "F32", args.out, None)
+        t = decoder("gemma3", c, dense("gemma3", c))
+        write_model("gemma3", c, t, "F32", args.out, None)
+        mm, t_mm = gemma3_mm(c, t)
+        write_model("gemma3_mm", mm, t_mm, "F32", args.out, None)
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

@@ -323,8 +323,12 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
                                 const std::string& generation_source) {
   ModelConfig c;
   c.source = source;
-  const json j = parse_json(config_json, source);
+  json j = parse_json(config_json, source);
   try {
+    if (j.is_object() && j.contains("architectures") && j["architectures"].is_array() &&
+        !j["architectures"].empty() && j["architectures"][0].is_string())
+      if (const ModelFamily* f = family_for_hf(j["architectures"][0].get<std::string>()))
+        if (f->hf_config_json) j = f->hf_config_json(j);
     read_hf_fields(c, j);
   } catch (const tok::JsonFieldError& e) {
     throw LoadError(c.source, std::string("invalid config: ") + e.what());

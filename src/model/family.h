@@ -40,6 +40,9 @@ struct ModelFamily {
   // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.
   std::vector<std::pair<std::string, std::string>> gguf_layer_tensors;
 
+  // Rewrites config.json before the shared fields are read (nullptr: none): Gemma 3's
+  // multimodal checkpoints keep the text model's fields, defaults omitted, under text_config.
+  nlohmann::json (*hf_config_json)(const nlohmann::json& config) = nullptr;
   // Config quirks after the shared fields are read (nullptr: none).
   void (*hf_config)(ModelConfig& c, const nlohmann::json& config) = nullptr;
   // GGUF metadata keys of the family ("<arch>." prefix in `p`) after the shared ones.

@@ -89,3 +89,29 @@ TEST(Gemma3, GgufGreedyMatchesLlamaCpp) {
               total_steps, near_ties);
   EXPECT_GE(total_agreed, total_steps * 3 / 4);
 }
+
+// Gemma3ForConditionalGeneration (the 4B-27B checkpoints): text_config with transformers'
+// defaults filled in, weights under language_model.*, the vision tower left unread. Its text
+// model gives the logits of the same weights as a Gemma3ForCausalLM folder (gated against
+// transformers), bit for bit.
+TEST(Gemma3, MultimodalCheckpointServesItsTextModel) {
+  const std::string mm_dir = tiny_models_dir() + "/gemma3_mm";
+  ASSERT_TRUE(std::filesystem::exists(mm_dir + "/config.json"))
+      << mm_dir << " missing: run python3 tools/make_tiny_models.py --out " << tiny_models_dir();
+  auto mm = CausalLM::load(mm_dir);
+  auto text = CausalLM::load(tiny_models_dir() + "/gemma3");
+  const auto& c = mm->config();
+  EXPECT_EQ(c.architecture, "Gemma3ForConditionalGeneration");
+  EXPECT_EQ(c.hidden_size, 80);
+  EXPECT_EQ(c.rms_norm_eps, 1e-6);     // a default: not in text_config
+  EXPECT_EQ(c.rope_local_theta, 1e4);  // a default
+  EXPECT_EQ(c.rope_theta, 1e6);        // a default
+  EXPECT_EQ(c.query_pre_attn_scalar, 24);
+  EXPECT_EQ(c.hidden_act, vllm::model::Activation::kGeluTanh);
+  EXPECT_EQ(c.sliding_window, (std::vector<int32_t>{8, 0}));
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{1, 106}));  // the top level's
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 30; ++i) ids.push_back((i * 37 + 11) % 2048);
+  StaticBatch a(*mm, 1, 64, 16, vt::DType::F32), b(*text, 1, 64, 16, vt::DType::F32);
+  EXPECT_EQ(a.prefill_all(0, ids), b.prefill_all(0, ids));
+}

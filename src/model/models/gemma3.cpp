@@ -5,6 +5,7 @@
 // full-attention layers with rope_theta (1e6) and any rope scaling. Hugging Face stores the
 // RMSNorm weights as w - 1 (Gemma3RMSNorm computes x * (1 + w)); llama.cpp's converter adds the
 // 1 back, so GGUF norms are used as stored.
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -16,6 +17,31 @@
 namespace vllm::model {
 
 namespace {
+
+// Gemma3TextConfig's defaults (transformers), for the fields a config.json may leave out: the
+// multimodal checkpoints (Gemma 3 4B-27B) write only what differs under text_config.
+const char* const kTextDefaults = R"({
+  "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+  "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+  "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072,
+  "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+  "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+  "tie_word_embeddings": true, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0})";
+
+// config.json with every text-model field present: Gemma3ForCausalLM's own fields, or
+// Gemma3ForConditionalGeneration's text_config (its vision_config is not read: only text is
+// served), over transformers' defaults. The top level's token ids win (the multimodal
+// checkpoints list <end_of_turn> among their EOS ids there).
+nlohmann::json hf_config_json(const nlohmann::json& j) {
+  nlohmann::json out = nlohmann::json::parse(kTextDefaults);
+  const bool multimodal = j.contains("text_config") && j["text_config"].is_object();
+  if (multimodal) out.update(j["text_config"]);
+  for (const auto& [k, v] : j.items())
+    if (!multimodal || k == "architectures" || k == "bos_token_id" || k == "eos_token_id" ||
+        k == "pad_token_id" || k == "tie_word_embeddings")
+      out[k] = v;
+  return out;
+}
 
 // The sliding-window layers: every layer but each pattern-th (Gemma 3's 6), as transformers'
 // sliding_window_pattern and llama.cpp's integer sliding_window_pattern both count.
@@ -110,10 +136,20 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
   auto rename = [&](const std::string& from, const std::string& to) {
     if (!s.has(from)) return;
     TensorRef t = s.take(from);
-    t.stored_name = from;
+    if (t.stored_name.empty()) t.stored_name = from;
     t.name = to;
     s.add(std::move(t));
   };
+  // Gemma3ForConditionalGeneration: the text model under language_model (transformers 4.50's
+  // names) or model.language_model (later ones); the vision tower is left unread.
+  std::vector<std::pair<std::string, std::string>> moves;
+  for (const auto& [name, t] : s.all())
+    for (const auto& [from, to] :
+         {std::pair<const char*, const char*>{"language_model.model.", "model."},
+          {"model.language_model.", "model."},
+          {"language_model.lm_head.", "lm_head."}})
+      if (name.rfind(from, 0) == 0) moves.emplace_back(name, to + name.substr(strlen(from)));
+  for (const auto& [from, to] : moves) rename(from, to);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     rename(p + "post_attention_layernorm.weight", p + "post_attention_norm.weight");
@@ -140,13 +176,14 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
 const ModelFamily& gemma3_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
-    f.hf_architectures = {"Gemma3ForCausalLM"};
+    f.hf_architectures = {"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"};
     f.gguf_architecture = "gemma3";
     f.qk_norm = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
                             {"attn_k_norm.weight", "self_attn.k_norm.weight"},
                             {"post_attention_norm.weight", "post_attention_norm.weight"},
                             {"post_ffw_norm.weight", "post_ffw_norm.weight"}};
+    f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;
