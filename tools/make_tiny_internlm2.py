@@ -170,6 +170,23 @@ def prompts():
     return out
 
 
+def llamacpp_greedy(llm, ids, n_vocab, n_steps):
+    """llama.cpp's greedy continuation of ids (llama-cpp-python's Llama): per step the chosen
+    id and the two best ids and logits."""
+    import llama_cpp
+    llm.reset()
+    llm.eval(ids)
+    steps = []
+    for _ in range(n_steps):
+        ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+        row = np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy()
+        top = np.argsort(-row, kind="stable")[:2]
+        steps.append({"id": int(top[0]), "top2_ids": [int(top[0]), int(top[1])],
+                      "top2_logits": [float(row[top[0]]), float(row[top[1]])]})
+        llm.eval([int(top[0])])
+    return steps
+
+
 def write_goldens(gguf_path, path):
     import llama_cpp
     llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=CTX, n_batch=CTX, n_ubatch=CTX,
@@ -177,16 +194,7 @@ def write_goldens(gguf_path, path):
     assert llm.n_vocab() == V
     entries = []
     for name, ids in prompts():
-        llm.reset()
-        llm.eval(ids)
-        steps = []
-        for _ in range(N_STEPS):
-            ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-            row = np.ctypeslib.as_array(ptr, shape=(V,)).copy()
-            top = np.argsort(-row, kind="stable")[:2]
-            steps.append({"id": int(top[0]), "top2_ids": [int(top[0]), int(top[1])],
-                          "top2_logits": [float(row[top[0]]), float(row[top[1]])]})
-            llm.eval([int(top[0])])
+        steps = llamacpp_greedy(llm, ids, V, N_STEPS)
         gaps = [s["top2_logits"][0] - s["top2_logits"][1] for s in steps]
         print(f"{name}: {len(ids)} ids, min gap {min(gaps):.4f}")
         entries.append({"name": name, "prompt_ids": ids, "steps": steps})

@@ -18,7 +18,8 @@ only, so the bytes cannot depend on the machine. The sum of four uniforms
 Models (each a folder under --out): qwen3 (BF16, tied), qwen3_moe (F32, 2 shards,
 layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32,
 q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
-no tokenizer). See MODELS below for the exact shapes.
+no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
+block with soft-capping, no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -144,8 +145,8 @@ def decoder(model, cfg, layer_mlp):
     E, V = cfg["hidden_size"], cfg["vocab_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
-    gemma = cfg["model_type"] == "gemma3_text"
-    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe") or gemma
+    gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text")
     qkv_bias = cfg["model_type"] == "qwen2"
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
@@ -249,6 +250,24 @@ def gemma3_config():
         "rope_theta": 1000000.0, "sliding_window": 8, "sliding_window_pattern": 2,
         "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": "4.51.0",
         "use_cache": True, "vocab_size": 2048,
+    }
+
+
+def gemma2_config():
+    # Gemma 2's block, small: layer 0 sliding (window 8), layer 1 full, one rope base, attention
+    # scores and logits soft-capped at 5 and 10 (Gemma 2 uses 50 and 30; smaller caps make the
+    # tanh bend at these tiny scales), query_pre_attn_scalar 24, no q/k norms. Untied.
+    return {
+        "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+        "attention_bias": False, "attention_dropout": 0.0, "attn_logit_softcapping": 5.0,
+        "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
+        "final_logit_softcapping": 10.0, "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": 80, "initializer_range": 0.02, "intermediate_size": 128,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "query_pre_attn_scalar": 24, "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0, "sliding_window": 8, "tie_word_embeddings": False,
+        "torch_dtype": "float32", "transformers_version": "4.51.0", "use_cache": True,
+        "vocab_size": 2048,
     }
 
 
@@ -373,12 +392,12 @@ def main():
     ap.add_argument("--tokenizer-dir",
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
-    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3",
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
     tok = args.tokenizer_dir
-    if any(m not in ("llama", "mistral", "gemma3") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+    if any(m not in ("llama", "mistral", "gemma3", "gemma2") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
         sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
 
     def dense(model, cfg):
@@ -404,6 +423,9 @@ def main():
         write_model("gemma3", c, t, "F32", args.out, None)
         mm, t_mm = gemma3_mm(c, t)
         write_model("gemma3_mm", mm, t_mm, "F32", args.out, None)
+    if "gemma2" in want:
+        c = gemma2_config()
+        write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

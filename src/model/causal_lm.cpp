@@ -273,10 +273,13 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
       mlp_block(c, lw.mlp, n, ws_, *pool_, ex);
   }
   if (n_logits == 0) return;
+  const float cap = static_cast<float>(c.final_logit_softcap);
   ex.op([=] {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
     vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
+    if (cap > 0)  // Gemma 2's final soft-capping
+      for (int64_t i = 0; i < n_logits * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
   });
 }
 

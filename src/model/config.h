@@ -78,6 +78,10 @@ struct ModelConfig {
   double rope_local_theta = 0;       // rope base of the sliding-window layers (0: rope_theta)
   float norm_weight_offset = 0;      // RMSNorm weights stored as w - 1 (HF Gemma): added back
   bool sandwich_norms = false;       // a norm after attention and after the MLP too (Gemma)
+  // Gemma 2's soft-capping, cap * tanh(x / cap), of the attention scores and of the logits
+  // (0: none).
+  double attn_logit_softcap = 0;
+  double final_logit_softcap = 0;
   // Per layer: > 0 a sliding window of that many positions (a token attends to keys
   // pos - w < p <= pos), 0 full attention. Empty: every layer attends to its whole context.
   std::vector<int32_t> sliding_window;

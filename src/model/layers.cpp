@@ -98,6 +98,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.block_tables = b.block_tables;
   ab.bt_stride = b.bt_stride;
   ab.window = w.sliding_window;
+  ab.softcap = static_cast<float>(c.attn_logit_softcap);
   const float scale =
       1.0f /
       std::sqrt(static_cast<float>(c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D));

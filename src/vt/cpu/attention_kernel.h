@@ -54,7 +54,8 @@ struct AttnCtx {
   const int32_t* bt;
   int64_t bt_stride;
   float scale;
-  int window;  // AttnBatch::window
+  int window;     // AttnBatch::window
+  float softcap;  // AttnBatch::softcap
 };
 
 // One work unit: heads [h0, h0 + g) of tokens t .. t + nt - 1 (consecutive tokens of one
@@ -194,6 +195,13 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   int ng[G];
   int nmin = n;
   for (int g = 0; g < G; ++g) nmin = std::min(nmin, ng[g] = n_of ? n_of[g] : n);
+  // Soft-capping, score by score (one scalar algorithm on every ISA: the same bits).
+  if (c.softcap > 0)
+    for (int h = 0; h < nh; ++h)
+      for (int g = 0; g < G; ++g) {
+        float* sg = sc + (h * G + g) * kAttnSeg;
+        for (int j = 0; j < ng[g]; ++j) sg[j] = c.softcap * std::tanh(sg[j] / c.softcap);
+      }
 
   // Softmax numerators per head.
   for (int h = 0; h < nh; ++h)
@@ -453,7 +461,8 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
             batch.block_tables,
             batch.bt_stride,
             scale,
-            batch.window};
+            batch.window,
+            batch.softcap};
 
   // Work decomposition: only changes who computes what, never the arithmetic per head.
   const int64_t want = 4 * static_cast<int64_t>(pool.size());

@@ -137,6 +137,8 @@ struct AttnBatch {
   // > 0: a sliding window, each token attends to its last `window` positions (keys p with
   // pos - window < p <= pos, Hugging Face's and llama.cpp's rule); 0: to all of 0..pos.
   int32_t window = 0;
+  // > 0: scores soft-capped to softcap * tanh(score / softcap) before the softmax (Gemma 2).
+  float softcap = 0;
 };
 void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                      const AttnBatch& batch, float scale, float* out, int64_t ldo,

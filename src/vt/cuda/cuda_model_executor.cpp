@@ -33,7 +33,8 @@ namespace {
 const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
   const auto& c = m.config();
   if (c.hidden_act != vllm::model::Activation::kSilu || c.sandwich_norms || c.scale_embeddings ||
-      c.query_pre_attn_scalar > 0 || c.rope_local_theta > 0)
+      c.query_pre_attn_scalar > 0 || c.rope_local_theta > 0 || c.attn_logit_softcap > 0 ||
+      c.final_logit_softcap > 0)
     throw std::runtime_error(c.source + ": " + c.architecture +
                              " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention) "
                              "is not implemented by the CUDA executor; run it on the CPU");

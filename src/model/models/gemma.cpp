@@ -1,10 +1,12 @@
-// Gemma 3 (text): the Llama block with Gemma's extras. Per-head RMSNorm on q and k; a norm
-// after attention and after the MLP too ("sandwich" norms, four per layer); GeGLU with the
-// tanh GELU; embeddings times sqrt(hidden_size); attention scaled by query_pre_attn_scalar^-0.5;
-// sliding-window layers (five of every six by default) with their own rope base (10000) and
-// full-attention layers with rope_theta (1e6) and any rope scaling. Hugging Face stores the
-// RMSNorm weights as w - 1 (Gemma3RMSNorm computes x * (1 + w)); llama.cpp's converter adds the
-// 1 back, so GGUF norms are used as stored.
+// Gemma 2 and Gemma 3 (text): the Llama block with Gemma's extras. A norm after attention and
+// after the MLP too ("sandwich" norms, four per layer); GeGLU with the tanh GELU; embeddings
+// times sqrt(hidden_size); attention scaled by query_pre_attn_scalar^-0.5; sliding-window
+// layers. Gemma 2: every other layer sliding (window 4096), one rope base, attention scores and
+// logits soft-capped (cap * tanh(x / cap)). Gemma 3: per-head RMSNorm on q and k, five layers
+// of every six sliding with their own rope base (10000), the full ones with rope_theta (1e6)
+// and any rope scaling, no soft-capping. Hugging Face stores the RMSNorm weights as w - 1
+// (x * (1 + w)); llama.cpp's converter adds the 1 back, so GGUF norms are used as stored.
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -18,9 +20,17 @@ namespace vllm::model {
 
 namespace {
 
-// Gemma3TextConfig's defaults (transformers), for the fields a config.json may leave out: the
-// multimodal checkpoints (Gemma 3 4B-27B) write only what differs under text_config.
-const char* const kTextDefaults = R"({
+// Gemma2Config's and Gemma3TextConfig's defaults (transformers), for the fields a config.json
+// may leave out: the multimodal checkpoints (Gemma 3 4B-27B) write only what differs under
+// text_config.
+const char* const kGemma2Defaults = R"({
+  "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+  "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+  "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 8192,
+  "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "query_pre_attn_scalar": 256,
+  "sliding_window": 4096, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
+  "tie_word_embeddings": true, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0})";
+const char* const kGemma3Defaults = R"({
   "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
   "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
   "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072,
@@ -32,8 +42,11 @@ const char* const kTextDefaults = R"({
 // Gemma3ForConditionalGeneration's text_config (its vision_config is not read: only text is
 // served), over transformers' defaults. The top level's token ids win (the multimodal
 // checkpoints list <end_of_turn> among their EOS ids there).
+bool is_gemma2(const std::string& architecture) { return architecture == "Gemma2ForCausalLM"; }
+
 nlohmann::json hf_config_json(const nlohmann::json& j) {
-  nlohmann::json out = nlohmann::json::parse(kTextDefaults);
+  nlohmann::json out = nlohmann::json::parse(
+      is_gemma2(j["architectures"][0].get<std::string>()) ? kGemma2Defaults : kGemma3Defaults);
   const bool multimodal = j.contains("text_config") && j["text_config"].is_object();
   if (multimodal) out.update(j["text_config"]);
   for (const auto& [k, v] : j.items())
@@ -43,8 +56,8 @@ nlohmann::json hf_config_json(const nlohmann::json& j) {
   return out;
 }
 
-// The sliding-window layers: every layer but each pattern-th (Gemma 3's 6), as transformers'
-// sliding_window_pattern and llama.cpp's integer sliding_window_pattern both count.
+// The sliding-window layers: every layer but each pattern-th (Gemma 2's 2, Gemma 3's 6), as
+// transformers' sliding_window_pattern and llama.cpp's integer sliding_window_pattern count.
 void set_layers(ModelConfig& c, int64_t window, int64_t pattern) {
   c.sliding_window.assign(static_cast<size_t>(c.num_layers), static_cast<int32_t>(window));
   for (int64_t i = 0; i < c.num_layers; ++i)
@@ -54,23 +67,27 @@ void set_layers(ModelConfig& c, int64_t window, int64_t pattern) {
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
   using tok::json_float_or;
   using tok::json_int_or;
-  for (const char* k : {"final_logit_softcapping", "attn_logit_softcapping"})
-    if (j.contains(k) && !j[k].is_null())
-      throw LoadError(c.source, std::string(k) + " = " + j[k].dump() +
-                                    ": logit soft-capping (Gemma 2) is not supported");
+  const bool g2 = is_gemma2(c.architecture);
+  auto cap = [&](const char* k) {
+    return j.contains(k) && !j[k].is_null() ? json_float_or(j, k, 0, 0, 1e6) : 0.0;
+  };
+  c.attn_logit_softcap = cap("attn_logit_softcapping");
+  c.final_logit_softcap = cap("final_logit_softcapping");
   if (tok::json_bool_or(j, "use_bidirectional_attention", false))
     throw LoadError(c.source, "use_bidirectional_attention: only causal Gemma 3 is supported");
   c.query_pre_attn_scalar =
       json_float_or(j, "query_pre_attn_scalar", 256, 0, static_cast<double>(limits::kMaxHidden));
-  c.rope_theta = json_float_or(j, "rope_theta", 1e6, 0, limits::kMaxRopeTheta);
-  c.rope_local_theta = json_float_or(j, "rope_local_base_freq", 1e4, 0, limits::kMaxRopeTheta);
+  c.rope_theta = json_float_or(j, "rope_theta", g2 ? 1e4 : 1e6, 0, limits::kMaxRopeTheta);
+  if (!g2)
+    c.rope_local_theta = json_float_or(j, "rope_local_base_freq", 1e4, 0, limits::kMaxRopeTheta);
   c.scale_embeddings = true;
   c.sandwich_norms = true;
   c.norm_weight_offset = 1.0f;
   if (!j.contains("hidden_activation") && !j.contains("hidden_act"))
     c.hidden_act = Activation::kGeluTanh;
   const int64_t window = json_int_or(j, "sliding_window", 4096, 1, limits::kMaxContext);
-  set_layers(c, window, json_int_or(j, "sliding_window_pattern", 6, 1, limits::kMaxLayers));
+  set_layers(c, window,
+             json_int_or(j, "sliding_window_pattern", g2 ? 2 : 6, 1, limits::kMaxLayers));
   if (j.contains("layer_types") && j["layer_types"].is_array()) {
     const auto& t = j["layer_types"];
     if (static_cast<int64_t>(t.size()) != c.num_layers)
@@ -86,23 +103,36 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
   }
 }
 
-// llama.cpp's gemma3 keys: <arch>.attention.sliding_window (none or 0: no window), with
-// <arch>.attention.sliding_window_pattern either a flag per layer or a period (default 6), and
-// <arch>.rope.freq_base_swa for those layers (default 10000, never scaled). llama.cpp fixes the
-// attention scale: 1/sqrt(hidden_size / heads) for the 27B model (62 layers), else
-// 1/sqrt(head_dim).
+// llama.cpp's keys. The window: <arch>.attention.sliding_window (gemma3: none or 0 means no
+// window; gemma2: 4096 when absent), on the layers <arch>.attention.sliding_window_pattern
+// flags (one per layer) or every layer but each period-th (gemma2 2, gemma3 6). The sliding
+// layers' rope base: <arch>.rope.freq_base_swa (gemma3 default 10000, never scaled; gemma2 the
+// global one). Soft-capping (gemma2): <arch>.attn_logit_softcapping / final_logit_softcapping,
+// 50 and 30 when absent. llama.cpp fixes the attention scale: 1/sqrt(hidden_size / heads) for
+// the 27B models (gemma2: 46 layers, gemma3: 62), else 1/sqrt(head_dim).
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  const bool g2 = is_gemma2(c.architecture);
   c.hidden_act = Activation::kGeluTanh;
   c.scale_embeddings = true;
   c.sandwich_norms = true;
-  c.query_pre_attn_scalar = c.num_layers == 62 ? static_cast<double>(c.hidden_size / c.num_heads)
-                                               : static_cast<double>(c.head_dim);
-  const int64_t window = g.get_int_or(p + "attention.sliding_window", 0);
+  c.query_pre_attn_scalar = c.num_layers == (g2 ? 46 : 62)
+                                ? static_cast<double>(c.hidden_size / c.num_heads)
+                                : static_cast<double>(c.head_dim);
+  if (g2) {
+    c.attn_logit_softcap = g.get_float_or(p + "attn_logit_softcapping", 50.0);
+    c.final_logit_softcap = g.get_float_or(p + "final_logit_softcapping", 30.0);
+    for (double cap : {c.attn_logit_softcap, c.final_logit_softcap})
+      if (!std::isfinite(cap) || cap < 0)
+        throw LoadError(g.path(), p + "*_logit_softcapping = " + std::to_string(cap) +
+                                      " (must be finite and not negative)");
+  }
+  const int64_t window = g.get_int_or(p + "attention.sliding_window", g2 ? 4096 : 0);
   if (window <= 0) return;
   if (window > limits::kMaxContext)
     throw LoadError(g.path(), p + "attention.sliding_window = " + std::to_string(window) +
                                   " (must be at most " + std::to_string(limits::kMaxContext) + ")");
-  c.rope_local_theta = g.get_float_or(p + "rope.freq_base_swa", 1e4);
+  if (g.has(p + "rope.freq_base_swa") || !g2)
+    c.rope_local_theta = g.get_float_or(p + "rope.freq_base_swa", 1e4);
   const std::string pat = p + "attention.sliding_window_pattern";
   const GgufValue* v = g.find(pat);
   if (v && v->kind == GgufValue::Kind::kIntArray) {
@@ -114,7 +144,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
       if (v->ints[i] != 0) c.sliding_window[i] = static_cast<int32_t>(window);
     return;
   }
-  const int64_t period = g.get_int_or(pat, 6);  // 0: every layer
+  const int64_t period = g.get_int_or(pat, g2 ? 2 : 6);  // 0: every layer
   if (period < 0 || period > limits::kMaxLayers)
     throw LoadError(g.path(), pat + " = " + std::to_string(period) + " (must be in [0, " +
                                   std::to_string(limits::kMaxLayers) + "])");
@@ -163,8 +193,10 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const int64_t E = c.hidden_size, D = c.head_dim;
   LayerWeights w = load_dense_layer(s, c, i);
   w.attn.norm = norm(s, c, p + "input_layernorm.weight", E);
-  w.attn.q_norm = norm(s, c, p + "self_attn.q_norm.weight", D);
-  w.attn.k_norm = norm(s, c, p + "self_attn.k_norm.weight", D);
+  if (c.qk_norm) {  // Gemma 3
+    w.attn.q_norm = norm(s, c, p + "self_attn.q_norm.weight", D);
+    w.attn.k_norm = norm(s, c, p + "self_attn.k_norm.weight", D);
+  }
   w.attn.post_norm = norm(s, c, p + "post_attention_norm.weight", E);
   w.mlp.norm = norm(s, c, p + "post_attention_layernorm.weight", E);
   w.mlp.post_norm = norm(s, c, p + "post_ffw_norm.weight", E);
@@ -172,6 +204,23 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
 }
 
 }  // namespace
+
+const ModelFamily& gemma2_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Gemma2ForCausalLM"};
+    f.gguf_architecture = "gemma2";
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_norm.weight"},
+                            {"post_ffw_norm.weight", "post_ffw_norm.weight"}};
+    f.hf_config_json = hf_config_json;
+    f.hf_config = hf_config;
+    f.gguf_config = gguf_config;
+    f.hf_weights = hf_weights;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
+}
 
 const ModelFamily& gemma3_family() {
   static const ModelFamily f = [] {

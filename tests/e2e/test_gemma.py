@@ -1,9 +1,9 @@
-"""Gemma 3 and sliding-window attention through `vllm serve` and the official `openai` client:
-the tiny Gemma 3 GGUF (tools/make_gemma3_gguf.py, in VLLM_TINY_MODELS; a sliding-window layer
-of 8 positions beside a full one) continues each golden prompt with llama.cpp's greedy tokens
-(tests/golden/gemma3/greedy.json) from token-id prompts, alone and as concurrent requests
-(paged KV, decode graphs, batches of several sequences); and `--disable-sliding-window` caps
-the context at the window as vLLM does."""
+"""Gemma 2 / Gemma 3 and sliding-window attention through `vllm serve` and the official
+`openai` client: the tiny Gemma GGUFs (tools/make_gemma_gguf.py, in VLLM_TINY_MODELS; a
+sliding-window layer of 8 positions beside a full one; Gemma 2's soft-capping) continue each
+golden prompt with llama.cpp's greedy tokens (tests/golden/<arch>/greedy.json) from token-id
+prompts, alone and as concurrent requests (paged KV, decode graphs, batches of several
+sequences); and `--disable-sliding-window` caps the context at the window as vLLM does."""
 import concurrent.futures
 import json
 import os
@@ -15,14 +15,15 @@ from test_serve_flags import Serve, run_serve
 
 TINY = os.environ.get("VLLM_TINY_MODELS", os.path.expanduser("~/.cache/vllm-cpp/tiny-models"))
 MODEL = os.path.join(TINY, "gemma3.gguf")
-GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "golden", "gemma3", "greedy.json")
+GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden")
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    assert os.path.exists(MODEL), f"{MODEL} missing (scripts/test.sh makes it)"
-    s = Serve([MODEL, "--served-model-name", "gemma3"], log_name="gemma3")
+@pytest.fixture(scope="module", params=["gemma3", "gemma2"])
+def gemma(request):
+    path = os.path.join(TINY, request.param + ".gguf")
+    assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"
+    s = Serve([path, "--served-model-name", "gemma"], log_name=request.param)
+    s.arch = request.param
     yield s
     s.stop()
 
@@ -39,13 +40,13 @@ def near_tie_prefix(ours, steps):
 
 
 def complete(client, ids, n):
-    r = client.completions.create(model="gemma3", prompt=ids, max_tokens=n, temperature=0,
+    r = client.completions.create(model="gemma", prompt=ids, max_tokens=n, temperature=0,
                                   extra_body={"ignore_eos": True, "return_token_ids": True})
     return r.choices[0].model_extra["token_ids"]
 
 
 def test_greedy_tokens_match_llama_cpp_alone_and_batched(gemma):
-    gold = json.load(open(GOLDEN))
+    gold = json.load(open(os.path.join(GOLDENS, gemma.arch, "greedy.json")))
     client = openai.OpenAI(base_url=gemma.url + "/v1", api_key="none", max_retries=0)
     agreed = total = 0
     for p in gold["prompts"]:

@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""The tiny Gemma 3 of tools/make_tiny_models.py (a Hugging Face folder) as the GGUF llama.cpp's
-converter writes, and llama.cpp's greedy goldens for it.
+"""The tiny Gemma 2 / Gemma 3 of tools/make_tiny_models.py (Hugging Face folders) as the GGUF
+llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
-  python3 tools/make_gemma3_gguf.py --hf TINY/gemma3 --out TINY/gemma3.gguf [--goldens]
+  python3 tools/make_gemma_gguf.py --hf TINY/gemma3 --out TINY/gemma3.gguf [--goldens]
+  python3 tools/make_gemma_gguf.py --hf TINY/gemma2 --out TINY/gemma2.gguf [--goldens]
 
-The GGUF: architecture `gemma3`; RMSNorm weights with Gemma's 1 added back (Hugging Face stores
-w - 1); pre_feedforward_layernorm -> ffn_norm, post_attention_layernorm -> post_attention_norm,
-post_feedforward_layernorm -> post_ffw_norm; q/k rows as stored (Gemma's RoPE is NEOX in
-llama.cpp); sliding window and its per-layer pattern (a flag per layer), the local rope base,
-linear rope scaling; a 2048-token byte-level vocabulary (llama.cpp needs one to load; the tests
-feed ids). Deterministic; needs numpy and `gguf`. Without --goldens it checks the file against
-the sha256 in tests/golden/gemma3/greedy.json, so CI regenerates exactly what llama.cpp ran on.
---goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy steps per prompt
-with the top-2 logits.
+The GGUF: architecture `gemma2` / `gemma3` (from config.json's model_type); RMSNorm weights
+with Gemma's 1 added back (Hugging Face stores w - 1); pre_feedforward_layernorm -> ffn_norm,
+post_attention_layernorm -> post_attention_norm, post_feedforward_layernorm -> post_ffw_norm;
+q/k rows as stored (Gemma's RoPE is NEOX in llama.cpp); the sliding window and its per-layer
+pattern (a flag per layer); gemma3: q/k norms, the local rope base, linear rope scaling;
+gemma2: the two soft-capping values, and no output.weight (llama.cpp's gemma2 always ties
+the output to the embeddings, so the twin of the untied tiny model is a tied variant, its embeddings scaled by 1/4 so that
+the greedy path does not repeat the input token); a 2048-token byte-level vocabulary (llama.cpp needs one
+to load; the tests feed ids). Deterministic; needs numpy and `gguf`. Without --goldens it checks
+the file against the sha256 in tests/golden/<arch>/greedy.json, so CI regenerates exactly what
+llama.cpp ran on. --goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy
+steps per prompt with the top-2 logits.
 """
 import argparse
 import hashlib
@@ -24,7 +28,17 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden", "gemma3", "greedy.json")
+sys.path.insert(0, HERE)
+from make_tekken_tokenizer import byte_chars  # noqa: E402
+from make_tiny_internlm2 import llamacpp_greedy  # noqa: E402
+
+def golden_path(arch):
+    return os.path.join(os.path.dirname(HERE), "tests", "golden", arch, "greedy.json")
+
+
+def arch_of(hf):
+    return {"gemma2": "gemma2", "gemma3_text": "gemma3"}[
+        json.load(open(os.path.join(hf, "config.json")))["model_type"]]
 N_STEPS = 24
 
 
@@ -40,19 +54,6 @@ def read_safetensors(path):
         assert info["dtype"] == "F32", (name, info["dtype"])
         a, b = info["data_offsets"]
         out[name] = np.frombuffer(data[a:b], dtype="<f4").reshape(info["shape"])
-    return out
-
-
-def byte_chars():
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + \
-        list(range(0xAE, 0xFF + 1))
-    out, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            out[b] = chr(b)
-        else:
-            out[b] = chr(256 + extra)
-            extra += 1
     return out
 
 
@@ -77,8 +78,9 @@ def write_gguf(hf, out):
     t = read_safetensors(os.path.join(hf, "model.safetensors"))
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     one = np.float32(1.0)
-    g = gguf.GGUFWriter(out, "gemma3")
-    g.add_name("tiny-gemma3")
+    arch = arch_of(hf)
+    g = gguf.GGUFWriter(out, arch)
+    g.add_name("tiny-" + arch)
     g.add_context_length(cfg["max_position_embeddings"])
     g.add_embedding_length(E)
     g.add_block_count(L)
@@ -89,12 +91,16 @@ def write_gguf(hf, out):
     g.add_value_length(cfg["head_dim"])
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_rope_freq_base(cfg["rope_theta"])
-    g.add_float32("gemma3.rope.freq_base_swa", cfg["rope_local_base_freq"])
-    g.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
-    g.add_rope_scaling_factor(cfg["rope_scaling"]["factor"])
+    if arch == "gemma3":
+        g.add_float32("gemma3.rope.freq_base_swa", cfg["rope_local_base_freq"])
+        g.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        g.add_rope_scaling_factor(cfg["rope_scaling"]["factor"])
+    else:
+        g.add_float32("gemma2.attn_logit_softcapping", cfg["attn_logit_softcapping"])
+        g.add_float32("gemma2.final_logit_softcapping", cfg["final_logit_softcapping"])
     g.add_sliding_window(cfg["sliding_window"])
-    n = cfg["sliding_window_pattern"]
-    g.add_array("gemma3.attention.sliding_window_pattern", [bool((i + 1) % n) for i in range(L)])
+    n = cfg.get("sliding_window_pattern", 2)
+    g.add_array(f"{arch}.attention.sliding_window_pattern", [bool((i + 1) % n) for i in range(L)])
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     tokens, types, merges = vocab(cfg["vocab_size"])
     g.add_tokenizer_model("gpt2")
@@ -106,9 +112,14 @@ def write_gguf(hf, out):
     g.add_eos_token_id(cfg["eos_token_id"])
     g.add_pad_token_id(cfg["pad_token_id"])
     g.add_add_bos_token(False)
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    embed = t["model.embed_tokens.weight"]
+    if arch == "gemma2":  # tied: smaller embeddings keep the input token from dominating
+        embed = embed * np.float32(0.25)
+    g.add_tensor("token_embd.weight", embed)
     g.add_tensor("output_norm.weight", t["model.norm.weight"] + one)
-    if not cfg["tie_word_embeddings"]:
+    # llama.cpp's gemma2 always ties the output to the embeddings: its GGUF twin of the
+    # (untied) tiny model is the tied model.
+    if not cfg["tie_word_embeddings"] and arch != "gemma2":
         g.add_tensor("output.weight", t["lm_head.weight"])
     names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
              "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
@@ -116,6 +127,8 @@ def write_gguf(hf, out):
              "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
              "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    if arch == "gemma2":  # no q/k norms
+        del names["self_attn.q_norm"], names["self_attn.k_norm"]
     for i in range(L):
         for hf_name, gg in names.items():
             w = t[f"model.layers.{i}.{hf_name}.weight"]
@@ -134,7 +147,8 @@ def sha256(path):
 
 def write_goldens(gguf_path, hf):
     import llama_cpp
-    idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", "gemma3",
+    arch = arch_of(hf)
+    idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", arch,
                                       "index.json")))
     V = idx["vocab_size"]
     llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=512, n_batch=512, n_ubatch=512,
@@ -143,30 +157,22 @@ def write_goldens(gguf_path, hf):
     entries = []
     for k, p in enumerate(idx["prompts"]):
         ids = p["prompt_ids"]
-        llm.reset()
-        llm.eval(ids)
-        steps = []
-        for _ in range(N_STEPS):
-            ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-            row = np.ctypeslib.as_array(ptr, shape=(V,)).copy()
-            top = np.argsort(-row, kind="stable")[:2]
-            steps.append({"id": int(top[0]), "top2_ids": [int(top[0]), int(top[1])],
-                          "top2_logits": [float(row[top[0]]), float(row[top[1]])]})
-            llm.eval([int(top[0])])
+        steps = llamacpp_greedy(llm, ids, V, N_STEPS)
         gaps = [s["top2_logits"][0] - s["top2_logits"][1] for s in steps]
         agree = sum(1 for a, b in zip(steps, p["greedy_ids"]) if a["id"] == b)
         print(f"prompt{k}: {len(ids)} ids, min gap {min(gaps):.4f}, "
               f"{agree}/{N_STEPS} steps equal to transformers' greedy")
         entries.append({"name": f"prompt{k}", "prompt_ids": ids, "steps": steps})
-    golden = {"model_file": "gemma3.gguf", "gguf_sha256": sha256(gguf_path),
+    golden = {"model_file": arch + ".gguf", "gguf_sha256": sha256(gguf_path),
               "reference": {"llama_cpp_python": llama_cpp.__version__, "n_threads": 2,
                             "n_ctx": 512, "n_batch": 512},
               "n_steps": N_STEPS,
               "command": "python3 tools/make_tiny_models.py --out DIR && "
-                         "python3 tools/make_gemma3_gguf.py --hf DIR/gemma3 "
-                         "--out DIR/gemma3.gguf --goldens",
+                         f"python3 tools/make_gemma_gguf.py --hf DIR/{arch} "
+                         f"--out DIR/{arch}.gguf --goldens",
               "prompts": entries}
-    with open(GOLDEN, "w") as f:
+    os.makedirs(os.path.dirname(golden_path(arch)), exist_ok=True)
+    with open(golden_path(arch), "w") as f:
         json.dump(golden, f, indent=1)
         f.write("\n")
 
@@ -174,15 +180,16 @@ def write_goldens(gguf_path, hf):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hf", required=True, help="the tiny gemma3 folder (make_tiny_models.py)")
+    ap.add_argument("--hf", required=True,
+                    help="the tiny gemma2 or gemma3 folder (make_tiny_models.py)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--goldens", action="store_true", help="run llama.cpp, write greedy.json")
     a = ap.parse_args()
     write_gguf(a.hf, a.out)
     if a.goldens:
         write_goldens(a.out, a.hf)
-    elif os.path.exists(GOLDEN):
-        want = json.load(open(GOLDEN))["gguf_sha256"]
+    elif os.path.exists(golden_path(arch_of(a.hf))):
+        want = json.load(open(golden_path(arch_of(a.hf))))["gguf_sha256"]
         if sha256(a.out) != want:
             sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
     print(a.out)

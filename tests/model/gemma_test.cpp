@@ -1,10 +1,11 @@
-// Gemma 3, added as one family file (src/model/models/gemma3.cpp). The tiny random model of
+// Gemma 2 and Gemma 3, one family file (src/model/models/gemma.cpp). The tiny random models of
 // tools/make_tiny_models.py (gemma3: a sliding-window layer and a full one, query_pre_attn_scalar
-// 24, linear rope scaling on the full layer) is gated against transformers by
-// hf_reference_test.cpp; here its GGUF form (tools/make_gemma3_gguf.py, llama.cpp's converter
-// layout) against llama.cpp:
+// 24, linear rope scaling on the full layer; gemma2: the same shape with soft-capping) are gated
+// against transformers by hf_reference_test.cpp; here their GGUF forms
+// (tools/make_gemma_gguf.py, llama.cpp's converter layout) against llama.cpp:
 //  - the GGUF reads back the same configuration (windows, rope bases, activation, norms);
-//  - greedy decoding equals llama.cpp's under the near-tie rule of DESIGN.md.
+//  - greedy decoding equals llama.cpp's under the near-tie rule of DESIGN.md, and the two best
+//    logits of each step are llama.cpp's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,12 +24,14 @@ using vllm::model::CausalLM;
 using vllm::model::StaticBatch;
 
 namespace {
-std::string gguf_path() { return tiny_models_dir() + "/gemma3.gguf"; }
+std::string gguf_path(const std::string& arch = "gemma3") {
+  return tiny_models_dir() + "/" + arch + ".gguf";
+}
 }  // namespace
 
 TEST(Gemma3, GgufReadsBackTheHfConfiguration) {
   ASSERT_TRUE(std::filesystem::exists(gguf_path()))
-      << gguf_path() << " missing: run python3 tools/make_gemma3_gguf.py (scripts/test.sh does)";
+      << gguf_path() << " missing: run python3 tools/make_gemma_gguf.py (scripts/test.sh does)";
   EXPECT_EQ(vllm::model::family_for_hf("Gemma3ForCausalLM"),
             vllm::model::family_for_gguf("gemma3"));
   auto g = vllm::model::GgufFile::open(gguf_path());
@@ -56,9 +59,29 @@ TEST(Gemma3, GgufReadsBackTheHfConfiguration) {
   EXPECT_EQ(hc.query_pre_attn_scalar, 24);
 }
 
-TEST(Gemma3, GgufGreedyMatchesLlamaCpp) {
-  const auto gold = read_json_file(golden_dir() + "/gemma3/greedy.json");
-  auto m = CausalLM::load(gguf_path());
+TEST(Gemma2, GgufReadsBackTheHfConfiguration) {
+  auto g = vllm::model::GgufFile::open(gguf_path("gemma2"));
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/gemma2");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_EQ(c->architecture, "Gemma2ForCausalLM");
+    EXPECT_EQ(c->sliding_window, (std::vector<int32_t>{8, 0}));
+    EXPECT_EQ(c->rope_local_theta, 0);  // one rope base
+    EXPECT_EQ(c->attn_logit_softcap, 5.0);
+    EXPECT_EQ(c->final_logit_softcap, 10.0);
+    EXPECT_FALSE(c->qk_norm);
+    EXPECT_TRUE(c->sandwich_norms);
+  }
+  EXPECT_TRUE(gc.tie_word_embeddings);  // llama.cpp's gemma2 always ties
+  EXPECT_FALSE(hc.tie_word_embeddings);
+}
+
+class GemmaGguf : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmaGguf, GreedyAndTopLogitsMatchLlamaCpp) {
+  const std::string arch = GetParam();
+  const auto gold = read_json_file(golden_dir() + "/" + arch + "/greedy.json");
+  auto m = CausalLM::load(gguf_path(arch));
   const int64_t V = m->config().vocab_size;
   int total_agreed = 0, total_steps = 0, near_ties = 0;
   ASSERT_GE(gold["prompts"].size(), 3u);
@@ -79,16 +102,20 @@ TEST(Gemma3, GgufGreedyMatchesLlamaCpp) {
         ++near_ties;
         break;
       }
+      const auto top2_ids = steps[s]["top2_ids"].get<std::vector<int32_t>>();
       EXPECT_NEAR(l[ours], top2[0], 0.05) << p["name"].get<std::string>() << " step " << s;
+      EXPECT_NEAR(l[top2_ids[1]], top2[1], 0.05) << p["name"].get<std::string>() << " step " << s;
       ++total_agreed;
       if (s + 1 < steps.size()) logits = &sb.decode({ours});
     }
     total_steps += static_cast<int>(steps.size());
   }
-  std::printf("gemma3 llama.cpp gate: %d/%d steps agree, %d near-tie stops\n", total_agreed,
-              total_steps, near_ties);
+  std::printf("%s llama.cpp gate: %d/%d steps agree, %d near-tie stops\n", arch.c_str(),
+              total_agreed, total_steps, near_ties);
   EXPECT_GE(total_agreed, total_steps * 3 / 4);
 }
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, GemmaGguf, ::testing::Values("gemma3", "gemma2"));
 
 // Gemma3ForConditionalGeneration (the 4B-27B checkpoints): text_config with transformers'
 // defaults filled in, weights under language_model.*, the vision tower left unread. Its text
