@@ -32,6 +32,8 @@ export VLLM_SPM_HF_MODEL="$VLLM_SPM_HF/tiny-llama-spm"
 # goldens were made from).
 export VLLM_TEKKEN_DIR=$(python3 tools/make_tekken_tokenizer.py \
   --tekken "$VLLM_SPM_HF/tekken_240718.json" --out "$VLLM_SPM_HF")
+# SmolLM2's vocabulary under other GGUF pre-tokenizer names (DeepSeek, Falcon 3, Smaug).
+python3 tools/make_pre_vocabs.py --source "$VLLM_TEST_GGUF" --out "$VLLM_SPM_HF" >/dev/null
 CACHE="${VLLM_CPP_CACHE:-$HOME/.cache/vllm-cpp}"
 if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"

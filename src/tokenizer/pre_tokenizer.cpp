@@ -21,6 +21,36 @@ const char* const kLlama3Pattern =
 const char* const kTekkenPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// DeepSeek LLM and DeepSeek Coder (Llama-architecture GGUFs): a chain of splits, each refining
+// the pieces of the one before (their tokenizer.json's Sequence of Split pre-tokenizers; the
+// lists llama.cpp keeps for them). Letters are DeepSeek LLM's explicit ranges of cased
+// scripts; CJK and Hangul runs are their own pieces.
+const char* const kDeepseekLlmPatterns[] = {
+    R"([\r\n])",
+    "\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-"
+    "\u02AF"
+    "\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1"
+    "\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5"
+    "\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A"
+    "\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D"
+    "\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3"
+    "\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115"
+    "\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139\u213C-\u213F"
+    "\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3"
+    "\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF"
+    "\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F"
+    "\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2"
+    "\U000118A0-\U000118DF\U0001E900-\U0001E943]+",
+    "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+",
+    R"(\s+$)",
+    "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+",
+    R"(\p{N}+)",
+};
+const char* const kDeepseekCoderPatterns[] = {
+    R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+",
+    R"(\p{N})",
+};
+
 void PreTokenizer::add_regex(const std::string& pattern, Kind kind, bool literal) {
   steps_.push_back(Step{kind, std::make_unique<Regex>(pattern, literal)});
 }
@@ -76,9 +106,14 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   auto p = std::unique_ptr<PreTokenizer>(new PreTokenizer());
   if (pre == "qwen2" || pre == "deepseek-r1-qwen") {
     p->add_regex(kQwen2Pattern, Kind::kIsolate);
-  } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
+  } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3" || pre == "falcon3" ||
+             pre == "smaug-bpe") {
     p->add_regex(kLlama3Pattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
+  } else if (pre == "deepseek-llm") {
+    for (const char* pat : kDeepseekLlmPatterns) p->add_regex(pat, Kind::kIsolate);
+  } else if (pre == "deepseek-coder") {
+    for (const char* pat : kDeepseekCoderPatterns) p->add_regex(pat, Kind::kIsolate);
   } else if (pre == "tekken") {
     p->add_regex(kTekkenPattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // a piece in the vocabulary is one token (tiktoken's rule)
@@ -90,9 +125,9 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "gpt-2" || pre == "default" || pre.empty()) {
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
   } else {
-    throw std::invalid_argument(
-        "unsupported tokenizer.ggml.pre '" + pre +
-        "' (supported: qwen2, llama-bpe, tekken, smollm, starcoder, gpt-2, default)");
+    throw std::invalid_argument("unsupported tokenizer.ggml.pre '" + pre +
+                                "' (supported: qwen2, llama-bpe, falcon3, smaug-bpe, deepseek-llm, "
+                                "deepseek-coder, tekken, smollm, starcoder, gpt-2, default)");
   }
   return p;
 }

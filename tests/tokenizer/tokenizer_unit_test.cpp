@@ -200,7 +200,8 @@ TEST(Tokenizer, GgufPreNamesBuild) {
   v.token_types.push_back(3);
   v.eos_id = 256;
   v.add_eos = true;
-  for (const char* pre : {"qwen2", "llama-bpe", "smollm", "gpt-2", "default"}) {
+  for (const char* pre : {"qwen2", "llama-bpe", "smollm", "gpt-2", "default", "tekken",
+                          "deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe"}) {
     v.pre = pre;
     auto t = Tokenizer::from_vocab(v);
     const auto ids = t->encode("Hi 12<|eos|>");
