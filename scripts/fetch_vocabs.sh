@@ -10,8 +10,11 @@ DIR="$CACHE/vocab"
 VOCAB="$DIR/ggml-vocab-llama-spm.gguf"
 SHA=16c3724582d59aa8bf84711894e833f916ee46a31d80e21312759c48bf8d0e69
 INP_SHA=be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0
+# And its Phi-3 vocabulary (Phi-3-mini's 32064 pieces; general.name "Phi3").
+PHI3_SHA=967d7190d11c4842eab697079d98d56c2116e10eb617be355a2733bfc132e326
 ok() { echo "$SHA  $VOCAB" | sha256sum -c --quiet - >/dev/null 2>&1 &&
-       echo "$INP_SHA  $VOCAB.inp" | sha256sum -c --quiet - >/dev/null 2>&1; }
+       echo "$INP_SHA  $VOCAB.inp" | sha256sum -c --quiet - >/dev/null 2>&1 &&
+       echo "$PHI3_SHA  $DIR/ggml-vocab-phi-3.gguf" | sha256sum -c --quiet - >/dev/null 2>&1; }
 if ! ok; then
   mkdir -p "$DIR"
   tmp=$(mktemp -d)
@@ -20,7 +23,8 @@ if ! ok; then
 import glob, os, sys, tarfile
 src, out = sys.argv[1], sys.argv[2]
 t = tarfile.open(glob.glob(src + "/llama_cpp_python-0.3.36.tar.gz")[0])
-for suffix in ("models/ggml-vocab-llama-spm.gguf", "models/ggml-vocab-llama-spm.gguf.inp"):
+for suffix in ("models/ggml-vocab-llama-spm.gguf", "models/ggml-vocab-llama-spm.gguf.inp",
+               "models/ggml-vocab-phi-3.gguf"):
     m = [n for n in t.getnames() if n.endswith("vendor/llama.cpp/" + suffix)][0]
     with open(os.path.join(out, os.path.basename(suffix)), "wb") as f:
         f.write(t.extractfile(m).read())

@@ -19,7 +19,8 @@ Models (each a folder under --out): qwen3 (BF16, tied), qwen3_moe (F32, 2 shards
 layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32,
 q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
-block with soft-capping, no tokenizer). See MODELS below for the exact shapes.
+block with soft-capping, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+window 12, no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -271,6 +272,39 @@ def gemma2_config():
     }
 
 
+def phi3_config():
+    # Phi-3's layout (fused qkv_proj and gate_up_proj), a sliding window of 12 on every layer
+    # as Phi-3-mini-4k's 2047 (Hugging Face applies it; llama.cpp does not).
+    return dict(COMMON, **{
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "embd_pdrop": 0.0,
+        "resid_pdrop": 0.0, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 512, "original_max_position_embeddings": 512,
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-5, "rope_scaling": None, "rope_theta": 10000.0,
+        "sliding_window": 12, "tie_word_embeddings": False, "torch_dtype": "float32",
+        "vocab_size": 2048,
+    })
+
+
+def fuse_phi3(tensors):
+    """q/k/v and gate/up rows stacked into Phi-3's qkv_proj and gate_up_proj."""
+    d = dict(tensors)
+    out = []
+    for n, a in tensors:
+        if n.endswith("self_attn.q_proj.weight"):
+            p = n[:-len("q_proj.weight")]
+            out.append((p + "qkv_proj.weight", np.concatenate(
+                [d[p + "q_proj.weight"], d[p + "k_proj.weight"], d[p + "v_proj.weight"]])))
+        elif n.endswith("mlp.gate_proj.weight"):
+            p = n[:-len("gate_proj.weight")]
+            out.append((p + "gate_up_proj.weight",
+                        np.concatenate([d[p + "gate_proj.weight"], d[p + "up_proj.weight"]])))
+        elif not any(n.endswith(x) for x in ("k_proj.weight", "v_proj.weight", "up_proj.weight")):
+            out.append((n, a))
+    return out
+
+
 def gemma3_mm(cfg, tensors):
     """The tiny Gemma 3 as a Gemma3ForConditionalGeneration checkpoint (how the 4B-27B models
     ship): the text fields under text_config with those equal to transformers' defaults left
@@ -392,12 +426,12 @@ def main():
     ap.add_argument("--tokenizer-dir",
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
-    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2",
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
     tok = args.tokenizer_dir
-    if any(m not in ("llama", "mistral", "gemma3", "gemma2") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+    if any(m not in ("llama", "mistral", "gemma3", "gemma2", "phi3") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
         sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
 
     def dense(model, cfg):
@@ -423,6 +457,10 @@ def main():
         write_model("gemma3", c, t, "F32", args.out, None)
         mm, t_mm = gemma3_mm(c, t)
         write_model("gemma3_mm", mm, t_mm, "F32", args.out, None)
+    if "phi3" in want:
+        c = phi3_config()
+        t = fuse_phi3(decoder("phi3", c, dense("phi3", c)))
+        write_model("phi3", c, t, "F32", args.out, None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

@@ -2,6 +2,8 @@
 // eos_token_id (int or list) becomes extra stop ids, as vLLM does.
 #include "model/tokenizer_loader.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,6 +31,11 @@ void read_vocab_fields(const GgufFile& g, tok::VocabData& v) {
   v.model = g.get_str_or("tokenizer.ggml.model", "");
   if (v.model.empty()) throw LoadError(g.path(), "no tokenizer.ggml.model in GGUF metadata");
   v.pre = g.get_str_or("tokenizer.ggml.pre", "default");
+  // llama.cpp keys Phi-3's special-token rstrip on the model's name.
+  std::string name = g.get_str_or("general.name", "");
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  v.phi3_rstrip = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
   const int64_t n = static_cast<int64_t>(v.tokens.size());
   if (n > kMaxGgufVocab)
     throw LoadError(g.path(), "tokenizer.ggml.tokens has " + std::to_string(n) +

@@ -45,6 +45,8 @@ std::vector<AddedToken> typed_added_tokens(const VocabData& v, bool unknown_too)
     a.id = static_cast<int32_t>(i);
     a.content = v.tokens[i];
     a.special = type != 4;
+    a.rstrip =
+        v.phi3_rstrip && a.content != "<unk>" && a.content != "<s>" && a.content != "<|endoftext|>";
     out.push_back(std::move(a));
   }
   return out;

@@ -45,6 +45,10 @@ struct VocabData {
   int32_t bos_id = -1, eos_id = -1, pad_id = -1, unk_id = -1;
   bool add_bos = false, add_eos = false;
   std::string chat_template;
+  // llama.cpp's rule for Phi-3 files (general.name says phi-3 / phi3): every special token
+  // but <unk>, <s> and <|endoftext|> eats the whitespace after it (rstrip), as Hugging Face's
+  // tokenizer.json for those models marks them.
+  bool phi3_rstrip = false;
 };
 
 class Tokenizer {

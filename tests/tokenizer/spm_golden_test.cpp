@@ -135,6 +135,30 @@ TEST(SpmTokenizer, HuggingFaceMetaspaceFormMatchesTokenizers) { check_hf_form("m
 // Gemma's form: Replace(" ", "▁") alone (no space put first, none dropped when decoding).
 TEST(SpmTokenizer, HuggingFaceGemmaFormMatchesTokenizers) { check_hf_form("gemma"); }
 
+// Phi-3's GGUF vocabulary (llama.cpp's own test file, general.name "Phi3"): llama.cpp sets
+// rstrip on the special tokens by the model's name, so "<|user|>\nHello" loses its newline.
+// Goldens: tools/make_phi3_vocab_goldens.py.
+TEST(SpmTokenizer, Phi3VocabularyMatchesLlamaCpp) {
+  const auto tok = model::load_tokenizer(spm_hf_dir() + "/ggml-vocab-phi-3.gguf");
+  EXPECT_EQ(tok->vocab_size(), 32064);
+  std::ifstream f(golden_dir() + "/phi3_spm.jsonl");
+  std::string line;
+  size_t n = 0, stripped = 0;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const std::string text = j.at("text").get<std::string>();
+    const auto ids = j.at("ids").get<std::vector<int32_t>>();
+    EXPECT_EQ(tok->encode(text), ids) << "text: " << text;
+    EXPECT_EQ(tok->decode(ids), j.at("decoded").get<std::string>()) << text;
+    stripped += text.find("|>\n") != std::string::npos;
+    ++n;
+  }
+  EXPECT_GE(n, 400u) << "golden file missing or short";
+  EXPECT_GE(stripped, 3u) << "no case where a special token meets whitespace";
+  // "<|user|>\nHi" is two ids: the newline after the special token is eaten.
+  EXPECT_EQ(tok->encode("<|user|>\nHi", false).size(), 2u);
+}
+
 // Gemma's GGUFs: tokenizer.ggml.add_space_prefix = false (the same vocabulary with the key
 // added by tools/make_spm_tokenizer_json.py) against llama.cpp on that file.
 TEST(SpmTokenizer, NoSpacePrefixVocabularyMatchesLlamaCpp) {

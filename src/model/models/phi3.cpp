@@ -1,0 +1,88 @@
+// Phi-3 (Phi-3-mini/medium 4k, Phi-4 14B): the Llama block with q, k and v fused in one
+// qkv_proj (rows q | k | v) and the gate and up projections fused in one gate_up_proj (rows
+// gate | up). The fused matrices are read as row ranges of the stored tensor (any type: rows
+// are whole blocks), in both forms: llama.cpp's converter keeps them fused too (attn_qkv, and
+// ffn_up with 2 * feed_forward_length rows). NEOX RoPE, not permuted. Hugging Face's
+// sliding_window (2047 on Phi-3-mini-4k) applies to every layer; llama.cpp ignores
+// phi3.attention.sliding_window ("Phi SWA is currently disabled"), so a GGUF attends to its
+// whole context as llama.cpp does. Refused by name: longrope scaling (Phi-3.5, Phi-3-*-128k,
+// Phi-4-mini) and a partial rotary factor (Phi-4-mini).
+#include <nlohmann/json.hpp>
+
+#include "model/causal_lm.h"
+#include "model/family.h"
+#include "model/gguf.h"
+#include "model/load_error.h"
+#include "tokenizer/json_number.h"
+
+namespace vllm::model {
+
+namespace {
+
+void hf_config(ModelConfig& c, const nlohmann::json& j) {
+  double partial = 1.0;
+  if (j.contains("partial_rotary_factor") && j["partial_rotary_factor"].is_number())
+    partial = j["partial_rotary_factor"].get<double>();
+  if (partial != 1.0)
+    throw LoadError(c.source, "partial_rotary_factor = " + j["partial_rotary_factor"].dump() +
+                                  ": partial rotary embeddings (Phi-4-mini) are not supported");
+}
+
+void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  if (g.has(p + "rope.dimension_count") && g.get_int(p + "rope.dimension_count") != c.head_dim)
+    throw LoadError(g.path(), p + "rope.dimension_count = " +
+                                  std::to_string(g.get_int(p + "rope.dimension_count")) +
+                                  ": partial rotary embeddings (Phi-4-mini) are not supported");
+  if (g.find_tensor("rope_factors_long.weight") || g.has(p + "rope.scaling.attn_factor"))
+    throw LoadError(g.path(),
+                    "rope_factors_long.weight: longrope scaling (Phi-3.5, "
+                    "Phi-3-*-128k, Phi-4-mini) is not supported");
+}
+
+// Rows [first, first + n) of a stored matrix, as a matrix of their own.
+vt::cpu::WeightView rows_of(const vt::cpu::WeightView& w, int64_t first, int64_t n) {
+  vt::cpu::WeightView v = w;
+  v.rows = n;
+  v.data = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(first) * w.row_stride;
+  return v;
+}
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = "model.layers." + std::to_string(i) + ".";
+  const int64_t E = c.hidden_size, F = c.intermediate_size;
+  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  LayerWeights w;
+  w.attn.norm = s.vector_f32(p + "input_layernorm.weight", E);
+  const vt::cpu::WeightView qkv = s.matrix(p + "self_attn.qkv_proj.weight", qd + 2 * kvd, E);
+  w.attn.q = rows_of(qkv, 0, qd);
+  w.attn.k = rows_of(qkv, qd, kvd);
+  w.attn.v = rows_of(qkv, qd + kvd, kvd);
+  w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  w.mlp.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
+  // llama.cpp's ffn_up holds both halves (the shared GGUF table names it mlp.up_proj).
+  const vt::cpu::WeightView gu =
+      s.matrix(p + (c.from_gguf ? "mlp.up_proj.weight" : "mlp.gate_up_proj.weight"), 2 * F, E);
+  w.mlp.gate = rows_of(gu, 0, F);
+  w.mlp.up = rows_of(gu, F, F);
+  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
+  return w;
+}
+
+}  // namespace
+
+const ModelFamily& phi3_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Phi3ForCausalLM"};
+    f.gguf_architecture = "phi3";
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
+    f.gguf_layer_tensors = {{"attn_qkv.weight", "self_attn.qkv_proj.weight"}};
+    f.hf_config = hf_config;
+    f.gguf_config = gguf_config;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace vllm::model

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The tiny Phi-3 of tools/make_tiny_models.py (a Hugging Face folder) as the GGUF llama.cpp's
+converter writes, and llama.cpp's greedy goldens for it.
+
+  python3 tools/make_phi3_gguf.py --hf TINY/phi3 --out TINY/phi3.gguf [--goldens]
+
+The GGUF: architecture `phi3`; q/k/v kept fused as attn_qkv and gate/up as ffn_up (2 x
+feed_forward_length rows, gate first), both stored as F16 so that the engine's row ranges of
+a packed matrix are exercised (Q8_0 was tried: its activation rounding differs from
+llama.cpp's by up to 0.17 in these logits and turns the tiny model's small top-2 gaps into
+early near-tie stops), the rest F32; no sliding window key (llama.cpp ignores Phi's); a
+2048-token byte-level vocabulary with Phi-3's control-token names (llama.cpp needs one; the
+tests feed ids). Deterministic; needs
+numpy and `gguf`. Without --goldens it checks the file against the sha256 in
+tests/golden/phi3/greedy.json. --goldens (llama-cpp-python 0.3.36, never in CI) writes that
+file: 24 greedy steps per prompt of tests/golden/hf/phi3 with the top-2 logits.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_gemma_gguf import read_safetensors, vocab  # noqa: E402
+from make_tiny_internlm2 import llamacpp_greedy  # noqa: E402
+
+GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden", "phi3", "greedy.json")
+N_STEPS = 24
+
+
+def write_gguf(hf, out):
+    import gguf
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    t = read_safetensors(os.path.join(hf, "model.safetensors"))
+    L, E, H = cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"]
+    g = gguf.GGUFWriter(out, "phi3")
+    g.add_name("tiny-phi3")
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_block_count(L)
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_head_count(H)
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_rope_dimension_count(E // H)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    # Phi-3's control-token names: llama.cpp looks <unk>, <s>, </s> and <|endoftext|> up by
+    # name in any vocabulary whose model name says phi3 (its rstrip rule for Phi-3).
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    tokens[-1] = "<|endoftext|>"
+    g.add_tokenizer_model("gpt2")
+    g.add_tokenizer_pre("default")
+    g.add_token_list(tokens)
+    g.add_token_types(types)
+    g.add_token_merges(merges)
+    g.add_bos_token_id(cfg["bos_token_id"])
+    g.add_eos_token_id(cfg["eos_token_id"])
+    g.add_add_bos_token(False)
+
+    def f16(name, a):
+        g.add_tensor(name, np.ascontiguousarray(a).astype(np.float16))
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        f16(b + "attn_qkv.weight", t[p + "self_attn.qkv_proj.weight"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        f16(b + "ffn_up.weight", t[p + "mlp.gate_up_proj.weight"])
+        g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
+    g.write_header_to_file()
+    g.write_kv_data_to_file()
+    g.write_tensors_to_file()
+    g.close()
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def write_goldens(gguf_path):
+    import llama_cpp
+    idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", "phi3",
+                                      "index.json")))
+    V = idx["vocab_size"]
+    llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=512, n_batch=512, n_ubatch=512,
+                          n_threads=2, n_threads_batch=2, seed=0, verbose=False)
+    assert llm.n_vocab() == V
+    entries = []
+    for k, p in enumerate(idx["prompts"]):
+        steps = llamacpp_greedy(llm, p["prompt_ids"], V, N_STEPS)
+        gaps = [s["top2_logits"][0] - s["top2_logits"][1] for s in steps]
+        print(f"prompt{k}: {len(p['prompt_ids'])} ids, min gap {min(gaps):.4f}, greedy "
+              f"{[s['id'] for s in steps[:8]]}...")
+        entries.append({"name": f"prompt{k}", "prompt_ids": p["prompt_ids"], "steps": steps})
+    golden = {"model_file": "phi3.gguf", "gguf_sha256": sha256(gguf_path),
+              "reference": {"llama_cpp_python": llama_cpp.__version__, "n_threads": 2,
+                            "n_ctx": 512, "n_batch": 512},
+              "n_steps": N_STEPS,
+              "command": "python3 tools/make_tiny_models.py --out DIR && python3 "
+                         "tools/make_phi3_gguf.py --hf DIR/phi3 --out DIR/phi3.gguf --goldens",
+              "prompts": entries}
+    os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+    with open(GOLDEN, "w") as f:
+        json.dump(golden, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hf", required=True, help="the tiny phi3 folder (make_tiny_models.py)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--goldens", action="store_true")
+    a = ap.parse_args()
+    write_gguf(a.hf, a.out)
+    if a.goldens:
+        write_goldens(a.out)
+    elif os.path.exists(GOLDEN):
+        want = json.load(open(GOLDEN))["gguf_sha256"]
+        if sha256(a.out) != want:
+            sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
+    print(a.out)
+
+
+if __name__ == "__main__":
+    main()
