@@ -826,6 +826,18 @@ def main():
             json.dump({"template": source, "cases": rendered}, f, ensure_ascii=False, indent=1)
         n_err = sum(1 for c in rendered if "error" in c)
         print(f"{name}: {len(rendered)} cases ({n_err} errors)")
+    # Real templates kept as files (tests/golden/chat_template/templates/), rendered with
+    # strftime_now pinned to a marker the C++ test replaces with its own date:
+    # mistral_small_31.jinja is Mistral Small 3.1's (llama.cpp's models/templates copy).
+    pinned = make_env()
+    pinned.globals["strftime_now"] = lambda fmt: "@@STRFTIME[" + fmt + "]@@"
+    for name, bos, eos in [("mistral_small_31", "<s>", "</s>")]:
+        source = open(os.path.join(args.out, "templates", name + ".jinja"), encoding="utf-8").read()
+        cases = [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in msg_cases]
+        rendered = render_cases(pinned, source, cases)
+        with open(os.path.join(args.out, name + ".json"), "w", encoding="utf-8") as f:
+            json.dump({"template": source, "cases": rendered}, f, ensure_ascii=False, indent=1)
+        print(f"{name}: {len(rendered)} cases ({sum(1 for c in rendered if 'error' in c)} errors)")
     # The feature sweep runs against a few message lists only; its output is mostly the
     # template's own expressions.
     feat_cases = [(cname, build_context(m, kw, "<s>", "</s>")) for cname, m, kw in msg_cases

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -35,6 +37,19 @@ std::string check_case(const ChatTemplate& tpl, const ordered_json& c) {
       return name + ": unexpected error: " + e.what();
     }
     std::string want = c["expected"].get<std::string>();
+    // A template's strftime_now(fmt) was pinned to "@@STRFTIME[fmt]@@" when the golden was
+    // rendered (tools/make_chat_template_goldens.py): today's date, formatted here.
+    for (size_t at; (at = want.find("@@STRFTIME[")) != std::string::npos;) {
+      const size_t end = want.find("]@@", at);
+      if (end == std::string::npos) break;
+      const std::string fmt = want.substr(at + 11, end - at - 11);
+      std::time_t now = std::time(nullptr);
+      std::tm tm{};
+      localtime_r(&now, &tm);
+      char buf[128];
+      want.replace(at, end + 3 - at,
+                   std::string(buf, std::strftime(buf, sizeof(buf), fmt.c_str(), &tm)));
+    }
     if (got == want) return "";
     size_t k = 0;
     while (k < got.size() && k < want.size() && got[k] == want[k]) ++k;
@@ -71,6 +86,8 @@ TEST(ChatTemplateGolden, ChatMLFallback) { run_golden("chatml", 35); }
 TEST(ChatTemplateGolden, Llama3Style) { run_golden("llama3", 35); }
 TEST(ChatTemplateGolden, MistralStyle) { run_golden("mistral", 35); }
 TEST(ChatTemplateGolden, Gemma3) { run_golden("gemma3", 35); }
+// Mistral Small 3.1's own template (tools, today's date in its default system prompt).
+TEST(ChatTemplateGolden, MistralSmall31) { run_golden("mistral_small_31", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 
