@@ -145,9 +145,10 @@ def sha256(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-def write_goldens(gguf_path, hf):
+def write_twin_goldens(gguf_path, arch, tool):
+    """llama.cpp's greedy steps on a tiny model's GGUF twin, for the id prompts of
+    tests/golden/hf/<arch>, into tests/golden/<arch>/greedy.json (with the GGUF's sha256)."""
     import llama_cpp
-    arch = arch_of(hf)
     idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", arch,
                                       "index.json")))
     V = idx["vocab_size"]
@@ -168,8 +169,7 @@ def write_goldens(gguf_path, hf):
                             "n_ctx": 512, "n_batch": 512},
               "n_steps": N_STEPS,
               "command": "python3 tools/make_tiny_models.py --out DIR && "
-                         f"python3 tools/make_gemma_gguf.py --hf DIR/{arch} "
-                         f"--out DIR/{arch}.gguf --goldens",
+                         f"python3 tools/{tool} --hf DIR/{arch} --out DIR/{arch}.gguf --goldens",
               "prompts": entries}
     os.makedirs(os.path.dirname(golden_path(arch)), exist_ok=True)
     with open(golden_path(arch), "w") as f:
@@ -187,7 +187,7 @@ def main():
     a = ap.parse_args()
     write_gguf(a.hf, a.out)
     if a.goldens:
-        write_goldens(a.out, a.hf)
+        write_twin_goldens(a.out, arch_of(a.hf), "make_gemma_gguf.py")
     elif os.path.exists(golden_path(arch_of(a.hf))):
         want = json.load(open(golden_path(arch_of(a.hf))))["gguf_sha256"]
         if sha256(a.out) != want:

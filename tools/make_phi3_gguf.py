@@ -25,11 +25,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_gemma_gguf import read_safetensors, vocab  # noqa: E402
-from make_tiny_internlm2 import llamacpp_greedy  # noqa: E402
+from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
 
-GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden", "phi3", "greedy.json")
-N_STEPS = 24
+GOLDEN = golden_path("phi3")
 
 
 def write_gguf(hf, out):
@@ -87,34 +85,6 @@ def sha256(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-def write_goldens(gguf_path):
-    import llama_cpp
-    idx = json.load(open(os.path.join(os.path.dirname(HERE), "tests", "golden", "hf", "phi3",
-                                      "index.json")))
-    V = idx["vocab_size"]
-    llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=512, n_batch=512, n_ubatch=512,
-                          n_threads=2, n_threads_batch=2, seed=0, verbose=False)
-    assert llm.n_vocab() == V
-    entries = []
-    for k, p in enumerate(idx["prompts"]):
-        steps = llamacpp_greedy(llm, p["prompt_ids"], V, N_STEPS)
-        gaps = [s["top2_logits"][0] - s["top2_logits"][1] for s in steps]
-        print(f"prompt{k}: {len(p['prompt_ids'])} ids, min gap {min(gaps):.4f}, greedy "
-              f"{[s['id'] for s in steps[:8]]}...")
-        entries.append({"name": f"prompt{k}", "prompt_ids": p["prompt_ids"], "steps": steps})
-    golden = {"model_file": "phi3.gguf", "gguf_sha256": sha256(gguf_path),
-              "reference": {"llama_cpp_python": llama_cpp.__version__, "n_threads": 2,
-                            "n_ctx": 512, "n_batch": 512},
-              "n_steps": N_STEPS,
-              "command": "python3 tools/make_tiny_models.py --out DIR && python3 "
-                         "tools/make_phi3_gguf.py --hf DIR/phi3 --out DIR/phi3.gguf --goldens",
-              "prompts": entries}
-    os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-    with open(GOLDEN, "w") as f:
-        json.dump(golden, f, indent=1)
-        f.write("\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -124,7 +94,7 @@ def main():
     a = ap.parse_args()
     write_gguf(a.hf, a.out)
     if a.goldens:
-        write_goldens(a.out)
+        write_twin_goldens(a.out, "phi3", "make_phi3_gguf.py")
     elif os.path.exists(GOLDEN):
         want = json.load(open(GOLDEN))["gguf_sha256"]
         if sha256(a.out) != want:

@@ -25,19 +25,11 @@ PRES = ["deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe"]
 
 
 def write_vocab(source, out, pre):
-    from gguf import GGUFReader, GGUFValueType, GGUFWriter
-    r = GGUFReader(source)
-    w = GGUFWriter(out, "llama")
-    for k, f in r.fields.items():
-        if not k.startswith("tokenizer.ggml.") or k in ("tokenizer.ggml.pre",):
-            continue
-        sub = f.types[1] if f.types[0] == GGUFValueType.ARRAY else None
-        w.add_key_value(k, f.contents(), f.types[0], sub)
-    w.add_string("tokenizer.ggml.pre", pre)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    sys.path.insert(0, HERE)
+    from make_spm_tokenizer_json import copy_gguf_keys
+    copy_gguf_keys(source, out, "llama",
+                   lambda k: k.startswith("tokenizer.ggml.") and k != "tokenizer.ggml.pre",
+                   lambda w: w.add_string("tokenizer.ggml.pre", pre))
 
 
 def sha256(path):

@@ -93,21 +93,28 @@ def tokenizer_json(tokens, scores, types, form):
             "decoder": decoder, "model": model}
 
 
-def write_noprefix(vocab, out):
-    """The GGUF vocabulary again, every key copied, with tokenizer.ggml.add_space_prefix false."""
+def copy_gguf_keys(source, out, arch, keep, extra):
+    """A tensor-less GGUF: the keys of `source` that keep(key) accepts, in order, then
+    extra(writer) adds more."""
     from gguf import GGUFReader, GGUFValueType, GGUFWriter
-    r = GGUFReader(vocab)
-    w = GGUFWriter(out, r.fields["general.architecture"].contents())
+    r = GGUFReader(source)
+    w = GGUFWriter(out, arch or r.fields["general.architecture"].contents())
     for k, f in r.fields.items():
-        if k.startswith("GGUF.") or k == "general.architecture":
+        if k.startswith("GGUF.") or k == "general.architecture" or not keep(k):
             continue
         sub = f.types[1] if f.types[0] == GGUFValueType.ARRAY else None
         w.add_key_value(k, f.contents(), f.types[0], sub)
-    w.add_bool("tokenizer.ggml.add_space_prefix", False)
+    extra(w)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def write_noprefix(vocab, out):
+    """The GGUF vocabulary again, every key copied, with tokenizer.ggml.add_space_prefix false."""
+    copy_gguf_keys(vocab, out, None, lambda k: True,
+                   lambda w: w.add_bool("tokenizer.ggml.add_space_prefix", False))
 
 
 def main():
