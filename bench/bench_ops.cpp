@@ -43,6 +43,26 @@ void bm_silu_mul(benchmark::State& st, Isa is, int64_t rows, int64_t dim) {
   st.SetItemsProcessed(st.iterations() * rows * dim);
 }
 
+// Gemma 2's logit soft-capping over its vocabulary (256000).
+void bm_softcap(benchmark::State& st, Isa is, int64_t n) {
+  auto x = rnd(n, 4, -40, 40);
+  for (auto _ : st) {
+    vt::cpu::softcap_isa(is, x.data(), n, 30.f);
+    benchmark::DoNotOptimize(x.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n);
+}
+
+// Gemma's GeGLU over Gemma 3 1B's intermediate width (6912).
+void bm_gelu_tanh_mul(benchmark::State& st, Isa is, int64_t rows, int64_t dim) {
+  auto g = rnd(rows * dim, 1, -8, 8), u = rnd(rows * dim, 2), o = rnd(rows * dim, 3);
+  for (auto _ : st) {
+    vt::cpu::gelu_tanh_mul_isa(is, g.data(), dim, u.data(), dim, rows, dim, o.data(), dim);
+    benchmark::DoNotOptimize(o.data());
+  }
+  st.SetItemsProcessed(st.iterations() * rows * dim);
+}
+
 void bm_rope(benchmark::State& st, Isa is, int64_t n_tok, int heads, int hd) {
   auto x = rnd(n_tok * heads * hd, 1);
   std::vector<float> inv(hd / 2);
@@ -118,6 +138,13 @@ int main(int argc, char** argv) {
           ("silu_mul/" + s + "/rows:" + std::to_string(rows) + "/dim:" + std::to_string(dim))
               .c_str(),
           bm_silu_mul, is, rows, dim);
+    for (auto [rows, dim] : {std::pair<int64_t, int64_t>{1, 6912}, {128, 6912}})
+      benchmark::RegisterBenchmark(
+          ("gelu_tanh_mul/" + s + "/rows:" + std::to_string(rows) + "/dim:" + std::to_string(dim))
+              .c_str(),
+          bm_gelu_tanh_mul, is, rows, dim);
+    benchmark::RegisterBenchmark(("softcap/" + s + "/n:256000").c_str(), bm_softcap, is,
+                                 int64_t{256000});
     for (int64_t nt : {1, 128})
       for (auto [heads, hd] : {std::pair<int, int>{12, 64}, {24, 128}})
         benchmark::RegisterBenchmark(("rope/" + s + "/tok:" + std::to_string(nt) + "/heads:" +

@@ -278,8 +278,7 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
     vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
-    if (cap > 0)  // Gemma 2's final soft-capping
-      for (int64_t i = 0; i < n_logits * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+    if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping
   });
 }
 

@@ -122,7 +122,8 @@ std::vector<float> query_of(const Cache& c, Query t) {
 }
 
 // window > 0: a sliding window (AttnBatch::window).
-AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& pool, int window = 0) {
+AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& pool, int window = 0,
+               float softcap = 0) {
   AttnRun r;
   const int64_t n = int64_t(c.n_heads) * c.hd;
   r.ldq = n + 3;
@@ -136,14 +137,15 @@ AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& poo
     pos.push_back(toks[t].pos);
     seq.push_back(toks[t].seq);
   }
-  AttnBatch b{int64_t(toks.size()), pos.data(), seq.data(), c.bt.data(), c.bt_stride, window};
+  AttnBatch b{int64_t(toks.size()), pos.data(), seq.data(), c.bt.data(),
+              c.bt_stride,          window,     softcap};
   paged_attention_isa(is, r.q.data(), r.ldq, c.n_heads, c.view(), b, 1.0f / std::sqrt(float(c.hd)),
                       r.out.data(), r.ldo, pool);
   return r;
 }
 
 void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& toks,
-                             const AttnRun& r, int window = 0) {
+                             const AttnRun& r, int window = 0, double softcap = 0) {
   const int group = c.n_heads / c.n_kv;
   const double scale = 1.0f / std::sqrt(float(c.hd));
   for (size_t t = 0; t < toks.size(); ++t) {
@@ -160,6 +162,7 @@ void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& t
         double dot = 0;
         for (int d = 0; d < c.hd; ++d) dot += double(q[d]) * K[p * c.row() + kv + d];
         s[p] = dot * scale;
+        if (softcap > 0) s[p] = softcap * std::tanh(s[p] / softcap);
         m = std::max(m, s[p]);
       }
       double l = 0;
@@ -294,6 +297,27 @@ TEST(PagedAttention, SlidingWindowMatchesReferenceAndKeepsItsBits) {
       // A window wider than every context changes nothing.
       EXPECT_EQ(attend(native, c, toks, p2, 4096).out, attend(native, c, toks, p2).out);
     }
+}
+
+// Gemma 2's soft-capped scores (cap * tanh(score / cap) before the softmax), with and without a
+// window: against the reference, the same bits on every ISA and alone vs in the batch.
+TEST(PagedAttention, SoftcappedScoresMatchReference) {
+  const std::vector<int> lens = {300, 1, 257, 40};
+  ThreadPool p2(2);
+  Cache c = make_cache(9, 3, 64, 16, lens, 77);
+  write_all(c);
+  auto toks = mixed_batch(lens);
+  const auto isas = hardware_isas();
+  for (int window : {0, 100}) {
+    AttnRun big = attend(isas.back(), c, toks, p2, window, 2.0f);
+    check_against_reference(isas.back(), c, toks, big, window, 2.0);
+    for (Isa is : isas) EXPECT_EQ(attend(is, c, toks, p2, window, 2.0f).out, big.out);
+    for (size_t t = 0; t < toks.size(); t += 37)
+      expect_same_rows(big, t, attend(isas.back(), c, {toks[t]}, p2, window, 2.0f), 0, 9 * 64,
+                       "alone");
+    // A cap this small changes the output.
+    EXPECT_NE(attend(isas.back(), c, toks, p2, window).out, big.out);
+  }
 }
 
 // The same token alone, inside a big batch, and under 1, 2 or 3 threads: identical bits.

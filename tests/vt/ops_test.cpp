@@ -103,6 +103,50 @@ TEST(Ops, SiluMulMatchesDoubleReference) {
   }
 }
 
+// Gemma's GeGLU against torch's formula, 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) * u,
+// in double, including the saturated tails.
+TEST(Ops, GeluTanhMulMatchesDoubleReference) {
+  for (Isa is : hardware_isas()) {
+    for (int64_t dim : kOddDims) {
+      const int64_t n_tok = 2, ldg = dim + 1, ldu = dim + 2, ldo = dim + 3;
+      auto g = random_vec(n_tok * ldg, -8.f, 8.f, 300 + dim);
+      auto u = random_vec(n_tok * ldu, -2.f, 2.f, 400 + dim);
+      const float special[] = {-100.f, 100.f, 0.f, -30.f, 30.f, -1e-7f};
+      for (size_t i = 0; i < 6 && i < static_cast<size_t>(dim); ++i) g[i] = special[i];
+      std::vector<float> o(n_tok * ldo);
+      gelu_tanh_mul_isa(is, g.data(), ldg, u.data(), ldu, n_tok, dim, o.data(), ldo);
+      for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t i = 0; i < dim; ++i) {
+          const double gv = g[t * ldg + i];
+          const double z = std::sqrt(2.0 / M_PI) * (gv + 0.044715 * gv * gv * gv);
+          const double ref = 0.5 * gv * (1.0 + std::tanh(z)) * u[t * ldu + i];
+          ASSERT_NEAR(o[t * ldo + i], ref, 4e-6 * std::max(1.0, std::fabs(ref)))
+              << isa_name(is) << " dim " << dim << " g " << gv;
+        }
+    }
+  }
+}
+
+// Gemma 2's soft-capping against cap * tanh(x / cap) in double, and the same bits on every ISA.
+TEST(Ops, SoftcapMatchesTanhAndEveryIsaAgrees) {
+  std::vector<float> first;
+  for (Isa is : hardware_isas())
+    for (int64_t n : kOddDims) {
+      auto x = random_vec(n, -200.f, 200.f, 500 + n);
+      const auto x0 = x;
+      softcap_isa(is, x.data(), n, 30.f);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(x[i], 30.0 * std::tanh(x0[i] / 30.0), 4e-6 * 30.0)
+            << isa_name(is) << " x " << x0[i];
+      if (n == 1001) {
+        if (first.empty())
+          first = x;
+        else
+          EXPECT_EQ(x, first) << isa_name(is);
+      }
+    }
+}
+
 TEST(Ops, AddInplaceIsExactFloatAdd) {
   for (Isa is : hardware_isas()) {
     for (int64_t n : kOddDims) {
@@ -205,19 +249,23 @@ TEST(Ops, EveryIsaComputesTheScalarBits) {
     auto x = random_vec(rows * dim, -6.f, 6.f, 900 + dim);
     auto w = random_vec(dim, 0.5f, 1.5f, 901 + dim);
     auto u = random_vec(rows * dim, -2.f, 2.f, 902 + dim);
-    std::vector<std::vector<float>> norm, silu, soft;
+    std::vector<std::vector<float>> norm, silu, gelu, soft;
     for (Isa is : all) {
-      std::vector<float> y(rows * dim), o(rows * dim), sm(x.begin(), x.begin() + dim);
+      std::vector<float> y(rows * dim), o(rows * dim), ge(rows * dim),
+          sm(x.begin(), x.begin() + dim);
       rms_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-6f, y.data(), dim);
       silu_mul_isa(is, x.data(), dim, u.data(), dim, rows, dim, o.data(), dim);
+      gelu_tanh_mul_isa(is, x.data(), dim, u.data(), dim, rows, dim, ge.data(), dim);
       softmax_isa(is, sm.data(), dim);
       norm.push_back(y);
       silu.push_back(o);
+      gelu.push_back(ge);
       soft.push_back(sm);
     }
     for (size_t i = 1; i < all.size(); ++i) {
       EXPECT_EQ(norm[i], norm[0]) << "rms_norm " << isa_name(all[i]) << " dim " << dim;
       EXPECT_EQ(silu[i], silu[0]) << "silu_mul " << isa_name(all[i]) << " dim " << dim;
+      EXPECT_EQ(gelu[i], gelu[0]) << "gelu_tanh_mul " << isa_name(all[i]) << " dim " << dim;
       EXPECT_EQ(soft[i], soft[0]) << "softmax " << isa_name(all[i]) << " dim " << dim;
     }
   }

@@ -195,13 +195,10 @@ __attribute__((noinline)) void attn_segment(const AttnCtx& c, const float* q, co
   int ng[G];
   int nmin = n;
   for (int g = 0; g < G; ++g) nmin = std::min(nmin, ng[g] = n_of ? n_of[g] : n);
-  // Soft-capping, score by score (one scalar algorithm on every ISA: the same bits).
+  // Soft-capping (Gemma 2), score by score with the shared exp: the same bits on every ISA.
   if (c.softcap > 0)
     for (int h = 0; h < nh; ++h)
-      for (int g = 0; g < G; ++g) {
-        float* sg = sc + (h * G + g) * kAttnSeg;
-        for (int j = 0; j < ng[g]; ++j) sg[j] = c.softcap * std::tanh(sg[j] / c.softcap);
-      }
+      for (int g = 0; g < G; ++g) softcap_inplace<V>(sc + (h * G + g) * kAttnSeg, ng[g], c.softcap);
 
   // Softmax numerators per head.
   for (int h = 0; h < nh; ++h)

@@ -83,6 +83,12 @@ void get_rows(const WeightView& w, const int32_t* ids, int64_t n, float* out, in
 // y = x / sqrt(mean(x^2) + eps) * w, per row of `dim` elements. x and y may alias.
 void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
               float* y, int64_t ldy);
+// out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's GeGLU, torch's approximate="tanh"), computed
+// as gate * sigmoid(2 sqrt(2/pi) (gate + 0.044715 gate^3)) with the shared exp.
+void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
+// x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-capping), with the shared exp.
+void softcap(float* x, int64_t n, float cap);
 // out[i] = silu(gate[i]) * up[i] for every token row.
 void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
               int64_t dim, float* out, int64_t ld_out);

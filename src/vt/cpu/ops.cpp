@@ -15,6 +15,11 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
               int64_t dim, float* out, int64_t ld_out) {
   silu_mul_impl<VecScalar>(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
 }
+void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  silu_mul_impl<VecScalar, true>(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void softcap(float* x, int64_t n, float cap) { softcap_inplace<VecScalar>(x, n, cap); }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecScalar>(y, x, n); }
 void softmax(float* x, int64_t n) { softmax_impl<VecScalar>(x, n); }
 int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecScalar>(x, n); }
@@ -50,6 +55,11 @@ void silu_mul_isa(Isa i, const float* gate, int64_t ld_gate, const float* up, in
                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
   VT_DISPATCH(i, silu_mul(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out));
 }
+void gelu_tanh_mul_isa(Isa i, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                       int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  VT_DISPATCH(i, gelu_tanh_mul(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out));
+}
+void softcap_isa(Isa i, float* x, int64_t n, float cap) { VT_DISPATCH(i, softcap(x, n, cap)); }
 void add_inplace_isa(Isa i, float* y, const float* x, int64_t n) {
   VT_DISPATCH(i, add_inplace(y, x, n));
 }
@@ -74,6 +84,11 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
               int64_t dim, float* out, int64_t ld_out) {
   silu_mul_isa(isa(), gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
 }
+void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  gelu_tanh_mul_isa(isa(), gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void softcap(float* x, int64_t n, float cap) { softcap_isa(isa(), x, n, cap); }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_isa(isa(), y, x, n); }
 void softmax(float* x, int64_t n) { softmax_isa(isa(), x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,

@@ -18,6 +18,9 @@ void rms_norm_isa(Isa isa, const float* x, int64_t ldx, const float* w, int64_t 
                   float eps, float* y, int64_t ldy);
 void silu_mul_isa(Isa isa, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
+void gelu_tanh_mul_isa(Isa isa, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                       int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
+void softcap_isa(Isa isa, float* x, int64_t n, float cap);
 void add_inplace_isa(Isa isa, float* y, const float* x, int64_t n);
 void softmax_isa(Isa isa, float* x, int64_t n);
 int64_t argmax_isa(Isa isa, const float* x, int64_t n);  // ops_extra.h's argmax
@@ -34,6 +37,9 @@ void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
                 float eps, float* y, int64_t ldy);                                                 \
   void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok, \
                 int64_t dim, float* out, int64_t ld_out);                                          \
+  void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,           \
+                     int64_t n_tok, int64_t dim, float* out, int64_t ld_out);                      \
+  void softcap(float* x, int64_t n, float cap);                                                    \
   void add_inplace(float* y, const float* x, int64_t n);                                           \
   void softmax(float* x, int64_t n);                                                               \
   int64_t argmax(const float* x, int64_t n);                                                       \

@@ -12,6 +12,11 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
               int64_t dim, float* out, int64_t ld_out) {
   silu_mul_impl<VecAvx512>(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
 }
+void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
+                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
+  silu_mul_impl<VecAvx512, true>(gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void softcap(float* x, int64_t n, float cap) { softcap_inplace<VecAvx512>(x, n, cap); }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecAvx512>(y, x, n); }
 void softmax(float* x, int64_t n) { softmax_impl<VecAvx512>(x, n); }
 int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecAvx512>(x, n); }

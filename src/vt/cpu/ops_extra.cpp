@@ -14,21 +14,6 @@ void add_bias(float* y, int64_t ld, int64_t n_tok, const float* bias, int64_t di
   for (int64_t t = 0; t < n_tok; ++t) add_inplace(y + t * ld, bias, dim);
 }
 
-void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
-                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
-  const float k = 0.7978845608028654f;  // sqrt(2 / pi)
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const float* g = gate + t * ld_gate;
-    const float* u = up + t * ld_up;
-    float* o = out + t * ld_out;
-    for (int64_t i = 0; i < dim; ++i) {
-      const float x = g[i];
-      const float inner = k * (x + 0.044715f * x * x * x);
-      o[i] = 0.5f * x * (1.0f + std::tanh(inner)) * u[i];
-    }
-  }
-}
-
 void scale_inplace(float* x, float a, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
 }

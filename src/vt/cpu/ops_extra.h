@@ -18,11 +18,6 @@ void add_bias(float* y, int64_t ld, int64_t n_tok, const float* bias, int64_t di
 // y[i] += a * x[i]. The product is rounded before the add (as torch's `y + x * a`).
 void scale_add(float* y, const float* x, float a, int64_t n);
 
-// Gemma's GeGLU: out = gelu_tanh(gate) * up, with gelu_tanh(g) = 0.5 g (1 + tanh(sqrt(2/pi)
-// (g + 0.044715 g^3))) (torch's approximate="tanh"), per element in float.
-void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
-                   int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
-
 // x[i] *= a.
 void scale_inplace(float* x, float a, int64_t n);
 

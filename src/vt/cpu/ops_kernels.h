@@ -59,21 +59,39 @@ inline typename V::R silu_mul_vec(typename V::R g, typename V::R u) {
   return V::mul(V::div(g, V::add(one, e)), u);
 }
 
+// Gemma's tanh GELU times up: 0.5 g (1 + tanh(z)) = g * sigmoid(2 z), z = sqrt(2/pi) (g +
+// 0.044715 g^3): the SiLU form with the one exp every ISA shares, so every ISA gets the same
+// bits (torch's tanh differs from it in the last bits only).
 template <class V>
+inline typename V::R gelu_tanh_mul_vec(typename V::R g, typename V::R u) {
+  const typename V::R one = V::set1(1.f);
+  const typename V::R g3 = V::mul(V::mul(g, g), g);
+  const typename V::R z2 =
+      V::mul(V::set1(2.f * 0.7978845608028654f), V::add(g, V::mul(V::set1(0.044715f), g3)));
+  const typename V::R e = V::exp(V::sub(V::zero(), z2));
+  return V::mul(V::div(g, V::add(one, e)), u);
+}
+
+template <class V, bool kGelu = false>
 void silu_mul_impl(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                    int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
   constexpr int W = V::kW;
+  auto act = [](typename V::R g, typename V::R u) {
+    if constexpr (kGelu)
+      return gelu_tanh_mul_vec<V>(g, u);
+    else
+      return silu_mul_vec<V>(g, u);
+  };
   for (int64_t t = 0; t < n_tok; ++t) {
     const float* g = gate + t * ld_gate;
     const float* u = up + t * ld_up;
     float* o = out + t * ld_out;
     int64_t i = 0;
-    for (; i + W <= dim; i += W) V::store(o + i, silu_mul_vec<V>(V::load(g + i), V::load(u + i)));
+    for (; i + W <= dim; i += W) V::store(o + i, act(V::load(g + i), V::load(u + i)));
     if (i < dim) {
       int n = static_cast<int>(dim - i);
-      V::store_partial(
-          o + i, silu_mul_vec<V>(V::load_partial(g + i, n, 0.f), V::load_partial(u + i, n, 0.f)),
-          n);
+      V::store_partial(o + i, act(V::load_partial(g + i, n, 0.f), V::load_partial(u + i, n, 0.f)),
+                       n);
     }
   }
 }

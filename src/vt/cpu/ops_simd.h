@@ -268,6 +268,25 @@ float row_max(const float* x, int64_t n) {
 
 // x[i] = exp(x[i] - mx) for i < n, in place; returns their sum over the canonical lanes.
 // The numerator pass of every softmax here (ops and attention).
+// Soft-capping in place: x = cap * tanh(x / cap), as cap - 2 cap / (1 + exp(2 x / cap)) with
+// the one exp every ISA shares (the same bits on each; within a few ulp of tanh).
+template <class V>
+void softcap_inplace(float* x, int64_t n, float cap) {
+  constexpr int W = V::kW;
+  const typename V::R vcap = V::set1(cap), two_over = V::set1(2.f / cap),
+                      two_cap = V::set1(2.f * cap), one = V::set1(1.f);
+  auto f = [&](typename V::R v) {
+    const typename V::R e = V::exp(V::mul(v, two_over));
+    return V::sub(vcap, V::div(two_cap, V::add(one, e)));
+  };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(x + i, f(V::load(x + i)));
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    V::store_partial(x + i, f(V::load_partial(x + i, r, 0.f)), r);
+  }
+}
+
 template <class V>
 float exp_sub_sum16(float* x, int64_t n, float mx) {
   constexpr int W = V::kW;
