@@ -1,9 +1,10 @@
-"""Gemma 2 / Gemma 3 and sliding-window attention through `vllm serve` and the official
-`openai` client: the tiny Gemma GGUFs (tools/make_gemma_gguf.py, in VLLM_TINY_MODELS; a
-sliding-window layer of 8 positions beside a full one; Gemma 2's soft-capping) continue each
-golden prompt with llama.cpp's greedy tokens (tests/golden/<arch>/greedy.json) from token-id
-prompts, alone and as concurrent requests (paged KV, decode graphs, batches of several
-sequences); and `--disable-sliding-window` caps the context at the window as vLLM does."""
+"""Gemma 2 / Gemma 3 / Phi-3 and sliding-window attention through `vllm serve` and the
+official `openai` client: the tiny GGUF twins (tools/make_gemma_gguf.py, make_phi3_gguf.py, in
+VLLM_TINY_MODELS; Gemma's sliding-window layer of 8 positions beside a full one, Gemma 2's
+soft-capping, Phi-3's fused matrices) continue each golden prompt with llama.cpp's greedy
+tokens (tests/golden/<arch>/greedy.json) from token-id prompts, alone and as concurrent
+requests (paged KV, decode graphs, batches of several sequences); and
+`--disable-sliding-window` caps the context at the window as vLLM does."""
 import concurrent.futures
 import json
 import os
@@ -18,7 +19,7 @@ MODEL = os.path.join(TINY, "gemma3.gguf")
 GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden")
 
 
-@pytest.fixture(scope="module", params=["gemma3", "gemma2"])
+@pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"
