@@ -25,6 +25,13 @@ bool ModelConfig::layer_is_moe(int64_t layer) const {
   return decoder_sparse_step > 0 && (layer + 1) % decoder_sparse_step == 0;
 }
 
+void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period) {
+  c.sliding_window.assign(static_cast<size_t>(c.num_layers), static_cast<int32_t>(window));
+  if (period > 0)
+    for (int64_t i = period - 1; i < c.num_layers; i += period)
+      c.sliding_window[static_cast<size_t>(i)] = 0;
+}
+
 int32_t ModelConfig::max_sliding_window() const {
   int32_t w = 0;
   for (int32_t x : sliding_window) w = std::max(w, x);
@@ -206,16 +213,24 @@ int64_t derived_head_dim(const ModelConfig& c) {
 }
 
 // config.json's sliding window under the family's rule (ModelFamily::hf_sliding_window).
-void read_hf_sliding_window(ModelConfig& c, const json& j, ModelFamily::SlidingWindow rule) {
+void read_hf_sliding_window(ModelConfig& c, const json& j, const ModelFamily& f) {
   using Rule = ModelFamily::SlidingWindow;
+  const Rule rule = f.hf_sliding_window;
   if (rule == Rule::kNone) return;
   if (rule == Rule::kQwen && !tok::json_bool_or(j, "use_sliding_window", false)) return;
-  // Without the key, Hugging Face's Qwen and Mistral config classes default to 4096.
-  const int64_t deflt = rule == Rule::kQwen || c.architecture == "MistralForCausalLM" ? 4096 : 0;
+  // Without the key, Hugging Face's Qwen, Mistral and Gemma config classes default to 4096.
+  const int64_t deflt =
+      rule != Rule::kEveryLayer || c.architecture == "MistralForCausalLM" ? 4096 : 0;
   if (j.contains("sliding_window") && j["sliding_window"].is_null()) return;
   const int64_t w = tok::json_int_or(j, "sliding_window", deflt, 1, limits::kMaxContext);
   if (w == 0) return;
   std::vector<int32_t> layers(static_cast<size_t>(c.num_layers), static_cast<int32_t>(w));
+  if (rule == Rule::kPattern) {
+    set_sliding_window_pattern(c, w,
+                               tok::json_int_or(j, "sliding_window_pattern",
+                                                f.sliding_window_period, 0, limits::kMaxLayers));
+    layers = c.sliding_window;
+  }
   if (j.contains("layer_types") && !j["layer_types"].is_null()) {
     const json& t = j["layer_types"];
     if (!t.is_array() || static_cast<int64_t>(t.size()) != c.num_layers)
@@ -225,7 +240,9 @@ void read_hf_sliding_window(ModelConfig& c, const json& j, ModelFamily::SlidingW
       const std::string kind = t[i].is_string() ? t[i].get<std::string>() : t[i].dump();
       if (kind == "full_attention")
         layers[i] = 0;
-      else if (kind != "sliding_attention")
+      else if (kind == "sliding_attention")
+        layers[i] = static_cast<int32_t>(w);
+      else
         throw LoadError(c.source, "invalid config: layer_types[" + std::to_string(i) + "] = " +
                                       kind + " (supported: full_attention, sliding_attention)");
     }
@@ -233,6 +250,7 @@ void read_hf_sliding_window(ModelConfig& c, const json& j, ModelFamily::SlidingW
     const int64_t from = tok::json_int_or(j, "max_window_layers", 28, 0, limits::kMaxLayers);
     for (int64_t i = 0; i < std::min(from, c.num_layers); ++i) layers[i] = 0;
   }
+  c.sliding_window.clear();
   for (int32_t x : layers)
     if (x > 0) {
       c.sliding_window = std::move(layers);
@@ -338,7 +356,7 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   if (const ModelFamily* f = family_for_hf(c.architecture)) {
     apply_family_flags(c, *f);
     try {
-      read_hf_sliding_window(c, j, f->hf_sliding_window);
+      read_hf_sliding_window(c, j, *f);
     } catch (const tok::JsonFieldError& e) {
       throw LoadError(c.source, std::string("invalid config: ") + e.what());
     }

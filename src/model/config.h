@@ -103,6 +103,11 @@ struct ModelConfig {
   std::string field_name(const std::string& hf_field) const;
 };
 
+// A window on every layer but each period-th (layers period - 1, 2 period - 1, ... attend to
+// their whole context); period 0: on every layer. Transformers' sliding_window_pattern and
+// llama.cpp's integer <arch>.attention.sliding_window_pattern count this way.
+void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
+
 // config.json (+ generation_config.json when present) of a Hugging Face folder.
 ModelConfig config_from_hf_dir(const std::string& dir);
 // The same from the files' text: the entry point for fuzzing and tools. `source` names the

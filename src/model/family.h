@@ -32,9 +32,12 @@ struct ModelFamily {
   // How config.json's sliding window reaches the layers (Hugging Face's rule for the class):
   // kNone: never (the class has no sliding window); kEveryLayer: `sliding_window` on every
   // layer, or on the "sliding_attention" entries of `layer_types` (Mistral); kQwen: only with
-  // `use_sliding_window`, on layer_types' sliding entries or else layers >= max_window_layers.
-  enum class SlidingWindow { kNone, kEveryLayer, kQwen };
+  // `use_sliding_window`, on layer_types' sliding entries or else layers >= max_window_layers;
+  // kPattern: `sliding_window` (4096 when absent) on layer_types' sliding entries or else every
+  // layer but each `sliding_window_pattern`-th (default sliding_window_period; Gemma).
+  enum class SlidingWindow { kNone, kEveryLayer, kQwen, kPattern };
   SlidingWindow hf_sliding_window = SlidingWindow::kNone;
+  int sliding_window_period = 0;
 
   // GGUF per-layer tensor names beyond the shared Llama table: {"attn_q_norm.weight",
   // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.

@@ -63,6 +63,21 @@ TEST(SlidingWindowConfig, QwenNeedsUseSlidingWindowAndStartsAtMaxWindowLayers) {
   }
 }
 
+TEST(SlidingWindowConfig, GemmaCountsItsPatternOrTakesLayerTypes) {
+  json j = base("Gemma3ForCausalLM");
+  j["num_hidden_layers"] = 7;
+  j["sliding_window"] = 512;
+  EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{512, 512, 512, 512, 512, 0, 512}));
+  j["sliding_window_pattern"] = 2;
+  EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{512, 0, 512, 0, 512, 0, 512}));
+  j["layer_types"] = {"full_attention",    "sliding_attention", "full_attention",
+                      "sliding_attention", "full_attention",    "full_attention",
+                      "sliding_attention"};
+  EXPECT_EQ(parse(j).sliding_window, (std::vector<int32_t>{0, 512, 0, 512, 0, 0, 512}));
+  json g2 = base("Gemma2ForCausalLM");  // every other layer, 4096 by default
+  EXPECT_EQ(parse(g2).sliding_window, (std::vector<int32_t>{4096, 0, 4096, 0}));
+}
+
 TEST(SlidingWindowConfig, BadLayerTypesAndWindowsAreNamed) {
   json j = base("MistralForCausalLM");
   j["layer_types"] = {"sliding_attention"};

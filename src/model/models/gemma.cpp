@@ -56,17 +56,8 @@ nlohmann::json hf_config_json(const nlohmann::json& j) {
   return out;
 }
 
-// The sliding-window layers: every layer but each pattern-th (Gemma 2's 2, Gemma 3's 6), as
-// transformers' sliding_window_pattern and llama.cpp's integer sliding_window_pattern count.
-void set_layers(ModelConfig& c, int64_t window, int64_t pattern) {
-  c.sliding_window.assign(static_cast<size_t>(c.num_layers), static_cast<int32_t>(window));
-  for (int64_t i = 0; i < c.num_layers; ++i)
-    if ((i + 1) % pattern == 0) c.sliding_window[static_cast<size_t>(i)] = 0;
-}
-
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
   using tok::json_float_or;
-  using tok::json_int_or;
   const bool g2 = is_gemma2(c.architecture);
   auto cap = [&](const char* k) {
     return j.contains(k) && !j[k].is_null() ? json_float_or(j, k, 0, 0, 1e6) : 0.0;
@@ -85,22 +76,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
   c.norm_weight_offset = 1.0f;
   if (!j.contains("hidden_activation") && !j.contains("hidden_act"))
     c.hidden_act = Activation::kGeluTanh;
-  const int64_t window = json_int_or(j, "sliding_window", 4096, 1, limits::kMaxContext);
-  set_layers(c, window,
-             json_int_or(j, "sliding_window_pattern", g2 ? 2 : 6, 1, limits::kMaxLayers));
-  if (j.contains("layer_types") && j["layer_types"].is_array()) {
-    const auto& t = j["layer_types"];
-    if (static_cast<int64_t>(t.size()) != c.num_layers)
-      throw LoadError(c.source, "invalid config: layer_types must list one entry per layer (" +
-                                    std::to_string(c.num_layers) + ")");
-    for (size_t i = 0; i < t.size(); ++i) {
-      const std::string kind = t[i].is_string() ? t[i].get<std::string>() : t[i].dump();
-      if (kind != "sliding_attention" && kind != "full_attention")
-        throw LoadError(c.source, "invalid config: layer_types[" + std::to_string(i) + "] = " +
-                                      kind + " (supported: full_attention, sliding_attention)");
-      c.sliding_window[i] = kind == "sliding_attention" ? static_cast<int32_t>(window) : 0;
-    }
-  }
+  // The sliding-window layers: ModelFamily::SlidingWindow::kPattern.
 }
 
 // llama.cpp's keys. The window: <arch>.attention.sliding_window (gemma3: none or 0 means no
@@ -148,7 +124,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   if (period < 0 || period > limits::kMaxLayers)
     throw LoadError(g.path(), pat + " = " + std::to_string(period) + " (must be in [0, " +
                                   std::to_string(limits::kMaxLayers) + "])");
-  set_layers(c, window, period == 0 ? c.num_layers + 1 : period);
+  set_sliding_window_pattern(c, window, period);
 }
 
 std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
@@ -209,6 +185,8 @@ const ModelFamily& gemma2_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
     f.hf_architectures = {"Gemma2ForCausalLM"};
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kPattern;
+    f.sliding_window_period = 2;
     f.gguf_architecture = "gemma2";
     f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_norm.weight"},
                             {"post_ffw_norm.weight", "post_ffw_norm.weight"}};
@@ -226,6 +204,8 @@ const ModelFamily& gemma3_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
     f.hf_architectures = {"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"};
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kPattern;
+    f.sliding_window_period = 6;
     f.gguf_architecture = "gemma3";
     f.qk_norm = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
