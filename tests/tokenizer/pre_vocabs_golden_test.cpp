@@ -11,13 +11,6 @@
 namespace vllm::tok::testing {
 namespace {
 
-std::string vocab_dir() {
-  const char* e = std::getenv("VLLM_SPM_HF");
-  if (e && *e) return e;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/vocab";
-}
-
 TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
   std::map<std::string, std::unique_ptr<Tokenizer>> toks;
   std::map<std::string, size_t> cases, differs_from_smollm;

@@ -14,10 +14,7 @@ namespace vllm::tok::testing {
 namespace {
 
 std::string spm_vocab_path() {
-  const char* e = std::getenv("VLLM_SPM_VOCAB");
-  if (e && *e) return e;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/vocab/ggml-vocab-llama-spm.gguf";
+  return env_or_cache("VLLM_SPM_VOCAB", "vocab/ggml-vocab-llama-spm.gguf");
 }
 
 const Tokenizer& llama_spm() {
@@ -103,12 +100,7 @@ TEST(SpmTokenizer, BigTextMatchesLlamaCpp) {
 // tokenizer.json of the same vocabulary in Hugging Face's two SentencePiece-style forms
 // (tools/make_spm_tokenizer_json.py, written under VLLM_SPM_HF) against Hugging Face
 // `tokenizers` on those files.
-std::string spm_hf_dir() {
-  const char* e = std::getenv("VLLM_SPM_HF");
-  if (e && *e) return e;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/vocab";
-}
+std::string spm_hf_dir() { return vocab_dir(); }
 
 void check_hf_form(const std::string& form) {
   const std::string dir = spm_hf_dir() + "/llama-" + form;

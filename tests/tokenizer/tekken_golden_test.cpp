@@ -12,12 +12,7 @@
 namespace vllm::tok::testing {
 namespace {
 
-std::string tekken_dir() {
-  const char* e = std::getenv("VLLM_TEKKEN_DIR");
-  if (e && *e) return e;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/vocab";
-}
+std::string tekken_dir() { return env_or_cache("VLLM_TEKKEN_DIR", "vocab"); }
 
 const Tokenizer& tekken_hf() {
   static std::unique_ptr<Tokenizer> t = Tokenizer::from_files(

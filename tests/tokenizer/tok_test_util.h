@@ -16,12 +16,18 @@ namespace vllm::tok::testing {
 
 inline std::string qwen3_dir() { return VLLM_SOURCE_DIR "/../shared/fixtures/qwen3-tokenizer"; }
 inline std::string golden_dir() { return VLLM_SOURCE_DIR "/tests/golden/tokenizer"; }
-inline std::string gguf_path() {
-  const char* e = std::getenv("VLLM_TEST_GGUF");
+// $env when set, else `rel` under ~/.cache/vllm-cpp (where scripts/test.sh puts the files).
+inline std::string env_or_cache(const char* env, const std::string& rel) {
+  const char* e = std::getenv(env);
   if (e && *e) return e;
   const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/SmolLM2-135M-Instruct.Q4_1.gguf";
+  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/" + rel;
 }
+inline std::string gguf_path() {
+  return env_or_cache("VLLM_TEST_GGUF", "SmolLM2-135M-Instruct.Q4_1.gguf");
+}
+// The folder of the vocabularies scripts/fetch_vocabs.sh and the tools derived from them.
+inline std::string vocab_dir() { return env_or_cache("VLLM_SPM_HF", "vocab"); }
 
 // Loaded once per process: the Qwen3 vocabulary takes a while to parse.
 inline const Tokenizer& qwen3() {
