@@ -236,7 +236,8 @@ def safetensors_files():
     hd = hidden // heads
     for arch, extra in (("LlamaForCausalLM", {}), ("Qwen2ForCausalLM", {"bias": True}),
                         ("Qwen3ForCausalLM", {"qk_norm": True}),
-                        ("Qwen3MoeForCausalLM", {"qk_norm": True, "moe": True})):
+                        ("Qwen3MoeForCausalLM", {"qk_norm": True, "moe": True}),
+                        ("MixtralForCausalLM", {"mixtral": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -245,6 +246,8 @@ def safetensors_files():
         if extra.get("moe"):
             cfg.update({"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
                         "decoder_sparse_step": 1, "norm_topk_prob": True})
+        if extra.get("mixtral"):
+            cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32})
         ts = {}
 
         def t(name, shape, dt=np.float16):
@@ -269,6 +272,12 @@ def safetensors_files():
                 t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+        elif extra.get("mixtral"):
+            t(pre + "block_sparse_moe.gate.weight", (2, hidden))
+            for e in range(2):
+                t(pre + f"block_sparse_moe.experts.{e}.w1.weight", (32, hidden))
+                t(pre + f"block_sparse_moe.experts.{e}.w3.weight", (32, hidden))
+                t(pre + f"block_sparse_moe.experts.{e}.w2.weight", (hidden, 32))
         else:
             t(pre + "mlp.gate_proj.weight", (ffn, hidden))
             t(pre + "mlp.up_proj.weight", (ffn, hidden))

@@ -41,7 +41,8 @@ LLAMA_PROMPTS = [
     [1] + [(i * 37 + 11) % 2048 for i in range(47)],
 ]
 
-MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2", "phi3"]
+MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2", "phi3",
+          "mixtral"]
 
 
 def sha256_file(path):
@@ -83,7 +84,7 @@ def make(model_name, model_dir, out_dir, command):
                                                  attn_implementation="eager")
     model.eval()
     cfg = model.config
-    if model_name in ("llama", "mistral", "gemma3", "gemma2", "phi3"):  # id prompts
+    if model_name in ("llama", "mistral", "gemma3", "gemma2", "phi3", "mixtral"):  # id prompts
         prompts = [{"ids": p} for p in LLAMA_PROMPTS]
     else:
         tok = AutoTokenizer.from_pretrained(model_dir)

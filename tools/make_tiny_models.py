@@ -20,7 +20,8 @@ layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32
 q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
 block with soft-capping, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
-window 12, no tokenizer). See MODELS below for the exact shapes.
+window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
+no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -330,6 +331,37 @@ def gemma3_mm(cfg, tensors):
     return mm, out
 
 
+def mixtral_config():
+    # Mixtral 8x7B's block, small: 8 experts, top 2, every layer sparse (experts named
+    # block_sparse_moe.experts.E.w1 / w2 / w3 as the real checkpoints ship them); intermediate_size
+    # is the expert width; no sliding window (Mixtral 8x7B / 8x22B ship null).
+    return dict(COMMON, **{
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+        "bos_token_id": 1, "eos_token_id": 2,
+        "head_dim": 16, "hidden_size": 64, "intermediate_size": 56,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "num_experts_per_tok": 2, "num_local_experts": 8,
+        "output_router_logits": False, "rms_norm_eps": 1e-5, "rope_theta": 1000000.0,
+        "router_aux_loss_coef": 0.02, "router_jitter_noise": 0.0, "sliding_window": None,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
+def mixtral_moe(model, cfg):
+    E, n_exp, F = cfg["hidden_size"], cfg["num_local_experts"], cfg["intermediate_size"]
+
+    def mlp(i, p):
+        p = p.replace(".mlp.", ".block_sparse_moe.")
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.3))]
+        for e in range(n_exp):
+            for w, shape in (("w1", (F, E)), ("w3", (F, E)), ("w2", (E, F))):
+                n = f"{p}experts.{e}.{w}.weight"
+                t.append((n, normalish(model, n, shape, STD_OUT if w == "w2" else STD_PROJ)))
+        return t
+
+    return mlp
+
+
 def qwen2_config():
     return dict(COMMON, **{
         "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
@@ -426,12 +458,12 @@ def main():
     ap.add_argument("--tokenizer-dir",
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
-    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3",
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
     tok = args.tokenizer_dir
-    if any(m not in ("llama", "mistral", "gemma3", "gemma2", "phi3") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+    if any(m not in ("llama", "mistral", "gemma3", "gemma2", "phi3", "mixtral") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
         sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
 
     def dense(model, cfg):
@@ -464,6 +496,10 @@ def main():
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)
+    if "mixtral" in want:
+        c = mixtral_config()
+        write_model("mixtral", c, decoder("mixtral", c, mixtral_moe("mixtral", c)), "F32",
+                    args.out, None)
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

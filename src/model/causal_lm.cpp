@@ -316,4 +316,26 @@ LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_
   return w;
 }
 
+MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = layer_prefix(i) + "mlp.";
+  const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
+  MoeWeights m;
+  m.norm = s.vector_f32(layer_prefix(i) + "post_attention_layernorm.weight", E);
+  m.router = s.matrix(p + "gate.weight", X, E);
+  const bool stacked = s.has(p + "experts.gate_proj.weight");
+  for (int64_t e = 0; e < X; ++e) {
+    if (stacked) {
+      m.gate.push_back(s.matrix_slice(p + "experts.gate_proj.weight", e, X, F, E));
+      m.up.push_back(s.matrix_slice(p + "experts.up_proj.weight", e, X, F, E));
+      m.down.push_back(s.matrix_slice(p + "experts.down_proj.weight", e, X, E, F));
+    } else {
+      const std::string ep = p + "experts." + std::to_string(e) + ".";
+      m.gate.push_back(s.matrix(ep + "gate_proj.weight", F, E));
+      m.up.push_back(s.matrix(ep + "up_proj.weight", F, E));
+      m.down.push_back(s.matrix(ep + "down_proj.weight", E, F));
+    }
+  }
+  return m;
+}
+
 }  // namespace vllm::model

@@ -145,5 +145,9 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
 // The plain Llama decoder layer: load_attention and a dense load_mlp (Llama, Qwen2, InternLM2).
 LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
+// A sparse MoE block under the shared names: mlp.gate (the router) and the experts' SwiGLU
+// matrices, per expert (mlp.experts.E.gate_proj, ...) or stacked in one 3-D tensor per
+// projection (mlp.experts.gate_proj, GGUF's ffn_gate_exps).
+MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i);
 
 }  // namespace vllm::model

@@ -48,10 +48,26 @@ std::string hf_name(const std::string& gguf_name, const ModelFamily& family) {
   return "gguf:" + gguf_name;  // kept, but no layer asks for it
 }
 
+// The inverse of hf_name, for messages ("" when the shared name has no GGUF form).
+std::string gguf_name(const std::string& name, const ModelFamily& family) {
+  for (const auto& p : kGlobal)
+    if (name == p.hf) return p.gguf;
+  static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
+  std::smatch m;
+  if (std::regex_match(name, m, layer)) {
+    for (const auto& p : kLayer)
+      if (m[2] == p.hf) return "blk." + m[1].str() + "." + p.gguf;
+    for (const auto& [gguf, hf] : family.gguf_layer_tensors)
+      if (m[2] == hf) return "blk." + m[1].str() + "." + gguf;
+  }
+  return "";
+}
+
 }  // namespace
 
 void load_gguf_weights(const GgufFile& g, const ModelFamily& family, WeightStore& store) {
   store.set_source(g.path());
+  store.set_file_name([&family](const std::string& name) { return gguf_name(name, family); });
   for (const auto& t : g.tensors()) {
     TensorRef r;
     r.name = hf_name(t.name, family);

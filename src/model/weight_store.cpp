@@ -39,6 +39,14 @@ TensorRef WeightStore::take(const std::string& name) {
   return t;
 }
 
+void WeightStore::rename(const std::string& from, const std::string& to) {
+  if (!has(from)) return;
+  TensorRef t = take(from);
+  if (t.stored_name.empty()) t.stored_name = from;
+  t.name = to;
+  add(std::move(t));
+}
+
 const MappedFile* WeightStore::file_containing(const void* p) const {
   const auto* b = static_cast<const uint8_t*>(p);
   for (const auto& f : files_)
@@ -54,7 +62,11 @@ const TensorRef* WeightStore::find(const std::string& name) const {
 const TensorRef& WeightStore::get(const std::string& name,
                                   const std::vector<int64_t>& shape) const {
   const TensorRef* t = find(name);
-  if (!t) throw LoadError(source_, "missing tensor '" + name + "'");
+  if (!t) {
+    const std::string stored = file_name_ ? file_name_(name) : std::string();
+    throw LoadError(source_, "missing tensor '" + (stored.empty() ? name : stored) + "'" +
+                                 (stored.empty() ? "" : " ('" + name + "')"));
+  }
   if (!t->unsupported_type.empty())
     throw LoadError(t->file,
                     "tensor " + t->label() + " has unsupported dtype " + t->unsupported_type);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,8 @@ class WeightStore {
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   // Removes a tensor and hands it back (a family renaming or splitting its weights).
   TensorRef take(const std::string& name);
+  // Gives a tensor a new name, messages still naming the stored one; no-op when absent.
+  void rename(const std::string& from, const std::string& to);
   const TensorRef* find(const std::string& name) const;
   // Throws LoadError when the tensor is missing, has an unsupported type, or its shape
   // differs from `shape` (-1 entries match anything).
@@ -58,12 +61,18 @@ class WeightStore {
   const std::map<std::string, TensorRef>& all() const { return tensors_; }
   std::string describe_source() const { return source_; }
   void set_source(std::string s) { source_ = std::move(s); }
+  // The name the file format gives a shared name ("" when it has none), for naming a missing
+  // tensor as the user's file would (GGUF's blk.N.*).
+  void set_file_name(std::function<std::string(const std::string&)> f) {
+    file_name_ = std::move(f);
+  }
 
  private:
   std::map<std::string, TensorRef> tensors_;
   std::vector<std::shared_ptr<MappedFile>> files_;
   std::vector<std::shared_ptr<void>> owners_;
   std::string source_;
+  std::function<std::string(const std::string&)> file_name_;
 };
 
 // Hugging Face safetensors: a single model.safetensors or a sharded index.

@@ -199,7 +199,7 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, PromptLogprobs,
                          ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3"));
+                                           "gemma3", "gemma2", "phi3", "mixtral"));
 
 }  // namespace
 }  // namespace vllm::engine

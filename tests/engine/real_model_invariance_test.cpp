@@ -201,7 +201,7 @@ TEST_P(TinyModelInvariance, GreedyIdsAndLogprobsAreBatchInvariant) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, TinyModelInvariance,
                          ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3"));
+                                           "gemma3", "gemma2", "phi3", "mixtral"));
 
 // --kv-cache-dtype bfloat16 (the default for bf16 checkpoints) keeps batch invariance too.
 TEST(RealModelInvariance, Bf16KvCacheIsBatchInvariant) {

@@ -62,7 +62,8 @@ TEST_P(GgufTwin, GreedyAndTopLogitsMatchLlamaCpp) {
   EXPECT_GE(total_agreed, total_steps * 3 / 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin, ::testing::Values("gemma3", "gemma2", "phi3"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
+                         ::testing::Values("gemma3", "gemma2", "phi3", "mixtral"));
 
 // Phi-3's GGUF: the fused matrices read as row ranges of F16 tensors; no sliding window (the
 // file has none, and llama.cpp ignores Phi's); the HF folder keeps config.json's window.

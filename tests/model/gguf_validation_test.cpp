@@ -219,12 +219,20 @@ TEST_F(GgufValidation, ExpertCountAboveKernelLimit) {
   expect_error(qwen3moe_header(2000, 2, 32), {"qwen3moe.expert_count = 2000", "[0, 1024]"});
 }
 
-// Mixtral's GGUF form (llama with experts) is refused naming the key, not as a missing tensor.
-TEST_F(GgufValidation, LlamaWithExpertsIsRefusedByName) {
+// Mixtral's GGUF form (llama with experts): the expert keys must agree, and a file whose
+// layers are dense after all is named by the router tensor it lacks.
+TEST_F(GgufValidation, LlamaWithExpertsChecksKeysAndTensors) {
   GgufSpec g = tiny_llama_gguf();
   g.u32s.emplace_back("llama.expert_count", 8);
   g.u32s.emplace_back("llama.expert_used_count", 2);
-  expect_error(g, {"llama.expert_count = 8", "Mixtral-style"});
+  expect_error(g, {"ffn_gate_inp.weight"});
+  GgufSpec over = tiny_llama_gguf();
+  over.u32s.emplace_back("llama.expert_count", 4);
+  over.u32s.emplace_back("llama.expert_used_count", 5);
+  expect_error(over, {"llama.expert_used_count = 5", "[1, 4]"});
+  GgufSpec no_used = tiny_llama_gguf();
+  no_used.u32s.emplace_back("llama.expert_count", 4);
+  expect_error(no_used, {"llama.expert_used_count"});
 }
 
 TEST_F(GgufValidation, ExpertsUsedAboveCount) {

@@ -79,6 +79,6 @@ TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference,
                          ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3"));
+                                           "gemma3", "gemma2", "phi3", "mixtral"));
 
 }  // namespace

@@ -139,13 +139,6 @@ std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::s
 // Gemma's post_attention_layernorm (after attention) gets a name of its own, as llama.cpp's
 // post_attention_norm does.
 void hf_weights(WeightStore& s, const ModelConfig& c) {
-  auto rename = [&](const std::string& from, const std::string& to) {
-    if (!s.has(from)) return;
-    TensorRef t = s.take(from);
-    if (t.stored_name.empty()) t.stored_name = from;
-    t.name = to;
-    s.add(std::move(t));
-  };
   // Gemma3ForConditionalGeneration: the text model under language_model (transformers 4.50's
   // names) or model.language_model (later ones); the vision tower is left unread.
   std::vector<std::pair<std::string, std::string>> moves;
@@ -155,12 +148,12 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
           {"model.language_model.", "model."},
           {"language_model.lm_head.", "lm_head."}})
       if (name.rfind(from, 0) == 0) moves.emplace_back(name, to + name.substr(strlen(from)));
-  for (const auto& [from, to] : moves) rename(from, to);
+  for (const auto& [from, to] : moves) s.rename(from, to);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
-    rename(p + "post_attention_layernorm.weight", p + "post_attention_norm.weight");
-    rename(p + "pre_feedforward_layernorm.weight", p + "post_attention_layernorm.weight");
-    rename(p + "post_feedforward_layernorm.weight", p + "post_ffw_norm.weight");
+    s.rename(p + "post_attention_layernorm.weight", p + "post_attention_norm.weight");
+    s.rename(p + "pre_feedforward_layernorm.weight", p + "post_attention_layernorm.weight");
+    s.rename(p + "post_feedforward_layernorm.weight", p + "post_ffw_norm.weight");
   }
 }
 

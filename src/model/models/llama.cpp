@@ -1,23 +1,70 @@
-// Llama family: Llama 2/3 (incl. llama3 rope scaling), Mistral, SmolLM2. The shared decoder
-// block with no extras; llama.cpp's converter permutes the q/k rows for its interleaved RoPE.
+// Llama family: Llama 2/3 (incl. llama3 rope scaling), Mistral, SmolLM2, and Mixtral: the
+// shared decoder block with no extras, or with a sparse MoE block on every layer (Mixtral:
+// softmax router, top num_experts_per_tok renormalized, SwiGLU experts). llama.cpp's converter
+// permutes the q/k rows for its interleaved RoPE; its Mixtral is `llama` with expert_count.
+#include <nlohmann/json.hpp>
+
 #include "model/causal_lm.h"
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/weight_store.h"
+#include "tokenizer/json_number.h"
 
 namespace vllm::model {
 
 namespace {
 
-// Mixtral's GGUF form is `llama` with experts: refused by name rather than as a missing
-// dense-FFN tensor.
+constexpr const char* kMixtral = "MixtralForCausalLM";
+
+// Only Mixtral's config names experts (num_local_experts; intermediate_size is the expert
+// width, and every layer is sparse); whatever a Llama / Mistral config says, it is dense.
+void hf_config(ModelConfig& c, const nlohmann::json& j) {
+  c.num_experts = 0;
+  if (c.architecture != kMixtral) return;
+  c.num_experts = tok::json_int_or(j, "num_local_experts", 8, 1, limits::kMaxExperts);
+  c.num_experts_per_tok = tok::json_int_or(j, "num_experts_per_tok", 2, 1, limits::kMaxExperts);
+  c.moe_intermediate_size = c.intermediate_size;
+  c.decoder_sparse_step = 1;
+  c.mlp_only_layers.clear();
+  c.norm_topk_prob = true;  // Mixtral always renormalizes the top-k weights
+}
+
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
-  if (g.has(p + "expert_count") && g.get_int(p + "expert_count") > 0)
-    throw LoadError(g.path(),
-                    p + "expert_count = " + std::to_string(g.get_int(p + "expert_count")) +
-                        ": Mixtral-style mixture-of-experts Llama models are not "
-                        "supported (supported MoE: qwen3moe)");
-  (void)c;
+  c.num_experts = 0;
+  if (!g.has(p + "expert_count") || g.get_int(p + "expert_count") == 0) return;
+  c.num_experts = g.get_int(p + "expert_count");
+  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
+  // llama.cpp's llama MoE sizes its experts by feed_forward_length.
+  c.moe_intermediate_size = c.intermediate_size;
+  c.decoder_sparse_step = 1;
+  c.norm_topk_prob = true;
+}
+
+// Mixtral's names (block_sparse_moe, experts' w1 / w3 / w2) to the shared ones.
+void hf_weights(WeightStore& s, const ModelConfig& c) {
+  if (c.num_experts == 0) return;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string from = "model.layers." + std::to_string(i) + ".block_sparse_moe.";
+    const std::string to = "model.layers." + std::to_string(i) + ".mlp.";
+    s.rename(from + "gate.weight", to + "gate.weight");
+    for (int64_t e = 0; e < c.num_experts; ++e) {
+      const std::string ef = from + "experts." + std::to_string(e) + ".";
+      const std::string et = to + "experts." + std::to_string(e) + ".";
+      s.rename(ef + "w1.weight", et + "gate_proj.weight");
+      s.rename(ef + "w3.weight", et + "up_proj.weight");
+      s.rename(ef + "w2.weight", et + "down_proj.weight");
+    }
+  }
+}
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  if (!c.layer_is_moe(i)) return load_dense_layer(s, c, i);
+  LayerWeights w;
+  w.attn = load_attention(s, c, i);
+  w.moe = true;
+  w.experts = load_moe(s, c, i);
+  return w;
 }
 
 }  // namespace
@@ -25,12 +72,19 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
 const ModelFamily& llama_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
-    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM"};
+    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM", kMixtral};
     f.gguf_architecture = "llama";
     f.gguf_rope_interleaved = true;
     f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
+    f.moe = true;
+    f.gguf_layer_tensors = {{"ffn_gate_inp.weight", "mlp.gate.weight"},
+                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+    f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_dense_layer;
+    f.hf_weights = hf_weights;
+    f.load_layer = load_layer;
     return f;
   }();
   return f;

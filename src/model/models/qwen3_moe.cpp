@@ -18,25 +18,8 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
     w.mlp = load_mlp(s, c, i);
     return w;
   }
-  const std::string p = "model.layers." + std::to_string(i) + ".mlp.";
-  const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
   w.moe = true;
-  w.experts.norm =
-      s.vector_f32("model.layers." + std::to_string(i) + ".post_attention_layernorm.weight", E);
-  w.experts.router = s.matrix(p + "gate.weight", X, E);
-  const bool stacked = s.has(p + "experts.gate_proj.weight");
-  for (int64_t e = 0; e < X; ++e) {
-    if (stacked) {
-      w.experts.gate.push_back(s.matrix_slice(p + "experts.gate_proj.weight", e, X, F, E));
-      w.experts.up.push_back(s.matrix_slice(p + "experts.up_proj.weight", e, X, F, E));
-      w.experts.down.push_back(s.matrix_slice(p + "experts.down_proj.weight", e, X, E, F));
-    } else {
-      const std::string ep = p + "experts." + std::to_string(e) + ".";
-      w.experts.gate.push_back(s.matrix(ep + "gate_proj.weight", F, E));
-      w.experts.up.push_back(s.matrix(ep + "up_proj.weight", F, E));
-      w.experts.down.push_back(s.matrix(ep + "down_proj.weight", E, F));
-    }
-  }
+  w.experts = load_moe(s, c, i);
   return w;
 }
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The tiny Mixtral of tools/make_tiny_models.py (a Hugging Face folder) as the GGUF llama.cpp's
+converter writes, and llama.cpp's greedy goldens for it.
+
+  python3 tools/make_mixtral_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
+
+The GGUF: architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's
+Mixtral); q/k rows permuted for llama.cpp's interleaved RoPE; the router as ffn_gate_inp
+and each projection's experts stacked in one 3-D tensor, ffn_gate_exps / ffn_up_exps /
+ffn_down_exps; all F32 (with F16 experts llama.cpp rounds the activations to f16 before the
+expert products, and in a draft of this random model one token's router then picked another
+expert: the logits moved by 0.7 at that step, a router near-tie, not an error of either
+engine); a 2048-token byte-level vocabulary (llama.cpp needs one;
+the tests feed ids). Deterministic; needs numpy and `gguf`. Without --goldens it checks the
+file against the sha256 in tests/golden/mixtral/greedy.json. --goldens (llama-cpp-python
+0.3.36, never in CI) writes that file: 24 greedy steps per prompt of tests/golden/hf/mixtral
+with the top-2 logits.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
+from make_tiny_internlm2 import permute  # noqa: E402
+
+GOLDEN = golden_path("mixtral")
+
+
+def write_gguf(hf, out):
+    import gguf
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    t = read_safetensors(os.path.join(hf, "model.safetensors"))
+    L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
+    H, KV, X = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_local_experts"]
+    g = gguf.GGUFWriter(out, "llama")
+    g.add_name("tiny-mixtral")
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_block_count(L)
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_head_count(H)
+    g.add_head_count_kv(KV)
+    g.add_key_length(cfg["head_dim"])
+    g.add_value_length(cfg["head_dim"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_rope_dimension_count(cfg["head_dim"])
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    g.add_tokenizer_model("gpt2")
+    g.add_tokenizer_pre("default")
+    g.add_token_list(tokens)
+    g.add_token_types(types)
+    g.add_token_merges(merges)
+    g.add_bos_token_id(cfg["bos_token_id"])
+    g.add_eos_token_id(cfg["eos_token_id"])
+    g.add_add_bos_token(False)
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        m = p + "block_sparse_moe."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        g.add_tensor(b + "attn_q.weight",
+                     np.ascontiguousarray(permute(t[p + "self_attn.q_proj.weight"], H)))
+        g.add_tensor(b + "attn_k.weight",
+                     np.ascontiguousarray(permute(t[p + "self_attn.k_proj.weight"], KV)))
+        g.add_tensor(b + "attn_v.weight", t[p + "self_attn.v_proj.weight"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        for name, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
+            stacked = np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)])
+            g.add_tensor(b + name + ".weight", stacked)
+    g.write_header_to_file()
+    g.write_kv_data_to_file()
+    g.write_tensors_to_file()
+    g.close()
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hf", required=True, help="the tiny mixtral folder (make_tiny_models.py)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--goldens", action="store_true")
+    a = ap.parse_args()
+    write_gguf(a.hf, a.out)
+    if a.goldens:
+        write_twin_goldens(a.out, "mixtral", "make_mixtral_gguf.py")
+    elif os.path.exists(GOLDEN):
+        want = json.load(open(GOLDEN))["gguf_sha256"]
+        if sha256(a.out) != want:
+            sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
+    print(a.out)
+
+
+if __name__ == "__main__":
+    main()
