@@ -73,9 +73,13 @@ void read_vocab_fields(const GgufFile& g, tok::VocabData& v) {
   v.pad_id = id("tokenizer.ggml.padding_token_id");
   v.unk_id = id("tokenizer.ggml.unknown_token_id");
   // llama.cpp's defaults when the keys are absent: SentencePiece vocabularies add BOS and put
-  // a space before the text.
+  // a space before the text; byte-level BPE adds BOS only under the Llama 3 and Tekken
+  // pre-tokenizer names.
   const bool spm = v.model == "llama";
-  v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", spm);
+  const bool bpe_bos =
+      v.model == "gpt2" && (v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "llama-v3" ||
+                            v.pre == "falcon3" || v.pre == "tekken");
+  v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", spm || bpe_bos);
   v.add_space_prefix = g.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
   if (g.has("tokenizer.ggml.scores")) {
     const auto& scores = g.get_float_array("tokenizer.ggml.scores");

@@ -39,5 +39,26 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
   }
 }
 
+// Without tokenizer.ggml.add_bos_token the pre-tokenizer name decides, as in llama.cpp: the
+// Llama 3 names and Tekken add BOS, the others do not (pre_vocabs_bos.jsonl: llama.cpp's ids
+// with add_special on the -nobos files).
+TEST(GgufPreTokenizers, BosDefaultFollowsTheNameWhenTheKeyIsAbsent) {
+  std::ifstream f(golden_dir() + "/pre_vocabs_bos.jsonl");
+  std::string line;
+  size_t n = 0, with_bos = 0;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const std::string pre = j.at("pre").get<std::string>();
+    auto tok = model::load_tokenizer(vocab_dir() + "/ggml-vocab-smollm2-" + pre + "-nobos.gguf");
+    const std::string text = j.at("text").get<std::string>();
+    const auto ids = j.at("ids").get<std::vector<int32_t>>();
+    EXPECT_EQ(tok->encode(text), ids) << pre << " text: " << text;
+    ++n;
+    with_bos += text.empty() && !ids.empty();
+  }
+  EXPECT_GE(n, 21u);
+  EXPECT_EQ(with_bos, 3u);  // llama-bpe, tekken, falcon3
+}
+
 }  // namespace
 }  // namespace vllm::tok::testing
