@@ -42,7 +42,9 @@ LLAMA_PROMPTS = [
 ]
 
 MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2", "phi3",
-          "mixtral"]
+          "mixtral", "mistral3", "qwen2_5_vl", "qwen3_vl"]
+# Multimodal checkpoints, run through their own class (text-only prompts).
+MULTIMODAL = ("mistral3", "qwen2_5_vl", "qwen3_vl")
 
 
 def sha256_file(path):
@@ -80,11 +82,13 @@ def make(model_name, model_dir, out_dir, command):
     for f in os.listdir(out_dir):
         if f.endswith(".f32") or f == "index.json":
             os.remove(os.path.join(out_dir, f))
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
-                                                 attn_implementation="eager")
+    auto = (transformers.AutoModelForImageTextToText if model_name in MULTIMODAL
+            else AutoModelForCausalLM)
+    model = auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
     model.eval()
     cfg = model.config
-    if model_name in ("llama", "mistral", "gemma3", "gemma2", "phi3", "mixtral"):  # id prompts
+    V = cfg.get_text_config().vocab_size
+    if model_name not in ("qwen3", "qwen3_moe", "qwen2"):  # no tokenizer: id prompts
         prompts = [{"ids": p} for p in LLAMA_PROMPTS]
     else:
         tok = AutoTokenizer.from_pretrained(model_dir)
@@ -92,7 +96,7 @@ def make(model_name, model_dir, out_dir, command):
     entries = []
     for k, p in enumerate(prompts):
         logits, greedy, t2i, t2l = run_prompt(model, p["ids"])
-        assert logits.shape == (len(p["ids"]), cfg.vocab_size), logits.shape
+        assert logits.shape == (len(p["ids"]), V), logits.shape
         fn = f"prompt{k}.logits.f32"
         logits.astype("<f4").tofile(os.path.join(out_dir, fn))
         gaps = [a - b for a, b in t2l]
@@ -102,7 +106,7 @@ def make(model_name, model_dir, out_dir, command):
         e.update({
             "prompt_ids": p["ids"],
             "logits_file": fn,
-            "logits_shape": [len(p["ids"]), cfg.vocab_size],
+            "logits_shape": [len(p["ids"]), V],
             "greedy_ids": greedy,
             "greedy_top2_ids": t2i,
             "greedy_top2_logits": t2l,
@@ -116,7 +120,7 @@ def make(model_name, model_dir, out_dir, command):
     index = {
         "model": model_name,
         "architecture": cfg.architectures[0],
-        "vocab_size": cfg.vocab_size,
+        "vocab_size": V,
         "n_greedy": N_GREEDY,
         "weights_sha256": {f: sha256_file(os.path.join(model_dir, f)) for f in weight_files(model_dir)},
         # Sizes too: a C++ test without a sha256 implementation can still catch most mismatches.

@@ -21,7 +21,9 @@ q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
 block with soft-capping, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
-no tokenizer). See MODELS below for the exact shapes.
+no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
+served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
+"mrope", Qwen3-VL's text_config with q/k norms; no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -148,8 +150,8 @@ def decoder(model, cfg, layer_mlp):
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
-    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text")
-    qkv_bias = cfg["model_type"] == "qwen2"
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl")
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -362,6 +364,76 @@ def mixtral_moe(model, cfg):
     return mlp
 
 
+def vl_vision_tensor(model, name, shape=(16, 3, 2, 14, 14)):
+    """One tensor of a vision tower the text model never reads (a real multimodal checkpoint
+    carries them all; transformers initializes the rest, unused by text-only prompts)."""
+    return (name, normalish(model, name, shape, STD_PROJ))
+
+
+def mistral3_config():
+    # Mistral Small 3.1's layout, small: a Mistral3ForConditionalGeneration whose text model
+    # sits under text_config (fields equal to MistralConfig's defaults left out, as
+    # transformers saves them; sliding_window null and rope_theta 1e9 as the real one).
+    text = {"model_type": "mistral", "head_dim": 16, "hidden_size": 64,
+            "intermediate_size": 128, "max_position_embeddings": 512,
+            "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-5, "rope_theta": 1000000000.0, "sliding_window": None,
+            "tie_word_embeddings": False, "vocab_size": 2048}
+    return {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+            "image_token_index": 10, "multimodal_projector_bias": False,
+            "projector_hidden_act": "gelu", "spatial_merge_size": 2, "text_config": text,
+            "vision_config": {"model_type": "pixtral", "hidden_size": 16, "head_dim": 8,
+                              "intermediate_size": 32, "num_attention_heads": 2,
+                              "num_hidden_layers": 1, "image_size": 56, "patch_size": 14,
+                              "rope_theta": 10000.0},
+            "vision_feature_layer": -1, "torch_dtype": "float32",
+            "transformers_version": "4.51.0"}
+
+
+def qwen2_5_vl_config():
+    # Qwen2.5-VL's hub layout, small: the text fields at the top level, rope_scaling "mrope"
+    # with sections of 2 / 3 / 3 rotary pairs (head_dim 16), weights under model.* / lm_head
+    # beside visual.*.
+    return dict(COMMON, **{
+        "architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 512, "max_window_layers": 2, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-6,
+        "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+        "rope_theta": 1000000.0, "sliding_window": 32768, "use_sliding_window": False,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": 2048,
+        "image_token_id": 5, "video_token_id": 6, "vision_start_token_id": 7,
+        "vision_end_token_id": 8,
+        "vision_config": {"depth": 1, "hidden_size": 16, "intermediate_size": 32,
+                          "num_heads": 2, "out_hidden_size": 64, "patch_size": 14,
+                          "spatial_merge_size": 2, "temporal_patch_size": 2,
+                          "fullatt_block_indexes": [0], "window_size": 112,
+                          "in_chans": 3},
+    })
+
+
+def qwen3_vl_config():
+    # Qwen3-VL's hub layout, small: text_config with q/k norms and the interleaved mrope
+    # (rope_type default + mrope_section), weights under model.language_model.* / lm_head
+    # beside model.visual.*.
+    text = {"model_type": "qwen3_vl_text", "head_dim": 16, "hidden_size": 64,
+            "intermediate_size": 128, "max_position_embeddings": 512,
+            "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-6, "rope_theta": 5000000.0, "vocab_size": 2048,
+            "bos_token_id": 1, "eos_token_id": 2,
+            "rope_scaling": {"rope_type": "default", "mrope_section": [2, 3, 3],
+                             "mrope_interleaved": True}}
+    return {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+            "image_token_id": 5, "video_token_id": 6, "vision_start_token_id": 7,
+            "vision_end_token_id": 8, "tie_word_embeddings": False, "text_config": text,
+            "vision_config": {"depth": 1, "hidden_size": 16, "intermediate_size": 32,
+                              "num_heads": 2, "out_hidden_size": 64, "patch_size": 14,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2,
+                              "num_position_embeddings": 16, "deepstack_visual_indexes": [0],
+                              "in_channels": 3},
+            "torch_dtype": "float32", "transformers_version": "4.57.0"}
+
+
 def qwen2_config():
     return dict(COMMON, **{
         "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
@@ -398,9 +470,10 @@ def tokenizer_files(tok_dir, out):
         shutil.copyfile(os.path.join(tok_dir, f), os.path.join(out, f))
 
 
-def gen_config(cfg):
-    return {"bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"],
-            "do_sample": False, "transformers_version": cfg["transformers_version"]}
+def gen_config(cfg, gen=None):
+    bos, eos = gen or (cfg["bos_token_id"], cfg["eos_token_id"])
+    return {"bos_token_id": bos, "eos_token_id": eos, "do_sample": False,
+            "transformers_version": cfg["transformers_version"]}
 
 
 def sha256_file(path):
@@ -411,14 +484,14 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-def write_model(name, cfg, tensors, dtype, out_root, tok_dir, shards=1):
+def write_model(name, cfg, tensors, dtype, out_root, tok_dir, shards=1, gen=None):
     out = os.path.join(out_root, name)
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):  # a stale shard layout must not survive a rerun
         if f.endswith(".safetensors") or f.endswith(".safetensors.index.json"):
             os.remove(os.path.join(out, f))
     write_json(os.path.join(out, "config.json"), cfg)
-    write_json(os.path.join(out, "generation_config.json"), gen_config(cfg))
+    write_json(os.path.join(out, "generation_config.json"), gen_config(cfg, gen))
     if tok_dir:
         tokenizer_files(tok_dir, out)
     files = []
@@ -458,12 +531,13 @@ def main():
     ap.add_argument("--tokenizer-dir",
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
-    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral",
+    ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
+                    "mistral3,qwen2_5_vl,qwen3_vl",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
     tok = args.tokenizer_dir
-    if any(m not in ("llama", "mistral", "gemma3", "gemma2", "phi3", "mixtral") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
+    if any(m in ("qwen3", "qwen3_moe", "qwen2") for m in want) and not os.path.isfile(os.path.join(tok, "tokenizer.json")):
         sys.exit(f"Qwen3 tokenizer not found in {tok} (pass --tokenizer-dir)")
 
     def dense(model, cfg):
@@ -500,6 +574,27 @@ def main():
         c = mixtral_config()
         write_model("mixtral", c, decoder("mixtral", c, mixtral_moe("mixtral", c)), "F32",
                     args.out, None)
+    if "mistral3" in want:
+        c = mistral3_config()
+        tc = dict(c["text_config"], tie_word_embeddings=False)
+        t = decoder("mistral3", tc, dense("mistral3", tc))
+        t = [("language_model." + n if n.startswith("lm_head") else
+              "language_model.model." + n[len("model."):], a) for n, a in t]
+        t.append(vl_vision_tensor("mistral3", "vision_tower.patch_conv.weight", (16, 3, 14, 14)))
+        write_model("mistral3", c, t, "F32", args.out, None, gen=(1, 2))
+    if "qwen2_5_vl" in want:
+        c = qwen2_5_vl_config()
+        t = decoder("qwen2_5_vl", c, dense("qwen2_5_vl", c))
+        t.append(vl_vision_tensor("qwen2_5_vl", "visual.patch_embed.proj.weight"))
+        write_model("qwen2_5_vl", c, t, "F32", args.out, None)
+    if "qwen3_vl" in want:
+        c = qwen3_vl_config()
+        tc = dict(c["text_config"], tie_word_embeddings=False)
+        t = decoder("qwen3_vl", tc, dense("qwen3_vl", tc))
+        t = [(n if n.startswith("lm_head") else "model.language_model." + n[len("model."):], a)
+             for n, a in t]
+        t.append(vl_vision_tensor("qwen3_vl", "model.visual.patch_embed.proj.weight"))
+        write_model("qwen3_vl", c, t, "F32", args.out, None, gen=(1, 2))
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

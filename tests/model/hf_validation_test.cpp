@@ -207,7 +207,32 @@ INSTANTIATE_TEST_SUITE_P(
                    c = moe_config();
                    c["mlp_only_layers"] = {5};
                  },
-                 {"mlp_only_layers = 5", "[0, 0]"}}),
+                 {"mlp_only_layers = 5", "[0, 0]"}},
+        BadField{"MixtralExpertsAboveKernelLimit",
+                 [](json& c) {
+                   c["architectures"] = {"MixtralForCausalLM"};
+                   c["num_local_experts"] = 2000;
+                 },
+                 {"field 'num_local_experts': 2000"}},
+        // Multimodal rope is only the plain rope for text in the VL classes; elsewhere it is a
+        // scaling this engine does not know.
+        BadField{"MropeOutsideVl",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {2, 3, 3}}};
+                 },
+                 {"unsupported rope_scaling type 'mrope'"}},
+        BadField{"MropeSectionNotCounts",
+                 [](json& c) {
+                   c["architectures"] = {"Qwen2_5_VLForConditionalGeneration"};
+                   c["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", "x"}};
+                 },
+                 {"rope_scaling.mrope_section = \"x\""}},
+        BadField{"VlTextConfigNotObjectFieldsMissing",
+                 [](json& c) {
+                   c = json{{"architectures", {"Qwen3VLForConditionalGeneration"}},
+                            {"text_config", {{"hidden_size", 1e300}}}};
+                 },
+                 {"field 'hidden_size': 1e+300"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(HfValidation, GenerationConfigEosHugeFloat) {

@@ -7,13 +7,14 @@
 // and any rope scaling, no soft-capping. Hugging Face stores the RMSNorm weights as w - 1
 // (x * (1 + w)); llama.cpp's converter adds the 1 back, so GGUF norms are used as stored.
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/multimodal.h"
+#include "model/weight_store.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -38,22 +39,13 @@ const char* const kGemma3Defaults = R"({
   "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
   "tie_word_embeddings": true, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0})";
 
-// config.json with every text-model field present: Gemma3ForCausalLM's own fields, or
-// Gemma3ForConditionalGeneration's text_config (its vision_config is not read: only text is
-// served), over transformers' defaults. The top level's token ids win (the multimodal
-// checkpoints list <end_of_turn> among their EOS ids there).
 bool is_gemma2(const std::string& architecture) { return architecture == "Gemma2ForCausalLM"; }
 
+// Gemma3ForCausalLM's own fields, or Gemma3ForConditionalGeneration's text_config, over
+// transformers' defaults (model/multimodal.h).
 nlohmann::json hf_config_json(const nlohmann::json& j) {
-  nlohmann::json out = nlohmann::json::parse(
-      is_gemma2(j["architectures"][0].get<std::string>()) ? kGemma2Defaults : kGemma3Defaults);
-  const bool multimodal = j.contains("text_config") && j["text_config"].is_object();
-  if (multimodal) out.update(j["text_config"]);
-  for (const auto& [k, v] : j.items())
-    if (!multimodal || k == "architectures" || k == "bos_token_id" || k == "eos_token_id" ||
-        k == "pad_token_id" || k == "tie_word_embeddings")
-      out[k] = v;
-  return out;
+  return text_config_over(
+      is_gemma2(j["architectures"][0].get<std::string>()) ? kGemma2Defaults : kGemma3Defaults, j);
 }
 
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
@@ -139,16 +131,7 @@ std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::s
 // Gemma's post_attention_layernorm (after attention) gets a name of its own, as llama.cpp's
 // post_attention_norm does.
 void hf_weights(WeightStore& s, const ModelConfig& c) {
-  // Gemma3ForConditionalGeneration: the text model under language_model (transformers 4.50's
-  // names) or model.language_model (later ones); the vision tower is left unread.
-  std::vector<std::pair<std::string, std::string>> moves;
-  for (const auto& [name, t] : s.all())
-    for (const auto& [from, to] :
-         {std::pair<const char*, const char*>{"language_model.model.", "model."},
-          {"model.language_model.", "model."},
-          {"language_model.lm_head.", "lm_head."}})
-      if (name.rfind(from, 0) == 0) moves.emplace_back(name, to + name.substr(strlen(from)));
-  for (const auto& [from, to] : moves) s.rename(from, to);
+  move_language_model_weights(s);  // Gemma3ForConditionalGeneration
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     s.rename(p + "post_attention_layernorm.weight", p + "post_attention_norm.weight");

@@ -2,12 +2,15 @@
 // shared decoder block with no extras, or with a sparse MoE block on every layer (Mixtral:
 // softmax router, top num_experts_per_tok renormalized, SwiGLU experts). llama.cpp's converter
 // permutes the q/k rows for its interleaved RoPE; its Mixtral is `llama` with expert_count.
+// Mistral3ForConditionalGeneration (Mistral Small 3.1 / 3.2) serves its Mistral text model
+// (model/multimodal.h).
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/multimodal.h"
 #include "model/weight_store.h"
 #include "tokenizer/json_number.h"
 
@@ -16,6 +19,20 @@ namespace vllm::model {
 namespace {
 
 constexpr const char* kMixtral = "MixtralForCausalLM";
+constexpr const char* kMistral3 = "Mistral3ForConditionalGeneration";
+
+// MistralConfig's defaults (transformers), for what Mistral3's text_config leaves out.
+const char* const kMistralDefaults = R"({
+  "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+  "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-6,
+  "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false,
+  "bos_token_id": 1, "eos_token_id": 2})";
+
+nlohmann::json hf_config_json(const nlohmann::json& j) {
+  if (j["architectures"][0].get<std::string>() != kMistral3) return j;
+  return text_config_over(kMistralDefaults, j);
+}
 
 // Only Mixtral's config names experts (num_local_experts; intermediate_size is the expert
 // width, and every layer is sparse); whatever a Llama / Mistral config says, it is dense.
@@ -43,6 +60,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
 
 // Mixtral's names (block_sparse_moe, experts' w1 / w3 / w2) to the shared ones.
 void hf_weights(WeightStore& s, const ModelConfig& c) {
+  if (c.architecture == kMistral3) move_language_model_weights(s);
   if (c.num_experts == 0) return;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string from = "model.layers." + std::to_string(i) + ".block_sparse_moe.";
@@ -72,7 +90,7 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
 const ModelFamily& llama_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
-    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM", kMixtral};
+    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM", kMixtral, kMistral3};
     f.gguf_architecture = "llama";
     f.gguf_rope_interleaved = true;
     f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
@@ -81,6 +99,7 @@ const ModelFamily& llama_family() {
                             {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
                             {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
                             {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+    f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;
