@@ -90,9 +90,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   } catch (const tok::ChatTemplateError& e) {
     // The template is parsed here, at load, so a broken one stops the model from loading
     // (rather than failing every request); say which file it came from.
-    const std::string origin = llm->model_->gguf_mut()
-                                   ? path + " (GGUF metadata tokenizer.chat_template)"
-                                   : path + " (tokenizer_config.json chat_template)";
+    const std::string origin = path + " (" + llm->tokenizer_->chat_template_source() + ")";
     throw model::LoadError(origin, std::string("cannot load the chat template: ") + e.what());
   }
   llm->executor_ = make_executor(*llm->model_, cfg);

@@ -115,14 +115,42 @@ tok::VocabData take_vocab_from_gguf(GgufFile& g) {
 
 std::unique_ptr<tok::Tokenizer> take_tokenizer_from_gguf(GgufFile& g) {
   tok::VocabData v = take_vocab_from_gguf(g);
+  std::unique_ptr<tok::Tokenizer> t;
   try {
-    return tok::Tokenizer::from_vocab(v);
+    t = tok::Tokenizer::from_vocab(v);
   } catch (const std::exception& e) {
     throw LoadError(g.path(), e.what());
   }
+  if (!t->chat_template().empty())
+    t->set_chat_template(t->chat_template(), "GGUF metadata tokenizer.chat_template");
+  return t;
 }
 
 namespace {
+
+// The chat template files beside tokenizer_config.json, as transformers and vLLM read them:
+// chat_template.jinja (what transformers >= 4.56 saves) replaces tokenizer_config.json's
+// template; chat_template.json ({"chat_template": "..."}, a multimodal processor's) is used
+// when the tokenizer has none.
+void read_chat_template_files(const fs::path& dir, tok::Tokenizer& t) {
+  const fs::path jinja = dir / "chat_template.jinja";
+  if (fs::exists(jinja)) {
+    t.set_chat_template(read_text_file(jinja.string(), 16 << 20), "chat_template.jinja");
+    return;
+  }
+  const fs::path js = dir / "chat_template.json";
+  if (!t.chat_template().empty() || !fs::exists(js)) return;
+  const std::string text = read_text_file(js.string(), 16 << 20);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw LoadError(js.string(), std::string("malformed JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
+    throw LoadError(js.string(), "no \"chat_template\" string in this file");
+  t.set_chat_template(j["chat_template"].get<std::string>(), "chat_template.json");
+}
 
 std::vector<int32_t> generation_eos_ids(const fs::path& file) {
   std::vector<int32_t> ids;
@@ -169,6 +197,9 @@ std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path) {
       } catch (const std::exception& e) {
         throw LoadError(tj.string(), e.what());  // the message says which of the two files
       }
+      if (!t->chat_template().empty())
+        t->set_chat_template(t->chat_template(), "tokenizer_config.json chat_template");
+      read_chat_template_files(p, *t);
       auto eos = generation_eos_ids(p / "generation_config.json");
       for (int32_t id : eos)
         if (id >= t->vocab_size())
@@ -182,7 +213,10 @@ std::unique_ptr<tok::Tokenizer> load_tokenizer(const std::string& path) {
     if (!fs::exists(p, ec)) throw LoadError(path, "no such file or folder");
     if (p.filename() == "tokenizer.json") {
       const fs::path tc = p.parent_path() / "tokenizer_config.json";
-      return tok::Tokenizer::from_files(p.string(), fs::exists(tc) ? tc.string() : "");
+      auto t = tok::Tokenizer::from_files(p.string(), fs::exists(tc) ? tc.string() : "");
+      if (!t->chat_template().empty())
+        t->set_chat_template(t->chat_template(), "tokenizer_config.json chat_template");
+      return t;
     }
     auto g = GgufFile::open(path);
     return take_tokenizer_from_gguf(*g);

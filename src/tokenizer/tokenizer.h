@@ -101,6 +101,13 @@ class Tokenizer {
   void set_generation_eos_ids(std::vector<int32_t> ids) { generation_eos_ids_ = std::move(ids); }
 
   const std::string& chat_template() const { return chat_template_; }
+  // Where the chat template came from, for messages ("tokenizer_config.json chat_template",
+  // "GGUF metadata tokenizer.chat_template", "chat_template.jinja", ...; "" when none).
+  const std::string& chat_template_source() const { return chat_template_source_; }
+  void set_chat_template(std::string text, std::string source) {
+    chat_template_ = std::move(text);
+    chat_template_source_ = std::move(source);
+  }
   const std::string& bos_token() const { return bos_token_; }
   const std::string& eos_token() const { return eos_token_; }
   bool add_bos() const { return !prefix_ids_.empty(); }
@@ -146,7 +153,7 @@ class Tokenizer {
   std::vector<int32_t> prefix_ids_, suffix_ids_;
   int32_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1, unk_id_ = -1;
   size_t max_bytes_per_id_ = 0;
-  std::string bos_token_, eos_token_, chat_template_;
+  std::string bos_token_, eos_token_, chat_template_, chat_template_source_;
   std::vector<int32_t> generation_eos_ids_;
 };
 
