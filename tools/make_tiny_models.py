@@ -23,7 +23,8 @@ block with soft-capping, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
-"mrope", Qwen3-VL's text_config with q/k norms; no tokenizer). See MODELS below for the exact shapes.
+"mrope", Qwen3-VL's text_config with q/k norms; no tokenizer), smollm3 (F32, four layers, the
+fourth without rotary embedding, tied, no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -364,6 +365,21 @@ def mixtral_moe(model, cfg):
     return mlp
 
 
+def smollm3_config():
+    # SmolLM3's block, small: four layers, the fourth without rotary embedding (NoPE:
+    # no_rope_layers 1, 1, 1, 0, interval 4), tied embeddings and rope_theta 2e6 as SmolLM3-3B.
+    return dict(COMMON, **{
+        "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+        "bos_token_id": 1, "eos_token_id": 2, "head_dim": 16, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 512, "max_window_layers": 4,
+        "num_attention_heads": 4, "num_hidden_layers": 4, "num_key_value_heads": 2,
+        "no_rope_layers": [1, 1, 1, 0], "no_rope_layer_interval": 4, "pad_token_id": None,
+        "attention_bias": False, "mlp_bias": False, "rms_norm_eps": 1e-6,
+        "rope_theta": 2000000.0, "sliding_window": None, "use_sliding_window": False,
+        "tie_word_embeddings": True, "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
 def vl_vision_tensor(model, name, shape=(16, 3, 2, 14, 14)):
     """One tensor of a vision tower the text model never reads (a real multimodal checkpoint
     carries them all; transformers initializes the rest, unused by text-only prompts)."""
@@ -532,7 +548,7 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -574,6 +590,10 @@ def main():
         c = mixtral_config()
         write_model("mixtral", c, decoder("mixtral", c, mixtral_moe("mixtral", c)), "F32",
                     args.out, None)
+    if "smollm3" in want:
+        c = smollm3_config()
+        write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
+                    None)
     if "mistral3" in want:
         c = mistral3_config()
         tc = dict(c["text_config"], tie_word_embeddings=False)

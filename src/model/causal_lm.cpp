@@ -127,6 +127,7 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   for (int64_t i = 0; i < c.num_layers; ++i) {
     layers_.push_back(family.load_layer(store_, c, i));
     layers_.back().attn.sliding_window = c.layer_window(i);
+    layers_.back().attn.rope = c.layer_ropes(i);
   }
   // --dtype's activation rounding belongs to this model's weights (packing copies it), so
   // another model loaded in the same process keeps its own.

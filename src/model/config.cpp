@@ -137,6 +137,9 @@ void ModelConfig::validate() const {
     bad("sliding_window", std::to_string(sliding_window.size()) + " layers",
         "must give one window per layer");
   for (int32_t w : sliding_window) in_range("sliding_window", w, 0, limits::kMaxContext);
+  if (!no_rope.empty() && static_cast<int64_t>(no_rope.size()) != num_layers)
+    bad("no_rope_layers", std::to_string(no_rope.size()) + " layers",
+        "must give one flag per layer");
   if (head_dim % 2 != 0)
     bad("head_dim", std::to_string(head_dim), "rotary embedding needs it even");
   in_range("max_position_embeddings", max_position_embeddings, 1, limits::kMaxContext);

@@ -85,12 +85,18 @@ struct ModelConfig {
   // Per layer: > 0 a sliding window of that many positions (a token attends to keys
   // pos - w < p <= pos), 0 full attention. Empty: every layer attends to its whole context.
   std::vector<int32_t> sliding_window;
+  // Per layer: true where the layer applies no rotary embedding to q and k (SmolLM3's NoPE
+  // layers). Empty: every layer ropes.
+  std::vector<bool> no_rope;
   bool from_gguf = false;
   std::string gguf_arch;  // GGUF general.architecture ("" for Hugging Face): names keys in errors
 
   bool layer_is_moe(int64_t layer) const;
   int32_t layer_window(int64_t layer) const {
     return sliding_window.empty() ? 0 : sliding_window[static_cast<size_t>(layer)];
+  }
+  bool layer_ropes(int64_t layer) const {
+    return no_rope.empty() || !no_rope[static_cast<size_t>(layer)];
   }
   // The widest sliding window of any layer, 0 when no layer has one.
   int32_t max_sliding_window() const;

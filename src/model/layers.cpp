@@ -103,6 +103,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
       1.0f /
       std::sqrt(static_cast<float>(c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D));
   const bool post = !w.post_norm.empty();
+  const bool rope = w.rope;
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
@@ -126,8 +127,10 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ex.op([=] {
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       const int64_t m = t1 - t0;
-      vt::cpu::rope(q + t0 * qd, qd, m, nh, static_cast<int>(D), pos + t0, inv_freq, style);
-      vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style);
+      if (rope) {
+        vt::cpu::rope(q + t0 * qd, qd, m, nh, static_cast<int>(D), pos + t0, inv_freq, style);
+        vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style);
+      }
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });
   });

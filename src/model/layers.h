@@ -20,6 +20,7 @@ struct AttentionWeights {
   std::vector<float> q_bias, k_bias, v_bias;  // empty: no bias
   std::vector<float> q_norm, k_norm;          // empty: no per-head norm
   int32_t sliding_window = 0;                 // > 0: ModelConfig::sliding_window of the layer
+  bool rope = true;                           // false: a NoPE layer (ModelConfig::no_rope)
   std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the attention output (Gemma)
 };
 

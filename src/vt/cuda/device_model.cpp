@@ -58,6 +58,11 @@ DeviceModel::DeviceModel(const vllm::model::CausalLM& m, CudaBackend& backend, s
     throw LoadError(c.source, c.architecture +
                                   " has mixture-of-experts layers, which the CUDA backend does "
                                   "not support yet (run it on the CPU backend)");
+  if (!c.no_rope.empty())
+    throw LoadError(c.source, c.architecture +
+                                  " has layers without rotary embedding (no_rope_layers), which "
+                                  "the CUDA backend does not support yet (run it on the CPU "
+                                  "backend)");
   if (c.head_dim > kMaxHeadDim || c.head_dim % 2 != 0)
     throw LoadError(c.source,
                     "head_dim " + std::to_string(c.head_dim) +

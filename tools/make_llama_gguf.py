@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral of tools/make_tiny_models.py (a Hugging Face folder) as the GGUF llama.cpp's
-converter writes, and llama.cpp's greedy goldens for it.
+"""The tiny Mixtral and SmolLM3 of tools/make_tiny_models.py (Hugging Face folders) as the GGUFs
+llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
-  python3 tools/make_mixtral_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/smollm3 --out TINY/smollm3.gguf [--goldens]
 
-The GGUF: architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's
-Mixtral); q/k rows permuted for llama.cpp's interleaved RoPE; the router as ffn_gate_inp
-and each projection's experts stacked in one 3-D tensor, ffn_gate_exps / ffn_up_exps /
-ffn_down_exps; all F32 (with F16 experts llama.cpp rounds the activations to f16 before the
-expert products, and in a draft of this random model one token's router then picked another
-expert: the logits moved by 0.7 at that step, a router near-tie, not an error of either
-engine); a 2048-token byte-level vocabulary (llama.cpp needs one;
-the tests feed ids). Deterministic; needs numpy and `gguf`. Without --goldens it checks the
-file against the sha256 in tests/golden/mixtral/greedy.json. --goldens (llama-cpp-python
-0.3.36, never in CI) writes that file: 24 greedy steps per prompt of tests/golden/hf/mixtral
-with the top-2 logits.
+Both are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE. mixtral:
+architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
+router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
+ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
+its NoPE interval at 4, no key), tied embeddings (no output.weight). All F32 (with F16 experts
+llama.cpp rounds the activations to f16 before the expert products, and in a draft of the
+random Mixtral one token's router then picked another expert: the logits moved by 0.7 at that
+step, a router near-tie, not an error of either engine); a 2048-token byte-level vocabulary
+(llama.cpp needs one; the tests feed ids). Deterministic; needs numpy and `gguf`. Without
+--goldens it checks the file against the sha256 in tests/golden/<name>/greedy.json.
+--goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy steps per prompt
+of tests/golden/hf/<name> with the top-2 logits.
 """
 import argparse
 import hashlib
@@ -29,7 +31,11 @@ sys.path.insert(0, HERE)
 from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
 from make_tiny_internlm2 import permute  # noqa: E402
 
-GOLDEN = golden_path("mixtral")
+ARCH = {"mixtral": "llama", "smollm3": "smollm3"}
+
+
+def name_of(hf):
+    return json.load(open(os.path.join(hf, "config.json")))["model_type"]
 
 
 def write_gguf(hf, out):
@@ -37,9 +43,10 @@ def write_gguf(hf, out):
     cfg = json.load(open(os.path.join(hf, "config.json")))
     t = read_safetensors(os.path.join(hf, "model.safetensors"))
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
-    H, KV, X = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_local_experts"]
-    g = gguf.GGUFWriter(out, "llama")
-    g.add_name("tiny-mixtral")
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    X = cfg.get("num_local_experts", 0)
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
     g.add_context_length(cfg["max_position_embeddings"])
     g.add_embedding_length(E)
     g.add_block_count(L)
@@ -51,8 +58,9 @@ def write_gguf(hf, out):
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_rope_dimension_count(cfg["head_dim"])
     g.add_rope_freq_base(cfg["rope_theta"])
-    g.add_expert_count(X)
-    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    if X:
+        g.add_expert_count(X)
+        g.add_expert_used_count(cfg["num_experts_per_tok"])
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     tokens, types, merges = vocab(cfg["vocab_size"])
     tokens[:3] = ["<unk>", "<s>", "</s>"]
@@ -67,7 +75,8 @@ def write_gguf(hf, out):
 
     g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
     g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    if not cfg["tie_word_embeddings"]:
+        g.add_tensor("output.weight", t["lm_head.weight"])
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         m = p + "block_sparse_moe."
@@ -79,6 +88,11 @@ def write_gguf(hf, out):
         g.add_tensor(b + "attn_v.weight", t[p + "self_attn.v_proj.weight"])
         g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        if not X:
+            for name, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"),
+                            ("ffn_down", "down_proj")):
+                g.add_tensor(b + name + ".weight", t[f"{p}mlp.{w}.weight"])
+            continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         for name, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
             stacked = np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)])
@@ -96,15 +110,17 @@ def sha256(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hf", required=True, help="the tiny mixtral folder (make_tiny_models.py)")
+    ap.add_argument("--hf", required=True,
+                    help="the tiny mixtral or smollm3 folder (make_tiny_models.py)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--goldens", action="store_true")
     a = ap.parse_args()
     write_gguf(a.hf, a.out)
+    name = name_of(a.hf)
     if a.goldens:
-        write_twin_goldens(a.out, "mixtral", "make_mixtral_gguf.py")
-    elif os.path.exists(GOLDEN):
-        want = json.load(open(GOLDEN))["gguf_sha256"]
+        write_twin_goldens(a.out, name, "make_llama_gguf.py")
+    elif os.path.exists(golden_path(name)):
+        want = json.load(open(golden_path(name)))["gguf_sha256"]
         if sha256(a.out) != want:
             sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
     print(a.out)
