@@ -77,8 +77,9 @@ void read_vocab_fields(const GgufFile& g, tok::VocabData& v) {
   // pre-tokenizer names.
   const bool spm = v.model == "llama";
   const bool bpe_bos =
-      v.model == "gpt2" && (v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "llama-v3" ||
-                            v.pre == "falcon3" || v.pre == "tekken");
+      v.model == "gpt2" &&
+      (v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "llama-v3" || v.pre == "falcon3" ||
+       v.pre == "pixtral" || v.pre == "midm-2.0" || v.pre == "tekken");
   v.add_bos = g.get_bool_or("tokenizer.ggml.add_bos_token", spm || bpe_bos);
   v.add_space_prefix = g.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
   if (g.has("tokenizer.ggml.scores")) {

@@ -104,10 +104,10 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_json(const nlohmann::json& j) {
 
 std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre) {
   auto p = std::unique_ptr<PreTokenizer>(new PreTokenizer());
-  if (pre == "qwen2" || pre == "deepseek-r1-qwen") {
+  if (pre == "qwen2" || pre == "deepseek-r1-qwen" || pre == "megrez") {
     p->add_regex(kQwen2Pattern, Kind::kIsolate);
   } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3" || pre == "falcon3" ||
-             pre == "smaug-bpe") {
+             pre == "smaug-bpe" || pre == "pixtral" || pre == "midm-2.0") {
     p->add_regex(kLlama3Pattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
   } else if (pre == "deepseek-llm") {
@@ -117,7 +117,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "tekken") {
     p->add_regex(kTekkenPattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // a piece in the vocabulary is one token (tiktoken's rule)
-  } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell") {
+  } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell" || pre == "refact") {
     // Hugging Face: Sequence[Digits(individual_digits), ByteLevel(use_regex)]; llama.cpp
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
     p->add_regex(R"(\p{N})", Kind::kIsolate);
@@ -125,9 +125,11 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "gpt-2" || pre == "default" || pre.empty()) {
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
   } else {
-    throw std::invalid_argument("unsupported tokenizer.ggml.pre '" + pre +
-                                "' (supported: qwen2, llama-bpe, falcon3, smaug-bpe, deepseek-llm, "
-                                "deepseek-coder, tekken, smollm, starcoder, gpt-2, default)");
+    throw std::invalid_argument(
+        "unsupported tokenizer.ggml.pre '" + pre +
+        "' (supported: qwen2, megrez, llama-bpe, falcon3, smaug-bpe, pixtral, "
+        "midm-2.0, deepseek-llm, deepseek-coder, tekken, smollm, starcoder, "
+        "refact, gpt-2, default)");
   }
   return p;
 }

@@ -1,5 +1,5 @@
-// GGUF pre-tokenizers of Llama-architecture files whose own vocabularies are not at hand
-// (DeepSeek LLM / Coder, Falcon 3, Smaug): SmolLM2's vocabulary under each
+// GGUF pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM / Coder,
+// Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0): SmolLM2's vocabulary under each
 // tokenizer.ggml.pre name (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against
 // llama.cpp's ids and text on the same files.
 #include <gtest/gtest.h>
@@ -31,12 +31,16 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
     ++cases[pre];
     differs_from_smollm[pre] += smollm2().encode(text) != ids;
   }
-  for (const char* pre : {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe"}) {
+  for (const char* pre : {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "pixtral",
+                          "megrez", "midm-2.0"}) {
     EXPECT_GE(cases[pre], 300u) << pre << ": golden cases missing";
     // The name changes the splits: texts tokenize differently from SmolLM2's own pre
     // (measured: 22 of 405 for the Llama 3 pattern, most for DeepSeek's).
     EXPECT_GE(differs_from_smollm[pre], cases[pre] / 20) << pre;
   }
+  // Granite's refact is SmolLM2's own chain (digits one by one, then GPT-2's split).
+  EXPECT_GE(cases["refact"], 300u);
+  EXPECT_EQ(differs_from_smollm["refact"], 0u);
 }
 
 // Without tokenizer.ggml.add_bos_token the pre-tokenizer name decides, as in llama.cpp: the
@@ -56,8 +60,8 @@ TEST(GgufPreTokenizers, BosDefaultFollowsTheNameWhenTheKeyIsAbsent) {
     ++n;
     with_bos += text.empty() && !ids.empty();
   }
-  EXPECT_GE(n, 21u);
-  EXPECT_EQ(with_bos, 3u);  // llama-bpe, tekken, falcon3
+  EXPECT_GE(n, 27u);
+  EXPECT_EQ(with_bos, 4u);  // llama-bpe, tekken, falcon3, pixtral
 }
 
 }  // namespace
