@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral and SmolLM3 of tools/make_tiny_models.py (Hugging Face folders) as the GGUFs
-llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
+"""The tiny Mixtral, SmolLM3 and Granite of tools/make_tiny_models.py (Hugging Face folders) as
+the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
   python3 tools/make_llama_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/smollm3 --out TINY/smollm3.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/granite --out TINY/granite.gguf [--goldens]
 
 Both are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE. mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
-its NoPE interval at 4, no key), tied embeddings (no output.weight). All F32 (with F16 experts
+its NoPE interval at 4, no key), tied embeddings (no output.weight). granite: architecture
+`granite` with its four multipliers as granite.embedding_scale / attention.scale /
+residual_scale / logit_scale. All F32 (with F16 experts
 llama.cpp rounds the activations to f16 before the expert products, and in a draft of the
 random Mixtral one token's router then picked another expert: the logits moved by 0.7 at that
 step, a router near-tie, not an error of either engine); a 2048-token byte-level vocabulary
@@ -31,7 +34,7 @@ sys.path.insert(0, HERE)
 from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
 from make_tiny_internlm2 import permute  # noqa: E402
 
-ARCH = {"mixtral": "llama", "smollm3": "smollm3"}
+ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite"}
 
 
 def name_of(hf):
@@ -58,6 +61,11 @@ def write_gguf(hf, out):
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_rope_dimension_count(cfg["head_dim"])
     g.add_rope_freq_base(cfg["rope_theta"])
+    if cfg["model_type"] == "granite":
+        g.add_embedding_scale(cfg["embedding_multiplier"])
+        g.add_attention_scale(cfg["attention_multiplier"])
+        g.add_residual_scale(cfg["residual_multiplier"])
+        g.add_logit_scale(cfg["logits_scaling"])
     if X:
         g.add_expert_count(X)
         g.add_expert_used_count(cfg["num_experts_per_tok"])
@@ -111,7 +119,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hf", required=True,
-                    help="the tiny mixtral or smollm3 folder (make_tiny_models.py)")
+                    help="the tiny mixtral, smollm3 or granite folder (make_tiny_models.py)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--goldens", action="store_true")
     a = ap.parse_args()

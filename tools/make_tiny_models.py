@@ -24,7 +24,8 @@ window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
 "mrope", Qwen3-VL's text_config with q/k norms; no tokenizer), smollm3 (F32, four layers, the
-fourth without rotary embedding, tied, no tokenizer). See MODELS below for the exact shapes.
+fourth without rotary embedding, tied, no tokenizer), granite (F32, Granite's four multipliers,
+untied, no tokenizer). See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -380,6 +381,23 @@ def smollm3_config():
     })
 
 
+def granite_config():
+    # Granite 3's block, small: the four multipliers at values of their kind (Granite 3.x 2B:
+    # embedding 12, attention 1/64, residual 0.22, logits 8). Untied: with these random
+    # embeddings times 12 and the blocks' outputs times 0.22, a tied model only repeats its
+    # input token.
+    return dict(COMMON, **{
+        "architectures": ["GraniteForCausalLM"], "model_type": "granite",
+        "bos_token_id": 1, "eos_token_id": 2, "head_dim": 16, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 512, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "attention_bias": False,
+        "mlp_bias": False, "rms_norm_eps": 1e-5, "rope_theta": 10000000.0,
+        "embedding_multiplier": 12.0, "attention_multiplier": 0.125, "residual_multiplier": 0.22,
+        "logits_scaling": 8.0, "tie_word_embeddings": False, "torch_dtype": "float32",
+        "vocab_size": 2048,
+    })
+
+
 def vl_vision_tensor(model, name, shape=(16, 3, 2, 14, 14)):
     """One tensor of a vision tower the text model never reads (a real multimodal checkpoint
     carries them all; transformers initializes the rest, unused by text-only prompts)."""
@@ -548,7 +566,7 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -593,6 +611,10 @@ def main():
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
+                    None)
+    if "granite" in want:
+        c = granite_config()
+        write_model("granite", c, decoder("granite", c, dense("granite", c)), "F32", args.out,
                     None)
     if "mistral3" in want:
         c = mistral3_config()

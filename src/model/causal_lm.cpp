@@ -106,6 +106,7 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   // Gemma's normalizer: sqrt(hidden_size) as a float (llama.cpp, and transformers in fp32;
   // transformers running bf16 weights rounds it to bf16).
   if (c.scale_embeddings) embed_scale_ = std::sqrt(static_cast<float>(c.hidden_size));
+  if (c.embedding_multiplier > 0) embed_scale_ = static_cast<float>(c.embedding_multiplier);
   inv_freq_ = c.rope_inv_freq();
   if (c.rope_local_theta > 0) {  // the local layers' base, without the global rope scaling
     ModelConfig local = c;
@@ -275,11 +276,14 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   }
   if (n_logits == 0) return;
   const float cap = static_cast<float>(c.final_logit_softcap);
+  const float inv_logits_scale =
+      c.logits_scaling > 0 ? static_cast<float>(1.0 / c.logits_scaling) : 0.0f;
   ex.op([=] {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
     vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping
+    if (inv_logits_scale != 0) vt::cpu::scale_inplace(logits, inv_logits_scale, n_logits * V);
   });
 }
 

@@ -82,6 +82,13 @@ struct ModelConfig {
   // (0: none).
   double attn_logit_softcap = 0;
   double final_logit_softcap = 0;
+  // Granite's multipliers (0: none): embeddings times embedding_multiplier, attention scaled by
+  // attention_multiplier instead of head_dim^-0.5, each block's output times
+  // residual_multiplier before it joins the residual stream, logits divided by logits_scaling.
+  double embedding_multiplier = 0;
+  double attention_multiplier = 0;
+  double residual_multiplier = 0;
+  double logits_scaling = 0;
   // Per layer: > 0 a sliding window of that many positions (a token attends to keys
   // pos - w < p <= pos), 0 full attention. Empty: every layer attends to its whole context.
   std::vector<int32_t> sliding_window;

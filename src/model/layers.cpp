@@ -99,11 +99,13 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.bt_stride = b.bt_stride;
   ab.window = w.sliding_window;
   ab.softcap = static_cast<float>(c.attn_logit_softcap);
-  const float scale =
-      1.0f /
-      std::sqrt(static_cast<float>(c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D));
+  const float scale = c.attention_multiplier > 0
+                          ? static_cast<float>(c.attention_multiplier)
+                          : 1.0f / std::sqrt(static_cast<float>(
+                                       c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D));
   const bool post = !w.post_norm.empty();
   const bool rope = w.rope;
+  const float rmul = static_cast<float>(c.residual_multiplier);
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
@@ -140,6 +142,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       if (post)
         vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
+      if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);
       vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);
     });
   });
@@ -155,6 +158,7 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   vt::ThreadPool* pp = &pool;
   const bool gelu = c.hidden_act == Activation::kGeluTanh;
   const bool post = !w.post_norm.empty();
+  const float rmul = static_cast<float>(c.residual_multiplier);
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
   ex.op([=] {
     MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
@@ -171,6 +175,7 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       if (post)
         vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
+      if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);
       vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);
     });
   });
@@ -213,6 +218,8 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
       for (int64_t j = 0; j < E; ++j) dst[j] += src[j] * wt;
     }
   }
+  if (c.residual_multiplier != 0)
+    vt::cpu::scale_inplace(ws.moe_out.data(), static_cast<float>(c.residual_multiplier), n * E);
   vt::cpu::add_inplace(ws.x.data(), ws.moe_out.data(), n * E);
 }
 }  // namespace
