@@ -160,10 +160,23 @@ def gguf_files():
     rng = np.random.default_rng(0)
     hidden, ffn, heads, kv_heads, vocab = 32, 64, 4, 2, len(tokens)
     hd = hidden // heads
-    for qtype in ("F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K"):
+    # (weight type, architecture): one file per type the engine reads, then the F32 file as the
+    # llama-architecture Mixtral (stacked experts), SmolLM3 and Granite (their keys).
+    variants = [(q, "llama") for q in ("F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K")]
+    variants += [("F32", "mixtral"), ("F32", "smollm3"), ("F32", "granite")]
+    for qtype, kind in variants:
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "m.gguf")
-            w = gguf.GGUFWriter(path, "llama")
+            arch = {"mixtral": "llama"}.get(kind, kind)
+            w = gguf.GGUFWriter(path, arch)
+            if kind == "mixtral":
+                w.add_expert_count(2)
+                w.add_expert_used_count(1)
+            if kind == "granite":
+                w.add_embedding_scale(12.0)
+                w.add_attention_scale(0.125)
+                w.add_residual_scale(0.22)
+                w.add_logit_scale(8.0)
             w.add_context_length(256)
             w.add_embedding_length(hidden)
             w.add_block_count(1)
@@ -217,8 +230,14 @@ def gguf_files():
             t("blk.0.attn_k.weight", (kv_heads * hd, hidden))
             t("blk.0.attn_v.weight", (kv_heads * hd, hidden))
             t("blk.0.attn_output.weight", (hidden, heads * hd))
-            t("blk.0.ffn_gate.weight", (h if big else ffn, hidden))
-            t("blk.0.ffn_up.weight", (h if big else ffn, hidden))
+            if kind == "mixtral":  # the dense down projection above stays, unread
+                t("blk.0.ffn_gate_inp.weight", (2, hidden))
+                t("blk.0.ffn_gate_exps.weight", (2, ffn, hidden))
+                t("blk.0.ffn_up_exps.weight", (2, ffn, hidden))
+                t("blk.0.ffn_down_exps.weight", (2, hidden, ffn))
+            else:
+                t("blk.0.ffn_gate.weight", (h if big else ffn, hidden))
+                t("blk.0.ffn_up.weight", (h if big else ffn, hidden))
             w.write_header_to_file()
             w.write_kv_data_to_file()
             w.write_tensors_to_file()
@@ -237,7 +256,14 @@ def safetensors_files():
     for arch, extra in (("LlamaForCausalLM", {}), ("Qwen2ForCausalLM", {"bias": True}),
                         ("Qwen3ForCausalLM", {"qk_norm": True}),
                         ("Qwen3MoeForCausalLM", {"qk_norm": True, "moe": True}),
-                        ("MixtralForCausalLM", {"mixtral": True})):
+                        ("MixtralForCausalLM", {"mixtral": True}),
+                        ("SmolLM3ForCausalLM", {"no_rope_layers": [0]}),
+                        ("GraniteForCausalLM", {"granite": True}),
+                        ("Qwen2_5_VLForConditionalGeneration", {"bias": True, "mrope": True}),
+                        ("Mistral3ForConditionalGeneration", {"text_config": "language_model."}),
+                        ("Qwen3VLForConditionalGeneration",
+                         {"qk_norm": True, "text_config": "model.language_model.",
+                          "mrope": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -248,6 +274,18 @@ def safetensors_files():
                         "decoder_sparse_step": 1, "norm_topk_prob": True})
         if extra.get("mixtral"):
             cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32})
+        if "no_rope_layers" in extra:
+            cfg["no_rope_layers"] = extra["no_rope_layers"]
+        if extra.get("granite"):
+            cfg.update({"embedding_multiplier": 12.0, "attention_multiplier": 0.125,
+                        "residual_multiplier": 0.22, "logits_scaling": 8.0})
+        if extra.get("mrope"):
+            cfg["rope_scaling"] = {"type": "mrope", "mrope_section": [1, 1, 2]}
+        prefix = extra.get("text_config")
+        if prefix:  # the text model under text_config, the weights under the multimodal names
+            text = {k: v for k, v in cfg.items() if k != "architectures"}
+            cfg = {"architectures": [arch], "text_config": text,
+                   "vision_config": {"hidden_size": 16}, "tie_word_embeddings": True}
         ts = {}
 
         def t(name, shape, dt=np.float16):
@@ -282,6 +320,9 @@ def safetensors_files():
             t(pre + "mlp.gate_proj.weight", (ffn, hidden))
             t(pre + "mlp.up_proj.weight", (ffn, hidden))
             t(pre + "mlp.down_proj.weight", (hidden, ffn))
+        if prefix:
+            ts = {(prefix + "model." + k[len("model."):] if prefix == "language_model." else
+                   prefix + k[len("model."):]): v for k, v in ts.items()}
         put("safetensors", json.dumps(cfg).encode() + b"\0" + save(ts))
         f32 = {k: v.astype(np.float32) for k, v in ts.items()}
         cfg32 = dict(cfg, torch_dtype="float32")
