@@ -102,16 +102,7 @@ def write_gguf(hf, out):
     n = cfg.get("sliding_window_pattern", 2)
     g.add_array(f"{arch}.attention.sliding_window_pattern", [bool((i + 1) % n) for i in range(L)])
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
-    tokens, types, merges = vocab(cfg["vocab_size"])
-    g.add_tokenizer_model("gpt2")
-    g.add_tokenizer_pre("default")
-    g.add_token_list(tokens)
-    g.add_token_types(types)
-    g.add_token_merges(merges)
-    g.add_bos_token_id(cfg["bos_token_id"])
-    g.add_eos_token_id(cfg["eos_token_id"])
-    g.add_pad_token_id(cfg["pad_token_id"])
-    g.add_add_bos_token(False)
+    add_vocab(g, cfg, *vocab(cfg["vocab_size"]), pad=True)
     embed = t["model.embed_tokens.weight"]
     if arch == "gemma2":  # tied: smaller embeddings keep the input token from dominating
         embed = embed * np.float32(0.25)
@@ -135,6 +126,24 @@ def write_gguf(hf, out):
             if "norm" in hf_name:
                 w = w + one
             g.add_tensor(f"blk.{i}.{gg}.weight", np.ascontiguousarray(w))
+    finish(g)
+
+
+def add_vocab(g, cfg, tokens, types, merges, pad=False):
+    """The byte-level vocabulary keys of a twin: ids from config.json, no BOS added."""
+    g.add_tokenizer_model("gpt2")
+    g.add_tokenizer_pre("default")
+    g.add_token_list(tokens)
+    g.add_token_types(types)
+    g.add_token_merges(merges)
+    g.add_bos_token_id(cfg["bos_token_id"])
+    g.add_eos_token_id(cfg["eos_token_id"])
+    if pad:
+        g.add_pad_token_id(cfg["pad_token_id"])
+    g.add_add_bos_token(False)
+
+
+def finish(g):
     g.write_header_to_file()
     g.write_kv_data_to_file()
     g.write_tensors_to_file()
@@ -177,23 +186,26 @@ def write_twin_goldens(gguf_path, arch, tool):
         f.write("\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
+def twin_main(doc, write, name_of, tool, hf_help):
+    """A twin tool's command line: write --out from --hf; with --goldens run llama.cpp on it and
+    write tests/golden/<name>/greedy.json, else check it against the sha256 recorded there."""
+    ap = argparse.ArgumentParser(description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hf", required=True,
-                    help="the tiny gemma2 or gemma3 folder (make_tiny_models.py)")
+    ap.add_argument("--hf", required=True, help=hf_help)
     ap.add_argument("--out", required=True)
     ap.add_argument("--goldens", action="store_true", help="run llama.cpp, write greedy.json")
     a = ap.parse_args()
-    write_gguf(a.hf, a.out)
+    write(a.hf, a.out)
+    name = name_of(a.hf)
     if a.goldens:
-        write_twin_goldens(a.out, arch_of(a.hf), "make_gemma_gguf.py")
-    elif os.path.exists(golden_path(arch_of(a.hf))):
-        want = json.load(open(golden_path(arch_of(a.hf))))["gguf_sha256"]
+        write_twin_goldens(a.out, name, tool)
+    elif os.path.exists(golden_path(name)):
+        want = json.load(open(golden_path(name)))["gguf_sha256"]
         if sha256(a.out) != want:
             sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
     print(a.out)
 
 
 if __name__ == "__main__":
-    main()
+    twin_main(__doc__, write_gguf, arch_of, "make_gemma_gguf.py",
+              "the tiny gemma2 or gemma3 folder (make_tiny_models.py)")

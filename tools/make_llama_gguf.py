@@ -21,8 +21,6 @@ step, a router near-tie, not an error of either engine); a 2048-token byte-level
 --goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy steps per prompt
 of tests/golden/hf/<name> with the top-2 logits.
 """
-import argparse
-import hashlib
 import json
 import os
 import sys
@@ -31,7 +29,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
+from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, vocab  # noqa
 from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite"}
@@ -72,14 +70,7 @@ def write_gguf(hf, out):
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     tokens, types, merges = vocab(cfg["vocab_size"])
     tokens[:3] = ["<unk>", "<s>", "</s>"]
-    g.add_tokenizer_model("gpt2")
-    g.add_tokenizer_pre("default")
-    g.add_token_list(tokens)
-    g.add_token_types(types)
-    g.add_token_merges(merges)
-    g.add_bos_token_id(cfg["bos_token_id"])
-    g.add_eos_token_id(cfg["eos_token_id"])
-    g.add_add_bos_token(False)
+    add_vocab(g, cfg, tokens, types, merges)
 
     g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
     g.add_tensor("output_norm.weight", t["model.norm.weight"])
@@ -105,34 +96,9 @@ def write_gguf(hf, out):
         for name, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
             stacked = np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)])
             g.add_tensor(b + name + ".weight", stacked)
-    g.write_header_to_file()
-    g.write_kv_data_to_file()
-    g.write_tensors_to_file()
-    g.close()
-
-
-def sha256(path):
-    return hashlib.sha256(open(path, "rb").read()).hexdigest()
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hf", required=True,
-                    help="the tiny mixtral, smollm3 or granite folder (make_tiny_models.py)")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--goldens", action="store_true")
-    a = ap.parse_args()
-    write_gguf(a.hf, a.out)
-    name = name_of(a.hf)
-    if a.goldens:
-        write_twin_goldens(a.out, name, "make_llama_gguf.py")
-    elif os.path.exists(golden_path(name)):
-        want = json.load(open(golden_path(name)))["gguf_sha256"]
-        if sha256(a.out) != want:
-            sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
-    print(a.out)
+    finish(g)
 
 
 if __name__ == "__main__":
-    main()
+    twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
+              "the tiny mixtral, smollm3 or granite folder (make_tiny_models.py)")

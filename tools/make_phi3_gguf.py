@@ -15,8 +15,6 @@ numpy and `gguf`. Without --goldens it checks the file against the sha256 in
 tests/golden/phi3/greedy.json. --goldens (llama-cpp-python 0.3.36, never in CI) writes that
 file: 24 greedy steps per prompt of tests/golden/hf/phi3 with the top-2 logits.
 """
-import argparse
-import hashlib
 import json
 import os
 import sys
@@ -25,10 +23,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_gemma_gguf import golden_path, read_safetensors, vocab, write_twin_goldens  # noqa
-
-GOLDEN = golden_path("phi3")
-
+from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, vocab  # noqa
 
 def write_gguf(hf, out):
     import gguf
@@ -52,14 +47,7 @@ def write_gguf(hf, out):
     tokens, types, merges = vocab(cfg["vocab_size"])
     tokens[:3] = ["<unk>", "<s>", "</s>"]
     tokens[-1] = "<|endoftext|>"
-    g.add_tokenizer_model("gpt2")
-    g.add_tokenizer_pre("default")
-    g.add_token_list(tokens)
-    g.add_token_types(types)
-    g.add_token_merges(merges)
-    g.add_bos_token_id(cfg["bos_token_id"])
-    g.add_eos_token_id(cfg["eos_token_id"])
-    g.add_add_bos_token(False)
+    add_vocab(g, cfg, tokens, types, merges)
 
     def f16(name, a):
         g.add_tensor(name, np.ascontiguousarray(a).astype(np.float16))
@@ -75,32 +63,9 @@ def write_gguf(hf, out):
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         f16(b + "ffn_up.weight", t[p + "mlp.gate_up_proj.weight"])
         g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
-    g.write_header_to_file()
-    g.write_kv_data_to_file()
-    g.write_tensors_to_file()
-    g.close()
-
-
-def sha256(path):
-    return hashlib.sha256(open(path, "rb").read()).hexdigest()
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hf", required=True, help="the tiny phi3 folder (make_tiny_models.py)")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--goldens", action="store_true")
-    a = ap.parse_args()
-    write_gguf(a.hf, a.out)
-    if a.goldens:
-        write_twin_goldens(a.out, "phi3", "make_phi3_gguf.py")
-    elif os.path.exists(GOLDEN):
-        want = json.load(open(GOLDEN))["gguf_sha256"]
-        if sha256(a.out) != want:
-            sys.exit(f"{a.out}: sha256 {sha256(a.out)}, the goldens were made from {want}")
-    print(a.out)
+    finish(g)
 
 
 if __name__ == "__main__":
-    main()
+    twin_main(__doc__, write_gguf, lambda hf: "phi3", "make_phi3_gguf.py",
+              "the tiny phi3 folder (make_tiny_models.py)")
