@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3 and Granite of tools/make_tiny_models.py (Hugging Face folders) as
-the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
+"""The tiny Mixtral, SmolLM3, Granite and Qwen2.5-VL of tools/make_tiny_models.py (Hugging Face
+folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
   python3 tools/make_llama_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/smollm3 --out TINY/smollm3.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/granite --out TINY/granite.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/qwen2_5_vl --out TINY/qwen2_5_vl.gguf [--goldens]
 
-Both are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE. mixtral:
+The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
+qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
+qwen2vl.rope.dimension_sections (the mrope sections and an empty fourth). mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
@@ -32,7 +35,7 @@ sys.path.insert(0, HERE)
 from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, vocab  # noqa
 from make_tiny_internlm2 import permute  # noqa: E402
 
-ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite"}
+ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl"}
 
 
 def name_of(hf):
@@ -46,6 +49,9 @@ def write_gguf(hf, out):
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
+    neox = cfg["model_type"] == "qwen2_5_vl"  # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
+    rot = (lambda w, n: w) if neox else permute
+    D = cfg.get("head_dim", E // H)
     g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
     g.add_name("tiny-" + cfg["model_type"])
     g.add_context_length(cfg["max_position_embeddings"])
@@ -54,10 +60,12 @@ def write_gguf(hf, out):
     g.add_feed_forward_length(cfg["intermediate_size"])
     g.add_head_count(H)
     g.add_head_count_kv(KV)
-    g.add_key_length(cfg["head_dim"])
-    g.add_value_length(cfg["head_dim"])
+    g.add_key_length(D)
+    g.add_value_length(D)
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    g.add_rope_dimension_count(cfg["head_dim"])
+    g.add_rope_dimension_count(D)
+    if neox:  # the time / height / width / extra sections of the multimodal rope
+        g.add_rope_dimension_sections(cfg["rope_scaling"]["mrope_section"] + [0])
     g.add_rope_freq_base(cfg["rope_theta"])
     if cfg["model_type"] == "granite":
         g.add_embedding_scale(cfg["embedding_multiplier"])
@@ -81,10 +89,13 @@ def write_gguf(hf, out):
         m = p + "block_sparse_moe."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
         g.add_tensor(b + "attn_q.weight",
-                     np.ascontiguousarray(permute(t[p + "self_attn.q_proj.weight"], H)))
+                     np.ascontiguousarray(rot(t[p + "self_attn.q_proj.weight"], H)))
         g.add_tensor(b + "attn_k.weight",
-                     np.ascontiguousarray(permute(t[p + "self_attn.k_proj.weight"], KV)))
+                     np.ascontiguousarray(rot(t[p + "self_attn.k_proj.weight"], KV)))
         g.add_tensor(b + "attn_v.weight", t[p + "self_attn.v_proj.weight"])
+        for x in "qkv":
+            if p + f"self_attn.{x}_proj.bias" in t:
+                g.add_tensor(b + f"attn_{x}.bias", t[p + f"self_attn.{x}_proj.bias"])
         g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         if not X:
@@ -101,4 +112,4 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "the tiny mixtral, smollm3 or granite folder (make_tiny_models.py)")
+              "the tiny mixtral, smollm3, granite or qwen2_5_vl folder (make_tiny_models.py)")

@@ -23,6 +23,9 @@ struct ModelFamily {
   std::vector<std::string> hf_architectures;
   // GGUF general.architecture ("" when the family has no GGUF form).
   std::string gguf_architecture;
+  // Further general.architecture values read the same way, under their own key prefix (a
+  // multimodal model's text part: qwen2vl).
+  std::vector<std::string> gguf_aliases;
 
   // Flags the shared forward reads (copied into ModelConfig by the config readers).
   bool qkv_bias = false;  // q/k/v projections carry a bias (always, whatever the config says)

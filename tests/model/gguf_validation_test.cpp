@@ -235,6 +235,23 @@ TEST_F(GgufValidation, LlamaWithExpertsChecksKeysAndTensors) {
   expect_error(no_used, {"llama.expert_used_count"});
 }
 
+// qwen2vl (Qwen2-VL / Qwen2.5-VL's text model): the rope sections are rotary-pair counts that
+// fit in a head (tiny_llama_gguf: head_dim 16, 8 pairs).
+TEST_F(GgufValidation, Qwen2vlRopeSectionsMustFitAHead) {
+  auto header = [](std::vector<int32_t> sections) {
+    GgufSpec g = tiny_llama_gguf();
+    g.strs = {{"general.architecture", "qwen2vl"}};
+    for (auto& [k, v] : g.u32s) k.replace(0, 5, "qwen2vl");
+    for (auto& [k, v] : g.f32s) k.replace(0, 5, "qwen2vl");
+    g.set_array("qwen2vl.rope.dimension_sections", 5, sections);  // i32 elements
+    return g;
+  };
+  expect_error(header({2, 3, 4, 0}), {"qwen2vl.rope.dimension_sections sums to 9"});
+  expect_error(header({-1, 3, 3, 0}), {"qwen2vl.rope.dimension_sections has an entry -1"});
+  // Within a head the file loads as far as its tensors (the q/k/v biases qwen2 needs).
+  expect_error(header({2, 3, 3, 0}), {"attn_q.bias"});
+}
+
 TEST_F(GgufValidation, ExpertsUsedAboveCount) {
   expect_error(qwen3moe_header(4, 5, 32), {"qwen3moe.expert_used_count = 5", "[1, 4]"});
 }

@@ -36,7 +36,10 @@ const ModelFamily* family_for_hf(const std::string& architecture) {
 const ModelFamily* family_for_gguf(const std::string& gguf_architecture) {
   if (gguf_architecture.empty()) return nullptr;
   for (const ModelFamily* f : model_families())
-    if (f->gguf_architecture == gguf_architecture) return f;
+    if (f->gguf_architecture == gguf_architecture ||
+        std::find(f->gguf_aliases.begin(), f->gguf_aliases.end(), gguf_architecture) !=
+            f->gguf_aliases.end())
+      return f;
   return nullptr;
 }
 
@@ -49,8 +52,10 @@ std::string supported_hf_architectures() {
 
 std::string supported_gguf_architectures() {
   std::string s;
-  for (const ModelFamily* f : model_families())
+  for (const ModelFamily* f : model_families()) {
     if (!f->gguf_architecture.empty()) s += (s.empty() ? "" : ", ") + f->gguf_architecture;
+    for (const auto& a : f->gguf_aliases) s += ", " + a;
+  }
   return s;
 }
 
