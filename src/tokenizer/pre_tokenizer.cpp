@@ -107,7 +107,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   if (pre == "qwen2" || pre == "deepseek-r1-qwen" || pre == "megrez") {
     p->add_regex(kQwen2Pattern, Kind::kIsolate);
   } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3" || pre == "falcon3" ||
-             pre == "smaug-bpe" || pre == "pixtral" || pre == "midm-2.0") {
+             pre == "smaug-bpe" || pre == "pixtral" || pre == "midm-2.0" || pre == "dbrx") {
     p->add_regex(kLlama3Pattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
   } else if (pre == "deepseek-llm") {
@@ -128,7 +128,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     throw std::invalid_argument(
         "unsupported tokenizer.ggml.pre '" + pre +
         "' (supported: qwen2, megrez, llama-bpe, falcon3, smaug-bpe, pixtral, "
-        "midm-2.0, deepseek-llm, deepseek-coder, tekken, smollm, starcoder, "
+        "midm-2.0, dbrx, deepseek-llm, deepseek-coder, tekken, smollm, starcoder, "
         "refact, gpt-2, default)");
   }
   return p;

@@ -1,5 +1,5 @@
 // GGUF pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM / Coder,
-// Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0): SmolLM2's vocabulary under each
+// Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, dbrx): SmolLM2's vocabulary under each
 // tokenizer.ggml.pre name (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against
 // llama.cpp's ids and text on the same files.
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
     differs_from_smollm[pre] += smollm2().encode(text) != ids;
   }
   for (const char* pre : {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "pixtral",
-                          "megrez", "midm-2.0"}) {
+                          "megrez", "midm-2.0", "dbrx"}) {
     EXPECT_GE(cases[pre], 300u) << pre << ": golden cases missing";
     // The name changes the splits: texts tokenize differently from SmolLM2's own pre
     // (measured: 22 of 405 for the Llama 3 pattern, most for DeepSeek's).
