@@ -136,7 +136,8 @@ def add_vocab(g, cfg, tokens, types, merges, pad=False):
     g.add_token_list(tokens)
     g.add_token_types(types)
     g.add_token_merges(merges)
-    g.add_bos_token_id(cfg["bos_token_id"])
+    if cfg["bos_token_id"] is not None:
+        g.add_bos_token_id(cfg["bos_token_id"])
     g.add_eos_token_id(cfg["eos_token_id"])
     if pad:
         g.add_pad_token_id(cfg["pad_token_id"])

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite and Qwen2.5-VL of tools/make_tiny_models.py (Hugging Face
-folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL and OLMo 2 of tools/make_tiny_models.py
+(Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
+for them.
 
   python3 tools/make_llama_gguf.py --hf TINY/mixtral --out TINY/mixtral.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/smollm3 --out TINY/smollm3.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/granite --out TINY/granite.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_5_vl --out TINY/qwen2_5_vl.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/olmo2 --out TINY/olmo2.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
-qwen2vl.rope.dimension_sections (the mrope sections and an empty fourth). mixtral:
+qwen2vl.rope.dimension_sections (the mrope sections and an empty fourth); olmo2 likewise
+NEOX, with post_attention_norm / post_ffw_norm and whole-projection attn_q_norm / attn_k_norm
+instead of attn_norm / ffn_norm. mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
@@ -35,7 +39,8 @@ sys.path.insert(0, HERE)
 from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, vocab  # noqa
 from make_tiny_internlm2 import permute  # noqa: E402
 
-ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl"}
+ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
+        "olmo2": "olmo2"}
 
 
 def name_of(hf):
@@ -49,7 +54,9 @@ def write_gguf(hf, out):
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
-    neox = cfg["model_type"] == "qwen2_5_vl"  # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
+    olmo2 = cfg["model_type"] == "olmo2"
+    # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
+    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2")
     rot = (lambda w, n: w) if neox else permute
     D = cfg.get("head_dim", E // H)
     g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
@@ -64,7 +71,7 @@ def write_gguf(hf, out):
     g.add_value_length(D)
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_rope_dimension_count(D)
-    if neox:  # the time / height / width / extra sections of the multimodal rope
+    if cfg["model_type"] == "qwen2_5_vl":  # time / height / width / extra sections of mrope
         g.add_rope_dimension_sections(cfg["rope_scaling"]["mrope_section"] + [0])
     g.add_rope_freq_base(cfg["rope_theta"])
     if cfg["model_type"] == "granite":
@@ -87,7 +94,14 @@ def write_gguf(hf, out):
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         m = p + "block_sparse_moe."
-        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        if olmo2:  # norms on the blocks' outputs, q/k norms over the whole projection
+            for gg, hf_name in (("post_attention_norm", "post_attention_layernorm"),
+                                ("post_ffw_norm", "post_feedforward_layernorm"),
+                                ("attn_q_norm", "self_attn.q_norm"),
+                                ("attn_k_norm", "self_attn.k_norm")):
+                g.add_tensor(b + gg + ".weight", t[p + hf_name + ".weight"])
+        else:
+            g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
         g.add_tensor(b + "attn_q.weight",
                      np.ascontiguousarray(rot(t[p + "self_attn.q_proj.weight"], H)))
         g.add_tensor(b + "attn_k.weight",
@@ -97,7 +111,8 @@ def write_gguf(hf, out):
             if p + f"self_attn.{x}_proj.bias" in t:
                 g.add_tensor(b + f"attn_{x}.bias", t[p + f"self_attn.{x}_proj.bias"])
         g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
-        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        if not olmo2:
+            g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         if not X:
             for name, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"),
                             ("ffn_down", "down_proj")):
@@ -112,4 +127,4 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "the tiny mixtral, smollm3, granite or qwen2_5_vl folder (make_tiny_models.py)")
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl or olmo2 folder (make_tiny_models.py)")

@@ -25,7 +25,8 @@ no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in the
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
 "mrope", Qwen3-VL's text_config with q/k norms; no tokenizer), smollm3 (F32, four layers, the
 fourth without rotary embedding, tied, no tokenizer), granite (F32, Granite's four multipliers,
-untied, no tokenizer). See MODELS below for the exact shapes.
+untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, no tokenizer).
+See MODELS below for the exact shapes.
 """
 import argparse
 import hashlib
@@ -398,6 +399,38 @@ def granite_config():
     })
 
 
+def olmo2_config():
+    # OLMo 2's block, small: norms on the blocks' outputs only, q/k norms over the whole
+    # projection.
+    return dict(COMMON, **{
+        "architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2",
+        "bos_token_id": None, "eos_token_id": 2, "pad_token_id": 1, "hidden_size": 64,
+        "intermediate_size": 192, "max_position_embeddings": 512, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "attention_bias": False,
+        "rms_norm_eps": 1e-6, "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
+def olmo2_decoder(model, cfg):
+    """OLMo 2's tensors: no input norms; post_attention_layernorm / post_feedforward_layernorm
+    on the blocks' outputs; q_norm / k_norm as wide as the q / k projections."""
+    E, V, H, KV = (cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"],
+                   cfg["num_key_value_heads"])
+    D = E // H
+    t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t += attention(model, p, E, H, KV, D, False, False)
+        for nm, n in (("self_attn.q_norm", H * D), ("self_attn.k_norm", KV * D),
+                      ("post_attention_layernorm", E), ("post_feedforward_layernorm", E)):
+            t.append((p + nm + ".weight", norm_w(model, p + nm + ".weight", n)))
+        t += dense_mlp(model, p + "mlp.", E, cfg["intermediate_size"])
+    t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
+    t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
+    return t
+
+
 def vl_vision_tensor(model, name, shape=(16, 3, 2, 14, 14)):
     """One tensor of a vision tower the text model never reads (a real multimodal checkpoint
     carries them all; transformers initializes the rest, unused by text-only prompts)."""
@@ -566,7 +599,7 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -616,6 +649,9 @@ def main():
         c = granite_config()
         write_model("granite", c, decoder("granite", c, dense("granite", c)), "F32", args.out,
                     None)
+    if "olmo2" in want:
+        c = olmo2_config()
+        write_model("olmo2", c, olmo2_decoder("olmo2", c), "F32", args.out, None, gen=(1, 2))
     if "mistral3" in want:
         c = mistral3_config()
         tc = dict(c["text_config"], tie_word_embeddings=False)

@@ -78,6 +78,8 @@ struct ModelConfig {
   double rope_local_theta = 0;       // rope base of the sliding-window layers (0: rope_theta)
   float norm_weight_offset = 0;      // RMSNorm weights stored as w - 1 (HF Gemma): added back
   bool sandwich_norms = false;       // a norm after attention and after the MLP too (Gemma)
+  // OLMo 2: q and k RMSNorm-ed over the whole projection (heads x head_dim), not per head.
+  bool qk_norm_whole = false;
   // Gemma 2's soft-capping, cap * tanh(x / cap), of the attention scores and of the logits
   // (0: none).
   double attn_logit_softcap = 0;

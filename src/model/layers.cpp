@@ -69,10 +69,15 @@ void per_token(vt::ThreadPool& pool, int64_t n, F&& fn) {
 }
 
 // The input norm of a block: h = rms_norm(x) * w, token by token.
+// The block's input: RMSNorm(x) with `w`, or x itself when the block has no input norm (an
+// empty `w`: OLMo 2 normalizes the blocks' outputs instead).
 void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& w, int64_t n,
                 int64_t E, float eps, float* h) {
   per_token(pool, n, [=, &w](int64_t t0, int64_t t1) {
-    vt::cpu::rms_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
+    if (w.empty())
+      std::copy(x + t0 * E, x + t1 * E, h + t0 * E);
+    else
+      vt::cpu::rms_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
   });
 }
 }  // namespace
@@ -118,7 +123,15 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
       vt::cpu::add_bias(k, kvd, n, wp->k_bias.data(), kvd);
       vt::cpu::add_bias(v, kvd, n, wp->v_bias.data(), kvd);
     });
-  if (c.qk_norm)
+  if (c.qk_norm && c.qk_norm_whole)  // OLMo 2: one RMSNorm over all of q, one over all of k
+    ex.op([=] {
+      per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+        float *qt = q + t0 * qd, *kt = k + t0 * kvd;
+        vt::cpu::rms_norm(qt, qd, wp->q_norm.data(), t1 - t0, qd, eps, qt, qd);
+        vt::cpu::rms_norm(kt, kvd, wp->k_norm.data(), t1 - t0, kvd, eps, kt, kvd);
+      });
+    });
+  else if (c.qk_norm)
     ex.op([=] {
       per_token(*pp, n, [=](int64_t t0, int64_t t1) {
         float *qt = q + t0 * qd, *kt = k + t0 * kvd;

@@ -2,7 +2,8 @@
 serve` and the official `openai` client: the tiny GGUF twins (tools/make_gemma_gguf.py,
 make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS; Gemma's sliding-window layer of 8
 positions beside a full one, Gemma 2's soft-capping, Phi-3's fused matrices, Mixtral's 8 experts
-as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding, Granite's four multipliers, Qwen2.5-VL's text model as llama.cpp's `qwen2vl`)
+as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding, Granite's four multipliers, Qwen2.5-VL's text model as llama.cpp's `qwen2vl`, OLMo 2's output and whole-projection q/k
+norms)
 continue each golden prompt with llama.cpp's greedy
 tokens (tests/golden/<arch>/greedy.json) from token-id prompts, alone and as concurrent
 requests (paged KV, decode graphs, batches of several sequences); and
@@ -22,7 +23,7 @@ GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3", "mixtral", "smollm3",
-                                                  "granite", "qwen2_5_vl"])
+                                                  "granite", "qwen2_5_vl", "olmo2"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"
