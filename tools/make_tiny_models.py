@@ -25,7 +25,8 @@ no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in the
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
 "mrope", Qwen3-VL's text_config with q/k norms; no tokenizer), smollm3 (F32, four layers, the
 fourth without rotary embedding, tied, no tokenizer), granite (F32, Granite's four multipliers,
-untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, no tokenizer).
+untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, no tokenizer),
+phi3_5 (F32, phi3 with Phi-3.5's longrope, no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -290,6 +291,20 @@ def phi3_config():
         "rms_norm_eps": 1e-5, "rope_scaling": None, "rope_theta": 10000.0,
         "sliding_window": 12, "tie_word_embeddings": False, "torch_dtype": "float32",
         "vocab_size": 2048,
+    })
+
+
+def phi3_5_config():
+    # Phi-3.5-mini's longrope, small: max_position_embeddings 4096 over an original 512
+    # (factor 8: attention_factor sqrt(1 + ln 8 / ln 512)), short and long factors per rotary
+    # pair (head_dim 16: 8 each), sliding_window 4096 (wider than any prompt, as Phi-3.5's
+    # 262144); the prompts stay within the original length, where the short factors apply.
+    short = [1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.5, 3.0]
+    return dict(phi3_config(), **{
+        "max_position_embeddings": 4096, "original_max_position_embeddings": 512,
+        "sliding_window": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": short,
+                         "long_factor": [f * 4 for f in short]},
     })
 
 
@@ -599,7 +614,7 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -634,6 +649,10 @@ def main():
         c = phi3_config()
         t = fuse_phi3(decoder("phi3", c, dense("phi3", c)))
         write_model("phi3", c, t, "F32", args.out, None)
+    if "phi3_5" in want:
+        c = phi3_5_config()
+        t = fuse_phi3(decoder("phi3_5", c, dense("phi3_5", c)))
+        write_model("phi3_5", c, t, "F32", args.out, None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

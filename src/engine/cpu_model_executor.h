@@ -14,6 +14,7 @@ class CpuModelExecutor : public ModelExecutor {
   int32_t max_model_len() const override {
     return static_cast<int32_t>(m_.config().max_position_embeddings);
   }
+  std::string max_model_len_note() const override { return m_.config().max_len_note; }
   void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) override {
     m_.init_kv_cache(num_blocks, block_size, dtype);
   }

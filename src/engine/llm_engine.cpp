@@ -34,8 +34,10 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   const int32_t model_len = executor.max_model_len();
   if (config_.max_model_len <= 0) config_.max_model_len = model_len;
   if (config_.max_model_len > model_len)
-    reject("max_model_len=" + std::to_string(config_.max_model_len) +
-           " is larger than the model's maximum length of " + std::to_string(model_len));
+    reject(
+        "max_model_len=" + std::to_string(config_.max_model_len) +
+        " is larger than the model's maximum length of " + std::to_string(model_len) +
+        (executor.max_model_len_note().empty() ? "" : " (" + executor.max_model_len_note() + ")"));
   if (config_.block_size < 1) reject("block_size must be at least 1");
   if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");

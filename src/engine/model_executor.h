@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <string>
+
 #include "model/forward_batch.h"
 #include "vt/dtype.h"
 #include "vt/graph.h"
@@ -18,6 +20,9 @@ class ModelExecutor {
   virtual ~ModelExecutor() = default;
   virtual int32_t vocab_size() const = 0;
   virtual int32_t max_model_len() const = 0;
+  // Why max_model_len is below what the checkpoint was trained to ("" when it is not), for the
+  // error refusing a longer --max-model-len.
+  virtual std::string max_model_len_note() const { return ""; }
   // Allocates the paged KV storage for num_blocks blocks of block_size slots of `dtype`
   // elements (F32, F16 or BF16) (called once).
   virtual void init_kv_cache(int64_t num_blocks, int block_size, vt::DType dtype) = 0;

@@ -86,6 +86,8 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     int32_t w = config_.max_sliding_window();
     for (int32_t x : config_.sliding_window)
       if (x > 0) w = std::min(w, x);
+    if (config_.max_position_embeddings > w)
+      config_.max_len_note = "--disable-sliding-window caps the context at the sliding window";
     config_.max_position_embeddings = std::min<int64_t>(config_.max_position_embeddings, w);
     config_.sliding_window.clear();
   }
@@ -113,6 +115,18 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     local.rope_theta = c.rope_local_theta;
     local.rope_scaling = RopeScaling{};
     inv_freq_local_ = local.rope_inv_freq();
+  }
+  // GGUF longrope (Phi-3.5): the short factors divide the frequencies (llama.cpp's
+  // rope_factors_short, used while the context is within the original length).
+  if (c.rope_scaling.type == "longrope" && store_.has("rope_factors_short.weight")) {
+    const std::vector<float> f = store_.vector_f32("rope_factors_short.weight", c.head_dim / 2);
+    for (size_t i = 0; i < inv_freq_.size(); ++i) {
+      if (!std::isfinite(f[i]) || !(f[i] > 0))
+        throw LoadError(store_.find("rope_factors_short.weight")->file,
+                        "tensor 'rope_factors_short.weight' element " + std::to_string(i) + " = " +
+                            std::to_string(f[i]) + " (rope factors must be finite and positive)");
+      inv_freq_[i] /= f[i];
+    }
   }
   if (store_.has("rope_freqs.weight")) {  // GGUF llama3 scaling: per-frequency divisors
     std::vector<float> f = store_.vector_f32("rope_freqs.weight", c.head_dim / 2);

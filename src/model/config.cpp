@@ -43,7 +43,10 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
   std::vector<float> inv(head_dim / 2);
   for (int64_t i = 0; i < head_dim / 2; ++i) {
     float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    inv[i] = 1.0f / std::pow(static_cast<float>(rope_theta), expo);
+    const float ext = rope_scaling.type == "longrope" && !rope_scaling.short_factor.empty()
+                          ? rope_scaling.short_factor[i]
+                          : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
+    inv[i] = 1.0f / (ext * std::pow(static_cast<float>(rope_theta), expo));
   }
   if (rope_scaling.type == "linear") {
     for (auto& f : inv) f = f / static_cast<float>(rope_scaling.factor);
@@ -145,9 +148,18 @@ void ModelConfig::validate() const {
   in_range("max_position_embeddings", max_position_embeddings, 1, limits::kMaxContext);
   positive("rms_norm_eps", rms_norm_eps, 1.0);
   positive("rope_theta", rope_theta, limits::kMaxRopeTheta);
-  if (!rope_scaling.type.empty()) {
+  if (rope_scaling.type == "longrope") {
+    if (!rope_scaling.short_factor.empty() &&
+        static_cast<int64_t>(rope_scaling.short_factor.size()) != head_dim / 2)
+      bad("rope_scaling.short_factor",
+          std::to_string(rope_scaling.short_factor.size()) + " entries",
+          "must give head_dim / 2 = " + std::to_string(head_dim / 2));
+    for (float f : rope_scaling.short_factor)
+      positive("rope_scaling.short_factor", f, limits::kMaxRopeFactor);
+    positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);
+  } else if (!rope_scaling.type.empty()) {
     if (rope_scaling.type != "linear" && rope_scaling.type != "llama3")
-      bad("rope_scaling.type", rope_scaling.type, "supported: linear, llama3");
+      bad("rope_scaling.type", rope_scaling.type, "supported: linear, llama3, longrope");
     if (!std::isfinite(rope_scaling.factor) || rope_scaling.factor < 1 ||
         rope_scaling.factor > limits::kMaxRopeFactor)
       bad("rope_scaling.factor", num(rope_scaling.factor),
@@ -268,6 +280,47 @@ void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
   if (!f.moe) c.num_experts = 0;
 }
 
+// longrope (Phi-3.5-mini, Phi-3-*-128k), transformers' rule: the pretraining length is the
+// top-level original_max_position_embeddings (Phi-3's place), else rope_scaling's, else
+// max_position_embeddings; `factor` is rope_scaling's or max / original; attention_factor is
+// rope_scaling's or sqrt(1 + ln(factor) / ln(original)) (1 when factor <= 1). Within the
+// original length transformers and vLLM rotate with the short factors; past it they switch to
+// the long ones, which this engine does not implement: the context is capped at the original
+// length (a longer --max-model-len is refused naming it).
+void read_longrope(ModelConfig& c, const json& j, const json& rs) {
+  using tok::json_float;
+  using tok::json_float_or;
+  using tok::json_int_or;
+  namespace L = limits;
+  const char* p = "rope_scaling";
+  RopeScaling& r = c.rope_scaling;
+  r.type = "longrope";
+  const int64_t orig = json_int_or(j, "original_max_position_embeddings",
+                                   json_int_or(rs, "original_max_position_embeddings",
+                                               c.max_position_embeddings, 1, L::kMaxContext, p),
+                                   1, L::kMaxContext);
+  r.original_max_position_embeddings = orig;
+  if (!rs.contains("short_factor") || !rs["short_factor"].is_array())
+    throw tok::JsonFieldError("rope_scaling.short_factor: longrope needs a list of factors");
+  for (const auto& x : rs["short_factor"])
+    r.short_factor.push_back(
+        static_cast<float>(json_float(x, "rope_scaling.short_factor", 0, L::kMaxRopeFactor)));
+  const double factor =
+      rs.contains("factor") && !rs["factor"].is_null()
+          ? json_float_or(rs, "factor", 1.0, 0, L::kMaxRopeFactor, p)
+          : static_cast<double>(c.max_position_embeddings) / static_cast<double>(orig);
+  r.factor = std::max(1.0, factor);
+  r.attention_factor =
+      rs.contains("attention_factor") && !rs["attention_factor"].is_null()
+          ? json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p)
+          : (factor <= 1.0 ? 1.0
+                           : std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(orig))));
+  if (c.max_position_embeddings > orig)
+    c.max_len_note = "longrope: past original_max_position_embeddings = " + std::to_string(orig) +
+                     " the long factors apply, which this engine does not implement";
+  c.max_position_embeddings = std::min(c.max_position_embeddings, orig);
+}
+
 void read_hf_fields(ModelConfig& c, const json& j) {
   using tok::json_bool_or;
   using tok::json_float_or;
@@ -310,7 +363,9 @@ void read_hf_fields(ModelConfig& c, const json& j) {
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
     const json& rs = j["rope_scaling"];
     std::string type = rs.value("rope_type", rs.value("type", std::string()));
-    if (type != "default" && !type.empty()) {
+    if (type == "longrope") {
+      read_longrope(c, j, rs);
+    } else if (type != "default" && !type.empty()) {
       if (type != "llama3" && type != "linear")
         throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");
       const char* p = "rope_scaling";

@@ -31,11 +31,17 @@ constexpr double kMaxRopeFactor = 1e6;
 }  // namespace limits
 
 struct RopeScaling {
-  std::string type;  // "" (none), "llama3", "linear"
+  std::string type;  // "" (none), "llama3", "linear", "longrope"
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
+  // longrope (Phi-3.5, Phi-3-*-128k) within original_max_position_embeddings: the short
+  // factors divide the frequencies, and cos / sin are scaled by attention_factor (so the
+  // attention scores by its square). The long factors beyond it are not implemented: the
+  // context is capped there.
+  std::vector<float> short_factor;
+  double attention_factor = 1.0;
 };
 
 // The MLP's gate activation: SiLU (SwiGLU: Llama, Qwen, Mistral) or tanh-approximated GELU
@@ -97,6 +103,9 @@ struct ModelConfig {
   // Per layer: true where the layer applies no rotary embedding to q and k (SmolLM3's NoPE
   // layers). Empty: every layer ropes.
   std::vector<bool> no_rope;
+  // Why max_position_embeddings was capped below the checkpoint's ("" when it was not): said
+  // when a longer --max-model-len is refused.
+  std::string max_len_note;
   bool from_gguf = false;
   std::string gguf_arch;  // GGUF general.architecture ("" for Hugging Face): names keys in errors
 

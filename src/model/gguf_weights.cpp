@@ -21,6 +21,8 @@ const NamePair kGlobal[] = {
     {"output_norm.weight", "model.norm.weight"},
     {"output.weight", "lm_head.weight"},
     {"rope_freqs.weight", "rope_freqs.weight"},
+    {"rope_factors_short.weight", "rope_factors_short.weight"},
+    {"rope_factors_long.weight", "rope_factors_long.weight"},
 };
 const NamePair kLayer[] = {
     {"attn_norm.weight", "input_layernorm.weight"},

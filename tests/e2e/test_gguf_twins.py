@@ -3,7 +3,7 @@ serve` and the official `openai` client: the tiny GGUF twins (tools/make_gemma_g
 make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS; Gemma's sliding-window layer of 8
 positions beside a full one, Gemma 2's soft-capping, Phi-3's fused matrices, Mixtral's 8 experts
 as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding, Granite's four multipliers, Qwen2.5-VL's text model as llama.cpp's `qwen2vl`, OLMo 2's output and whole-projection q/k
-norms)
+norms, Phi-3.5's longrope within its original length)
 continue each golden prompt with llama.cpp's greedy
 tokens (tests/golden/<arch>/greedy.json) from token-id prompts, alone and as concurrent
 requests (paged KV, decode graphs, batches of several sequences); and
@@ -23,7 +23,7 @@ GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3", "mixtral", "smollm3",
-                                                  "granite", "qwen2_5_vl", "olmo2"])
+                                                  "granite", "qwen2_5_vl", "olmo2", "phi3_5"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"
@@ -65,6 +65,14 @@ def test_greedy_tokens_match_llama_cpp_alone_and_batched(gemma):
         batched = list(ex.map(lambda p: complete(client, p["prompt_ids"], 24),
                               gold["prompts"] * 2))
     assert batched == alone * 2
+
+
+def test_longrope_serves_within_its_original_length():
+    # Phi-3.5's longrope runs with its short factors up to the original 512 positions; a longer
+    # context would need the long factors, and asking for one is refused naming them.
+    path = os.path.join(TINY, "phi3_5.gguf")
+    code, out = run_serve(path, "--max-model-len", "1024")
+    assert code != 0 and "maximum length of 512" in out and "longrope" in out, out
 
 
 def test_disable_sliding_window_caps_the_context():

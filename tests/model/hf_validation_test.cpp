@@ -216,6 +216,14 @@ INSTANTIATE_TEST_SUITE_P(
                  {"field 'num_local_experts': 2000"}},
         // Multimodal rope is only the plain rope for text in the VL classes; elsewhere it is a
         // scaling this engine does not know.
+        BadField{"LongropeShortFactorsPerPair",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}};
+                 },
+                 {"rope_scaling.short_factor = 2 entries", "head_dim / 2 = 8"}},
+        BadField{"LongropeWithoutShortFactors",
+                 [](json& c) { c["rope_scaling"] = {{"type", "longrope"}}; },
+                 {"rope_scaling.short_factor"}},
         BadField{"MropeOutsideVl",
                  [](json& c) {
                    c["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {2, 3, 3}}};

@@ -5,8 +5,9 @@
 // ffn_up with 2 * feed_forward_length rows). NEOX RoPE, not permuted. Hugging Face's
 // sliding_window (2047 on Phi-3-mini-4k) applies to every layer; llama.cpp ignores
 // phi3.attention.sliding_window ("Phi SWA is currently disabled"), so a GGUF attends to its
-// whole context as llama.cpp does. Refused by name: longrope scaling (Phi-3.5, Phi-3-*-128k,
-// Phi-4-mini) and a partial rotary factor (Phi-4-mini).
+// whole context as llama.cpp does. longrope (Phi-3.5-mini, Phi-3-*-128k) runs within its
+// original context (the short factors, as transformers and vLLM there; ModelConfig's
+// read_longrope caps the context); a partial rotary factor (Phi-4-mini) is refused by name.
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -33,10 +34,26 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
     throw LoadError(g.path(), p + "rope.dimension_count = " +
                                   std::to_string(g.get_int(p + "rope.dimension_count")) +
                                   ": partial rotary embeddings (Phi-4-mini) are not supported");
-  if (g.find_tensor("rope_factors_long.weight") || g.has(p + "rope.scaling.attn_factor"))
-    throw LoadError(g.path(),
-                    "rope_factors_long.weight: longrope scaling (Phi-3.5, "
-                    "Phi-3-*-128k, Phi-4-mini) is not supported");
+  // longrope (llama.cpp: rope_factors_short / _long tensors, rope.scaling.attn_factor and
+  // original_context_length): within the original length, as for config.json (the short
+  // factors divide the frequencies at load, model/causal_lm.cpp).
+  if (g.find_tensor("rope_factors_short.weight") || g.find_tensor("rope_factors_long.weight")) {
+    RopeScaling& r = c.rope_scaling;
+    r.type = "longrope";
+    r.attention_factor = g.get_float_or(p + "rope.scaling.attn_factor", 1.0);
+    r.original_max_position_embeddings =
+        g.get_int_or(p + "rope.scaling.original_context_length", c.max_position_embeddings);
+    if (r.original_max_position_embeddings < 1)
+      throw LoadError(g.path(), p + "rope.scaling.original_context_length = " +
+                                    std::to_string(r.original_max_position_embeddings) +
+                                    " (must be positive)");
+    if (c.max_position_embeddings > r.original_max_position_embeddings)
+      c.max_len_note = "longrope: past " + p + "rope.scaling.original_context_length = " +
+                       std::to_string(r.original_max_position_embeddings) +
+                       " the long factors apply, which this engine does not implement";
+    c.max_position_embeddings =
+        std::min(c.max_position_embeddings, r.original_max_position_embeddings);
+  }
 }
 
 // Rows [first, first + n) of a stored matrix, as a matrix of their own.
