@@ -263,7 +263,9 @@ def safetensors_files():
                         ("Mistral3ForConditionalGeneration", {"text_config": "language_model."}),
                         ("Qwen3VLForConditionalGeneration",
                          {"qk_norm": True, "text_config": "model.language_model.",
-                          "mrope": True})):
+                          "mrope": True}),
+                        ("LlamaForCausalLM", {"longrope": True}),
+                        ("Olmo2ForCausalLM", {"olmo2": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -279,6 +281,10 @@ def safetensors_files():
         if extra.get("granite"):
             cfg.update({"embedding_multiplier": 12.0, "attention_multiplier": 0.125,
                         "residual_multiplier": 0.22, "logits_scaling": 8.0})
+        if extra.get("longrope"):
+            cfg.update({"max_position_embeddings": 1024, "original_max_position_embeddings": 256,
+                        "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5, 2.0, 3.0],
+                                         "long_factor": [4.0, 6.0, 8.0, 12.0]}})
         if extra.get("mrope"):
             cfg["rope_scaling"] = {"type": "mrope", "mrope_section": [1, 1, 2]}
         prefix = extra.get("text_config")
@@ -304,6 +310,11 @@ def safetensors_files():
         if extra.get("qk_norm"):
             t(pre + "self_attn.q_norm.weight", (hd,))
             t(pre + "self_attn.k_norm.weight", (hd,))
+        if extra.get("olmo2"):  # output norms, whole-projection q/k norms, no input norms
+            del ts[pre + "input_layernorm.weight"]
+            t(pre + "post_feedforward_layernorm.weight", (hidden,))
+            t(pre + "self_attn.q_norm.weight", (heads * hd,))
+            t(pre + "self_attn.k_norm.weight", (kv_heads * hd,))
         if extra.get("moe"):
             t(pre + "mlp.gate.weight", (2, hidden))
             for e in range(2):
