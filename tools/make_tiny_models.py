@@ -26,7 +26,8 @@ served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields 
 "mrope", Qwen3-VL's text_config with q/k norms; no tokenizer), smollm3 (F32, four layers, the
 fourth without rotary embedding, tied, no tokenizer), granite (F32, Granite's four multipliers,
 untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, no tokenizer),
-phi3_5 (F32, phi3 with Phi-3.5's longrope, no tokenizer).
+phi3_5 (F32, phi3 with Phi-3.5's longrope, no tokenizer), qwen2_yarn (F32, qwen2 with
+YaRN rope scaling, no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -155,7 +156,7 @@ def decoder(model, cfg, layer_mlp):
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
-    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl")
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl")  # qwen2_yarn: model_type qwen2
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -528,6 +529,18 @@ def qwen2_config():
     })
 
 
+def qwen2_yarn_config():
+    # Qwen's YaRN recipe (rope_scaling yarn, factor 4, over an original length), small: the
+    # original length 32 puts the blend of interpolated and original frequencies across the
+    # head's 8 rotary pairs, and the prompts run past it; a 2048-token vocabulary, id prompts.
+    return dict(qwen2_config(), **{
+        "bos_token_id": 1, "eos_token_id": 2, "max_position_embeddings": 32,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                         "original_max_position_embeddings": 32},
+        "rope_theta": 10000.0, "vocab_size": 2048,
+    })
+
+
 def moe_mlp(model, cfg):
     E, n_exp, Fm = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"]
 
@@ -614,7 +627,7 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -692,6 +705,10 @@ def main():
              for n, a in t]
         t.append(vl_vision_tensor("qwen3_vl", "model.visual.patch_embed.proj.weight"))
         write_model("qwen3_vl", c, t, "F32", args.out, None, gen=(1, 2))
+    if "qwen2_yarn" in want:
+        c = qwen2_yarn_config()
+        write_model("qwen2_yarn", c, decoder("qwen2_yarn", c, dense("qwen2_yarn", c)), "F32",
+                    args.out, None)
     if "qwen2" in want:
         c = qwen2_config()
         write_model("qwen2", c, decoder("qwen2", c, dense("qwen2", c)), "F32", args.out, tok)

@@ -48,7 +48,32 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
                           : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
     inv[i] = 1.0f / (ext * std::pow(static_cast<float>(rope_theta), expo));
   }
-  if (rope_scaling.type == "linear") {
+  if (rope_scaling.type == "yarn") {
+    // transformers' _compute_yarn_parameters, in its float32 / double mix.
+    const double base = rope_theta, dim = static_cast<double>(head_dim);
+    const double orig = static_cast<double>(rope_scaling.original_max_position_embeddings);
+    auto corr = [&](double rot) {
+      return dim * std::log(orig / (rot * 2 * M_PI)) / (2 * std::log(base));
+    };
+    double lo = corr(rope_scaling.beta_fast), hi = corr(rope_scaling.beta_slow);
+    if (rope_scaling.truncate) {
+      lo = std::floor(lo);
+      hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, dim - 1);
+    if (lo == hi) hi += 0.001;
+    const float factor = static_cast<float>(rope_scaling.factor);
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      const float pos =
+          std::pow(static_cast<float>(base), static_cast<float>(2 * i) / static_cast<float>(dim));
+      const float ramp =
+          std::clamp((static_cast<float>(i) - static_cast<float>(lo)) / static_cast<float>(hi - lo),
+                     0.0f, 1.0f);
+      const float extrap = 1.0f - ramp;
+      inv[i] = (1.0f / (factor * pos)) * (1.0f - extrap) + (1.0f / pos) * extrap;
+    }
+  } else if (rope_scaling.type == "linear") {
     for (auto& f : inv) f = f / static_cast<float>(rope_scaling.factor);
   } else if (rope_scaling.type == "llama3") {
     const double factor = rope_scaling.factor, lo = rope_scaling.low_freq_factor,
@@ -157,9 +182,15 @@ void ModelConfig::validate() const {
     for (float f : rope_scaling.short_factor)
       positive("rope_scaling.short_factor", f, limits::kMaxRopeFactor);
     positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);
+  } else if (rope_scaling.type == "yarn") {
+    positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);
+    if (!std::isfinite(rope_scaling.factor) || rope_scaling.factor < 1 ||
+        rope_scaling.factor > limits::kMaxRopeFactor)
+      bad("rope_scaling.factor", num(rope_scaling.factor),
+          "must be finite and in [1, " + num(limits::kMaxRopeFactor) + "]");
   } else if (!rope_scaling.type.empty()) {
     if (rope_scaling.type != "linear" && rope_scaling.type != "llama3")
-      bad("rope_scaling.type", rope_scaling.type, "supported: linear, llama3, longrope");
+      bad("rope_scaling.type", rope_scaling.type, "supported: linear, llama3, longrope, yarn");
     if (!std::isfinite(rope_scaling.factor) || rope_scaling.factor < 1 ||
         rope_scaling.factor > limits::kMaxRopeFactor)
       bad("rope_scaling.factor", num(rope_scaling.factor),
@@ -321,6 +352,51 @@ void read_longrope(ModelConfig& c, const json& j, const json& rs) {
   c.max_position_embeddings = std::min(c.max_position_embeddings, orig);
 }
 
+// YaRN (Qwen3's long-context recipe, DeepSeek-distilled models), transformers' rule: factor
+// (or max / original when absent), the original length from rope_scaling, else the top level,
+// else max_position_embeddings; attention_factor given, else 0.1 ln(factor) + 1 (DeepSeek's
+// mscale / mscale_all_dim ratio when both are given). The context grows to original x factor,
+// as vLLM derives it.
+void read_yarn(ModelConfig& c, const json& j, const json& rs) {
+  using tok::json_bool_or;
+  using tok::json_float_or;
+  using tok::json_int_or;
+  namespace L = limits;
+  const char* p = "rope_scaling";
+  RopeScaling& r = c.rope_scaling;
+  r.type = "yarn";
+  const int64_t orig = json_int_or(rs, "original_max_position_embeddings",
+                                   json_int_or(j, "original_max_position_embeddings",
+                                               c.max_position_embeddings, 1, L::kMaxContext),
+                                   1, L::kMaxContext, p);
+  r.original_max_position_embeddings = orig;
+  const double factor =
+      rs.contains("factor") && !rs["factor"].is_null()
+          ? json_float_or(rs, "factor", 1.0, 1, L::kMaxRopeFactor, p)
+          : static_cast<double>(c.max_position_embeddings) / static_cast<double>(orig);
+  r.factor = std::max(1.0, factor);
+  auto mscale = [](double scale, double m) {
+    return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+  };
+  const double ms = json_float_or(rs, "mscale", 0, 0, 1e3, p);
+  const double ms_all = json_float_or(rs, "mscale_all_dim", 0, 0, 1e3, p);
+  if (rs.contains("attention_factor") && !rs["attention_factor"].is_null())
+    r.attention_factor = json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p);
+  else if (ms > 0 && ms_all > 0)
+    r.attention_factor = mscale(r.factor, ms) / mscale(r.factor, ms_all);
+  else
+    r.attention_factor = mscale(r.factor, 1.0);
+  r.beta_fast = json_float_or(rs, "beta_fast", 32, 0, 1e6, p);
+  r.beta_slow = json_float_or(rs, "beta_slow", 1, 0, 1e6, p);
+  if (!(r.beta_fast > 0)) r.beta_fast = 32;  // transformers: `or 32`
+  if (!(r.beta_slow > 0)) r.beta_slow = 1;
+  r.truncate = json_bool_or(rs, "truncate", true);
+  const double len = static_cast<double>(orig) * r.factor;
+  c.max_position_embeddings =
+      std::max<int64_t>(c.max_position_embeddings,
+                        static_cast<int64_t>(std::min(len, static_cast<double>(L::kMaxContext))));
+}
+
 void read_hf_fields(ModelConfig& c, const json& j) {
   using tok::json_bool_or;
   using tok::json_float_or;
@@ -365,6 +441,8 @@ void read_hf_fields(ModelConfig& c, const json& j) {
     std::string type = rs.value("rope_type", rs.value("type", std::string()));
     if (type == "longrope") {
       read_longrope(c, j, rs);
+    } else if (type == "yarn") {
+      read_yarn(c, j, rs);
     } else if (type != "default" && !type.empty()) {
       if (type != "llama3" && type != "linear")
         throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");
@@ -446,11 +524,25 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   return c;
 }
 
-ModelConfig config_from_hf_dir(const std::string& dir) {
+ModelConfig config_from_hf_dir(const std::string& dir, const std::string& overrides) {
   const fs::path cfg_path = fs::path(dir) / "config.json";
   const fs::path gen = fs::path(dir) / "generation_config.json";
   const bool has_gen = fs::exists(gen);
-  return config_from_hf_json(read_text_file(cfg_path.string(), kMaxConfigBytes), cfg_path.string(),
+  std::string text = read_text_file(cfg_path.string(), kMaxConfigBytes);
+  if (!overrides.empty()) {
+    json o;
+    try {
+      o = json::parse(overrides);
+    } catch (const json::exception& e) {
+      throw LoadError("--hf-overrides", std::string("malformed JSON: ") + e.what());
+    }
+    if (!o.is_object()) throw LoadError("--hf-overrides", "must be a JSON object");
+    json j = parse_json(text, cfg_path.string());
+    if (!j.is_object()) throw LoadError(cfg_path.string(), "config is not a JSON object");
+    for (const auto& [k, v] : o.items()) j[k] = v;
+    text = j.dump();
+  }
+  return config_from_hf_json(text, cfg_path.string(),
                              has_gen ? read_text_file(gen.string(), kMaxConfigBytes) : "",
                              gen.string());
 }

@@ -31,7 +31,7 @@ constexpr double kMaxRopeFactor = 1e6;
 }  // namespace limits
 
 struct RopeScaling {
-  std::string type;  // "" (none), "llama3", "linear", "longrope"
+  std::string type;  // "" (none), "llama3", "linear", "longrope", "yarn"
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
@@ -41,7 +41,11 @@ struct RopeScaling {
   // attention scores by its square). The long factors beyond it are not implemented: the
   // context is capped there.
   std::vector<float> short_factor;
-  double attention_factor = 1.0;
+  double attention_factor = 1.0;  // longrope and yarn
+  // yarn: the dimensions between the correction range of beta_fast and beta_slow rotations
+  // blend interpolated (/ factor) and original frequencies.
+  double beta_fast = 32, beta_slow = 1;
+  bool truncate = true;
 };
 
 // The MLP's gate activation: SiLU (SwiGLU: Llama, Qwen, Mistral) or tanh-approximated GELU
@@ -133,7 +137,9 @@ struct ModelConfig {
 void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
 
 // config.json (+ generation_config.json when present) of a Hugging Face folder.
-ModelConfig config_from_hf_dir(const std::string& dir);
+// `overrides` (vLLM's --hf-overrides, "" for none): a JSON object whose fields replace
+// config.json's top-level ones before it is read.
+ModelConfig config_from_hf_dir(const std::string& dir, const std::string& overrides = "");
 // The same from the files' text: the entry point for fuzzing and tools. `source` names the
 // config in errors; generation_config_json may be empty.
 ModelConfig config_from_hf_json(const std::string& config_json, const std::string& source,
