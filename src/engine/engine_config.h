@@ -52,6 +52,8 @@ struct EngineConfig {
   bool enforce_eager = false;
   // --disable-sliding-window (model::LoadOptions::disable_sliding_window).
   bool disable_sliding_window = false;
+  // --hf-overrides: a JSON object whose fields replace config.json's (model::LoadOptions).
+  std::string hf_overrides;
   // Decode graph knobs; strict / recapture_every also come from VT_GRAPH_STRICT and
   // VT_RECAPTURE_EVERY (read once).
   DecodeGraphOptions graph;

@@ -35,13 +35,19 @@ const ModelFamily& CausalLM::family_of(const ModelConfig& c) {
 std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, vt::ThreadPool& pool,
                                          const LoadOptions& opts) {
   if (fs::is_directory(path)) {
-    ModelConfig config = config_from_hf_dir(path);
+    ModelConfig config = config_from_hf_dir(path, opts.hf_overrides);
     family_of(config);  // an unknown architecture is reported before the weights are read
     WeightStore store;
     load_safetensors_dir(path, store);
     return from_weights(path, std::move(config), std::move(store), pool, opts);
   }
-  if (fs::is_regular_file(path)) return from_gguf(GgufFile::open(path), pool, opts);
+  if (fs::is_regular_file(path)) {
+    if (!opts.hf_overrides.empty())
+      throw LoadError(path,
+                      "--hf-overrides: applies to a Hugging Face folder's config.json; a GGUF's "
+                      "metadata is used as it is");
+    return from_gguf(GgufFile::open(path), pool, opts);
+  }
   throw LoadError(path, "no such file or folder");
 }
 

@@ -42,6 +42,9 @@ struct LoadOptions {
   // context (max_position_embeddings) is capped at the smallest sliding window so that no
   // token ever sees more than the model was trained to.
   bool disable_sliding_window = false;
+  // vLLM's --hf-overrides: a JSON object whose fields replace config.json's top-level ones
+  // (a Hugging Face folder; a GGUF is refused with it). Empty: none.
+  std::string hf_overrides;
 };
 
 struct ModelFamily;

@@ -1,13 +1,15 @@
-"""Gemma 2 / Gemma 3 / Phi-3 / Mixtral / SmolLM3 / Granite and sliding-window attention through `vllm
-serve` and the official `openai` client: the tiny GGUF twins (tools/make_gemma_gguf.py,
-make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS; Gemma's sliding-window layer of 8
+"""The architectures whose GGUF llama.cpp's converter lays out its own way, through `vllm serve`
+and the official `openai` client: the tiny GGUF twins (tools/make_gemma_gguf.py,
+make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS: Gemma 3's sliding-window layer of 8
 positions beside a full one, Gemma 2's soft-capping, Phi-3's fused matrices, Mixtral's 8 experts
-as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding, Granite's four multipliers, Qwen2.5-VL's text model as llama.cpp's `qwen2vl`, OLMo 2's output and whole-projection q/k
-norms, Phi-3.5's longrope within its original length)
-continue each golden prompt with llama.cpp's greedy
-tokens (tests/golden/<arch>/greedy.json) from token-id prompts, alone and as concurrent
-requests (paged KV, decode graphs, batches of several sequences); and
-`--disable-sliding-window` caps the context at the window as vLLM does."""
+as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding,
+Granite's four multipliers, Qwen2.5-VL's text model as `qwen2vl`, OLMo 2's output and
+whole-projection q/k norms, Phi-3.5's longrope within its original length) continue each
+golden prompt with llama.cpp's greedy tokens (tests/golden/<arch>/greedy.json) from token-id
+prompts, alone and as concurrent requests (paged KV, decode graphs, batches of several
+sequences). `--disable-sliding-window` caps the context at the window as vLLM does;
+`--hf-overrides` with Qwen's YaRN recipe serves the longer context (a Hugging Face folder;
+refused for a GGUF)."""
 import concurrent.futures
 import json
 import os
@@ -78,3 +80,26 @@ def test_longrope_serves_within_its_original_length():
 def test_disable_sliding_window_caps_the_context():
     code, out = run_serve(MODEL, "--disable-sliding-window", "--max-model-len", "512")
     assert code != 0 and "larger than the model's maximum length of 8" in out, out
+
+
+def test_hf_overrides_yarn_serves_the_longer_context():
+    # Qwen's long-context recipe as vLLM users paste it: YaRN through --hf-overrides, the context
+    # original_max_position_embeddings x factor (the tiny Qwen3: 32768 x 4 = 131072, past its own
+    # 40960). Without the override the same --max-model-len is refused.
+    model = os.path.join(TINY, "qwen3")
+    yarn = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                        "original_max_position_embeddings": 32768}})
+    code, out = run_serve(model, "--max-model-len", "131072")
+    assert code != 0 and "maximum length of 40960" in out, out
+    s = Serve([model, "--served-model-name", "q", "--max-model-len", "131072",
+               "--hf-overrides", yarn], log_name="yarn")
+    try:
+        client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0)
+        r = client.completions.create(model="q", prompt="Hello", max_tokens=4, temperature=0)
+        assert r.usage.completion_tokens == 4
+    finally:
+        s.stop()
+    code, out = run_serve(model, "--hf-overrides", "[1, 2]")
+    assert code != 0 and "--hf-overrides" in out and "JSON object" in out, out
+    code, out = run_serve(os.path.join(TINY, "phi3.gguf"), "--hf-overrides", yarn)
+    assert code != 0 and "--hf-overrides" in out and "GGUF" in out, out

@@ -78,6 +78,10 @@ struct EngineFlags {
     app.add_flag("--enforce-eager", cfg.enforce_eager, "no decode step graphs");
     app.add_flag("--disable-sliding-window", cfg.disable_sliding_window,
                  "full attention in every layer, the context capped at the sliding window");
+    app.add_option("--hf-overrides", cfg.hf_overrides,
+                   "a JSON object whose fields replace config.json's top-level ones (e.g. "
+                   "'{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
+                   "\"original_max_position_embeddings\": 32768}}'); Hugging Face folders only");
     app.add_option("--device", device,
                    "auto (= cpu), cpu, or cuda (CUDA builds only; docs/CUDA.md)")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -145,7 +149,6 @@ struct EngineFlags {
     refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
     refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
     refused_option(app, "--speculative-config", "speculative decoding is not implemented");
-    refused_option(app, "--hf-overrides", "the model's own config is used as it is");
     refused_option(app, "--kv-transfer-config", "disaggregated prefill is not implemented");
     refused_flag(app, "--enable-sleep-mode", "there is no sleep mode (/sleep, /wake_up)");
     refused_flag(app, "--skip-tokenizer-init",
