@@ -265,7 +265,8 @@ def safetensors_files():
                          {"qk_norm": True, "text_config": "model.language_model.",
                           "mrope": True}),
                         ("LlamaForCausalLM", {"longrope": True}),
-                        ("Olmo2ForCausalLM", {"olmo2": True})):
+                        ("Olmo2ForCausalLM", {"olmo2": True}),
+                        ("Qwen2ForCausalLM", {"bias": True, "yarn": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -285,6 +286,9 @@ def safetensors_files():
             cfg.update({"max_position_embeddings": 1024, "original_max_position_embeddings": 256,
                         "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5, 2.0, 3.0],
                                          "long_factor": [4.0, 6.0, 8.0, 12.0]}})
+        if extra.get("yarn"):
+            cfg["rope_scaling"] = {"rope_type": "yarn", "factor": 4.0,
+                                   "original_max_position_embeddings": 64}
         if extra.get("mrope"):
             cfg["rope_scaling"] = {"type": "mrope", "mrope_section": [1, 1, 2]}
         prefix = extra.get("text_config")
