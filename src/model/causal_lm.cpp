@@ -122,28 +122,22 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     local.rope_scaling = RopeScaling{};
     inv_freq_local_ = local.rope_inv_freq();
   }
-  // GGUF longrope (Phi-3.5): the short factors divide the frequencies (llama.cpp's
-  // rope_factors_short, used while the context is within the original length).
-  if (c.rope_scaling.type == "longrope" && store_.has("rope_factors_short.weight")) {
-    const std::vector<float> f = store_.vector_f32("rope_factors_short.weight", c.head_dim / 2);
+  // GGUF per-frequency divisors: llama3 scaling's rope_freqs, and longrope's short factors
+  // (Phi-3.5: llama.cpp's rope_factors_short, used while the context is within the original
+  // length).
+  auto divide_frequencies = [&](const char* name) {
+    const std::vector<float> f = store_.vector_f32(name, c.head_dim / 2);
     for (size_t i = 0; i < inv_freq_.size(); ++i) {
       if (!std::isfinite(f[i]) || !(f[i] > 0))
-        throw LoadError(store_.find("rope_factors_short.weight")->file,
-                        "tensor 'rope_factors_short.weight' element " + std::to_string(i) + " = " +
-                            std::to_string(f[i]) + " (rope factors must be finite and positive)");
-      inv_freq_[i] /= f[i];
-    }
-  }
-  if (store_.has("rope_freqs.weight")) {  // GGUF llama3 scaling: per-frequency divisors
-    std::vector<float> f = store_.vector_f32("rope_freqs.weight", c.head_dim / 2);
-    for (size_t i = 0; i < inv_freq_.size(); ++i) {
-      if (!std::isfinite(f[i]) || !(f[i] > 0))
-        throw LoadError(store_.find("rope_freqs.weight")->file,
-                        "tensor 'rope_freqs.weight' element " + std::to_string(i) + " = " +
+        throw LoadError(store_.find(name)->file,
+                        std::string("tensor '") + name + "' element " + std::to_string(i) + " = " +
                             std::to_string(f[i]) + " (rope divisors must be finite and positive)");
       inv_freq_[i] /= f[i];
     }
-  }
+  };
+  if (c.rope_scaling.type == "longrope" && store_.has("rope_factors_short.weight"))
+    divide_frequencies("rope_factors_short.weight");
+  if (store_.has("rope_freqs.weight")) divide_frequencies("rope_freqs.weight");
   layers_.reserve(c.num_layers);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     layers_.push_back(family.load_layer(store_, c, i));

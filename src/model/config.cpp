@@ -11,6 +11,7 @@
 #include "model/gguf.h"
 #include "model/load_error.h"
 #include "model/mapped_file.h"
+#include "model/rope_scaling.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -36,61 +37,6 @@ int32_t ModelConfig::max_sliding_window() const {
   int32_t w = 0;
   for (int32_t x : sliding_window) w = std::max(w, x);
   return w;
-}
-
-std::vector<float> ModelConfig::rope_inv_freq() const {
-  // Same float arithmetic as transformers: base ** (arange(0, d, 2) / d) in float32.
-  std::vector<float> inv(head_dim / 2);
-  for (int64_t i = 0; i < head_dim / 2; ++i) {
-    float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    const float ext = rope_scaling.type == "longrope" && !rope_scaling.short_factor.empty()
-                          ? rope_scaling.short_factor[i]
-                          : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
-    inv[i] = 1.0f / (ext * std::pow(static_cast<float>(rope_theta), expo));
-  }
-  if (rope_scaling.type == "yarn") {
-    // transformers' _compute_yarn_parameters, in its float32 / double mix.
-    const double base = rope_theta, dim = static_cast<double>(head_dim);
-    const double orig = static_cast<double>(rope_scaling.original_max_position_embeddings);
-    auto corr = [&](double rot) {
-      return dim * std::log(orig / (rot * 2 * M_PI)) / (2 * std::log(base));
-    };
-    double lo = corr(rope_scaling.beta_fast), hi = corr(rope_scaling.beta_slow);
-    if (rope_scaling.truncate) {
-      lo = std::floor(lo);
-      hi = std::ceil(hi);
-    }
-    lo = std::max(lo, 0.0);
-    hi = std::min(hi, dim - 1);
-    if (lo == hi) hi += 0.001;
-    const float factor = static_cast<float>(rope_scaling.factor);
-    for (int64_t i = 0; i < head_dim / 2; ++i) {
-      const float pos =
-          std::pow(static_cast<float>(base), static_cast<float>(2 * i) / static_cast<float>(dim));
-      const float ramp =
-          std::clamp((static_cast<float>(i) - static_cast<float>(lo)) / static_cast<float>(hi - lo),
-                     0.0f, 1.0f);
-      const float extrap = 1.0f - ramp;
-      inv[i] = (1.0f / (factor * pos)) * (1.0f - extrap) + (1.0f / pos) * extrap;
-    }
-  } else if (rope_scaling.type == "linear") {
-    for (auto& f : inv) f = f / static_cast<float>(rope_scaling.factor);
-  } else if (rope_scaling.type == "llama3") {
-    const double factor = rope_scaling.factor, lo = rope_scaling.low_freq_factor,
-                 hi = rope_scaling.high_freq_factor;
-    const double old_len = static_cast<double>(rope_scaling.original_max_position_embeddings);
-    const double low_wavelen = old_len / lo, high_wavelen = old_len / hi;
-    for (auto& f : inv) {
-      const double wavelen = 2 * M_PI / f;
-      if (wavelen > low_wavelen) {
-        f = static_cast<float>(f / factor);
-      } else if (wavelen >= high_wavelen) {
-        const double smooth = (old_len / wavelen - lo) / (hi - lo);
-        f = static_cast<float>((1 - smooth) * f / factor + smooth * f);
-      }
-    }
-  }
-  return inv;
 }
 
 namespace {
@@ -311,92 +257,6 @@ void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
   if (!f.moe) c.num_experts = 0;
 }
 
-// longrope (Phi-3.5-mini, Phi-3-*-128k), transformers' rule: the pretraining length is the
-// top-level original_max_position_embeddings (Phi-3's place), else rope_scaling's, else
-// max_position_embeddings; `factor` is rope_scaling's or max / original; attention_factor is
-// rope_scaling's or sqrt(1 + ln(factor) / ln(original)) (1 when factor <= 1). Within the
-// original length transformers and vLLM rotate with the short factors; past it they switch to
-// the long ones, which this engine does not implement: the context is capped at the original
-// length (a longer --max-model-len is refused naming it).
-void read_longrope(ModelConfig& c, const json& j, const json& rs) {
-  using tok::json_float;
-  using tok::json_float_or;
-  using tok::json_int_or;
-  namespace L = limits;
-  const char* p = "rope_scaling";
-  RopeScaling& r = c.rope_scaling;
-  r.type = "longrope";
-  const int64_t orig = json_int_or(j, "original_max_position_embeddings",
-                                   json_int_or(rs, "original_max_position_embeddings",
-                                               c.max_position_embeddings, 1, L::kMaxContext, p),
-                                   1, L::kMaxContext);
-  r.original_max_position_embeddings = orig;
-  if (!rs.contains("short_factor") || !rs["short_factor"].is_array())
-    throw tok::JsonFieldError("rope_scaling.short_factor: longrope needs a list of factors");
-  for (const auto& x : rs["short_factor"])
-    r.short_factor.push_back(
-        static_cast<float>(json_float(x, "rope_scaling.short_factor", 0, L::kMaxRopeFactor)));
-  const double factor =
-      rs.contains("factor") && !rs["factor"].is_null()
-          ? json_float_or(rs, "factor", 1.0, 0, L::kMaxRopeFactor, p)
-          : static_cast<double>(c.max_position_embeddings) / static_cast<double>(orig);
-  r.factor = std::max(1.0, factor);
-  r.attention_factor =
-      rs.contains("attention_factor") && !rs["attention_factor"].is_null()
-          ? json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p)
-          : (factor <= 1.0 ? 1.0
-                           : std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(orig))));
-  if (c.max_position_embeddings > orig)
-    c.max_len_note = "longrope: past original_max_position_embeddings = " + std::to_string(orig) +
-                     " the long factors apply, which this engine does not implement";
-  c.max_position_embeddings = std::min(c.max_position_embeddings, orig);
-}
-
-// YaRN (Qwen3's long-context recipe, DeepSeek-distilled models), transformers' rule: factor
-// (or max / original when absent), the original length from rope_scaling, else the top level,
-// else max_position_embeddings; attention_factor given, else 0.1 ln(factor) + 1 (DeepSeek's
-// mscale / mscale_all_dim ratio when both are given). The context grows to original x factor,
-// as vLLM derives it.
-void read_yarn(ModelConfig& c, const json& j, const json& rs) {
-  using tok::json_bool_or;
-  using tok::json_float_or;
-  using tok::json_int_or;
-  namespace L = limits;
-  const char* p = "rope_scaling";
-  RopeScaling& r = c.rope_scaling;
-  r.type = "yarn";
-  const int64_t orig = json_int_or(rs, "original_max_position_embeddings",
-                                   json_int_or(j, "original_max_position_embeddings",
-                                               c.max_position_embeddings, 1, L::kMaxContext),
-                                   1, L::kMaxContext, p);
-  r.original_max_position_embeddings = orig;
-  const double factor =
-      rs.contains("factor") && !rs["factor"].is_null()
-          ? json_float_or(rs, "factor", 1.0, 1, L::kMaxRopeFactor, p)
-          : static_cast<double>(c.max_position_embeddings) / static_cast<double>(orig);
-  r.factor = std::max(1.0, factor);
-  auto mscale = [](double scale, double m) {
-    return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
-  };
-  const double ms = json_float_or(rs, "mscale", 0, 0, 1e3, p);
-  const double ms_all = json_float_or(rs, "mscale_all_dim", 0, 0, 1e3, p);
-  if (rs.contains("attention_factor") && !rs["attention_factor"].is_null())
-    r.attention_factor = json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p);
-  else if (ms > 0 && ms_all > 0)
-    r.attention_factor = mscale(r.factor, ms) / mscale(r.factor, ms_all);
-  else
-    r.attention_factor = mscale(r.factor, 1.0);
-  r.beta_fast = json_float_or(rs, "beta_fast", 32, 0, 1e6, p);
-  r.beta_slow = json_float_or(rs, "beta_slow", 1, 0, 1e6, p);
-  if (!(r.beta_fast > 0)) r.beta_fast = 32;  // transformers: `or 32`
-  if (!(r.beta_slow > 0)) r.beta_slow = 1;
-  r.truncate = json_bool_or(rs, "truncate", true);
-  const double len = static_cast<double>(orig) * r.factor;
-  c.max_position_embeddings =
-      std::max<int64_t>(c.max_position_embeddings,
-                        static_cast<int64_t>(std::min(len, static_cast<double>(L::kMaxContext))));
-}
-
 void read_hf_fields(ModelConfig& c, const json& j) {
   using tok::json_bool_or;
   using tok::json_float_or;
@@ -436,27 +296,7 @@ void read_hf_fields(ModelConfig& c, const json& j) {
                                     "' (supported: silu, gelu_pytorch_tanh)");
     break;
   }
-  if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
-    const json& rs = j["rope_scaling"];
-    std::string type = rs.value("rope_type", rs.value("type", std::string()));
-    if (type == "longrope") {
-      read_longrope(c, j, rs);
-    } else if (type == "yarn") {
-      read_yarn(c, j, rs);
-    } else if (type != "default" && !type.empty()) {
-      if (type != "llama3" && type != "linear")
-        throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");
-      const char* p = "rope_scaling";
-      c.rope_scaling.type = type;
-      c.rope_scaling.factor = json_float_or(rs, "factor", 1.0, 1, L::kMaxRopeFactor, p);
-      c.rope_scaling.low_freq_factor =
-          json_float_or(rs, "low_freq_factor", 1.0, 0, L::kMaxRopeFactor, p);
-      c.rope_scaling.high_freq_factor =
-          json_float_or(rs, "high_freq_factor", 4.0, 0, L::kMaxRopeFactor, p);
-      c.rope_scaling.original_max_position_embeddings =
-          json_int_or(rs, "original_max_position_embeddings", 8192, 1, L::kMaxContext, p);
-    }
-  }
+  read_hf_rope_scaling(c, j);
   c.num_experts = json_int_or(j, "num_experts", 0, 0, L::kMaxExperts);
   c.num_experts_per_tok = json_int_or(j, "num_experts_per_tok", 0, 0, L::kMaxExperts);
   c.moe_intermediate_size = json_int_or(j, "moe_intermediate_size", 0, 0, L::kMaxIntermediate);

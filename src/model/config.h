@@ -124,6 +124,10 @@ struct ModelConfig {
   int32_t max_sliding_window() const;
   // head_dim / 2 inverse frequencies with rope scaling applied (float, like HF).
   std::vector<float> rope_inv_freq() const;
+  // The factor on q.k: head_dim^-0.5, or query_pre_attn_scalar^-0.5 (Gemma), or
+  // attention_multiplier (Granite); times the square of rope_scaling's attention_factor
+  // (longrope and yarn scale cos and sin by it, so q and k each by it).
+  float attention_scale() const;
   // Throws LoadError naming the field (the GGUF key for GGUF files) and its value when a
   // number is outside limits:: or the numbers disagree (heads not dividing, top-k > experts).
   void validate() const;

@@ -104,14 +104,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.bt_stride = b.bt_stride;
   ab.window = w.sliding_window;
   ab.softcap = static_cast<float>(c.attn_logit_softcap);
-  // longrope scales cos and sin by attention_factor, so q.k by its square.
-  const float af = static_cast<float>(c.rope_scaling.attention_factor);
-  const float scale =
-      (c.attention_multiplier > 0
-           ? static_cast<float>(c.attention_multiplier)
-           : 1.0f / std::sqrt(static_cast<float>(
-                        c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : D))) *
-      (af * af);
+  const float scale = c.attention_scale();
   const bool post = !w.post_norm.empty();
   const bool rope = w.rope;
   const float rmul = static_cast<float>(c.residual_multiplier);

@@ -199,10 +199,7 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, PromptLogprobs,
-                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3", "mixtral", "mistral3",
-                                           "qwen2_5_vl", "qwen3_vl", "smollm3", "granite",
-                                           "olmo2", "phi3_5", "qwen2_yarn"));
+                         ::testing::ValuesIn(vllm::testing::tiny_hf_models()));
 
 }  // namespace
 }  // namespace vllm::engine

@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "../model/test_paths.h"
 #include "engine/cpu_model_executor.h"
 #include "engine/llm_engine.h"
 #include "model/causal_lm.h"
@@ -31,12 +32,6 @@ struct Result {
   std::vector<float> logprobs;
   std::vector<std::pair<int32_t, float>> first_top;  // the first token's top logprobs
 };
-
-std::string tiny_dir() {
-  if (const char* p = std::getenv("VLLM_TINY_MODELS")) return p;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/vllm-cpp/tiny-models";
-}
 
 // Models are loaded once per path and kept for the whole test binary.
 model::CausalLM& load_model(const std::string& path) {
@@ -193,21 +188,19 @@ TEST(RealModelInvariance, SmolLM2F32KvCacheIsBatchInvariantAndCloseToFp16) {
 class TinyModelInvariance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TinyModelInvariance, GreedyIdsAndLogprobsAreBatchInvariant) {
-  const std::string path = tiny_dir() + "/" + GetParam();
+  const std::string path = vllm::testing::tiny_models_dir() + "/" + GetParam();
   ASSERT_TRUE(std::filesystem::exists(path + "/config.json"))
-      << path << " missing: run python3 tools/make_tiny_models.py --out " << tiny_dir();
+      << path << " missing: run python3 tools/make_tiny_models.py --out "
+      << vllm::testing::tiny_models_dir();
   check_invariance(load_model(path));
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, TinyModelInvariance,
-                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3", "mixtral", "mistral3",
-                                           "qwen2_5_vl", "qwen3_vl", "smollm3", "granite",
-                                           "olmo2", "phi3_5", "qwen2_yarn"));
+                         ::testing::ValuesIn(vllm::testing::tiny_hf_models()));
 
 // --kv-cache-dtype bfloat16 (the default for bf16 checkpoints) keeps batch invariance too.
 TEST(RealModelInvariance, Bf16KvCacheIsBatchInvariant) {
-  const std::string path = tiny_dir() + "/qwen3";
+  const std::string path = vllm::testing::tiny_models_dir() + "/qwen3";
   ASSERT_TRUE(std::filesystem::exists(path + "/config.json")) << path;
   check_invariance(load_model(path), vt::DType::BF16);
 }

@@ -77,10 +77,6 @@ TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference,
-                         ::testing::Values("qwen3", "qwen3_moe", "llama", "qwen2", "mistral",
-                                           "gemma3", "gemma2", "phi3", "mixtral", "mistral3",
-                                           "qwen2_5_vl", "qwen3_vl", "smollm3", "granite",
-                                           "olmo2", "phi3_5", "qwen2_yarn"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference, ::testing::ValuesIn(tiny_hf_models()));
 
 }  // namespace

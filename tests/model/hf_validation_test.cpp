@@ -222,7 +222,9 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  {"rope_scaling.short_factor = 2 entries", "head_dim / 2 = 8"}},
         BadField{"LongropeWithoutShortFactors",
-                 [](json& c) { c["rope_scaling"] = {{"type", "longrope"}}; },
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "longrope"}};
+                 },
                  {"rope_scaling.short_factor"}},
         BadField{"MropeOutsideVl",
                  [](json& c) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace vllm::testing {
 
@@ -22,6 +23,15 @@ inline std::string default_gguf() {
 inline std::string tiny_models_dir() {
   if (const char* p = std::getenv("VLLM_TINY_MODELS")) return p;
   return cache_dir() + "/tiny-models";
+}
+// The tiny Hugging Face checkpoints (tools/make_tiny_models.py) with transformers goldens
+// (tests/golden/hf/<name>): every gate that runs "each tiny model" takes this one list.
+inline const std::vector<std::string>& tiny_hf_models() {
+  static const std::vector<std::string> names = {
+      "qwen3",   "qwen3_moe", "llama",   "qwen2",    "mistral",    "gemma3",
+      "gemma2",  "phi3",      "mixtral", "mistral3", "qwen2_5_vl", "qwen3_vl",
+      "smollm3", "granite",   "olmo2",   "phi3_5",   "qwen2_yarn"};
+  return names;
 }
 inline std::string golden_dir() { return std::string(VLLM_SOURCE_DIR) + "/tests/golden"; }
 inline nlohmann::json read_json_file(const std::string& path) {

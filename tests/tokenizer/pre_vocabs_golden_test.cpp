@@ -1,6 +1,6 @@
 // GGUF pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM / Coder,
-// Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, dbrx): SmolLM2's vocabulary under each
-// tokenizer.ggml.pre name (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against
+// Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, dbrx): SmolLM2's vocabulary under
+// each tokenizer.ggml.pre name (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against
 // llama.cpp's ids and text on the same files.
 #include <gtest/gtest.h>
 

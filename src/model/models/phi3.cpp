@@ -14,6 +14,7 @@
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/rope_scaling.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -47,12 +48,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
       throw LoadError(g.path(), p + "rope.scaling.original_context_length = " +
                                     std::to_string(r.original_max_position_embeddings) +
                                     " (must be positive)");
-    if (c.max_position_embeddings > r.original_max_position_embeddings)
-      c.max_len_note = "longrope: past " + p + "rope.scaling.original_context_length = " +
-                       std::to_string(r.original_max_position_embeddings) +
-                       " the long factors apply, which this engine does not implement";
-    c.max_position_embeddings =
-        std::min(c.max_position_embeddings, r.original_max_position_embeddings);
+    cap_at_longrope_original(c, p + "rope.scaling.original_context_length");
   }
 }
 

@@ -287,7 +287,7 @@ void CudaModelExecutor::forward(const DevBatch& b, float* logits) {
   aa.seq_of_token = b.seq;
   aa.block_tables = b.bt;
   aa.bt_stride = b.bt_stride;
-  aa.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  aa.scale = model_.config().attention_scale();
 
   get_rows(st, model_.embed(), b.ids, n, x, E);
   for (size_t l = 0; l < model_.layers().size(); ++l) {
