@@ -21,6 +21,16 @@ const char* const kLlama3Pattern =
 const char* const kTekkenPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// OpenAI's o200k (GPT-4o): the Split(Isolated) regex of o200k tokenizer.json files (Phi-4-mini's),
+// before ByteLevel(use_regex=false); llama.cpp's tokenizer.ggml.pre "gpt-4o" and "minimax-m2"
+// (LLAMA_VOCAB_PRE_TYPE_GPT4O / _MINIMAX_M2 in llama-vocab.cpp). Tekken's case classes, plus an
+// optional contraction after a letter run and digits in runs of up to three. Used as written, like
+// kTekkenPattern, as Hugging Face does: llama.cpp rewrites the case classes with lookaheads for its
+// own engine (ASCII [^a-z] / [^A-Z], no \p{M} in the letter runs), which splits differently, e.g.
+// "cafe\u0301's" (a decomposed accent) loses its contraction there.
+const char* const kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // DeepSeek LLM and DeepSeek Coder (Llama-architecture GGUFs): a chain of splits, each refining
 // the pieces of the one before (their tokenizer.json's Sequence of Split pre-tokenizers; the
 // lists llama.cpp keeps for them). Letters are DeepSeek LLM's explicit ranges of cased
@@ -117,6 +127,9 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "tekken") {
     p->add_regex(kTekkenPattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // a piece in the vocabulary is one token (tiktoken's rule)
+  } else if (pre == "gpt-4o" || pre == "minimax-m2") {
+    // llama.cpp sets no ignore_merges for these: the merges decide, as for GPT-2.
+    p->add_regex(kO200kPattern, Kind::kIsolate);
   } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell" || pre == "refact") {
     // Hugging Face: Sequence[Digits(individual_digits), ByteLevel(use_regex)]; llama.cpp
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
@@ -128,7 +141,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     throw std::invalid_argument(
         "unsupported tokenizer.ggml.pre '" + pre +
         "' (supported: qwen2, megrez, llama-bpe, falcon3, smaug-bpe, pixtral, "
-        "midm-2.0, dbrx, deepseek-llm, deepseek-coder, tekken, smollm, starcoder, "
+        "midm-2.0, dbrx, deepseek-llm, deepseek-coder, tekken, gpt-4o, minimax-m2, smollm, "
+        "starcoder, "
         "refact, gpt-2, default)");
   }
   return p;
