@@ -45,11 +45,11 @@ if [ -f tools/make_tiny_models.py ]; then
     python3 tools/make_gemma_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done
-  for g in phi3 phi3_5; do
+  for g in phi3 phi3_5 phi4_mini; do
     python3 tools/make_phi3_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done
-  for g in mixtral smollm3 granite qwen2_5_vl olmo2; do
+  for g in mixtral smollm3 granite qwen2_5_vl olmo2 glm4; do
     python3 tools/make_llama_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL and OLMo 2 of tools/make_tiny_models.py
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2 and GLM-4 of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -8,12 +8,17 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/granite --out TINY/granite.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_5_vl --out TINY/qwen2_5_vl.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/olmo2 --out TINY/olmo2.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/glm4 --out TINY/glm4.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
 qwen2vl.rope.dimension_sections (the mrope sections and an empty fourth); olmo2 likewise
 NEOX, with post_attention_norm / post_ffw_norm and whole-projection attn_q_norm / attn_k_norm
-instead of attn_norm / ffn_norm. mixtral:
+instead of attn_norm / ffn_norm. glm4: llama.cpp's `glm4`, q/k rows as stored (its rope NORM
+rotates adjacent pairs, as transformers' GLM), glm4.rope.dimension_count half the head
+(partial_rotary_factor 0.5), q/k/v biases, post_attention_norm / post_ffw_norm beside attn_norm /
+ffn_norm, gate and up fused in ffn_up, the first EOS id as EOS and the second as EOT (the
+converter's <|endoftext|> and <|user|>). mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
@@ -40,7 +45,7 @@ from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, voca
 from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
-        "olmo2": "olmo2"}
+        "olmo2": "olmo2", "glm4": "glm4"}
 
 
 def name_of(hf):
@@ -56,7 +61,8 @@ def write_gguf(hf, out):
     X = cfg.get("num_local_experts", 0)
     olmo2 = cfg["model_type"] == "olmo2"
     # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
-    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2")
+    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2", "glm4")
+    glm4 = cfg["model_type"] == "glm4"
     rot = (lambda w, n: w) if neox else permute
     D = cfg.get("head_dim", E // H)
     g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
@@ -70,7 +76,7 @@ def write_gguf(hf, out):
     g.add_key_length(D)
     g.add_value_length(D)
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    g.add_rope_dimension_count(D)
+    g.add_rope_dimension_count(int(D * cfg.get("partial_rotary_factor", 0.5 if glm4 else 1.0)))
     if cfg["model_type"] == "qwen2_5_vl":  # time / height / width / extra sections of mrope
         g.add_rope_dimension_sections(cfg["rope_scaling"]["mrope_section"] + [0])
     g.add_rope_freq_base(cfg["rope_theta"])
@@ -85,7 +91,12 @@ def write_gguf(hf, out):
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     tokens, types, merges = vocab(cfg["vocab_size"])
     tokens[:3] = ["<unk>", "<s>", "</s>"]
-    add_vocab(g, cfg, tokens, types, merges)
+    if isinstance(cfg["eos_token_id"], list):  # GLM-4: <|endoftext|> and <|user|>
+        eos = cfg["eos_token_id"]
+        add_vocab(g, dict(cfg, eos_token_id=eos[0]), tokens, types, merges)
+        g.add_eot_token_id(eos[1])
+    else:
+        add_vocab(g, cfg, tokens, types, merges)
 
     g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
     g.add_tensor("output_norm.weight", t["model.norm.weight"])
@@ -102,6 +113,10 @@ def write_gguf(hf, out):
                 g.add_tensor(b + gg + ".weight", t[p + hf_name + ".weight"])
         else:
             g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        if glm4:
+            g.add_tensor(b + "post_attention_norm.weight", t[p + "post_self_attn_layernorm.weight"])
+            g.add_tensor(b + "post_ffw_norm.weight", t[p + "post_mlp_layernorm.weight"])
+            g.add_tensor(b + "ffn_up.weight", t[p + "mlp.gate_up_proj.weight"])
         g.add_tensor(b + "attn_q.weight",
                      np.ascontiguousarray(rot(t[p + "self_attn.q_proj.weight"], H)))
         g.add_tensor(b + "attn_k.weight",
@@ -113,6 +128,9 @@ def write_gguf(hf, out):
         g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
         if not olmo2:
             g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        if glm4:
+            g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
+            continue
         if not X:
             for name, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"),
                             ("ffn_down", "down_proj")):
@@ -127,4 +145,5 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "a tiny mixtral, smollm3, granite, qwen2_5_vl or olmo2 folder (make_tiny_models.py)")
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2 or glm4 folder "
+              "(make_tiny_models.py)")

@@ -4,11 +4,15 @@ llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
   python3 tools/make_phi3_gguf.py --hf TINY/phi3 --out TINY/phi3.gguf [--goldens]
   python3 tools/make_phi3_gguf.py --hf TINY/phi3_5 --out TINY/phi3_5.gguf [--goldens]
+  python3 tools/make_phi3_gguf.py --hf TINY/phi4_mini --out TINY/phi4_mini.gguf [--goldens]
 
 phi3_5 adds longrope as the converter writes it: rope_factors_long / rope_factors_short
 tensors (F32), rope.scaling.original_context_length and rope.scaling.attn_factor
 (sqrt(1 + ln(max / original) / ln(original))); llama.cpp uses the short factors while its
-context (512 here) is within the original length.
+context (512 here) is within the original length. phi4_mini adds Phi-4-mini's partial rotary
+as the converter writes it: rope.dimension_count int(partial_rotary_factor x hidden) / heads
+(24 of head_dim 32 here; 96 of 128 on Phi-4-mini), one rope factor per rotated pair, and no
+output.weight (tied: llama.cpp reads token_embd for the head).
 
 The GGUF: architecture `phi3`; q/k/v kept fused as attn_qkv and gate/up as ffn_up (2 x
 feed_forward_length rows, gate first), both stored as F16 so that the engine's row ranges of
@@ -50,7 +54,7 @@ def write_gguf(hf, out):
     g.add_head_count(H)
     g.add_head_count_kv(cfg["num_key_value_heads"])
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    g.add_rope_dimension_count(E // H)
+    g.add_rope_dimension_count(int(cfg.get("partial_rotary_factor", 1.0) * E) // H)
     g.add_rope_freq_base(cfg["rope_theta"])
     rs = cfg.get("rope_scaling") or {}
     longrope = rs.get("type") == "longrope"
@@ -73,7 +77,8 @@ def write_gguf(hf, out):
 
     g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
     g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    if not cfg["tie_word_embeddings"]:
+        g.add_tensor("output.weight", t["lm_head.weight"])
     if longrope:
         g.add_tensor("rope_factors_long.weight", np.array(rs["long_factor"], dtype=np.float32))
         g.add_tensor("rope_factors_short.weight", np.array(rs["short_factor"], dtype=np.float32))
@@ -90,4 +95,4 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_phi3_gguf.py",
-              "the tiny phi3 or phi3_5 folder (make_tiny_models.py)")
+              "the tiny phi3, phi3_5 or phi4_mini folder (make_tiny_models.py)")

@@ -27,7 +27,9 @@ served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields 
 fourth without rotary embedding, tied, no tokenizer), granite (F32, Granite's four multipliers,
 untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, no tokenizer),
 phi3_5 (F32, phi3 with Phi-3.5's longrope, no tokenizer), qwen2_yarn (F32, qwen2 with
-YaRN rope scaling, no tokenizer).
+YaRN rope scaling, no tokenizer), phi4_mini (F32, phi3 with Phi-4-mini's partial rotary factor
+0.75, longrope and tied embeddings, no tokenizer), glm4 (F32, GLM-4's four norms per layer,
+q/k/v bias, fused gate_up_proj, interleaved rotary on half of each head, no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -156,7 +158,7 @@ def decoder(model, cfg, layer_mlp):
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
-    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl")  # qwen2_yarn: model_type qwen2
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4")  # qwen2_yarn: qwen2
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -307,6 +309,56 @@ def phi3_5_config():
         "rope_scaling": {"type": "longrope", "short_factor": short,
                          "long_factor": [f * 4 for f in short]},
     })
+
+
+def phi4_mini_config():
+    # Phi-4-mini's block, small: partial_rotary_factor 0.75 (head_dim 32: the first 24 dims
+    # rotate, 8 pass through; Phi-4-mini's 128 / 96), longrope with one factor per rotated
+    # pair (12), max 4096 over an original 512 (the prompts stay within it), tied embeddings,
+    # sliding_window wider than any prompt (Phi-4-mini's 262144).
+    short = [1.0, 1.02, 1.05, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0, 2.4, 2.8, 3.2]
+    return dict(phi3_config(), **{
+        "hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "partial_rotary_factor": 0.75,
+        "max_position_embeddings": 4096, "original_max_position_embeddings": 512,
+        "sliding_window": 4096, "tie_word_embeddings": True,
+        "rope_scaling": {"type": "longrope", "short_factor": short,
+                         "long_factor": [f * 4 for f in short]},
+    })
+
+
+def glm4_config():
+    # GLM-4-0414's block, small: head_dim 32 given explicitly (Glm4Config's default is 128; the
+    # q width 128 differs from hidden 64), partial_rotary_factor left out (transformers' 0.5:
+    # 16 dims rotate in adjacent pairs), q/k/v bias, a list of EOS ids as GLM-4's.
+    return dict(COMMON, **{
+        "architectures": ["Glm4ForCausalLM"], "model_type": "glm4",
+        "attention_bias": True, "bos_token_id": None, "eos_token_id": [2, 3],
+        "pad_token_id": 0, "head_dim": 32, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
+def glm4_tensors(model, cfg):
+    """The plain decoder's tensors plus GLM-4's post_self_attn_layernorm / post_mlp_layernorm,
+    gate and up stacked into gate_up_proj."""
+    E = cfg["hidden_size"]
+    d = dict(decoder(model, cfg, lambda i, p: dense_mlp(model, p, E, cfg["intermediate_size"])))
+    out = []
+    for n, a in d.items():
+        if n.endswith("mlp.gate_proj.weight"):
+            p = n[:-len("gate_proj.weight")]
+            out.append((p + "gate_up_proj.weight",
+                        np.concatenate([d[p + "gate_proj.weight"], d[p + "up_proj.weight"]])))
+        elif not n.endswith("mlp.up_proj.weight"):
+            out.append((n, a))
+    for i in range(cfg["num_hidden_layers"]):
+        for nm in ("post_self_attn_layernorm", "post_mlp_layernorm"):
+            n = f"model.layers.{i}.{nm}.weight"
+            out.append((n, norm_w(model, n, E)))
+    return out
 
 
 def fuse_phi3(tensors):
@@ -627,7 +679,8 @@ def main():
                     default=os.path.join(repo, "..", "shared", "fixtures", "qwen3-tokenizer"),
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
-                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn",
+                    "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
+                    "phi4_mini,glm4",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -666,6 +719,13 @@ def main():
         c = phi3_5_config()
         t = fuse_phi3(decoder("phi3_5", c, dense("phi3_5", c)))
         write_model("phi3_5", c, t, "F32", args.out, None)
+    if "phi4_mini" in want:
+        c = phi4_mini_config()
+        t = fuse_phi3(decoder("phi4_mini", c, dense("phi4_mini", c)))
+        write_model("phi4_mini", c, t, "F32", args.out, None)
+    if "glm4" in want:
+        c = glm4_config()
+        write_model("glm4", c, glm4_tensors("glm4", c), "F32", args.out, None, gen=(1, [2, 3]))
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

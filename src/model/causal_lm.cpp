@@ -126,7 +126,7 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   // (Phi-3.5: llama.cpp's rope_factors_short, used while the context is within the original
   // length).
   auto divide_frequencies = [&](const char* name) {
-    const std::vector<float> f = store_.vector_f32(name, c.head_dim / 2);
+    const std::vector<float> f = store_.vector_f32(name, c.rope_dim() / 2);
     for (size_t i = 0; i < inv_freq_.size(); ++i) {
       if (!std::isfinite(f[i]) || !(f[i] > 0))
         throw LoadError(store_.find(name)->file,
@@ -325,6 +325,27 @@ MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
   m.gate = s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
   m.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
   m.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
+  return m;
+}
+
+vt::cpu::WeightView rows_of(const vt::cpu::WeightView& w, int64_t first, int64_t n) {
+  vt::cpu::WeightView v = w;
+  v.rows = n;
+  v.data = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(first) * w.row_stride;
+  return v;
+}
+
+MlpWeights load_fused_gate_up_mlp(const WeightStore& s, const ModelConfig& c, int64_t i,
+                                  const std::string& norm) {
+  const std::string p = layer_prefix(i);
+  const int64_t E = c.hidden_size, F = c.intermediate_size;
+  MlpWeights m;
+  m.norm = s.vector_f32(p + norm, E);
+  const vt::cpu::WeightView gu =
+      s.matrix(p + (c.from_gguf ? "mlp.up_proj.weight" : "mlp.gate_up_proj.weight"), 2 * F, E);
+  m.gate = rows_of(gu, 0, F);
+  m.up = rows_of(gu, F, F);
+  m.down = s.matrix(p + "mlp.down_proj.weight", E, F);
   return m;
 }
 

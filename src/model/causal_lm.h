@@ -146,6 +146,14 @@ class CausalLM {
 // Pieces the families (models/*.cpp) share.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
+// Rows [first, first + n) of a stored matrix, as a matrix of their own (fused projections:
+// rows are whole blocks in every type, so a range packs like any weight).
+vt::cpu::WeightView rows_of(const vt::cpu::WeightView& w, int64_t first, int64_t n);
+// A dense MLP whose gate and up projections are fused in one matrix, rows gate | up (Phi-3,
+// GLM-4: mlp.gate_up_proj; llama.cpp's ffn_up of 2 x feed_forward_length rows, which the shared
+// GGUF table names mlp.up_proj); `norm` names the RMSNorm before it.
+MlpWeights load_fused_gate_up_mlp(const WeightStore& s, const ModelConfig& c, int64_t i,
+                                  const std::string& norm);
 // The plain Llama decoder layer: load_attention and a dense load_mlp (Llama, Qwen2, InternLM2).
 LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
 // A sparse MoE block under the shared names: mlp.gate (the router) and the experts' SwiGLU

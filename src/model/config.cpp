@@ -116,15 +116,21 @@ void ModelConfig::validate() const {
         "must give one flag per layer");
   if (head_dim % 2 != 0)
     bad("head_dim", std::to_string(head_dim), "rotary embedding needs it even");
+  if (rotary_dim != 0 && (rotary_dim < 2 || rotary_dim > head_dim || rotary_dim % 2 != 0))
+    bad(gguf_arch.empty() ? "partial_rotary_factor" : "rope.dimension_count",
+        gguf_arch.empty() ? "rotating " + std::to_string(rotary_dim) + " of head_dim " +
+                                std::to_string(head_dim) + " dims"
+                          : std::to_string(rotary_dim),
+        "the rotated dims must be even and in [2, head_dim = " + std::to_string(head_dim) + "]");
   in_range("max_position_embeddings", max_position_embeddings, 1, limits::kMaxContext);
   positive("rms_norm_eps", rms_norm_eps, 1.0);
   positive("rope_theta", rope_theta, limits::kMaxRopeTheta);
   if (rope_scaling.type == "longrope") {
     if (!rope_scaling.short_factor.empty() &&
-        static_cast<int64_t>(rope_scaling.short_factor.size()) != head_dim / 2)
+        static_cast<int64_t>(rope_scaling.short_factor.size()) != rope_dim() / 2)
       bad("rope_scaling.short_factor",
           std::to_string(rope_scaling.short_factor.size()) + " entries",
-          "must give head_dim / 2 = " + std::to_string(head_dim / 2));
+          "must give one per rotated pair, " + std::to_string(rope_dim() / 2));
     for (float f : rope_scaling.short_factor)
       positive("rope_scaling.short_factor", f, limits::kMaxRopeFactor);
     positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);
@@ -277,6 +283,12 @@ void read_hf_fields(ModelConfig& c, const json& j) {
   c.num_kv_heads = json_int_or(j, "num_key_value_heads", c.num_heads, 1, L::kMaxHeads);
   c.head_dim = json_int_or(j, "head_dim", -1, 2, L::kMaxHeadDim);
   if (c.head_dim == -1) c.head_dim = derived_head_dim(c);
+  // transformers: int(head_dim * partial_rotary_factor) dims rotate (Phi-4-mini 0.75).
+  const double partial = json_float_or(j, "partial_rotary_factor", 1.0, 0, 1);
+  if (!(partial > 0))
+    throw tok::JsonFieldError("partial_rotary_factor = " + j["partial_rotary_factor"].dump() +
+                              " (must be in (0, 1])");
+  if (partial < 1) c.rotary_dim = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial);
   c.rms_norm_eps = json_float_or(j, "rms_norm_eps", 1e-6, 0, 1);
   c.rope_theta = json_float_or(j, "rope_theta", 10000.0, 0, L::kMaxRopeTheta);
   c.max_position_embeddings = json_int_or(j, "max_position_embeddings", 2048, 1, L::kMaxContext);
@@ -297,7 +309,10 @@ void read_hf_fields(ModelConfig& c, const json& j) {
     break;
   }
   read_hf_rope_scaling(c, j);
-  c.num_experts = json_int_or(j, "num_experts", 0, 0, L::kMaxExperts);
+  // transformers 5 saves Qwen3-MoE's num_experts as num_local_experts (Mixtral's name).
+  c.num_experts =
+      json_int_or(j, "num_experts", json_int_or(j, "num_local_experts", 0, 0, L::kMaxExperts), 0,
+                  L::kMaxExperts);
   c.num_experts_per_tok = json_int_or(j, "num_experts_per_tok", 0, 0, L::kMaxExperts);
   c.moe_intermediate_size = json_int_or(j, "moe_intermediate_size", 0, 0, L::kMaxIntermediate);
   c.decoder_sparse_step = json_int_or(j, "decoder_sparse_step", 1, 1, L::kMaxLayers);
@@ -319,6 +334,7 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   c.source = source;
   json j = parse_json(config_json, source);
   try {
+    apply_rope_parameters(j);
     if (j.is_object() && j.contains("architectures") && j["architectures"].is_array() &&
         !j["architectures"].empty() && j["architectures"][0].is_string())
       if (const ModelFamily* f = family_for_hf(j["architectures"][0].get<std::string>()))
@@ -416,6 +432,9 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   c.intermediate_size = g.get_int_or(p + "feed_forward_length", 0);
   c.rms_norm_eps = g.get_float(p + "attention.layer_norm_rms_epsilon");
   c.rope_theta = g.get_float_or(p + "rope.freq_base", 10000.0);
+  // llama.cpp rotates the first rope.dimension_count dims of each head (default: all).
+  if (g.has(p + "rope.dimension_count") && g.get_int(p + "rope.dimension_count") != c.head_dim)
+    c.rotary_dim = g.get_int(p + "rope.dimension_count");
   c.max_position_embeddings = g.get_int_or(p + "context_length", 2048);
   if (g.has("tokenizer.ggml.tokens"))
     c.vocab_size = static_cast<int64_t>(g.get_str_array("tokenizer.ggml.tokens").size());

@@ -62,6 +62,9 @@ struct ModelConfig {
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+  // The rotated prefix of each head: head_dim x partial_rotary_factor (Phi-4-mini 0.75) or the
+  // GGUF's rope.dimension_count; 0 means the whole head. See rope_dim().
+  int64_t rotary_dim = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
@@ -122,11 +125,13 @@ struct ModelConfig {
   }
   // The widest sliding window of any layer, 0 when no layer has one.
   int32_t max_sliding_window() const;
-  // head_dim / 2 inverse frequencies with rope scaling applied (float, like HF).
+  int64_t rope_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // rope_dim() / 2 inverse frequencies with rope scaling applied (float, like HF).
   std::vector<float> rope_inv_freq() const;
   // The factor on q.k: head_dim^-0.5, or query_pre_attn_scalar^-0.5 (Gemma), or
-  // attention_multiplier (Granite); times the square of rope_scaling's attention_factor
-  // (longrope and yarn scale cos and sin by it, so q and k each by it).
+  // attention_multiplier (Granite). rope_scaling's attention_factor (longrope, yarn) is not
+  // in it: like HF, the rope kernel scales its cos / sin tables, so only the rotated dims of
+  // q and k grow (partial rotary keeps the rest; NoPE layers see none of it).
   float attention_scale() const;
   // Throws LoadError naming the field (the GGUF key for GGUF files) and its value when a
   // number is outside limits:: or the numbers disagree (heads not dividing, top-k > experts).

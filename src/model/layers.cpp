@@ -90,6 +90,8 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const int nh = static_cast<int>(c.num_heads), nkv = static_cast<int>(c.num_kv_heads);
   const float eps = static_cast<float>(c.rms_norm_eps);
   const auto style = c.rope_style;
+  const int rd = static_cast<int>(c.rope_dim());
+  const float mscale = static_cast<float>(c.rope_scaling.attention_factor);
   float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
   float *attn = ws.attn.data(), *tmp = ws.tmp.data();
   const AttentionWeights* wp = &w;
@@ -140,8 +142,10 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       const int64_t m = t1 - t0;
       if (rope) {
-        vt::cpu::rope(q + t0 * qd, qd, m, nh, static_cast<int>(D), pos + t0, inv_freq, style);
-        vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style);
+        vt::cpu::rope(q + t0 * qd, qd, m, nh, static_cast<int>(D), pos + t0, inv_freq, style, rd,
+                      mscale);
+        vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style, rd,
+                      mscale);
       }
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });

@@ -17,7 +17,8 @@ nlohmann::json text_config_over(const char* defaults_json, const nlohmann::json&
   if (multimodal) out.update(j["text_config"]);
   for (const auto& [k, v] : j.items())
     if (!multimodal || k == "architectures" || k == "bos_token_id" || k == "eos_token_id" ||
-        k == "pad_token_id" || k == "tie_word_embeddings")
+        k == "pad_token_id" ||
+        (k == "tie_word_embeddings" && !j["text_config"].contains("tie_word_embeddings")))
       out[k] = v;
   out.erase("text_config");
   out.erase("vision_config");

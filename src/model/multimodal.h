@@ -14,8 +14,10 @@ class WeightStore;
 // config.json with every text-model field present: `defaults_json` (the text class's
 // transformers defaults, for what a saved config leaves out), then text_config when there is
 // one, else the top level. From the top level of a multimodal config only the architecture,
-// the token ids and tie_word_embeddings are taken (they win over text_config's: Gemma 3 lists
-// <end_of_turn> among its EOS ids there).
+// the token ids (they win over text_config's: Gemma 3 lists <end_of_turn> among its EOS ids
+// there) and tie_word_embeddings are taken, the last only when text_config has none: as
+// transformers 5, which saves tie_word_embeddings true at the top of Mistral 3's config and
+// still unties it by its text_config's false (Qwen3-VL keeps it at the top only).
 nlohmann::json text_config_over(const char* defaults_json, const nlohmann::json& config);
 
 // Qwen-VL's multimodal rope (rope_scaling type "mrope", or mrope_section beside another type):

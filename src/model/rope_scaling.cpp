@@ -13,9 +13,10 @@ using json = nlohmann::json;
 
 std::vector<float> ModelConfig::rope_inv_freq() const {
   // Same float arithmetic as transformers: base ** (arange(0, d, 2) / d) in float32.
-  std::vector<float> inv(head_dim / 2);
-  for (int64_t i = 0; i < head_dim / 2; ++i) {
-    float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+  const int64_t rd = rope_dim();  // transformers: dim = head_dim * partial_rotary_factor
+  std::vector<float> inv(rd / 2);
+  for (int64_t i = 0; i < rd / 2; ++i) {
+    float expo = static_cast<float>(2 * i) / static_cast<float>(rd);
     const float ext = rope_scaling.type == "longrope" && !rope_scaling.short_factor.empty()
                           ? rope_scaling.short_factor[i]
                           : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
@@ -23,7 +24,7 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
   }
   if (rope_scaling.type == "yarn") {
     // transformers' _compute_yarn_parameters, in its float32 / double mix.
-    const double base = rope_theta, dim = static_cast<double>(head_dim);
+    const double base = rope_theta, dim = static_cast<double>(rd);
     const double orig = static_cast<double>(rope_scaling.original_max_position_embeddings);
     auto corr = [&](double rot) {
       return dim * std::log(orig / (rot * 2 * M_PI)) / (2 * std::log(base));
@@ -37,7 +38,7 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
     hi = std::min(hi, dim - 1);
     if (lo == hi) hi += 0.001;
     const float factor = static_cast<float>(rope_scaling.factor);
-    for (int64_t i = 0; i < head_dim / 2; ++i) {
+    for (int64_t i = 0; i < rd / 2; ++i) {
       const float pos =
           std::pow(static_cast<float>(base), static_cast<float>(2 * i) / static_cast<float>(dim));
       const float ramp =
@@ -67,13 +68,11 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
 }
 
 float ModelConfig::attention_scale() const {
-  const float af = static_cast<float>(rope_scaling.attention_factor);
-  const float base = attention_multiplier > 0
-                         ? static_cast<float>(attention_multiplier)
-                         : 1.0f / std::sqrt(static_cast<float>(
-                                      query_pre_attn_scalar > 0 ? query_pre_attn_scalar
-                                                                : static_cast<double>(head_dim)));
-  return base * (af * af);
+  return attention_multiplier > 0
+             ? static_cast<float>(attention_multiplier)
+             : 1.0f / std::sqrt(static_cast<float>(query_pre_attn_scalar > 0
+                                                       ? query_pre_attn_scalar
+                                                       : static_cast<double>(head_dim)));
 }
 
 namespace {
@@ -165,6 +164,58 @@ void read_yarn(ModelConfig& c, const json& j, const json& rs) {
 }
 
 }  // namespace
+
+namespace {
+
+void apply_rope_parameters_to(json& j) {
+  if (!j.is_object() || !j.contains("rope_parameters") || j["rope_parameters"].is_null()) return;
+  const json& rp = j["rope_parameters"];
+  if (!rp.is_object())
+    throw tok::JsonFieldError("rope_parameters = " + rp.dump() + " (must be an object)");
+  auto type_of = [](const json& o) {
+    const json& t = o.contains("rope_type") ? o["rope_type"] : o.value("type", json("default"));
+    return t.is_string() ? t.get<std::string>() : t.dump();
+  };
+  json flat = rp;
+  if (rp.contains("full_attention") || rp.contains("sliding_attention")) {
+    for (const auto& [k, v] : rp.items()) {
+      if (k != "full_attention" && k != "sliding_attention")
+        throw tok::JsonFieldError("rope_parameters." + k +
+                                  ": unsupported layer type (supported: full_attention, "
+                                  "sliding_attention)");
+      if (!v.is_object() && !v.is_null())
+        throw tok::JsonFieldError("rope_parameters." + k + " = " + v.dump() +
+                                  " (must be an object)");
+    }
+    flat = rp.contains("full_attention") && rp["full_attention"].is_object() ? rp["full_attention"]
+                                                                             : json::object();
+    if (rp.contains("sliding_attention") && rp["sliding_attention"].is_object()) {
+      const json& sl = rp["sliding_attention"];
+      if (type_of(sl) != "default")
+        throw tok::JsonFieldError("rope_parameters.sliding_attention.rope_type = '" + type_of(sl) +
+                                  "': rope scaling on the sliding-window layers is not supported");
+      if (sl.contains("partial_rotary_factor") &&
+          sl["partial_rotary_factor"] != flat.value("partial_rotary_factor", json(1.0)))
+        throw tok::JsonFieldError(
+            "rope_parameters.sliding_attention.partial_rotary_factor = " +
+            sl["partial_rotary_factor"].dump() +
+            ": a rotary width of its own on the sliding-window layers is not supported");
+      if (sl.contains("rope_theta")) j["rope_local_base_freq"] = sl["rope_theta"];
+    }
+  }
+  const bool legacy = j.contains("rope_scaling") && j["rope_scaling"].is_object();
+  for (const char* k : {"rope_theta", "partial_rotary_factor"})
+    if (flat.contains(k) && (!legacy || !j.contains(k))) j[k] = flat[k];
+  if (!legacy) j["rope_scaling"] = flat;  // "default" (plain rope) reads as none
+}
+
+}  // namespace
+
+void apply_rope_parameters(json& config) {
+  apply_rope_parameters_to(config);
+  if (config.is_object() && config.contains("text_config"))
+    apply_rope_parameters_to(config["text_config"]);
+}
 
 void cap_at_longrope_original(ModelConfig& c, const std::string& key) {
   const int64_t orig = c.rope_scaling.original_max_position_embeddings;

@@ -11,6 +11,17 @@
 
 namespace vllm::model {
 
+// transformers >= 5 saves the rope fields as one `rope_parameters` object (rope_type,
+// rope_theta, partial_rotary_factor and the type's own fields), or one per layer type
+// ("full_attention", "sliding_attention": Gemma 3), and no top-level rope_theta / rope_scaling.
+// Rewrites them, in `config` and in its text_config, into the fields the readers take:
+// rope_theta, partial_rotary_factor, rope_scaling (the object itself), and the sliding layers'
+// base as rope_local_base_freq. transformers' precedence: rope_parameters' values win over the
+// top-level ones; a legacy rope_scaling object replaces its scaling (its rope_theta and
+// partial_rotary_factor still apply where the top level has none). Scaling on the sliding
+// layers, or another layer type, is a tok::JsonFieldError naming it.
+void apply_rope_parameters(nlohmann::json& config);
+
 // Reads config.json's rope_scaling (absent, null or "default": none). An unknown type is a
 // LoadError naming it; a bad field a tok::JsonFieldError.
 void read_hf_rope_scaling(ModelConfig& c, const nlohmann::json& config);

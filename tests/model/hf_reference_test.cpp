@@ -1,12 +1,16 @@
 // Reference gate, Hugging Face: our fp32 logits at every prompt position and 32 greedy
 // tokens equal transformers' on the tiny random checkpoints of tools/make_tiny_models.py
-// (goldens: tools/make_hf_goldens.py, tests/golden/hf/).
+// (goldens: tools/make_hf_goldens.py, tests/golden/hf/). The same checkpoints again with the
+// config.json transformers >= 5 saves (rope_parameters instead of rope_theta / rope_scaling;
+// tools/make_hf_v5_configs.py): the same goldens must hold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+
+#include <unistd.h>
 
 #include "model/causal_lm.h"
 #include "model/static_batch.h"
@@ -30,15 +34,10 @@ int32_t argmax(const float* x, int64_t n) {
   return static_cast<int32_t>(std::max_element(x, x + n) - x);
 }
 
-class HfReference : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
-  const std::string name = GetParam();
+// The tiny checkpoint `name` loaded from `mdir` against tests/golden/hf/<name>.
+void check_against_transformers(const std::string& name, const std::string& mdir) {
   const std::string gdir = golden_dir() + "/hf/" + name;
   const auto index = read_json_file(gdir + "/index.json");
-  const std::string mdir = tiny_models_dir() + "/" + name;
-  ASSERT_TRUE(std::filesystem::exists(mdir + "/config.json"))
-      << mdir << " missing: run python3 tools/make_tiny_models.py --out " << tiny_models_dir();
   auto m = CausalLM::load(mdir);
   const int64_t V = m->config().vocab_size;
   ASSERT_EQ(V, index["vocab_size"].get<int64_t>());
@@ -75,6 +74,40 @@ TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
     std::printf("[%s] %lld positions, rel max err %.2e, %zu greedy tokens\n", name.c_str(),
                 static_cast<long long>(n), worst, greedy.size());
   }
+}
+
+class HfReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HfReference, LogitsAndGreedyMatchTransformers) {
+  const std::string mdir = tiny_models_dir() + "/" + GetParam();
+  ASSERT_TRUE(std::filesystem::exists(mdir + "/config.json"))
+      << mdir << " missing: run python3 tools/make_tiny_models.py --out " << tiny_models_dir();
+  check_against_transformers(GetParam(), mdir);
+}
+
+// A folder with the checkpoint's files (links) and transformers 5's config.json.
+TEST_P(HfReference, Transformers5ConfigGivesTheSameModel) {
+  namespace fs = std::filesystem;
+  const std::string name = GetParam();
+  const fs::path src = tiny_models_dir() + "/" + name;
+  ASSERT_TRUE(fs::exists(src / "config.json")) << src << " missing";
+  const fs::path v5 = fs::path(golden_dir()) / "hf" / name / "config_v5.json";
+  ASSERT_TRUE(fs::exists(v5)) << v5 << " missing: run tools/make_hf_v5_configs.py";
+  const auto cfg = read_json_file(v5.string());
+  const auto& text = cfg.contains("text_config") ? cfg["text_config"] : cfg;
+  ASSERT_TRUE(text.contains("rope_parameters") && !text.contains("rope_theta") &&
+              !text.contains("rope_scaling"))
+      << v5;
+  const fs::path dir =
+      fs::temp_directory_path() / ("vllm-cpp-v5-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(src))
+    if (e.path().filename() != "config.json")
+      fs::create_symlink(fs::absolute(e.path()), dir / e.path().filename());
+  fs::copy_file(v5, dir / "config.json");
+  check_against_transformers(name, dir.string());
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference, ::testing::ValuesIn(tiny_hf_models()));

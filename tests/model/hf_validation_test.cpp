@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
                  [](json& c) {
                    c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}};
                  },
-                 {"rope_scaling.short_factor = 2 entries", "head_dim / 2 = 8"}},
+                 {"rope_scaling.short_factor = 2 entries", "one per rotated pair, 8"}},
         BadField{"LongropeWithoutShortFactors",
                  [](json& c) {
                    c["rope_scaling"] = {{"type", "longrope"}};
@@ -237,6 +237,40 @@ INSTANTIATE_TEST_SUITE_P(
                    c["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", "x"}};
                  },
                  {"rope_scaling.mrope_section = \"x\""}},
+        // transformers 5's rope_parameters: read like rope_scaling, and checked like it.
+        BadField{"RopeParametersNotAnObject",
+                 [](json& c) { c["rope_parameters"] = 5; },
+                 {"rope_parameters = 5 (must be an object)"}},
+        BadField{"RopeParametersUnknownType",
+                 [](json& c) {
+                   c["rope_parameters"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+                 },
+                 {"unsupported rope_scaling type 'dynamic'"}},
+        BadField{"RopeParametersThetaNegative",
+                 [](json& c) {
+                   c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", -1.0}};
+                 },
+                 {"rope_theta"}},
+        BadField{"RopeParametersUnknownLayerType",
+                 [](json& c) {
+                   c["rope_parameters"] = {{"full_attention", {{"rope_theta", 1e4}}},
+                                           {"chunked_attention", {{"rope_theta", 1e4}}}};
+                 },
+                 {"rope_parameters.chunked_attention: unsupported layer type"}},
+        BadField{"RopeParametersScaledSlidingLayers",
+                 [](json& c) {
+                   c["rope_parameters"] = {
+                       {"full_attention", {{"rope_theta", 1e6}}},
+                       {"sliding_attention",
+                        {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 1e4}}}};
+                 },
+                 {"rope_parameters.sliding_attention.rope_type = 'linear'"}},
+        BadField{"PartialRotaryZero",
+                 [](json& c) { c["partial_rotary_factor"] = 0.0; },
+                 {"partial_rotary_factor = 0.0 (must be in (0, 1])"}},
+        BadField{"PartialRotaryOddDims",  // head_dim 16: 5 rotated dims
+                 [](json& c) { c["partial_rotary_factor"] = 0.3125; },
+                 {"partial_rotary_factor = rotating 5 of head_dim 16 dims", "must be even"}},
         BadField{"VlTextConfigNotObjectFieldsMissing",
                  [](json& c) {
                    c = json{{"architectures", {"Qwen3VLForConditionalGeneration"}},

@@ -183,16 +183,16 @@ TEST(Ops, SoftmaxMatchesDoubleReference) {
 
 void rope_ref(std::vector<float>& x, int64_t ld, int64_t n_tok, int n_heads, int hd,
               const std::vector<int32_t>& pos, const std::vector<float>& inv_freq, RopeStyle st,
-              std::vector<double>& out) {
+              std::vector<double>& out, int rd = 0, float mscale = 1.0f) {
   out.assign(x.size(), 0.0);
-  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i];
-  const int half = hd / 2;
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i];  // dims past rd pass through
+  const int half = (rd > 0 ? rd : hd) / 2;
   for (int64_t t = 0; t < n_tok; ++t)
     for (int h = 0; h < n_heads; ++h)
       for (int i = 0; i < half; ++i) {
         // The angle is a float product (as HF); only cos/sin are taken in double.
         const float ang = static_cast<float>(pos[t]) * inv_freq[i];
-        const double c = std::cos(double(ang)), s = std::sin(double(ang));
+        const double c = std::cos(double(ang)) * mscale, s = std::sin(double(ang)) * mscale;
         const int64_t base = t * ld + int64_t(h) * hd;
         const int64_t a = st == RopeStyle::kNeox ? base + i : base + 2 * i;
         const int64_t b = st == RopeStyle::kNeox ? base + i + half : base + 2 * i + 1;
@@ -201,25 +201,44 @@ void rope_ref(std::vector<float>& x, int64_t ld, int64_t n_tok, int n_heads, int
       }
 }
 
+// (head_dim, rotated dims): whole heads (rd 0), and partial rotary as Phi-4-mini's 96 of 128
+// and odd splits around the vector widths; the dims past rd must come back untouched. The
+// partial shapes also scale the rotated dims (longrope's attention factor on cos / sin).
+float rope_mscale(int rd) { return rd > 0 ? 1.1547f : 1.0f; }
+const std::pair<int, int> kRopeShapes[] = {{2, 0},   {6, 0},   {16, 0},  {34, 0},
+                                           {64, 0},  {80, 0},  {128, 0}, {128, 96},
+                                           {32, 24}, {80, 40}, {64, 2},  {34, 18}};
+
 TEST(Ops, RopeMatchesDoubleReference) {
-  const int hds[] = {2, 6, 16, 34, 64, 80, 128};
   for (Isa is : hardware_isas()) {
     for (RopeStyle st : {RopeStyle::kNeox, RopeStyle::kInterleaved}) {
-      for (int hd : hds) {
-        const int n_heads = 3;
+      for (auto [hd, rd] : kRopeShapes) {
+        const int n_heads = 3, r = rd > 0 ? rd : hd;
         const int64_t n_tok = 5, ld = n_heads * hd + 4;
         std::vector<int32_t> pos = {0, 1, 17, 8191, 32767};
-        std::vector<float> inv_freq(hd / 2);
-        for (int i = 0; i < hd / 2; ++i)
-          inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / hd));
-        auto x = random_vec(n_tok * ld, -2.f, 2.f, 400 + hd);
+        std::vector<float> inv_freq(r / 2);
+        for (int i = 0; i < r / 2; ++i)
+          inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / r));
+        auto x = random_vec(n_tok * ld, -2.f, 2.f, 400 + hd + rd);
+        const auto x0 = x;
         std::vector<double> ref;
-        rope_ref(x, ld, n_tok, n_heads, hd, pos, inv_freq, st, ref);
-        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st);
+        rope_ref(x, ld, n_tok, n_heads, hd, pos, inv_freq, st, ref, rd, rope_mscale(rd));
+        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st, rd,
+                 rope_mscale(rd));
         for (size_t i = 0; i < x.size(); ++i)
           ASSERT_NEAR(x[i], ref[i], 2e-6 * std::max(1.0, std::fabs(ref[i])))
               << isa_name(is) << (st == RopeStyle::kNeox ? " neox" : " interleaved") << " hd " << hd
-              << " i " << i;
+              << " rd " << rd << " i " << i;
+        // The pass-through dims are bit-identical, and the rotated ones did move.
+        size_t moved = 0;
+        for (int64_t t = 0; t < n_tok; ++t)
+          for (int h = 0; h < n_heads; ++h)
+            for (int d = 0; d < hd; ++d) {
+              const size_t i = t * ld + int64_t(h) * hd + d;
+              if (d >= r) ASSERT_EQ(x[i], x0[i]) << "hd " << hd << " rd " << rd << " d " << d;
+              moved += x[i] != x0[i];
+            }
+        EXPECT_GT(moved, size_t(n_heads * r)) << "hd " << hd << " rd " << rd;
       }
     }
   }
@@ -270,22 +289,23 @@ TEST(Ops, EveryIsaComputesTheScalarBits) {
     }
   }
   for (RopeStyle st : {RopeStyle::kNeox, RopeStyle::kInterleaved})
-    for (int hd : {2, 34, 64, 128}) {
-      const int n_heads = 3;
+    for (auto [hd, rd] : kRopeShapes) {
+      const int n_heads = 3, r = rd > 0 ? rd : hd;
       const int64_t n_tok = 4, ld = n_heads * hd;
       std::vector<int32_t> pos = {0, 3, 1000, 32767};
-      std::vector<float> inv_freq(hd / 2);
-      for (int i = 0; i < hd / 2; ++i)
-        inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / hd));
-      const auto x0 = random_vec(n_tok * ld, -2.f, 2.f, 950 + hd);
+      std::vector<float> inv_freq(r / 2);
+      for (int i = 0; i < r / 2; ++i)
+        inv_freq[i] = static_cast<float>(1.0 / std::pow(10000.0, 2.0 * i / r));
+      const auto x0 = random_vec(n_tok * ld, -2.f, 2.f, 950 + hd + rd);
       std::vector<float> first;
       for (Isa is : all) {
         auto x = x0;
-        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st);
+        rope_isa(is, x.data(), ld, n_tok, n_heads, hd, pos.data(), inv_freq.data(), st, rd,
+                 rope_mscale(rd));
         if (first.empty())
           first = x;
         else
-          EXPECT_EQ(x, first) << "rope " << isa_name(is) << " hd " << hd;
+          EXPECT_EQ(x, first) << "rope " << isa_name(is) << " hd " << hd << " rd " << rd;
       }
     }
 }

@@ -7,7 +7,8 @@
 // phi3.attention.sliding_window ("Phi SWA is currently disabled"), so a GGUF attends to its
 // whole context as llama.cpp does. longrope (Phi-3.5-mini, Phi-3-*-128k) runs within its
 // original context (the short factors, as transformers and vLLM there; ModelConfig's
-// read_longrope caps the context); a partial rotary factor (Phi-4-mini) is refused by name.
+// read_longrope caps the context). Phi-4-mini: partial rotary (the first 0.75 of each head
+// rotates; ModelConfig::rotary_dim), a tied embedding and the o200k ("gpt-4o") vocabulary.
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -21,20 +22,7 @@ namespace vllm::model {
 
 namespace {
 
-void hf_config(ModelConfig& c, const nlohmann::json& j) {
-  double partial = 1.0;
-  if (j.contains("partial_rotary_factor") && j["partial_rotary_factor"].is_number())
-    partial = j["partial_rotary_factor"].get<double>();
-  if (partial != 1.0)
-    throw LoadError(c.source, "partial_rotary_factor = " + j["partial_rotary_factor"].dump() +
-                                  ": partial rotary embeddings (Phi-4-mini) are not supported");
-}
-
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
-  if (g.has(p + "rope.dimension_count") && g.get_int(p + "rope.dimension_count") != c.head_dim)
-    throw LoadError(g.path(), p + "rope.dimension_count = " +
-                                  std::to_string(g.get_int(p + "rope.dimension_count")) +
-                                  ": partial rotary embeddings (Phi-4-mini) are not supported");
   // longrope (llama.cpp: rope_factors_short / _long tensors, rope.scaling.attn_factor and
   // original_context_length): within the original length, as for config.json (the short
   // factors divide the frequencies at load, model/causal_lm.cpp).
@@ -52,17 +40,9 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   }
 }
 
-// Rows [first, first + n) of a stored matrix, as a matrix of their own.
-vt::cpu::WeightView rows_of(const vt::cpu::WeightView& w, int64_t first, int64_t n) {
-  vt::cpu::WeightView v = w;
-  v.rows = n;
-  v.data = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(first) * w.row_stride;
-  return v;
-}
-
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.intermediate_size;
+  const int64_t E = c.hidden_size;
   const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
   LayerWeights w;
   w.attn.norm = s.vector_f32(p + "input_layernorm.weight", E);
@@ -71,13 +51,7 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   w.attn.k = rows_of(qkv, qd, kvd);
   w.attn.v = rows_of(qkv, qd + kvd, kvd);
   w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
-  w.mlp.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  // llama.cpp's ffn_up holds both halves (the shared GGUF table names it mlp.up_proj).
-  const vt::cpu::WeightView gu =
-      s.matrix(p + (c.from_gguf ? "mlp.up_proj.weight" : "mlp.gate_up_proj.weight"), 2 * F, E);
-  w.mlp.gate = rows_of(gu, 0, F);
-  w.mlp.up = rows_of(gu, F, F);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
+  w.mlp = load_fused_gate_up_mlp(s, c, i, "post_attention_layernorm.weight");
   return w;
 }
 
@@ -90,7 +64,6 @@ const ModelFamily& phi3_family() {
     f.gguf_architecture = "phi3";
     f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
     f.gguf_layer_tensors = {{"attn_qkv.weight", "self_attn.qkv_proj.weight"}};
-    f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;
     return f;

@@ -102,10 +102,14 @@ enum class RopeStyle {
   kInterleaved  // adjacent pairs (2i, 2i + 1)        (GGUF Llama, rows permuted)
 };
 // Rotates n_heads heads of head_dim per token in place; token t's heads start at
-// x + t * ld. inv_freq has head_dim / 2 entries (rope scaling already applied).
-// Angle = float(positions[t]) * inv_freq[i], cos/sin evaluated in float like HF.
+// x + t * ld. Only each head's first rot_dim dims rotate (partial rotary: Phi-4-mini,
+// transformers' partial_rotary_factor; 0: all head_dim), the rest pass through. inv_freq has
+// rot_dim / 2 entries (rope scaling already applied).
+// Angle = float(positions[t]) * inv_freq[i], cos/sin evaluated in float like HF and multiplied
+// by mscale (longrope's and YaRN's attention factor: HF scales its cos / sin tables, so only
+// the rotated dims grow).
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
-          const float* inv_freq, RopeStyle style);
+          const float* inv_freq, RopeStyle style, int rot_dim = 0, float mscale = 1.0f);
 
 // ---- paged KV cache and attention ----
 // One layer's cache, num_blocks pages of block_size slots for K and for V:

@@ -24,8 +24,9 @@ void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecScal
 void softmax(float* x, int64_t n) { softmax_impl<VecScalar>(x, n); }
 int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecScalar>(x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
-          const float* inv_freq, RopeStyle style) {
-  rope_impl<VecScalar>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
+          const float* inv_freq, RopeStyle style, int rot_dim, float mscale) {
+  rope_impl<VecScalar>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style, rot_dim,
+                       mscale);
 }
 }  // namespace scalar_impl
 
@@ -66,8 +67,10 @@ void add_inplace_isa(Isa i, float* y, const float* x, int64_t n) {
 void softmax_isa(Isa i, float* x, int64_t n) { VT_DISPATCH(i, softmax(x, n)); }
 int64_t argmax_isa(Isa i, const float* x, int64_t n) { VT_DISPATCH(i, argmax(x, n)); }
 void rope_isa(Isa i, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
-              const int32_t* positions, const float* inv_freq, RopeStyle style) {
-  VT_DISPATCH(i, rope(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style));
+              const int32_t* positions, const float* inv_freq, RopeStyle style, int rot_dim,
+              float mscale) {
+  VT_DISPATCH(i,
+              rope(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style, rot_dim, mscale));
 }
 void paged_attention_isa(Isa i, const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                          const AttnBatch& batch, float scale, float* out, int64_t ldo,
@@ -92,8 +95,8 @@ void softcap(float* x, int64_t n, float cap) { softcap_isa(isa(), x, n, cap); }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_isa(isa(), y, x, n); }
 void softmax(float* x, int64_t n) { softmax_isa(isa(), x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
-          const float* inv_freq, RopeStyle style) {
-  rope_isa(isa(), x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
+          const float* inv_freq, RopeStyle style, int rot_dim, float mscale) {
+  rope_isa(isa(), x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style, rot_dim, mscale);
 }
 void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                      const AttnBatch& batch, float scale, float* out, int64_t ldo,

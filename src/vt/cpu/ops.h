@@ -25,7 +25,8 @@ void add_inplace_isa(Isa isa, float* y, const float* x, int64_t n);
 void softmax_isa(Isa isa, float* x, int64_t n);
 int64_t argmax_isa(Isa isa, const float* x, int64_t n);  // ops_extra.h's argmax
 void rope_isa(Isa isa, float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
-              const int32_t* positions, const float* inv_freq, RopeStyle style);
+              const int32_t* positions, const float* inv_freq, RopeStyle style, int rot_dim = 0,
+              float mscale = 1.0f);
 void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
                          const KvLayerView& cache, const AttnBatch& batch, float scale, float* out,
                          int64_t ldo, ThreadPool& pool);
@@ -44,7 +45,8 @@ void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
   void softmax(float* x, int64_t n);                                                               \
   int64_t argmax(const float* x, int64_t n);                                                       \
   void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,                        \
-            const int32_t* positions, const float* inv_freq, RopeStyle style);                     \
+            const int32_t* positions, const float* inv_freq, RopeStyle style, int rot_dim,         \
+            float mscale);                                                                         \
   void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,         \
                        const AttnBatch& batch, float scale, float* out, int64_t ldo,               \
                        ThreadPool& pool);                                                          \

@@ -21,8 +21,8 @@ void add_inplace(float* y, const float* x, int64_t n) { add_inplace_impl<VecAvx2
 void softmax(float* x, int64_t n) { softmax_impl<VecAvx2>(x, n); }
 int64_t argmax(const float* x, int64_t n) { return argmax_impl<VecAvx2>(x, n); }
 void rope(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim, const int32_t* positions,
-          const float* inv_freq, RopeStyle style) {
-  rope_impl<VecAvx2>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style);
+          const float* inv_freq, RopeStyle style, int rot_dim, float mscale) {
+  rope_impl<VecAvx2>(x, ld, n_tok, n_heads, head_dim, positions, inv_freq, style, rot_dim, mscale);
 }
 
 }  // namespace vt::cpu::avx2_impl

@@ -123,13 +123,15 @@ void softmax_impl(float* x, int64_t n) {
 
 // cos/sin of float(pos) * inv_freq[i] in float, as HF builds its rotary tables. libm's
 // float cos/sin are within an ulp for the large angles long contexts produce, which a
-// short polynomial is not; the table is shared by every head of the token.
-inline void rope_tables(int32_t pos, const float* inv_freq, int half, float* c, float* s) {
+// short polynomial is not; the table is shared by every head of the token. Times mscale in
+// float, as HF multiplies its tables by the attention factor (1: exact).
+inline void rope_tables(int32_t pos, const float* inv_freq, int half, float mscale, float* c,
+                        float* s) {
   const float p = static_cast<float>(pos);
   for (int i = 0; i < half; ++i) {
     const float a = p * inv_freq[i];
-    c[i] = std::cos(a);
-    s[i] = std::sin(a);
+    c[i] = std::cos(a) * mscale;
+    s[i] = std::sin(a) * mscale;
   }
 }
 
@@ -154,17 +156,19 @@ int64_t argmax_impl(const float* x, int64_t n) {
 
 template <class V>
 void rope_impl(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
-               const int32_t* positions, const float* inv_freq, RopeStyle style) {
+               const int32_t* positions, const float* inv_freq, RopeStyle style, int rot_dim,
+               float mscale) {
   constexpr int W = V::kW;
-  const int half = head_dim / 2;
+  const int rd = rot_dim > 0 ? rot_dim : head_dim;  // the rotated prefix of each head
+  const int half = rd / 2;
   thread_local std::vector<float> tab;
   if (tab.size() < static_cast<size_t>(6 * half)) tab.resize(6 * half);
   float* c = tab.data();
   float* s = c + half;
-  float* ci = s + half;       // interleaved layout: c0 c0 c1 c1 ...
-  float* si = ci + head_dim;  // -s0 s0 -s1 s1 ...
+  float* ci = s + half;  // interleaved layout: c0 c0 c1 c1 ...
+  float* si = ci + rd;   // -s0 s0 -s1 s1 ...
   for (int64_t t = 0; t < n_tok; ++t) {
-    rope_tables(positions[t], inv_freq, half, c, s);
+    rope_tables(positions[t], inv_freq, half, mscale, c, s);
     float* xt = x + t * ld;
     if (style == RopeStyle::kNeox) {
       for (int h = 0; h < n_heads; ++h) {
@@ -205,13 +209,13 @@ void rope_impl(float* x, int64_t ld, int64_t n_tok, int n_heads, int head_dim,
         float* xh = xt + static_cast<int64_t>(h) * head_dim;
         int i = 0;
         // Pair (a, b) -> (a c - b s, b c + a s): x * c + swap(x) * (-s, s).
-        for (; i + W <= head_dim; i += W) {
+        for (; i + W <= rd; i += W) {
           typename V::R v = V::load(xh + i);
           V::store(xh + i,
                    V::add(V::mul(v, V::load(ci + i)), V::mul(V::swap_pairs(v), V::load(si + i))));
         }
-        if (i < head_dim) {
-          int n = head_dim - i;
+        if (i < rd) {
+          int n = rd - i;
           typename V::R v = V::load_partial(xh + i, n, 0.f);
           V::store_partial(xh + i,
                            V::add(V::mul(v, V::load_partial(ci + i, n, 0.f)),

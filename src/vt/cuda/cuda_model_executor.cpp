@@ -36,11 +36,13 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.query_pre_attn_scalar > 0 || c.rope_local_theta > 0 || c.attn_logit_softcap > 0 ||
       c.final_logit_softcap > 0 || c.embedding_multiplier > 0 || c.attention_multiplier > 0 ||
       c.residual_multiplier > 0 || c.logits_scaling > 0 || c.qk_norm_whole ||
-      c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn")
+      c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
+      c.rope_dim() != c.head_dim)
     throw std::runtime_error(
         c.source + ": " + c.architecture +
         " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention; "
-        "Granite's multipliers; OLMo 2's norms; longrope, YaRN) is not implemented "
+        "Granite's multipliers; OLMo 2's norms; longrope, YaRN, partial rotary) is not "
+        "implemented "
         "by the CUDA executor; run "
         "it on the CPU");
   if (c.max_sliding_window() > 0)
