@@ -266,7 +266,10 @@ def safetensors_files():
                           "mrope": True}),
                         ("LlamaForCausalLM", {"longrope": True}),
                         ("Olmo2ForCausalLM", {"olmo2": True}),
-                        ("Qwen2ForCausalLM", {"bias": True, "yarn": True})):
+                        ("Qwen2ForCausalLM", {"bias": True, "yarn": True}),
+                        ("Phi3ForCausalLM", {"phi4_mini": True}),
+                        ("Glm4ForCausalLM", {"bias": True, "glm4": True}),
+                        ("Qwen3ForCausalLM", {"qk_norm": True, "v5": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -291,6 +294,15 @@ def safetensors_files():
                                    "original_max_position_embeddings": 64}
         if extra.get("mrope"):
             cfg["rope_scaling"] = {"type": "mrope", "mrope_section": [1, 1, 2]}
+        if extra.get("phi4_mini"):  # partial rotary (6 of 8 dims) with longrope per rotated pair
+            cfg.update({"partial_rotary_factor": 0.75, "max_position_embeddings": 1024,
+                        "original_max_position_embeddings": 256,
+                        "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5, 2.0],
+                                         "long_factor": [4.0, 6.0, 8.0]}})
+        if extra.get("v5"):  # transformers 5's form: rope_parameters, no rope_theta
+            del cfg["rope_theta"]
+            cfg["rope_parameters"] = {"rope_type": "yarn", "factor": 2.0, "rope_theta": 1e6,
+                                      "original_max_position_embeddings": 128}
         prefix = extra.get("text_config")
         if prefix:  # the text model under text_config, the weights under the multimodal names
             text = {k: v for k, v in cfg.items() if k != "architectures"}
@@ -319,7 +331,16 @@ def safetensors_files():
             t(pre + "post_feedforward_layernorm.weight", (hidden,))
             t(pre + "self_attn.q_norm.weight", (heads * hd,))
             t(pre + "self_attn.k_norm.weight", (kv_heads * hd,))
-        if extra.get("moe"):
+        if extra.get("glm4"):  # post-attention / post-MLP norms
+            t(pre + "post_self_attn_layernorm.weight", (hidden,))
+            t(pre + "post_mlp_layernorm.weight", (hidden,))
+        if extra.get("phi4_mini"):  # q, k, v fused in qkv_proj
+            qkv = [ts.pop(pre + f"self_attn.{n}_proj.weight") for n in "qkv"]
+            ts[pre + "self_attn.qkv_proj.weight"] = np.concatenate(qkv)
+        if extra.get("phi4_mini") or extra.get("glm4"):  # gate and up fused in gate_up_proj
+            t(pre + "mlp.gate_up_proj.weight", (2 * ffn, hidden))
+            t(pre + "mlp.down_proj.weight", (hidden, ffn))
+        elif extra.get("moe"):
             t(pre + "mlp.gate.weight", (2, hidden))
             for e in range(2):
                 t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
