@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Byte-level BPE vocabularies that differ only in tokenizer.ggml.pre, for the GGUF
 pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM and DeepSeek Coder,
-Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, DBRX / OLMo 2's dbrx, and gpt-4o:
-OpenAI's o200k, Phi-4-mini's GGUFs): SmolLM2's tokens and merges (from the GGUF the tests
-use) under each name, vocabulary-only GGUFs. The pre-tokenizer decides where BPE may merge, so
-llama.cpp's ids on these files check our splits for each name.
+Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, DBRX / OLMo 2's dbrx, gpt-4o:
+OpenAI's o200k, Phi-4-mini's GGUFs, and glm4 / chatglm-bpe: GLM-4's): SmolLM2's tokens and
+merges (from the GGUF the tests use) under each name, vocabulary-only GGUFs. The pre-tokenizer
+decides where BPE may merge, so llama.cpp's ids on these files check our splits for each name.
 
   python3 tools/make_pre_vocabs.py --source SMOLLM2.gguf --out DIR [--goldens]
 
 Writes DIR/ggml-vocab-smollm2-<pre>.gguf, and DIR/ggml-vocab-smollm2-<pre>-nobos.gguf for the
 names of NOBOS_PRES: the same without tokenizer.ggml.add_bos_token, where llama.cpp's default
-for the name decides whether BOS is added (the Llama 3 and Tekken names add it). Also writes
+for the name decides whether BOS is added (the Llama 3 and Tekken names add it), and
+DIR/ggml-vocab-smollm2-<pre>-bos.gguf for the names of BOS_PRES: the same with
+tokenizer.ggml.add_bos_token true (llama.cpp's null BOS default for the GLM-4 names gives way to
+tokenizer.ggml.bos_token_id, which SmolLM2's file has). Also writes
 the Hugging Face form of the o200k pre-tokenizer on the same vocabulary:
 DIR/smollm2-o200k/tokenizer.json (SmolLM2's tokens, merges and control tokens; pre_tokenizer
 Sequence[Split(Regex O200K_PATTERN, Isolated), ByteLevel(use_regex=false)], as o200k
@@ -25,7 +28,8 @@ writes to tests/golden/tokenizer/
                         the ids are Hugging Face's (what vLLM runs), llama.cpp's are kept in
                         "llama_cpp_ids", and the text must hold a combining mark or a non-ASCII
                         cased letter (what llama.cpp's rewrite of the pattern changes)
-  pre_vocabs_bos.jsonl  {"pre", "text", "ids"} of llama.cpp with add_special on the -nobos files
+  pre_vocabs_bos.jsonl  {"pre", "text", "ids"} of llama.cpp with add_special on the -nobos files,
+                        then {"pre", "add_bos_token": true, "text", "ids"} on the -bos files
   hf_smollm2_o200k.jsonl  Hugging Face `tokenizers` on smollm2-o200k/tokenizer.json, the gpt-4o
                         texts: {"text", "ids" (add_special_tokens=True), "pieces" (its Split of
                         the text, before the byte-level mapping), "decoded", "decoded_skip"}
@@ -41,9 +45,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN_DIR = os.path.join(os.path.dirname(HERE), "tests", "golden", "tokenizer")
 PRES = ["deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "refact", "pixtral", "megrez",
-        "midm-2.0", "dbrx", "gpt-4o"]
+        "midm-2.0", "dbrx", "gpt-4o", "glm4", "chatglm-bpe"]
 NOBOS_PRES = ["llama-bpe", "tekken", "falcon3", "smaug-bpe", "deepseek-llm", "qwen2", "default",
-              "pixtral", "refact", "gpt-4o"]
+              "pixtral", "refact", "gpt-4o", "glm4", "chatglm-bpe"]
+# With tokenizer.ggml.add_bos_token true: llama.cpp sets the GLM-4 names' BOS id to null, but
+# only as the default that tokenizer.ggml.bos_token_id replaces.
+BOS_PRES = ["glm4", "chatglm-bpe"]
 BOS_TEXTS = ["Hello world", "<|im_start|>user\nHi<|im_end|>", ""]
 # o200k's split (tokenizer.json of Phi-4-mini and the other o200k files; llama.cpp keeps it as a
 # comment for "gpt-4o" and runs a rewrite of it).
@@ -77,13 +84,19 @@ O200K_TEXTS = [
 ]
 
 
-def write_vocab(source, out, pre, bos_key=True):
+def write_vocab(source, out, pre, bos_key=True, add_bos=None):
+    """bos_key=False drops tokenizer.ggml.add_bos_token; add_bos (a bool) sets it instead."""
     sys.path.insert(0, HERE)
     from make_spm_tokenizer_json import copy_gguf_keys
-    drop = {"tokenizer.ggml.pre"} | (set() if bos_key else {"tokenizer.ggml.add_bos_token"})
+    drop = {"tokenizer.ggml.pre"} | (
+        set() if bos_key and add_bos is None else {"tokenizer.ggml.add_bos_token"})
+
+    def extra(w):
+        w.add_string("tokenizer.ggml.pre", pre)
+        if add_bos is not None:
+            w.add_bool("tokenizer.ggml.add_bos_token", add_bos)
     copy_gguf_keys(source, out, "llama",
-                   lambda k: k.startswith("tokenizer.ggml.") and k not in drop,
-                   lambda w: w.add_string("tokenizer.ggml.pre", pre))
+                   lambda k: k.startswith("tokenizer.ggml.") and k not in drop, extra)
 
 
 def o200k_tokenizer_json(source):
@@ -159,6 +172,9 @@ def main():
     nobos = {p: os.path.join(a.out, f"ggml-vocab-smollm2-{p}-nobos.gguf") for p in NOBOS_PRES}
     for p, path in nobos.items():
         write_vocab(a.source, path, p, bos_key=False)
+    withbos = {p: os.path.join(a.out, f"ggml-vocab-smollm2-{p}-bos.gguf") for p in BOS_PRES}
+    for p, path in withbos.items():
+        write_vocab(a.source, path, p, add_bos=True)
     hf_files = write_o200k_form(a.source, a.out)
     meta = os.path.join(GOLDEN_DIR, "pre_vocabs.json")
     if a.goldens:
@@ -213,9 +229,15 @@ def main():
                 for t in BOS_TEXTS:
                     f.write(json.dumps({"pre": p, "text": t, "ids": tok.tokenize(t, True)},
                                        ensure_ascii=False) + "\n")
+            for p, path in withbos.items():
+                tok = LlamaCppVocab(path)
+                for t in BOS_TEXTS:
+                    f.write(json.dumps({"pre": p, "add_bos_token": True, "text": t,
+                                        "ids": tok.tokenize(t, True)}, ensure_ascii=False) + "\n")
         with open(meta, "w") as f:
             json.dump({"sha256": {p: sha256(path) for p, path in paths.items()},
                        "sha256_nobos": {p: sha256(path) for p, path in nobos.items()},
+                       "sha256_bos": {p: sha256(path) for p, path in withbos.items()},
                        "source_sha256": sha256(a.source),
                        "sha256_hf": {n: sha256(path) for n, path in hf_files.items()}},
                       f, indent=1)
@@ -223,6 +245,7 @@ def main():
     elif os.path.exists(meta):
         m = json.load(open(meta))
         for want, files in ((m["sha256"], paths), (m.get("sha256_nobos", {}), nobos),
+                            (m.get("sha256_bos", {}), withbos),
                             (m.get("sha256_hf", {}), hf_files)):
             for p, path in files.items():
                 if sha256(path) != want.get(p):

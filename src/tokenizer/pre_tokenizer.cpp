@@ -120,6 +120,14 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
              pre == "smaug-bpe" || pre == "pixtral" || pre == "midm-2.0" || pre == "dbrx") {
     p->add_regex(kLlama3Pattern, Kind::kIsolate);
     p->ignore_merges_hint_ = true;  // Llama 3's tokenizer.json sets ignore_merges
+  } else if (pre == "glm4" || pre == "chatglm-bpe") {
+    // GLM-4 (GLM-4-0414, GLM-Z1, GLM-4.5; "chatglm-bpe": glm-4-9b-chat): llama.cpp's
+    // LLAMA_VOCAB_PRE_TYPE_CHATGLM4 in llama-vocab.cpp (llama-cpp-python 0.3.36), Llama 3's
+    // pattern. It sets ignore_merges for "glm4", not for "chatglm-bpe". Its null BOS id there is
+    // only the default: tokenizer.ggml.bos_token_id, when present, replaces it, and add_bos_token
+    // (absent: false) decides, as for any other name.
+    p->add_regex(kLlama3Pattern, Kind::kIsolate);
+    p->ignore_merges_hint_ = pre == "glm4";
   } else if (pre == "deepseek-llm") {
     for (const char* pat : kDeepseekLlmPatterns) p->add_regex(pat, Kind::kIsolate);
   } else if (pre == "deepseek-coder") {
@@ -141,7 +149,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     throw std::invalid_argument(
         "unsupported tokenizer.ggml.pre '" + pre +
         "' (supported: qwen2, megrez, llama-bpe, falcon3, smaug-bpe, pixtral, "
-        "midm-2.0, dbrx, deepseek-llm, deepseek-coder, tekken, gpt-4o, minimax-m2, smollm, "
+        "midm-2.0, dbrx, glm4, chatglm-bpe, deepseek-llm, deepseek-coder, tekken, gpt-4o, "
+        "minimax-m2, smollm, "
         "starcoder, "
         "refact, gpt-2, default)");
   }

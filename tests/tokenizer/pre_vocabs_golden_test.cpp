@@ -1,9 +1,9 @@
 // GGUF pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM / Coder,
 // Falcon 3, Smaug, Granite's refact, Pixtral, Megrez, Mi:dm 2.0, dbrx, gpt-4o: OpenAI's o200k,
-// Phi-4-mini's GGUFs): SmolLM2's vocabulary under each tokenizer.ggml.pre name
-// (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against llama.cpp's ids and text on the
-// same files; and the Hugging Face tokenizer.json form of o200k's pre-tokenizer on the same
-// vocabulary, against Hugging Face `tokenizers`.
+// Phi-4-mini's GGUFs, glm4 / chatglm-bpe: GLM-4's): SmolLM2's vocabulary under each
+// tokenizer.ggml.pre name (tools/make_pre_vocabs.py, written under VLLM_SPM_HF), against
+// llama.cpp's ids and text on the same files; and the Hugging Face tokenizer.json form of o200k's
+// pre-tokenizer on the same vocabulary, against Hugging Face `tokenizers`.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -17,6 +17,7 @@ namespace {
 TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
   std::map<std::string, std::unique_ptr<Tokenizer>> toks;
   std::map<std::string, size_t> cases, differs_from_smollm, hf_not_llama_cpp;
+  std::map<std::string, std::map<std::string, std::vector<int32_t>>> ids_of;  // pre -> text -> ids
   std::ifstream f(golden_dir() + "/pre_vocabs.jsonl");
   std::string line;
   while (std::getline(f, line)) {
@@ -34,15 +35,22 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
     ++cases[pre];
     differs_from_smollm[pre] += smollm2().encode(text) != ids;
     hf_not_llama_cpp[pre] += j.contains("llama_cpp_ids");
+    ids_of[pre][text] = ids;
   }
   for (const char* pre : {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "pixtral",
-                          "megrez", "midm-2.0", "dbrx", "gpt-4o"}) {
+                          "megrez", "midm-2.0", "dbrx", "gpt-4o", "glm4", "chatglm-bpe"}) {
     EXPECT_GE(cases[pre], 300u) << pre << ": golden cases missing";
     // The name changes the splits: texts tokenize differently from SmolLM2's own pre
-    // (measured: 22 of 405 for the Llama 3 pattern, most for DeepSeek's, 27 of 420
-    // for gpt-4o).
+    // (measured: 21 of 398 for the Llama 3 pattern, glm4 and chatglm-bpe included, most for
+    // DeepSeek's, 27 of 420 for gpt-4o).
     EXPECT_GE(differs_from_smollm[pre], cases[pre] / 20) << pre;
   }
+  // glm4 and chatglm-bpe are one case of llama.cpp's pattern switch (CHATGLM4: Llama 3's
+  // pattern); llama.cpp sets ignore_merges for glm4 only, which SmolLM2's merges never show
+  // (measured: llama.cpp gives the two names the same ids on the text of each of SmolLM2's
+  // 49,152 tokens). Their ids are falcon3's on every text.
+  EXPECT_EQ(ids_of["glm4"], ids_of["chatglm-bpe"]);
+  EXPECT_EQ(ids_of["glm4"], ids_of["falcon3"]);
   // gpt-4o: llama.cpp runs a rewrite of o200k's pattern with lookaheads, whose letter runs leave
   // combining marks out; Hugging Face (vLLM) runs the pattern as written. They differ on 3 of the
   // 420 texts, all a decomposed accent before a contraction ("cafe\u0301's": llama.cpp splits
@@ -55,24 +63,30 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
 }
 
 // Without tokenizer.ggml.add_bos_token the pre-tokenizer name decides, as in llama.cpp: the
-// Llama 3 names and Tekken add BOS, the others (gpt-4o among them) do not (pre_vocabs_bos.jsonl:
-// llama.cpp's ids with add_special on the -nobos files).
+// Llama 3 names and Tekken add BOS, the others (gpt-4o, glm4, chatglm-bpe among them) do not
+// (pre_vocabs_bos.jsonl: llama.cpp's ids with add_special on the -nobos files). With the key true
+// (the -bos files) glm4 and chatglm-bpe add BOS in llama.cpp too: their null BOS id there is a
+// default that tokenizer.ggml.bos_token_id (1 in SmolLM2's file) replaces.
 TEST(GgufPreTokenizers, BosDefaultFollowsTheNameWhenTheKeyIsAbsent) {
   std::ifstream f(golden_dir() + "/pre_vocabs_bos.jsonl");
   std::string line;
-  size_t n = 0, with_bos = 0;
+  size_t n = 0, with_bos = 0, n_key = 0, with_bos_key = 0;
   while (std::getline(f, line)) {
     const auto j = nlohmann::json::parse(line);
     const std::string pre = j.at("pre").get<std::string>();
-    auto tok = model::load_tokenizer(vocab_dir() + "/ggml-vocab-smollm2-" + pre + "-nobos.gguf");
+    const bool key = j.value("add_bos_token", false);
+    auto tok = model::load_tokenizer(vocab_dir() + "/ggml-vocab-smollm2-" + pre +
+                                     (key ? "-bos.gguf" : "-nobos.gguf"));
     const std::string text = j.at("text").get<std::string>();
     const auto ids = j.at("ids").get<std::vector<int32_t>>();
-    EXPECT_EQ(tok->encode(text), ids) << pre << " text: " << text;
-    ++n;
-    with_bos += text.empty() && !ids.empty();
+    EXPECT_EQ(tok->encode(text), ids) << pre << (key ? " add_bos_token" : "") << " text: " << text;
+    ++(key ? n_key : n);
+    (key ? with_bos_key : with_bos) += text.empty() && !ids.empty();
   }
-  EXPECT_GE(n, 30u);
-  EXPECT_EQ(with_bos, 4u);  // llama-bpe, tekken, falcon3, pixtral
+  EXPECT_GE(n, 36u);
+  EXPECT_EQ(with_bos, 4u);  // llama-bpe, tekken, falcon3, pixtral (not glm4, chatglm-bpe)
+  EXPECT_EQ(n_key, 6u);
+  EXPECT_EQ(with_bos_key, 2u);  // glm4, chatglm-bpe: the key decides
 }
 
 std::string o200k_dir() { return vocab_dir() + "/smollm2-o200k"; }
@@ -129,6 +143,18 @@ TEST(GgufPreTokenizers, MinimaxM2AndGpt4oAreTheO200kSplit) {
   EXPECT_EQ(minimax->describe(), hf->describe());
   EXPECT_FALSE(gpt4o->ignore_merges_hint());
   EXPECT_FALSE(minimax->ignore_merges_hint());
+}
+
+// llama.cpp's CHATGLM4 case is Llama 3's pattern (what llama-bpe stands for); it sets
+// ignore_merges for glm4, not for chatglm-bpe (llama-vocab.cpp of llama-cpp-python 0.3.36).
+TEST(GgufPreTokenizers, GlmNamesAreTheLlama3Split) {
+  const auto llama3 = PreTokenizer::from_gguf_pre("llama-bpe");
+  const auto glm4 = PreTokenizer::from_gguf_pre("glm4");
+  const auto chatglm = PreTokenizer::from_gguf_pre("chatglm-bpe");
+  EXPECT_EQ(glm4->describe(), llama3->describe());
+  EXPECT_EQ(chatglm->describe(), llama3->describe());
+  EXPECT_TRUE(glm4->ignore_merges_hint());
+  EXPECT_FALSE(chatglm->ignore_merges_hint());
 }
 
 }  // namespace
