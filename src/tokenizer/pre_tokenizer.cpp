@@ -138,7 +138,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
   } else if (pre == "gpt-4o" || pre == "minimax-m2") {
     // llama.cpp sets no ignore_merges for these: the merges decide, as for GPT-2.
     p->add_regex(kO200kPattern, Kind::kIsolate);
-  } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell" || pre == "refact") {
+  } else if (pre == "smollm" || pre == "starcoder" || pre == "codeshell" || pre == "refact" ||
+             pre == "command-r") {  // command-r: Cohere's Command-R / Aya, the same chain
     // Hugging Face: Sequence[Digits(individual_digits), ByteLevel(use_regex)]; llama.cpp
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
     p->add_regex(R"(\p{N})", Kind::kIsolate);
@@ -152,7 +153,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
         "midm-2.0, dbrx, glm4, chatglm-bpe, deepseek-llm, deepseek-coder, tekken, gpt-4o, "
         "minimax-m2, smollm, "
         "starcoder, "
-        "refact, gpt-2, default)");
+        "refact, command-r, gpt-2, default)");
   }
   return p;
 }
