@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2 and GLM-4 of tools/make_tiny_models.py
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere and Cohere2 of
+tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -9,6 +10,8 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_5_vl --out TINY/qwen2_5_vl.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/olmo2 --out TINY/olmo2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/glm4 --out TINY/glm4.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/cohere --out TINY/cohere.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/cohere2 --out TINY/cohere2.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -18,7 +21,10 @@ instead of attn_norm / ffn_norm. glm4: llama.cpp's `glm4`, q/k rows as stored (i
 rotates adjacent pairs, as transformers' GLM), glm4.rope.dimension_count half the head
 (partial_rotary_factor 0.5), q/k/v biases, post_attention_norm / post_ffw_norm beside attn_norm /
 ffn_norm, gate and up fused in ffn_up, the first EOS id as EOS and the second as EOT (the
-converter's <|endoftext|> and <|user|>). mixtral:
+converter's <|endoftext|> and <|user|>). cohere / cohere2: llama.cpp's `command-r` / `cohere2`,
+q/k rows as stored (rope NORM), attention.layer_norm_epsilon, logit_scale, one attn_norm per
+layer (no ffn_norm: the parallel block), tied; cohere2 adds attention.sliding_window (llama.cpp
+fixes the pattern: 3 sliding layers of 4, rotary only on them). mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
@@ -45,7 +51,7 @@ from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, voca
 from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
-        "olmo2": "olmo2", "glm4": "glm4"}
+        "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2"}
 
 
 def name_of(hf):
@@ -61,7 +67,8 @@ def write_gguf(hf, out):
     X = cfg.get("num_local_experts", 0)
     olmo2 = cfg["model_type"] == "olmo2"
     # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
-    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2", "glm4")
+    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2", "glm4", "cohere", "cohere2")
+    cohere = cfg["model_type"] in ("cohere", "cohere2")
     glm4 = cfg["model_type"] == "glm4"
     rot = (lambda w, n: w) if neox else permute
     D = cfg.get("head_dim", E // H)
@@ -75,7 +82,13 @@ def write_gguf(hf, out):
     g.add_head_count_kv(KV)
     g.add_key_length(D)
     g.add_value_length(D)
-    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if cohere:
+        g.add_layer_norm_eps(cfg["layer_norm_eps"])
+        g.add_logit_scale(cfg["logit_scale"])
+        if cfg["model_type"] == "cohere2":
+            g.add_sliding_window(cfg["sliding_window"])
+    else:
+        g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_rope_dimension_count(int(D * cfg.get("partial_rotary_factor", 0.5 if glm4 else 1.0)))
     if cfg["model_type"] == "qwen2_5_vl":  # time / height / width / extra sections of mrope
         g.add_rope_dimension_sections(cfg["rope_scaling"]["mrope_section"] + [0])
@@ -126,7 +139,7 @@ def write_gguf(hf, out):
             if p + f"self_attn.{x}_proj.bias" in t:
                 g.add_tensor(b + f"attn_{x}.bias", t[p + f"self_attn.{x}_proj.bias"])
         g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
-        if not olmo2:
+        if not olmo2 and not cohere:
             g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         if glm4:
             g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
@@ -145,5 +158,5 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2 or glm4 folder "
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere or cohere2 folder "
               "(make_tiny_models.py)")

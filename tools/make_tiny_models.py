@@ -29,7 +29,9 @@ untied, no tokenizer), olmo2 (F32, output norms and whole-projection q/k norms, 
 phi3_5 (F32, phi3 with Phi-3.5's longrope, no tokenizer), qwen2_yarn (F32, qwen2 with
 YaRN rope scaling, no tokenizer), phi4_mini (F32, phi3 with Phi-4-mini's partial rotary factor
 0.75, longrope and tied embeddings, no tokenizer), glm4 (F32, GLM-4's four norms per layer,
-q/k/v bias, fused gate_up_proj, interleaved rotary on half of each head, no tokenizer).
+q/k/v bias, fused gate_up_proj, interleaved rotary on half of each head, no tokenizer),
+cohere (F32, Command-R's LayerNorm and parallel block, logit_scale, tied, no tokenizer),
+cohere2 (F32, cohere with Command R7B's sliding layers and rotary-free global layer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -361,6 +363,37 @@ def glm4_tensors(model, cfg):
     return out
 
 
+def cohere_config():
+    # Command-R's block, small: LayerNorm (weight only) before a parallel attention + MLP, no
+    # post-attention norm, interleaved rotary, logit_scale (Command-R's 0.0625 flattens a random
+    # model's logits into near-ties: 0.5 here), tied embeddings, layer_norm_eps.
+    return dict(COMMON, **{
+        "architectures": ["CohereForCausalLM"], "model_type": "cohere",
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "hidden_size": 64,
+        "intermediate_size": 128, "layer_norm_eps": 1e-5, "logit_scale": 0.5,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "rope_theta": 10000.0, "tie_word_embeddings": True,
+        "torch_dtype": "float32", "use_qk_norm": False, "vocab_size": 2048,
+    })
+
+
+def cohere2_config():
+    # Command R7B's block, small: cohere's, four layers of which every fourth is global
+    # (layer_types: sliding window 8 with rotary; the full layer without rotary).
+    return dict(cohere_config(), **{
+        "architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "head_dim": 16,
+        "num_hidden_layers": 4, "sliding_window": 8,
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+    })
+
+
+def cohere_tensors(model, cfg):
+    """The plain decoder's tensors without post_attention_layernorm (one norm per layer)."""
+    E = cfg["hidden_size"]
+    t = decoder(model, cfg, lambda i, p: dense_mlp(model, p, E, cfg["intermediate_size"]))
+    return [(n, a) for n, a in t if "post_attention_layernorm" not in n]
+
+
 def fuse_phi3(tensors):
     """q/k/v and gate/up rows stacked into Phi-3's qkv_proj and gate_up_proj."""
     d = dict(tensors)
@@ -680,7 +713,7 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4",
+                    "phi4_mini,glm4,cohere,cohere2",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -726,6 +759,10 @@ def main():
     if "glm4" in want:
         c = glm4_config()
         write_model("glm4", c, glm4_tensors("glm4", c), "F32", args.out, None, gen=(1, [2, 3]))
+    for name, cf in (("cohere", cohere_config), ("cohere2", cohere2_config)):
+        if name in want:
+            c = cf()
+            write_model(name, c, cohere_tensors(name, c), "F32", args.out, None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

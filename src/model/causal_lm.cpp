@@ -292,9 +292,13 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const float cap = static_cast<float>(c.final_logit_softcap);
   const float inv_logits_scale =
       c.logits_scaling > 0 ? static_cast<float>(1.0 / c.logits_scaling) : 0.0f;
+  const bool ln = c.layer_norm;
   ex.op([=] {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
-    vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
+    if (ln)
+      vt::cpu::layer_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
+    else
+      vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping
     if (inv_logits_scale != 0) vt::cpu::scale_inplace(logits, inv_logits_scale, n_logits * V);

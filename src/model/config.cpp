@@ -430,7 +430,10 @@ ModelConfig config_from_gguf(const GgufFile& g) {
                                   " differs from the key head size " + std::to_string(c.head_dim) +
                                   " (not supported)");
   c.intermediate_size = g.get_int_or(p + "feed_forward_length", 0);
-  c.rms_norm_eps = g.get_float(p + "attention.layer_norm_rms_epsilon");
+  // LayerNorm families (command-r, cohere2) write layer_norm_epsilon instead.
+  c.rms_norm_eps = g.has(p + "attention.layer_norm_rms_epsilon")
+                       ? g.get_float(p + "attention.layer_norm_rms_epsilon")
+                       : g.get_float(p + "attention.layer_norm_epsilon");
   c.rope_theta = g.get_float_or(p + "rope.freq_base", 10000.0);
   // llama.cpp rotates the first rope.dimension_count dims of each head (default: all).
   if (g.has(p + "rope.dimension_count") && g.get_int(p + "rope.dimension_count") != c.head_dim)

@@ -90,7 +90,11 @@ struct ModelConfig {
   bool scale_embeddings = false;     // embeddings times sqrt(hidden_size)
   double rope_local_theta = 0;       // rope base of the sliding-window layers (0: rope_theta)
   float norm_weight_offset = 0;      // RMSNorm weights stored as w - 1 (HF Gemma): added back
-  bool sandwich_norms = false;       // a norm after attention and after the MLP too (Gemma)
+  // Cohere: LayerNorm (weight only; eps in rms_norm_eps) wherever RMSNorm would be, and a
+  // parallel block (the MLP reads the attention's normalized input; x += attn + mlp).
+  bool layer_norm = false;
+  bool parallel_block = false;
+  bool sandwich_norms = false;  // a norm after attention and after the MLP too (Gemma)
   // OLMo 2: q and k RMSNorm-ed over the whole projection (heads x head_dim), not per head.
   bool qk_norm_whole = false;
   // Gemma 2's soft-capping, cap * tanh(x / cap), of the attention scores and of the logits

@@ -68,14 +68,16 @@ void per_token(vt::ThreadPool& pool, int64_t n, F&& fn) {
     fn(int64_t{0}, n);
 }
 
-// The input norm of a block: h = rms_norm(x) * w, token by token.
-// The block's input: RMSNorm(x) with `w`, or x itself when the block has no input norm (an
-// empty `w`: OLMo 2 normalizes the blocks' outputs instead).
+// The block's input, token by token: RMSNorm(x) with `w` (LayerNorm when `ln`: Cohere), or x
+// itself when the block has no input norm (an empty `w`: OLMo 2 normalizes the blocks' outputs
+// instead).
 void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& w, int64_t n,
-                int64_t E, float eps, float* h) {
+                int64_t E, float eps, float* h, bool ln) {
   per_token(pool, n, [=, &w](int64_t t0, int64_t t1) {
     if (w.empty())
       std::copy(x + t0 * E, x + t1 * E, h + t0 * E);
+    else if (ln)
+      vt::cpu::layer_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
     else
       vt::cpu::rms_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
   });
@@ -110,8 +112,9 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool post = !w.post_norm.empty();
   const bool rope = w.rope;
   const float rmul = static_cast<float>(c.residual_multiplier);
+  const bool ln = c.layer_norm;
 
-  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
   ex.op([=] {
     MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
     vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
@@ -173,7 +176,9 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   const bool gelu = c.hidden_act == Activation::kGeluTanh;
   const bool post = !w.post_norm.empty();
   const float rmul = static_cast<float>(c.residual_multiplier);
-  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
+  const bool ln = c.layer_norm;
+  // A parallel block's MLP reads what the attention read: h, which the attention left intact.
+  if (!c.parallel_block) ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
   ex.op([=] {
     MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
     vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
@@ -247,7 +252,8 @@ void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n, Workspace& 
   const ModelConfig* cp = &c;
   Workspace* wsp = &ws;
   vt::ThreadPool* pp = &pool;
-  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h); });
+  const bool ln = c.layer_norm;
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
   ex.op([=] { moe_op(cp, wp, n, wsp, pp); });
 }
 

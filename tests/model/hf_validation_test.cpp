@@ -265,6 +265,18 @@ INSTANTIATE_TEST_SUITE_P(
                         {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 1e4}}}};
                  },
                  {"rope_parameters.sliding_attention.rope_type = 'linear'"}},
+        BadField{"CohereQkNorm",
+                 [](json& c) {
+                   c["architectures"] = {"CohereForCausalLM"};
+                   c["use_qk_norm"] = true;
+                 },
+                 {"use_qk_norm = true: Command R+'s per-head q/k LayerNorms are not supported"}},
+        BadField{"CohereLogitScaleZero",
+                 [](json& c) {
+                   c["architectures"] = {"CohereForCausalLM"};
+                   c["logit_scale"] = 0.0;
+                 },
+                 {"logit_scale = 0 (must be positive)"}},
         BadField{"PartialRotaryZero",
                  [](json& c) { c["partial_rotary_factor"] = 0.0; },
                  {"partial_rotary_factor = 0.0 (must be in (0, 1])"}},

@@ -67,6 +67,39 @@ TEST(Ops, RmsNormMatchesDoubleReference) {
   }
 }
 
+// Cohere's LayerNorm (no bias): rows with a large common offset, where subtracting the mean
+// first matters (a one-pass E[x^2] - E[x]^2 would lose the variance).
+TEST(Ops, LayerNormMatchesDoubleReference) {
+  for (Isa is : hardware_isas()) {
+    for (int64_t dim : kOddDims) {
+      const int64_t rows = 3, ldx = dim + 5, ldy = dim + 3;
+      auto x = random_vec(rows * ldx, -3.f, 3.f, 31 + dim);
+      for (int64_t i = 0; i < ldx; ++i) x[ldx + i] += 40.f;  // row 1 off-centre
+      auto w = random_vec(dim, 0.5f, 1.5f, 37 + dim);
+      std::vector<float> y(rows * ldy, 123.f);
+      const float eps = 1e-5f;
+      layer_norm_isa(is, x.data(), ldx, w.data(), rows, dim, eps, y.data(), ldy);
+      for (int64_t r = 0; r < rows; ++r) {
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < dim; ++i) mean += x[r * ldx + i];
+        mean /= dim;
+        for (int64_t i = 0; i < dim; ++i) var += (x[r * ldx + i] - mean) * (x[r * ldx + i] - mean);
+        const double inv = 1.0 / std::sqrt(var / dim + eps);
+        for (int64_t i = 0; i < dim; ++i) {
+          const double ref = (x[r * ldx + i] - mean) * inv * w[i];
+          ASSERT_NEAR(y[r * ldy + i], ref, 2e-5 * std::max(1.0, std::fabs(ref)))
+              << isa_name(is) << " dim " << dim << " row " << r << " i " << i;
+        }
+        for (int64_t i = dim; i < ldy && r + 1 < rows; ++i) ASSERT_EQ(y[r * ldy + i], 123.f);
+      }
+      std::vector<float> xi = x;  // in place gives the same bits
+      layer_norm_isa(is, xi.data(), ldx, w.data(), rows, dim, eps, xi.data(), ldx);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(0, std::memcmp(&xi[r * ldx], &y[r * ldy], dim * sizeof(float))) << isa_name(is);
+    }
+  }
+}
+
 TEST(Ops, RmsNormRowIsIndependentOfBatch) {
   for (Isa is : hardware_isas()) {
     const int64_t dim = 577, rows = 9;
@@ -268,11 +301,13 @@ TEST(Ops, EveryIsaComputesTheScalarBits) {
     auto x = random_vec(rows * dim, -6.f, 6.f, 900 + dim);
     auto w = random_vec(dim, 0.5f, 1.5f, 901 + dim);
     auto u = random_vec(rows * dim, -2.f, 2.f, 902 + dim);
-    std::vector<std::vector<float>> norm, silu, gelu, soft;
+    std::vector<std::vector<float>> norm, lnorm, silu, gelu, soft;
     for (Isa is : all) {
-      std::vector<float> y(rows * dim), o(rows * dim), ge(rows * dim),
+      std::vector<float> y(rows * dim), ln(rows * dim), o(rows * dim), ge(rows * dim),
           sm(x.begin(), x.begin() + dim);
       rms_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-6f, y.data(), dim);
+      layer_norm_isa(is, x.data(), dim, w.data(), rows, dim, 1e-5f, ln.data(), dim);
+      lnorm.push_back(ln);
       silu_mul_isa(is, x.data(), dim, u.data(), dim, rows, dim, o.data(), dim);
       gelu_tanh_mul_isa(is, x.data(), dim, u.data(), dim, rows, dim, ge.data(), dim);
       softmax_isa(is, sm.data(), dim);
@@ -283,6 +318,7 @@ TEST(Ops, EveryIsaComputesTheScalarBits) {
     }
     for (size_t i = 1; i < all.size(); ++i) {
       EXPECT_EQ(norm[i], norm[0]) << "rms_norm " << isa_name(all[i]) << " dim " << dim;
+      EXPECT_EQ(lnorm[i], lnorm[0]) << "layer_norm " << isa_name(all[i]) << " dim " << dim;
       EXPECT_EQ(silu[i], silu[0]) << "silu_mul " << isa_name(all[i]) << " dim " << dim;
       EXPECT_EQ(gelu[i], gelu[0]) << "gelu_tanh_mul " << isa_name(all[i]) << " dim " << dim;
       EXPECT_EQ(soft[i], soft[0]) << "softmax " << isa_name(all[i]) << " dim " << dim;

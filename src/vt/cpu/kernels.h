@@ -81,6 +81,9 @@ void get_rows(const WeightView& w, const int32_t* ids, int64_t n, float* out, in
 
 // ---- elementwise and normalization ----
 // y = x / sqrt(mean(x^2) + eps) * w, per row of `dim` elements. x and y may alias.
+// LayerNorm without a bias (Cohere): y = (x - mean) / sqrt(var + eps) * w per row.
+void layer_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+                float* y, int64_t ldy);
 void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
               float* y, int64_t ldy);
 // out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's GeGLU, torch's approximate="tanh"), computed

@@ -7,6 +7,10 @@
 namespace vt::cpu {
 
 namespace scalar_impl {
+void layer_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+                float* y, int64_t ldy) {
+  layer_norm_impl<VecScalar>(x, ldx, w, n_rows, dim, eps, y, ldy);
+}
 void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
               float* y, int64_t ldy) {
   rms_norm_impl<VecScalar>(x, ldx, w, n_rows, dim, eps, y, ldy);
@@ -48,6 +52,10 @@ int available_isas(Isa* out) {
       return scalar_impl::call;      \
   }
 
+void layer_norm_isa(Isa i, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
+                    float eps, float* y, int64_t ldy) {
+  VT_DISPATCH(i, layer_norm(x, ldx, w, n_rows, dim, eps, y, ldy));
+}
 void rms_norm_isa(Isa i, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
                   float eps, float* y, int64_t ldy) {
   VT_DISPATCH(i, rms_norm(x, ldx, w, n_rows, dim, eps, y, ldy));
@@ -82,6 +90,10 @@ void paged_attention_isa(Isa i, const float* q, int64_t ldq, int n_heads, const 
 void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
               float* y, int64_t ldy) {
   rms_norm_isa(isa(), x, ldx, w, n_rows, dim, eps, y, ldy);
+}
+void layer_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+                float* y, int64_t ldy) {
+  layer_norm_isa(isa(), x, ldx, w, n_rows, dim, eps, y, ldy);
 }
 void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
               int64_t dim, float* out, int64_t ld_out) {

@@ -14,6 +14,8 @@ namespace vt::cpu {
 // selected for the process.
 int available_isas(Isa* out);  // returns count (<= 3)
 
+void layer_norm_isa(Isa isa, const float* x, int64_t ldx, const float* w, int64_t n_rows,
+                    int64_t dim, float eps, float* y, int64_t ldy);
 void rms_norm_isa(Isa isa, const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
                   float eps, float* y, int64_t ldy);
 void silu_mul_isa(Isa isa, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
@@ -34,6 +36,8 @@ void paged_attention_isa(Isa isa, const float* q, int64_t ldq, int n_heads,
 // Per-ISA instantiations (defined in ops_avx2.cpp / ops_avx512.cpp / attention_*.cpp).
 #define VT_OPS_DECLARE_ISA(ns)                                                                     \
   namespace ns {                                                                                   \
+  void layer_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,        \
+                  float eps, float* y, int64_t ldy);                                               \
   void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,          \
                 float eps, float* y, int64_t ldy);                                                 \
   void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok, \

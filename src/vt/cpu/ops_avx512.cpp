@@ -4,6 +4,10 @@
 
 namespace vt::cpu::avx512_impl {
 
+void layer_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
+                float* y, int64_t ldy) {
+  layer_norm_impl<VecAvx512>(x, ldx, w, n_rows, dim, eps, y, ldy);
+}
 void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim, float eps,
               float* y, int64_t ldy) {
   rms_norm_impl<VecAvx512>(x, ldx, w, n_rows, dim, eps, y, ldy);

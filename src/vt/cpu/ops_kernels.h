@@ -52,6 +52,35 @@ void rms_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, 
   }
 }
 
+// LayerNorm without a bias (Cohere's): (x - mean) * rsqrt(mean((x - mean)^2) + eps) * w, in
+// HF's steps: the mean over the canonical lanes (the same bits on every ISA), the centred row,
+// then rms_norm_impl on it (its mean of squares is the variance). In place is allowed.
+template <class V>
+void layer_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
+                     float eps, float* y, int64_t ldy) {
+  constexpr int W = V::kW;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* xr = x + r * ldx;
+    float* yr = y + r * ldy;
+    Sum16<V> acc;
+    int64_t i = 0;
+    for (; i + kSumLanes <= dim; i += kSumLanes)
+      for (int k = 0; k < Sum16<V>::K; ++k) acc.r[k] = V::add(acc.r[k], V::load(xr + i + k * W));
+    for (int k = 0; k < Sum16<V>::K && i + k * W < dim; ++k) {
+      const int m = static_cast<int>(dim - i - k * W);
+      acc.r[k] = V::add(acc.r[k],
+                        m >= W ? V::load(xr + i + k * W) : V::load_partial(xr + i + k * W, m, 0.f));
+    }
+    const typename V::R mean = V::set1(acc.fold() / static_cast<float>(dim));
+    for (i = 0; i + W <= dim; i += W) V::store(yr + i, V::sub(V::load(xr + i), mean));
+    if (i < dim) {
+      const int n = static_cast<int>(dim - i);
+      V::store_partial(yr + i, V::sub(V::load_partial(xr + i, n, 0.f), mean), n);
+    }
+    rms_norm_impl<V>(yr, ldy, w, 1, dim, eps, yr, ldy);
+  }
+}
+
 template <class V>
 inline typename V::R silu_mul_vec(typename V::R g, typename V::R u) {
   typename V::R one = V::set1(1.f);
