@@ -49,7 +49,7 @@ if [ -f tools/make_tiny_models.py ]; then
     python3 tools/make_phi3_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done
-  for g in mixtral smollm3 granite qwen2_5_vl olmo2 glm4 cohere cohere2; do
+  for g in mixtral smollm3 granite qwen2_5_vl olmo2 glm4 cohere cohere2 exaone4; do
     python3 tools/make_llama_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done

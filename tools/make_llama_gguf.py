@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere and Cohere2 of
-tools/make_tiny_models.py
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2 and EXAONE 4.0
+of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -12,6 +12,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/glm4 --out TINY/glm4.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/cohere --out TINY/cohere.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/cohere2 --out TINY/cohere2.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/exaone4 --out TINY/exaone4.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -24,7 +25,14 @@ ffn_norm, gate and up fused in ffn_up, the first EOS id as EOS and the second as
 converter's <|endoftext|> and <|user|>). cohere / cohere2: llama.cpp's `command-r` / `cohere2`,
 q/k rows as stored (rope NORM), attention.layer_norm_epsilon, logit_scale, one attn_norm per
 layer (no ffn_norm: the parallel block), tied; cohere2 adds attention.sliding_window (llama.cpp
-fixes the pattern: 3 sliding layers of 4, rotary only on them). mixtral:
+fixes the pattern: 3 sliding layers of 4, rotary only on them). exaone4: llama.cpp's `exaone4`,
+OLMo 2's tensor layout with per-head q/k norms, written without the window keys (the 1.2B's
+form): llama.cpp 0.3.36 applies EXAONE 4.0's sliding window and global NoPE only to 64-layer
+files (the 32B), so on the tiny hybrid model the converter's keys would make llama.cpp differ
+from its own reading of a real 32B file (measured: 0.48 max logit difference to transformers
+with the keys, 0.005 without, rotating every layer); this engine reads the keys when present,
+as transformers reads layer_types. The twin is therefore the tiny model's weights with every
+layer global and rotating, and its goldens are llama.cpp's on that form. mixtral:
 architecture `llama` with llama.expert_count / expert_used_count (llama.cpp's Mixtral), the
 router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
@@ -51,7 +59,8 @@ from make_gemma_gguf import add_vocab, finish, read_safetensors, twin_main, voca
 from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
-        "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2"}
+        "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
+        "exaone4": "exaone4"}
 
 
 def name_of(hf):
@@ -65,9 +74,9 @@ def write_gguf(hf, out):
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
-    olmo2 = cfg["model_type"] == "olmo2"
+    olmo2 = cfg["model_type"] in ("olmo2", "exaone4")  # norms on the blocks' outputs
     # q/k rows as stored (llama.cpp's NEOX / M-RoPE)
-    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2", "glm4", "cohere", "cohere2")
+    neox = cfg["model_type"] in ("qwen2_5_vl", "olmo2", "glm4", "cohere", "cohere2", "exaone4")
     cohere = cfg["model_type"] in ("cohere", "cohere2")
     glm4 = cfg["model_type"] == "glm4"
     rot = (lambda w, n: w) if neox else permute
@@ -158,5 +167,6 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere or cohere2 folder "
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2 or exaone4 "
+              "folder "
               "(make_tiny_models.py)")

@@ -31,7 +31,8 @@ YaRN rope scaling, no tokenizer), phi4_mini (F32, phi3 with Phi-4-mini's partial
 0.75, longrope and tied embeddings, no tokenizer), glm4 (F32, GLM-4's four norms per layer,
 q/k/v bias, fused gate_up_proj, interleaved rotary on half of each head, no tokenizer),
 cohere (F32, Command-R's LayerNorm and parallel block, logit_scale, tied, no tokenizer),
-cohere2 (F32, cohere with Command R7B's sliding layers and rotary-free global layer).
+cohere2 (F32, cohere with Command R7B's sliding layers and rotary-free global layer),
+exaone4 (F32, EXAONE 4.0's output norms, per-head q/k norms, hybrid sliding / global layers).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -513,6 +514,36 @@ def olmo2_config():
     })
 
 
+def exaone4_config():
+    # EXAONE 4.0 32B's block, small: OLMo 2's output norms with per-head q/k norms, four layers
+    # in its hybrid pattern (sliding_window_pattern "LLLG" and the layer_types it implies:
+    # window 8 with rotary on three, the fourth global without rotary).
+    return dict(COMMON, **{
+        "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4",
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "hidden_size": 64,
+        "head_dim": 16, "intermediate_size": 128, "max_position_embeddings": 512,
+        "num_attention_heads": 4, "num_hidden_layers": 4, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "sliding_window": 8,
+        "sliding_window_pattern": "LLLG",
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
+def exaone4_tensors(model, cfg):
+    """EXAONE 4.0's tensors: no input norms, per-head q_norm / k_norm, output norms."""
+    E, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = cfg["head_dim"]
+    t = [(n, a) for n, a in decoder(model, cfg, lambda i, p: dense_mlp(
+        model, p, E, cfg["intermediate_size"])) if "input_layernorm" not in n]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for nm, n in (("self_attn.q_norm", D), ("self_attn.k_norm", D),
+                      ("post_feedforward_layernorm", E)):
+            t.append((p + nm + ".weight", norm_w(model, p + nm + ".weight", n)))
+    return t
+
+
 def olmo2_decoder(model, cfg):
     """OLMo 2's tensors: no input norms; post_attention_layernorm / post_feedforward_layernorm
     on the blocks' outputs; q_norm / k_norm as wide as the q / k projections."""
@@ -713,7 +744,7 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4,cohere,cohere2",
+                    "phi4_mini,glm4,cohere,cohere2,exaone4",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -763,6 +794,9 @@ def main():
         if name in want:
             c = cf()
             write_model(name, c, cohere_tensors(name, c), "F32", args.out, None)
+    if "exaone4" in want:
+        c = exaone4_config()
+        write_model("exaone4", c, exaone4_tensors("exaone4", c), "F32", args.out, None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

@@ -33,6 +33,32 @@ void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period) 
       c.sliding_window[static_cast<size_t>(i)] = 0;
 }
 
+int64_t read_gguf_sliding_window(ModelConfig& c, const GgufFile& g, const std::string& p,
+                                 int64_t default_window, int64_t default_period) {
+  const int64_t window = g.get_int_or(p + "attention.sliding_window", default_window);
+  if (window <= 0) return 0;
+  if (window > limits::kMaxContext)
+    throw LoadError(g.path(), p + "attention.sliding_window = " + std::to_string(window) +
+                                  " (must be at most " + std::to_string(limits::kMaxContext) + ")");
+  const std::string pat = p + "attention.sliding_window_pattern";
+  const GgufValue* v = g.find(pat);
+  if (v && v->kind == GgufValue::Kind::kIntArray) {
+    if (static_cast<int64_t>(v->ints.size()) != c.num_layers)
+      throw LoadError(g.path(), pat + " has " + std::to_string(v->ints.size()) + " entries for " +
+                                    std::to_string(c.num_layers) + " layers");
+    c.sliding_window.assign(static_cast<size_t>(c.num_layers), 0);
+    for (size_t i = 0; i < v->ints.size(); ++i)
+      if (v->ints[i] != 0) c.sliding_window[i] = static_cast<int32_t>(window);
+    return window;
+  }
+  const int64_t period = g.get_int_or(pat, default_period);  // 0: every layer
+  if (period < 0 || period > limits::kMaxLayers)
+    throw LoadError(g.path(), pat + " = " + std::to_string(period) + " (must be in [0, " +
+                                  std::to_string(limits::kMaxLayers) + "])");
+  set_sliding_window_pattern(c, window, period);
+  return window;
+}
+
 int32_t ModelConfig::max_sliding_window() const {
   int32_t w = 0;
   for (int32_t x : sliding_window) w = std::max(w, x);

@@ -149,6 +149,14 @@ struct ModelConfig {
 // llama.cpp's integer <arch>.attention.sliding_window_pattern count this way.
 void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
 
+class GgufFile;
+// llama.cpp's window keys: <p>attention.sliding_window (default_window when absent; 0 or less:
+// none) on the layers <p>attention.sliding_window_pattern gives, one flag per layer (true:
+// sliding) or a period as set_sliding_window_pattern counts (default_period when absent).
+// Returns the window (0: none). Bad values are LoadErrors naming the key.
+int64_t read_gguf_sliding_window(ModelConfig& c, const GgufFile& g, const std::string& p,
+                                 int64_t default_window, int64_t default_period);
+
 // config.json (+ generation_config.json when present) of a Hugging Face folder.
 // `overrides` (vLLM's --hf-overrides, "" for none): a JSON object whose fields replace
 // config.json's top-level ones before it is read.

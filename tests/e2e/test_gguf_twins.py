@@ -26,7 +26,7 @@ GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                         "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
-                                        "glm4", "cohere", "cohere2"])
+                                        "glm4", "cohere", "cohere2", "exaone4"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"

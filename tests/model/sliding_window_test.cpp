@@ -78,6 +78,30 @@ TEST(SlidingWindowConfig, GemmaCountsItsPatternOrTakesLayerTypes) {
   EXPECT_EQ(parse(g2).sliding_window, (std::vector<int32_t>{4096, 0, 4096, 0}));
 }
 
+// EXAONE 4.0 and Cohere2 rotate only on their sliding layers; without a window every layer
+// rotates. EXAONE's pattern may be a string of L (local) and G (global).
+TEST(SlidingWindowConfig, HybridModelsRotateOnlyOnTheirSlidingLayers) {
+  json e = base("Exaone4ForCausalLM");
+  e["sliding_window"] = 64;
+  e["sliding_window_pattern"] = "LLG";
+  ModelConfig c = parse(e);
+  EXPECT_EQ(c.sliding_window, (std::vector<int32_t>{64, 64, 0, 64}));
+  EXPECT_EQ(c.no_rope, (std::vector<bool>{false, false, true, false}));
+  e.erase("sliding_window_pattern");  // Exaone4Config's default period 4
+  EXPECT_EQ(parse(e).no_rope, (std::vector<bool>{false, false, false, true}));
+  e["sliding_window"] = nullptr;  // EXAONE 4.0 1.2B: global attention, rotary everywhere
+  EXPECT_TRUE(parse(e).sliding_window.empty());
+  EXPECT_TRUE(parse(e).no_rope.empty());
+  e["sliding_window"] = 64;
+  e["sliding_window_pattern"] = "LLX";
+  EXPECT_THROW(parse(e), model::LoadError);
+  json c2 = base("Cohere2ForCausalLM");
+  c2["sliding_window"] = 32;
+  c = parse(c2);
+  EXPECT_EQ(c.sliding_window, (std::vector<int32_t>{32, 32, 32, 0}));
+  EXPECT_EQ(c.no_rope, (std::vector<bool>{false, false, false, true}));
+}
+
 TEST(SlidingWindowConfig, BadLayerTypesAndWindowsAreNamed) {
   json j = base("MistralForCausalLM");
   j["layer_types"] = {"sliding_attention"};

@@ -94,29 +94,9 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
         throw LoadError(g.path(), p + "*_logit_softcapping = " + std::to_string(cap) +
                                       " (must be finite and not negative)");
   }
-  const int64_t window = g.get_int_or(p + "attention.sliding_window", g2 ? 4096 : 0);
-  if (window <= 0) return;
-  if (window > limits::kMaxContext)
-    throw LoadError(g.path(), p + "attention.sliding_window = " + std::to_string(window) +
-                                  " (must be at most " + std::to_string(limits::kMaxContext) + ")");
-  if (g.has(p + "rope.freq_base_swa") || !g2)
+  const int64_t window = read_gguf_sliding_window(c, g, p, g2 ? 4096 : 0, g2 ? 2 : 6);
+  if (window > 0 && (g.has(p + "rope.freq_base_swa") || !g2))
     c.rope_local_theta = g.get_float_or(p + "rope.freq_base_swa", 1e4);
-  const std::string pat = p + "attention.sliding_window_pattern";
-  const GgufValue* v = g.find(pat);
-  if (v && v->kind == GgufValue::Kind::kIntArray) {
-    if (static_cast<int64_t>(v->ints.size()) != c.num_layers)
-      throw LoadError(g.path(), pat + " has " + std::to_string(v->ints.size()) + " entries for " +
-                                    std::to_string(c.num_layers) + " layers");
-    c.sliding_window.assign(static_cast<size_t>(c.num_layers), 0);
-    for (size_t i = 0; i < v->ints.size(); ++i)
-      if (v->ints[i] != 0) c.sliding_window[i] = static_cast<int32_t>(window);
-    return;
-  }
-  const int64_t period = g.get_int_or(pat, g2 ? 2 : 6);  // 0: every layer
-  if (period < 0 || period > limits::kMaxLayers)
-    throw LoadError(g.path(), pat + " = " + std::to_string(period) + " (must be in [0, " +
-                                  std::to_string(limits::kMaxLayers) + "])");
-  set_sliding_window_pattern(c, window, period);
 }
 
 std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::string& name,

@@ -83,6 +83,12 @@ DeviceModel::DeviceModel(const vllm::model::CausalLM& m, CudaBackend& backend, s
   all_bf16_ = true;
   for (size_t l = 0; l < layers.size(); ++l) {
     const auto& lw = layers[l];
+    if (!lw.attn.post_norm.empty() || !lw.mlp.post_norm.empty() || lw.attn.norm.empty() ||
+        lw.mlp.norm.empty())
+      throw LoadError(c.source, c.architecture +
+                                    " normalizes its blocks' outputs (or not their inputs), which "
+                                    "the CUDA backend does not support yet (run it on the CPU "
+                                    "backend)");
     const std::pair<const char*, const WeightView*> mats[] = {
         {"self_attn.q_proj.weight", &lw.attn.q}, {"self_attn.k_proj.weight", &lw.attn.k},
         {"self_attn.v_proj.weight", &lw.attn.v}, {"self_attn.o_proj.weight", &lw.attn.o},
