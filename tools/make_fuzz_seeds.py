@@ -269,7 +269,10 @@ def safetensors_files():
                         ("Qwen2ForCausalLM", {"bias": True, "yarn": True}),
                         ("Phi3ForCausalLM", {"phi4_mini": True}),
                         ("Glm4ForCausalLM", {"bias": True, "glm4": True}),
-                        ("Qwen3ForCausalLM", {"qk_norm": True, "v5": True})):
+                        ("Qwen3ForCausalLM", {"qk_norm": True, "v5": True}),
+                        ("CohereForCausalLM", {"cohere": True}),
+                        ("Cohere2ForCausalLM", {"cohere": True}),
+                        ("Exaone4ForCausalLM", {"qk_norm": True, "exaone4": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -299,6 +302,11 @@ def safetensors_files():
                         "original_max_position_embeddings": 256,
                         "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5, 2.0],
                                          "long_factor": [4.0, 6.0, 8.0]}})
+        if extra.get("cohere"):  # LayerNorm + parallel block; Cohere2's window on 3 of 4
+            cfg.update({"layer_norm_eps": 1e-5, "logit_scale": 0.0625, "sliding_window": 64,
+                        "num_hidden_layers": 1})
+        if extra.get("exaone4"):  # one sliding layer of an "LG"-style pattern
+            cfg.update({"sliding_window": 64, "sliding_window_pattern": "L"})
         if extra.get("v5"):  # transformers 5's form: rope_parameters, no rope_theta
             del cfg["rope_theta"]
             cfg["rope_parameters"] = {"rope_type": "yarn", "factor": 2.0, "rope_theta": 1e6,
@@ -331,6 +339,11 @@ def safetensors_files():
             t(pre + "post_feedforward_layernorm.weight", (hidden,))
             t(pre + "self_attn.q_norm.weight", (heads * hd,))
             t(pre + "self_attn.k_norm.weight", (kv_heads * hd,))
+        if extra.get("cohere"):  # one norm per layer
+            del ts[pre + "post_attention_layernorm.weight"]
+        if extra.get("exaone4"):  # output norms only
+            del ts[pre + "input_layernorm.weight"]
+            t(pre + "post_feedforward_layernorm.weight", (hidden,))
         if extra.get("glm4"):  # post-attention / post-MLP norms
             t(pre + "post_self_attn_layernorm.weight", (hidden,))
             t(pre + "post_mlp_layernorm.weight", (hidden,))
