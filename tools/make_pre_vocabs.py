@@ -102,11 +102,12 @@ def write_vocab(source, out, pre, bos_key=True, add_bos=None):
 def o200k_tokenizer_json(source):
     """SmolLM2's vocabulary as a Hugging Face tokenizer.json with o200k's pre-tokenizer."""
     from gguf import GGUFReader
+    sys.path.insert(0, HERE)
+    from make_spm_tokenizer_json import gguf_array
     r = GGUFReader(source)
 
     def arr(key):
-        f = r.fields[key]
-        return [f.parts[i] for i in f.data]
+        return gguf_array(r, key)
 
     tokens = [bytes(p).decode("utf-8") for p in arr("tokenizer.ggml.tokens")]
     types = [int(p[0]) for p in arr("tokenizer.ggml.token_type")]

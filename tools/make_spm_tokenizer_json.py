@@ -27,13 +27,18 @@ import os
 SPACE = "\u2581"
 
 
+def gguf_array(r, key):
+    """The elements (raw parts) of array field `key` of a gguf.GGUFReader."""
+    f = r.fields[key]
+    return [f.parts[i] for i in f.data]
+
+
 def read_vocab(path):
     from gguf import GGUFReader
     r = GGUFReader(path)
 
     def arr(key):
-        f = r.fields[key]
-        return [f.parts[i] for i in f.data]
+        return gguf_array(r, key)
 
     tokens = [bytes(p).decode("utf-8") for p in arr("tokenizer.ggml.tokens")]
     scores = [float(p[0]) for p in arr("tokenizer.ggml.scores")]

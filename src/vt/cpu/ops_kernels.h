@@ -16,6 +16,29 @@
 namespace vt::cpu {
 namespace {
 
+// The sum of x[0, dim) (kSquares: of its squares) over the canonical lanes (ops_simd.h): the
+// same bits on every ISA.
+template <class V, bool kSquares>
+float canonical_row_sum(const float* xr, int64_t dim) {
+  constexpr int W = V::kW;
+  auto step = [](typename V::R v, typename V::R acc) {
+    if constexpr (kSquares)
+      return V::fma(v, v, acc);
+    else
+      return V::add(acc, v);
+  };
+  Sum16<V> acc;
+  int64_t i = 0;
+  for (; i + kSumLanes <= dim; i += kSumLanes)
+    for (int k = 0; k < Sum16<V>::K; ++k) acc.r[k] = step(V::load(xr + i + k * W), acc.r[k]);
+  for (int k = 0; k < Sum16<V>::K && i + k * W < dim; ++k) {
+    const int m = static_cast<int>(dim - i - k * W);
+    acc.r[k] =
+        step(m >= W ? V::load(xr + i + k * W) : V::load_partial(xr + i + k * W, m, 0.f), acc.r[k]);
+  }
+  return acc.fold();
+}
+
 template <class V>
 void rms_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64_t dim,
                    float eps, float* y, int64_t ldy) {
@@ -23,25 +46,12 @@ void rms_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows, 
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* xr = x + r * ldx;
     float* yr = y + r * ldy;
-    // Sum of squares over the canonical lanes (ops_simd.h): the same bits on every ISA.
-    Sum16<V> acc;
-    int64_t i = 0;
-    for (; i + kSumLanes <= dim; i += kSumLanes)
-      for (int k = 0; k < Sum16<V>::K; ++k) {
-        const typename V::R v = V::load(xr + i + k * W);
-        acc.r[k] = V::fma(v, v, acc.r[k]);
-      }
-    for (int k = 0; k < Sum16<V>::K && i + k * W < dim; ++k) {
-      const int m = static_cast<int>(dim - i - k * W);
-      const typename V::R v =
-          m >= W ? V::load(xr + i + k * W) : V::load_partial(xr + i + k * W, m, 0.f);
-      acc.r[k] = V::fma(v, v, acc.r[k]);
-    }
-    const float ss = acc.fold();
+    const float ss = canonical_row_sum<V, true>(xr, dim);
     // HF: x * rsqrt(mean(x^2) + eps), then weight * that (two roundings, kept).
     const float inv = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
     const typename V::R vinv = V::set1(inv);
-    for (i = 0; i + W <= dim; i += W)
+    int64_t i = 0;
+    for (; i + W <= dim; i += W)
       V::store(yr + i, V::mul(V::load(w + i), V::mul(V::load(xr + i), vinv)));
     if (i < dim) {
       int n = static_cast<int>(dim - i);
@@ -62,17 +72,10 @@ void layer_norm_impl(const float* x, int64_t ldx, const float* w, int64_t n_rows
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* xr = x + r * ldx;
     float* yr = y + r * ldy;
-    Sum16<V> acc;
+    const typename V::R mean =
+        V::set1(canonical_row_sum<V, false>(xr, dim) / static_cast<float>(dim));
     int64_t i = 0;
-    for (; i + kSumLanes <= dim; i += kSumLanes)
-      for (int k = 0; k < Sum16<V>::K; ++k) acc.r[k] = V::add(acc.r[k], V::load(xr + i + k * W));
-    for (int k = 0; k < Sum16<V>::K && i + k * W < dim; ++k) {
-      const int m = static_cast<int>(dim - i - k * W);
-      acc.r[k] = V::add(acc.r[k],
-                        m >= W ? V::load(xr + i + k * W) : V::load_partial(xr + i + k * W, m, 0.f));
-    }
-    const typename V::R mean = V::set1(acc.fold() / static_cast<float>(dim));
-    for (i = 0; i + W <= dim; i += W) V::store(yr + i, V::sub(V::load(xr + i), mean));
+    for (; i + W <= dim; i += W) V::store(yr + i, V::sub(V::load(xr + i), mean));
     if (i < dim) {
       const int n = static_cast<int>(dim - i);
       V::store_partial(yr + i, V::sub(V::load_partial(xr + i, n, 0.f), mean), n);
