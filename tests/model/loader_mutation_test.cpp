@@ -233,9 +233,9 @@ std::string mutate_gguf(Rng& r, const GgufLayout& l, Edits& e, const uint8_t* ba
 // touch the vocabulary, builds the tokenizer too.
 void load_gguf_bytes(const uint8_t* data, size_t size, bool with_tokenizer) {
   auto g = model::GgufFile::parse("smollm2.gguf", data, size);
-  auto m =
-      model::CausalLM::from_gguf(std::move(g), vt::ThreadPool::global(),
-                                 {.pack_weights = false, .packed_cache_dir = {}, .backend = {}});
+  model::LoadOptions opts;
+  opts.pack_weights = false;
+  auto m = model::CausalLM::from_gguf(std::move(g), vt::ThreadPool::global(), opts);
   if (with_tokenizer) model::take_tokenizer_from_gguf(*m->gguf_mut());
 }
 

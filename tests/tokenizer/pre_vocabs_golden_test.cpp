@@ -30,8 +30,9 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
     EXPECT_EQ(tok->encode(text), ids) << pre << " text: " << text;
     // llama.cpp cleans spaces before punctuation when decoding for the Llama 3 kind
     // (clean_up_tokenization_spaces); vLLM's detokenizer, and ours, never do.
-    if (pre.rfind("deepseek", 0) == 0)
+    if (pre.rfind("deepseek", 0) == 0) {
       EXPECT_EQ(tok->decode(ids), j.at("decoded").get<std::string>()) << pre << " text: " << text;
+    }
     ++cases[pre];
     differs_from_smollm[pre] += smollm2().encode(text) != ids;
     hf_not_llama_cpp[pre] += j.contains("llama_cpp_ids");
