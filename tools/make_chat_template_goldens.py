@@ -829,9 +829,12 @@ def main():
     # Real templates kept as files (tests/golden/chat_template/templates/), rendered with
     # strftime_now pinned to a marker the C++ test replaces with its own date:
     # mistral_small_31.jinja is Mistral Small 3.1's (llama.cpp's models/templates copy).
+    # command_r7b.jinja is Command R7B's tool-use template (the same source: CohereForAI-c4ai-
+    # command-r7b-12-2024-tool_use.jinja), whose macros, namespaces and list slices Cohere2 users hit.
     pinned = make_env()
     pinned.globals["strftime_now"] = lambda fmt: "@@STRFTIME[" + fmt + "]@@"
-    for name, bos, eos in [("mistral_small_31", "<s>", "</s>")]:
+    for name, bos, eos in [("mistral_small_31", "<s>", "</s>"),
+                           ("command_r7b", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")]:
         source = open(os.path.join(args.out, "templates", name + ".jinja"), encoding="utf-8").read()
         cases = [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in msg_cases]
         rendered = render_cases(pinned, source, cases)

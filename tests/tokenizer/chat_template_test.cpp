@@ -88,6 +88,9 @@ TEST(ChatTemplateGolden, MistralStyle) { run_golden("mistral", 35); }
 TEST(ChatTemplateGolden, Gemma3) { run_golden("gemma3", 35); }
 // Mistral Small 3.1's own template (tools, today's date in its default system prompt).
 TEST(ChatTemplateGolden, MistralSmall31) { run_golden("mistral_small_31", 35); }
+// Command R7B's tool-use template (Cohere2): macros calling macros, namespace lists grown with +,
+// `not in`, list slices from loop.index0, break.
+TEST(ChatTemplateGolden, CommandR7B) { run_golden("command_r7b", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 
