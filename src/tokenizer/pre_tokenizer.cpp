@@ -144,7 +144,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
     p->add_regex(R"(\p{N})", Kind::kIsolate);
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
-  } else if (pre == "gpt-2" || pre == "default" || pre.empty()) {
+  } else if (pre == "gpt-2" || pre == "default" || pre == "exaone4" || pre.empty()) {
+    // exaone4: EXAONE 4.0's GGUFs; llama.cpp gives it the GPT-2 type.
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
   } else {
     throw std::invalid_argument(
@@ -153,7 +154,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
         "midm-2.0, dbrx, glm4, chatglm-bpe, deepseek-llm, deepseek-coder, tekken, gpt-4o, "
         "minimax-m2, smollm, "
         "starcoder, "
-        "refact, command-r, gpt-2, default)");
+        "refact, command-r, gpt-2, exaone4, default)");
   }
   return p;
 }
