@@ -530,36 +530,25 @@ def exaone4_config():
     })
 
 
-def exaone4_tensors(model, cfg):
-    """EXAONE 4.0's tensors: no input norms, per-head q_norm / k_norm, output norms."""
-    E, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    D = cfg["head_dim"]
-    t = [(n, a) for n, a in decoder(model, cfg, lambda i, p: dense_mlp(
-        model, p, E, cfg["intermediate_size"])) if "input_layernorm" not in n]
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
-        for nm, n in (("self_attn.q_norm", D), ("self_attn.k_norm", D),
-                      ("post_feedforward_layernorm", E)):
-            t.append((p + nm + ".weight", norm_w(model, p + nm + ".weight", n)))
-    return t
-
-
-def olmo2_decoder(model, cfg):
-    """OLMo 2's tensors: no input norms; post_attention_layernorm / post_feedforward_layernorm
-    on the blocks' outputs; q_norm / k_norm as wide as the q / k projections."""
+def output_norm_decoder(model, cfg, whole_qk_norms):
+    """The tensors of a block that normalizes its outputs (OLMo 2, EXAONE 4.0): no input norms;
+    post_attention_layernorm / post_feedforward_layernorm on the blocks' outputs; q_norm / k_norm
+    as wide as the q / k projections (OLMo 2) or one head (EXAONE 4.0)."""
     E, V, H, KV = (cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"],
                    cfg["num_key_value_heads"])
-    D = E // H
+    D = cfg.get("head_dim", E // H)
+    qn, kn = (H * D, KV * D) if whole_qk_norms else (D, D)
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         t += attention(model, p, E, H, KV, D, False, False)
-        for nm, n in (("self_attn.q_norm", H * D), ("self_attn.k_norm", KV * D),
+        for nm, n in (("self_attn.q_norm", qn), ("self_attn.k_norm", kn),
                       ("post_attention_layernorm", E), ("post_feedforward_layernorm", E)):
             t.append((p + nm + ".weight", norm_w(model, p + nm + ".weight", n)))
         t += dense_mlp(model, p + "mlp.", E, cfg["intermediate_size"])
     t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
-    t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
+    if not cfg["tie_word_embeddings"]:
+        t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
     return t
 
 
@@ -796,7 +785,8 @@ def main():
             write_model(name, c, cohere_tensors(name, c), "F32", args.out, None)
     if "exaone4" in want:
         c = exaone4_config()
-        write_model("exaone4", c, exaone4_tensors("exaone4", c), "F32", args.out, None)
+        write_model("exaone4", c, output_norm_decoder("exaone4", c, False), "F32", args.out,
+                    None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)
@@ -814,7 +804,8 @@ def main():
                     None)
     if "olmo2" in want:
         c = olmo2_config()
-        write_model("olmo2", c, olmo2_decoder("olmo2", c), "F32", args.out, None, gen=(1, 2))
+        write_model("olmo2", c, output_norm_decoder("olmo2", c, True), "F32", args.out, None,
+                    gen=(1, 2))
     if "mistral3" in want:
         c = mistral3_config()
         tc = dict(c["text_config"], tie_word_embeddings=False)

@@ -353,6 +353,25 @@ MlpWeights load_fused_gate_up_mlp(const WeightStore& s, const ModelConfig& c, in
   return m;
 }
 
+LayerWeights load_output_norm_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = layer_prefix(i);
+  const int64_t E = c.hidden_size, F = c.intermediate_size, D = c.head_dim;
+  const int64_t qd = c.num_heads * D, kvd = c.num_kv_heads * D;
+  LayerWeights w;
+  w.attn.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
+  w.attn.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
+  w.attn.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
+  w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  w.attn.q_norm = s.vector_f32(p + "self_attn.q_norm.weight", c.qk_norm_whole ? qd : D);
+  w.attn.k_norm = s.vector_f32(p + "self_attn.k_norm.weight", c.qk_norm_whole ? kvd : D);
+  w.attn.post_norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
+  w.mlp.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
+  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", F, E);
+  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
+  w.mlp.post_norm = s.vector_f32(p + "post_feedforward_layernorm.weight", E);
+  return w;
+}
+
 LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w;
   w.attn = load_attention(s, c, i);

@@ -154,6 +154,10 @@ vt::cpu::WeightView rows_of(const vt::cpu::WeightView& w, int64_t first, int64_t
 // GGUF table names mlp.up_proj); `norm` names the RMSNorm before it.
 MlpWeights load_fused_gate_up_mlp(const WeightStore& s, const ModelConfig& c, int64_t i,
                                   const std::string& norm);
+// A layer that normalizes its blocks' outputs instead of their inputs (OLMo 2, EXAONE 4.0):
+// q/k/v/o, q_norm / k_norm (over the whole projection when c.qk_norm_whole, else per head),
+// post_attention_layernorm, the dense MLP, post_feedforward_layernorm; no input norms.
+LayerWeights load_output_norm_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
 // The plain Llama decoder layer: load_attention and a dense load_mlp (Llama, Qwen2, InternLM2).
 LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
 // A sparse MoE block under the shared names: mlp.gate (the router) and the experts' SwiGLU

@@ -33,6 +33,11 @@ void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period) 
       c.sliding_window[static_cast<size_t>(i)] = 0;
 }
 
+void rotate_only_sliding_layers(ModelConfig& c) {
+  c.no_rope.assign(static_cast<size_t>(c.num_layers), false);
+  for (int64_t i = 0; i < c.num_layers; ++i) c.no_rope[i] = c.layer_window(i) == 0;
+}
+
 int64_t read_gguf_sliding_window(ModelConfig& c, const GgufFile& g, const std::string& p,
                                  int64_t default_window, int64_t default_period) {
   const int64_t window = g.get_int_or(p + "attention.sliding_window", default_window);

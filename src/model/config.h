@@ -149,6 +149,10 @@ struct ModelConfig {
 // llama.cpp's integer <arch>.attention.sliding_window_pattern count this way.
 void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
 
+// Rotary on the sliding-window layers only: every layer without a window gets no_rope
+// (Cohere2's and EXAONE 4.0's global layers).
+void rotate_only_sliding_layers(ModelConfig& c);
+
 class GgufFile;
 // llama.cpp's window keys: <p>attention.sliding_window (default_window when absent; 0 or less:
 // none) on the layers <p>attention.sliding_window_pattern gives, one flag per layer (true:

@@ -343,8 +343,9 @@ TEST(GgufParse, FromMemory) {
   EXPECT_EQ(g->mapped(), nullptr);
   EXPECT_EQ(g->tensors().size(), 11u);
   EXPECT_GT(g->data_start(), g->tensor_infos_start());
-  auto m = CausalLM::from_gguf(std::move(g), vt::ThreadPool::global(),
-                               {.pack_weights = false, .packed_cache_dir = {}, .backend = {}});
+  vllm::model::LoadOptions opts;
+  opts.pack_weights = false;
+  auto m = CausalLM::from_gguf(std::move(g), vt::ThreadPool::global(), opts);
   EXPECT_EQ(m->config().num_layers, 1);
   std::vector<uint8_t> bad = b;
   bad.resize(40);

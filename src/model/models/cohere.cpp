@@ -39,11 +39,10 @@ void common(ModelConfig& c, double logit_scale) {
   c.logits_scaling = 1.0 / logit_scale;
 }
 
-// Cohere2: rotary only on the sliding-window layers.
+// Cohere2: rotary only on the sliding-window layers (none at all without a window, as
+// transformers' Cohere2Attention).
 void rope_on_sliding_layers_only(ModelConfig& c) {
-  if (c.architecture != "Cohere2ForCausalLM") return;
-  c.no_rope.assign(static_cast<size_t>(c.num_layers), false);
-  for (int64_t i = 0; i < c.num_layers; ++i) c.no_rope[i] = c.layer_window(i) == 0;
+  if (c.architecture == "Cohere2ForCausalLM") rotate_only_sliding_layers(c);
 }
 
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
@@ -69,13 +68,11 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
     throw LoadError(g.path(), p + "logit_scale = " + std::to_string(ls) +
                                   " (must be finite, positive and at most 1e6)");
   common(c, ls);
-  if (c.gguf_arch == "cohere2") {  // llama.cpp: a window on 3 of every 4 layers
-    const int64_t window = g.get_int(p + "attention.sliding_window");
-    if (window < 1 || window > limits::kMaxContext)
-      throw LoadError(g.path(), p + "attention.sliding_window = " + std::to_string(window) +
-                                    " (must be in [1, " + std::to_string(limits::kMaxContext) +
-                                    "])");
-    set_sliding_window_pattern(c, window, 4);
+  if (c.gguf_arch == "cohere2") {  // llama.cpp: the window key required, on 3 of every 4 layers
+    if (read_gguf_sliding_window(c, g, p, g.get_int(p + "attention.sliding_window"), 4) == 0)
+      throw LoadError(g.path(), p + "attention.sliding_window = " +
+                                    std::to_string(g.get_int(p + "attention.sliding_window")) +
+                                    " (must be positive)");
     rope_on_sliding_layers_only(c);
   }
 }

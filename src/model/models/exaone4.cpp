@@ -15,26 +15,9 @@
 
 namespace vllm::model {
 
-namespace {
+const ModelFamily& olmo2_family();
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.intermediate_size, D = c.head_dim;
-  const int64_t qd = c.num_heads * D, kvd = c.num_kv_heads * D;
-  LayerWeights w;
-  w.attn.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
-  w.attn.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
-  w.attn.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
-  w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
-  w.attn.q_norm = s.vector_f32(p + "self_attn.q_norm.weight", D);
-  w.attn.k_norm = s.vector_f32(p + "self_attn.k_norm.weight", D);
-  w.attn.post_norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  w.mlp.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
-  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", F, E);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
-  w.mlp.post_norm = s.vector_f32(p + "post_feedforward_layernorm.weight", E);
-  return w;
-}
+namespace {
 
 // A string sliding_window_pattern ("LLLG": L local, G global, repeated from layer 0) becomes
 // layer_types, which the shared reader takes.
@@ -58,9 +41,7 @@ nlohmann::json hf_config_json(const nlohmann::json& j) {
 
 // Rotary only on the sliding layers when there are any (transformers' global NoPE).
 void global_layers_without_rope(ModelConfig& c) {
-  if (c.max_sliding_window() == 0) return;
-  c.no_rope.assign(static_cast<size_t>(c.num_layers), false);
-  for (int64_t i = 0; i < c.num_layers; ++i) c.no_rope[i] = c.layer_window(i) == 0;
+  if (c.max_sliding_window() > 0) rotate_only_sliding_layers(c);
 }
 
 void hf_config(ModelConfig& c, const nlohmann::json&) { global_layers_without_rope(c); }
@@ -80,14 +61,11 @@ const ModelFamily& exaone4_family() {
     f.qk_norm = true;
     f.hf_sliding_window = ModelFamily::SlidingWindow::kPattern;
     f.sliding_window_period = 4;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"post_attention_norm.weight", "post_attention_layernorm.weight"},
-                            {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"}};
+    f.gguf_layer_tensors = olmo2_family().gguf_layer_tensors;  // the same tensors
     f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_layer;
+    f.load_layer = load_output_norm_layer;
     return f;
   }();
   return f;

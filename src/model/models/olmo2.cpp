@@ -11,25 +11,6 @@ namespace vllm::model {
 
 namespace {
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.intermediate_size;
-  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
-  LayerWeights w;
-  w.attn.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
-  w.attn.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
-  w.attn.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
-  w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
-  w.attn.q_norm = s.vector_f32(p + "self_attn.q_norm.weight", qd);
-  w.attn.k_norm = s.vector_f32(p + "self_attn.k_norm.weight", kvd);
-  w.attn.post_norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  w.mlp.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
-  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", F, E);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
-  w.mlp.post_norm = s.vector_f32(p + "post_feedforward_layernorm.weight", E);
-  return w;
-}
-
 void hf_config(ModelConfig& c, const nlohmann::json&) { c.qk_norm_whole = true; }
 
 void gguf_config(ModelConfig& c, const GgufFile&, const std::string&) { c.qk_norm_whole = true; }
@@ -49,7 +30,7 @@ const ModelFamily& olmo2_family() {
                             {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_layer;
+    f.load_layer = load_output_norm_layer;
     return f;
   }();
   return f;
