@@ -123,7 +123,7 @@ std::vector<float> query_of(const Cache& c, Query t) {
 
 // window > 0: a sliding window (AttnBatch::window).
 AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& pool, int window = 0,
-               float softcap = 0) {
+               float softcap = 0, const float* sinks = nullptr) {
   AttnRun r;
   const int64_t n = int64_t(c.n_heads) * c.hd;
   r.ldq = n + 3;
@@ -138,14 +138,15 @@ AttnRun attend(Isa is, Cache& c, const std::vector<Query>& toks, ThreadPool& poo
     seq.push_back(toks[t].seq);
   }
   AttnBatch b{int64_t(toks.size()), pos.data(), seq.data(), c.bt.data(),
-              c.bt_stride,          window,     softcap};
+              c.bt_stride,          window,     softcap,    sinks};
   paged_attention_isa(is, r.q.data(), r.ldq, c.n_heads, c.view(), b, 1.0f / std::sqrt(float(c.hd)),
                       r.out.data(), r.ldo, pool);
   return r;
 }
 
 void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& toks,
-                             const AttnRun& r, int window = 0, double softcap = 0) {
+                             const AttnRun& r, int window = 0, double softcap = 0,
+                             const float* sinks = nullptr) {
   const int group = c.n_heads / c.n_kv;
   const double scale = 1.0f / std::sqrt(float(c.hd));
   for (size_t t = 0; t < toks.size(); ++t) {
@@ -165,7 +166,8 @@ void check_against_reference(Isa is, const Cache& c, const std::vector<Query>& t
         if (softcap > 0) s[p] = softcap * std::tanh(s[p] / softcap);
         m = std::max(m, s[p]);
       }
-      double l = 0;
+      if (sinks) m = std::max(m, double(sinks[h]));
+      double l = sinks ? std::exp(sinks[h] - m) : 0;  // a sink: in the denominator only
       for (auto& x : s) l += x = std::exp(x - m);
       for (int d = 0; d < c.hd; ++d) {
         double o = 0;
@@ -318,6 +320,35 @@ TEST(PagedAttention, SoftcappedScoresMatchReference) {
     // A cap this small changes the output.
     EXPECT_NE(attend(isas.back(), c, toks, p2, window).out, big.out);
   }
+}
+
+// GPT-OSS's attention sinks (one logit per query head in the softmax's denominator), with and
+// without a window, through every work decomposition (whole-token units, a decode alone in
+// split mode, many one-token decodes over all kv heads): against the reference, the same bits
+// on every ISA, alone vs in the batch, and different from no sinks.
+TEST(PagedAttention, SinksMatchReferenceInEveryDecomposition) {
+  const std::vector<int> lens = {300, 1, 257, 40, 600, 9, 77, 130, 512, 2, 33, 64};
+  ThreadPool p2(2);
+  Cache c = make_cache(8, 2, 64, 16, lens, 91);
+  write_all(c);
+  // A sink far above every score (it takes most of the weight), far below, and in between.
+  const std::vector<float> sinks = {6.f, -3.f, 0.5f, 20.f, -40.f, 1.5f, 0.f, 2.f};
+  auto toks = mixed_batch(lens);
+  std::vector<Query> decodes;  // one token per sequence: the all-kv-heads decode units
+  for (size_t s = 0; s < lens.size(); ++s) decodes.push_back({int(s), lens[s] - 1});
+  const auto isas = hardware_isas();
+  for (int window : {0, 100})
+    for (const auto* batch : {&toks, &decodes}) {
+      SCOPED_TRACE("window " + std::to_string(window) + " batch " + std::to_string(batch->size()));
+      AttnRun big = attend(isas.back(), c, *batch, p2, window, 0, sinks.data());
+      check_against_reference(isas.back(), c, *batch, big, window, 0, sinks.data());
+      for (Isa is : isas)
+        EXPECT_EQ(attend(is, c, *batch, p2, window, 0, sinks.data()).out, big.out);
+      for (size_t t = 0; t < batch->size(); t += 5)
+        expect_same_rows(big, t, attend(isas.back(), c, {(*batch)[t]}, p2, window, 0, sinks.data()),
+                         0, 8 * 64, "alone");
+      EXPECT_NE(attend(isas.back(), c, *batch, p2, window).out, big.out);
+    }
 }
 
 // The same token alone, inside a big batch, and under 1, 2 or 3 threads: identical bits.

@@ -55,9 +55,14 @@ struct AttnCtx {
   const int32_t* bt;
   int64_t bt_stride;
   float scale;
-  int window;     // AttnBatch::window
-  float softcap;  // AttnBatch::softcap
+  int window;          // AttnBatch::window
+  float softcap;       // AttnBatch::softcap
+  const float* sinks;  // AttnBatch::sinks
 };
+// The sinks of query heads h0.. (null: none).
+inline const float* attn_sinks(const AttnCtx& c, int h0) {
+  return c.sinks ? c.sinks + h0 : nullptr;
+}
 
 // One work unit: heads [h0, h0 + g) of tokens t .. t + nt - 1 (consecutive tokens of one
 // sequence; nt > 1 only in whole mode), all sharing kv head h0 / group; or, nh > 1 (one
@@ -335,7 +340,7 @@ void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
         attn_merge<V>(nq, hd, O, M, L, o, m, l);
       }
     }
-    attn_finish<V>(nq, hd, O, L);
+    attn_finish<V>(nq, hd, O, M, L, attn_sinks(c, gr.h0));
     return;
   }
   float M[kAttnMaxGroup], L[kAttnMaxGroup], m[kAttnMaxGroup], l[kAttnMaxGroup];
@@ -377,7 +382,8 @@ void attn_group_whole(const AttnCtx& c, const AttnGroup& gr) {
       }
     }
   }
-  for (int i = 0; i < gr.nt; ++i) attn_finish<V>(g, hd, out(i), L + i * g);
+  for (int i = 0; i < gr.nt; ++i)
+    attn_finish<V>(g, hd, out(i), M + i * g, L + i * g, attn_sinks(c, gr.h0));
 }
 
 struct AttnPlan {
@@ -411,7 +417,8 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
             batch.bt_stride,
             scale,
             batch.window,
-            batch.softcap};
+            batch.softcap,
+            batch.sinks};
 
   // Work decomposition: only changes who computes what, never the arithmetic per head.
   const int64_t want = 4 * static_cast<int64_t>(pool.size());
@@ -545,7 +552,7 @@ void paged_attention_impl(const float* q, int64_t ldq, int n_heads, const KvLaye
         p += pstride;
         attn_merge<V>(nq, hd, O, M, L, p, p + gh, p + gh + nq);
       }
-      attn_finish<V>(nq, hd, O, L);
+      attn_finish<V>(nq, hd, O, M, L, attn_sinks(c, gr.h0));
     }
   });
 }

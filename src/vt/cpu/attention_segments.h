@@ -37,12 +37,24 @@ __attribute__((noinline)) void attn_merge(int G, int hd, float* O, float* M, flo
   }
 }
 
+// O /= L for G vectors; with sinks (the vectors' heads' sink logits, attention sinks), each
+// sink first joins the softmax's denominator as one more score with no value row: with
+// mn = max(M, sink), O * exp(M - mn) / (L exp(M - mn) + exp(sink - mn)). Scalar per vector, the
+// same steps on every ISA.
 template <class V>
-__attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float* L) {
+__attribute__((noinline)) void attn_finish(int G, int hd, float* O, const float* M, const float* L,
+                                           const float* sinks) {
   constexpr int W = V::kW;
   for (int g = 0; g < G; ++g) {
-    const typename V::R vl = V::set1(L[g]);
     float* Og = O + static_cast<int64_t>(g) * hd;
+    if (sinks) {
+      const float mn = std::max(M[g], sinks[g]);
+      const float a = std::exp(M[g] - mn);
+      const typename V::R va = V::set1(a), vl = V::set1(L[g] * a + std::exp(sinks[g] - mn));
+      for (int d = 0; d < hd; d += W) V::store(Og + d, V::div(V::mul(V::load(Og + d), va), vl));
+      continue;
+    }
+    const typename V::R vl = V::set1(L[g]);
     for (int d = 0; d < hd; d += W) V::store(Og + d, V::div(V::load(Og + d), vl));
   }
 }

@@ -152,6 +152,9 @@ struct AttnBatch {
   int32_t window = 0;
   // > 0: scores soft-capped to softcap * tanh(score / softcap) before the softmax (Gemma 2).
   float softcap = 0;
+  // Attention sinks (GPT-OSS): per query head a learned logit that joins the softmax's
+  // denominator only, exp(sink - max) added to the sum, with no value row. Null: none.
+  const float* sinks = nullptr;
 };
 void paged_attention(const float* q, int64_t ldq, int n_heads, const KvLayerView& cache,
                      const AttnBatch& batch, float scale, float* out, int64_t ldo,
