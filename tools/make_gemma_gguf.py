@@ -51,9 +51,15 @@ def read_safetensors(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        assert info["dtype"] == "F32", (name, info["dtype"])
         a, b = info["data_offsets"]
-        out[name] = np.frombuffer(data[a:b], dtype="<f4").reshape(info["shape"])
+        if info["dtype"] == "BF16":  # widened to F32: exact
+            w = (np.frombuffer(data[a:b], dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif info["dtype"] == "U8":  # packed codes / exponents, as they are
+            w = np.frombuffer(data[a:b], dtype=np.uint8)
+        else:
+            assert info["dtype"] == "F32", (name, info["dtype"])
+            w = np.frombuffer(data[a:b], dtype="<f4")
+        out[name] = w.reshape(info["shape"])
     return out
 
 

@@ -11,6 +11,12 @@ C++ tests read only the committed files).
   python3 tools/make_hf_goldens.py --models /tmp/tiny
 
 The format is described in tests/golden/hf/README.md.
+
+gpt_oss (MXFP4 experts) runs through transformers' own dequantizer (Mxfp4Config(dequantize=True):
+integrations/mxfp4.py convert_moe_packed_tensors, to float32); before any golden is written the
+tool checks that convert_moe_packed_tensors of gpt_oss's blocks / scales is bit for bit
+gpt_oss_plain's expert tensors and that every other tensor is byte-identical, and after, that
+the two folders' logits files are identical (the same goldens, under both names).
 """
 import argparse
 import hashlib
@@ -43,7 +49,8 @@ LLAMA_PROMPTS = [
 
 MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2", "phi3",
           "mixtral", "mistral3", "qwen2_5_vl", "qwen3_vl", "smollm3",
-          "granite", "olmo2", "phi3_5", "qwen2_yarn", "phi4_mini", "glm4", "cohere", "cohere2", "exaone4"]
+          "granite", "olmo2", "phi3_5", "qwen2_yarn", "phi4_mini", "glm4", "cohere", "cohere2", "exaone4",
+          "gpt_oss", "gpt_oss_plain"]
 # Multimodal checkpoints, run through their own class (text-only prompts).
 MULTIMODAL = ("mistral3", "qwen2_5_vl", "qwen3_vl")
 
@@ -58,6 +65,33 @@ def sha256_file(path):
 
 def weight_files(model_dir):
     return sorted(f for f in os.listdir(model_dir) if f.endswith(".safetensors"))
+
+
+def check_gpt_oss_forms(models):
+    """gpt_oss (MXFP4 experts) and gpt_oss_plain hold the same weights by transformers' reading:
+    its dequantizer applied to the blocks / scales gives the plain expert tensors bit for bit
+    (signed zeros included), and all other tensors are the same bytes."""
+    from safetensors import safe_open
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+
+    def load(name):
+        with safe_open(os.path.join(models, name, "model.safetensors"), "pt") as f:
+            return {k: f.get_tensor(k) for k in f.keys()}
+    q, plain = load("gpt_oss"), load("gpt_oss_plain")
+    n = 0
+    for k, v in plain.items():
+        if k.endswith("_proj") and ".mlp.experts." in k:
+            got = convert_moe_packed_tensors(q[k + "_blocks"], q[k + "_scales"], dtype=torch.float32)
+            want = v.float()
+            assert got.shape == want.shape, (k, got.shape, want.shape)
+            assert torch.equal(got.view(torch.int32), want.view(torch.int32)), k
+            n += 1
+        else:
+            assert q[k].dtype == v.dtype and torch.equal(q[k].view(torch.uint8), v.view(torch.uint8)), k
+    extra = set(q) - set(plain) - {k + s for k in plain for s in ("_blocks", "_scales")}
+    assert not extra, extra
+    print(f"gpt_oss: convert_moe_packed_tensors of {n} MXFP4 expert tensors == gpt_oss_plain's, "
+          f"{len(plain) - n} other tensors identical")
 
 
 @torch.no_grad()
@@ -85,7 +119,14 @@ def make(model_name, model_dir, out_dir, command):
             os.remove(os.path.join(out_dir, f))
     auto = (transformers.AutoModelForImageTextToText if model_name in MULTIMODAL
             else AutoModelForCausalLM)
-    model = auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
+    extra, ref_extra = {}, {}
+    if model_name.startswith("gpt_oss"):  # the experts as a plain loop over experts
+        extra["experts_implementation"] = ref_extra["experts_implementation"] = "eager"
+    if model_name == "gpt_oss":  # transformers' MXFP4 dequantizer, to float32
+        extra["quantization_config"] = transformers.Mxfp4Config(dequantize=True)
+        ref_extra["quantization"] = "mxfp4, Mxfp4Config(dequantize=True)"
+    model = auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager",
+                                 **extra)
     model.eval()
     cfg = model.config
     V = cfg.get_text_config().vocab_size
@@ -128,7 +169,8 @@ def make(model_name, model_dir, out_dir, command):
         "weights_bytes": {f: os.path.getsize(os.path.join(model_dir, f)) for f in weight_files(model_dir)},
         "config_sha256": sha256_file(os.path.join(model_dir, "config.json")),
         "reference": {"torch": torch.__version__, "transformers": transformers.__version__,
-                      "dtype": "float32", "attn_implementation": "eager", "device": "cpu"},
+                      "dtype": "float32", "attn_implementation": "eager", "device": "cpu",
+                      **ref_extra},
         "command": command,
         "prompts": entries,
     }
@@ -148,8 +190,17 @@ def main():
     torch.set_num_threads(2)
     command = ("python3 tools/make_tiny_models.py --out DIR && "
                "python3 tools/make_hf_goldens.py --models DIR")
-    for m in args.only.split(","):
+    only = args.only.split(",")
+    if "gpt_oss" in only or "gpt_oss_plain" in only:
+        check_gpt_oss_forms(args.models)
+    for m in only:
         make(m, os.path.join(args.models, m), os.path.join(args.out, m), command)
+    if "gpt_oss" in only and "gpt_oss_plain" in only:  # one model, two checkpoint forms
+        for k in range(len(LLAMA_PROMPTS)):
+            a, b = (open(os.path.join(args.out, m, f"prompt{k}.logits.f32"), "rb").read()
+                    for m in ("gpt_oss", "gpt_oss_plain"))
+            assert a == b, f"gpt_oss / gpt_oss_plain prompt{k}: logits differ"
+        print("gpt_oss, gpt_oss_plain: identical logits")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2 and EXAONE 4.0
-of tools/make_tiny_models.py
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0 and
+gpt-oss of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -13,6 +13,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/cohere --out TINY/cohere.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/cohere2 --out TINY/cohere2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/exaone4 --out TINY/exaone4.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/gpt_oss --out TINY/gpt_oss.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -38,7 +39,20 @@ router as ffn_gate_inp and each projection's experts stacked in one 3-D tensor,
 ffn_gate_exps / ffn_up_exps / ffn_down_exps. smollm3: architecture `smollm3` (llama.cpp fixes
 its NoPE interval at 4, no key), tied embeddings (no output.weight). granite: architecture
 `granite` with its four multipliers as granite.embedding_scale / attention.scale /
-residual_scale / logit_scale. All F32 (with F16 experts
+residual_scale / logit_scale. gpt_oss (from the MXFP4 folder): llama.cpp's `gpt-oss` with the
+converter's keys (sliding_window, expert_feed_forward_length, expert_count / expert_used_count,
+rope.scaling yarn type / factor / original_context_length / beta_fast / beta_slow; llama.cpp
+fixes the layer pattern: sliding, full, ...), post_attention_layernorm as post_attention_norm,
+attn_sinks, the router as ffn_gate_inp with its bias, q/k/v/o biases, q/k rows as stored (NEOX),
+and the experts as the converter repacks them: rows 0::2 / 1::2 of gate_up_proj split into
+ffn_gate_exps / ffn_up_exps, each block's nibbles reordered into GGML's MXFP4 (type 39, the
+same codes and exponents; checked value for value against gguf-py's dequantization), the biases
+split the same way; the other tensors F32 (the BF16 values, exact). On it llama.cpp 0.3.36
+differs from transformers three ways, none a weight: it floors / ceils YaRN's correction range
+(gpt-oss's rope_scaling says truncate false, and the GGUF has no key for it), it rounds the
+experts' activations to Q8_0 before the MXFP4 products (the CPU kernel's), and it keeps K / V in
+F16; with F32 experts and an F32 cache it matches transformers with truncate true to 1e-4, and
+the MXFP4 twin matches that with Q8_0 activations to 3e-5. All others F32 (with F16 experts
 llama.cpp rounds the activations to f16 before the expert products, and in a draft of the
 random Mixtral one token's router then picked another expert: the logits moved by 0.7 at that
 step, a router near-tie, not an error of either engine); a 2048-token byte-level vocabulary
@@ -60,17 +74,106 @@ from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
-        "exaone4": "exaone4"}
+        "exaone4": "exaone4", "gpt_oss": "gpt-oss"}
 
 
 def name_of(hf):
     return json.load(open(os.path.join(hf, "config.json")))["model_type"]
 
 
+def mxfp4_to_ggml(blocks, scales):
+    """gpt-oss's MXFP4 experts ([..., rows, G, 16] blocks, byte j = elements 2j (low nibble) and
+    2j+1 (high); [..., rows, G] exponents) as GGML MXFP4 rows ([..., rows, G * 17]: per block
+    the exponent byte, then 16 bytes, byte j = elements j (low) and j + 16 (high)). Codes and
+    exponents carry over: ggml's table is the e2m1 values doubled, its scale 2^(e - 128)."""
+    lo, hi = blocks & 0x0F, blocks >> 4
+    vals = np.stack([lo, hi], axis=-1).reshape(blocks.shape[:-1] + (32,))
+    qs = (vals[..., :16] | (vals[..., 16:] << 4)).astype(np.uint8)
+    raw = np.concatenate([scales[..., None], qs], axis=-1)
+    return np.ascontiguousarray(raw.reshape(raw.shape[:-2] + (-1,)))
+
+
+def mxfp4_values(blocks, scales):
+    """The float32 values of gpt-oss's MXFP4 blocks / scales (transformers' reading)."""
+    fp4 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+    vals = np.stack([fp4[blocks & 0x0F], fp4[blocks >> 4]], axis=-1)
+    vals = vals.reshape(blocks.shape[:-1] + (32,))
+    vals = vals * np.ldexp(np.float32(1), scales.astype(np.int32) - 127)[..., None]
+    return vals.reshape(vals.shape[:-2] + (-1,))
+
+
+def write_gpt_oss(out, cfg, t):
+    """llama.cpp's `gpt-oss` as convert_hf_to_gguf.py writes it from the MXFP4 checkpoint."""
+    import gguf
+    L, X = cfg["num_hidden_layers"], cfg["num_local_experts"]
+    rope = cfg.get("rope_scaling") or cfg["rope_parameters"]
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    g.add_block_count(L)
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(cfg["hidden_size"])
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_head_count(cfg["num_attention_heads"])
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    assert rope["rope_type"] == "yarn"
+    g.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+    g.add_rope_scaling_factor(rope["factor"])
+    g.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
+    g.add_rope_scaling_yarn_beta_fast(rope["beta_fast"])
+    g.add_rope_scaling_yarn_beta_slow(rope["beta_slow"])
+    g.add_rope_freq_base(cfg.get("rope_theta", rope.get("rope_theta")))
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_key_length(cfg["head_dim"])
+    g.add_value_length(cfg["head_dim"])
+    g.add_file_type(gguf.LlamaFileType.MOSTLY_MXFP4_MOE)
+    # llama.cpp's gpt-oss fixes the layer pattern (sliding, full, ...: load_swa_pattern(2)).
+    assert cfg["layer_types"] == ["sliding_attention", "full_attention"] * (L // 2)
+    g.add_sliding_window(cfg["sliding_window"])
+    g.add_expert_feed_forward_length(cfg["intermediate_size"])
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, dict(cfg, bos_token_id=1), tokens, types, merges, pad=True)
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    mxfp4 = gguf.GGMLQuantizationType.MXFP4
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        g.add_tensor(b + "post_attention_norm.weight", t[p + "post_attention_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
+            for kind in ("weight", "bias"):  # q/k rows as stored (NEOX)
+                g.add_tensor(f"{b}{gg}.{kind}", t[f"{p}self_attn.{x}_proj.{kind}"])
+        g.add_tensor(b + "attn_sinks.weight", t[p + "self_attn.sinks"])
+        g.add_tensor(b + "ffn_gate_inp.weight", t[p + "mlp.router.weight"])
+        g.add_tensor(b + "ffn_gate_inp.bias", t[p + "mlp.router.bias"])
+        x = p + "mlp.experts."
+        gu_b, gu_s = t[x + "gate_up_proj_blocks"], t[x + "gate_up_proj_scales"]
+        gu_bias = t[x + "gate_up_proj_bias"]
+        parts = (("ffn_gate_exps", gu_b[:, 0::2], gu_s[:, 0::2], gu_bias[:, 0::2]),
+                 ("ffn_up_exps", gu_b[:, 1::2], gu_s[:, 1::2], gu_bias[:, 1::2]),
+                 ("ffn_down_exps", t[x + "down_proj_blocks"], t[x + "down_proj_scales"],
+                  t[x + "down_proj_bias"]))
+        for gg, blocks, scales, bias in parts:
+            raw = mxfp4_to_ggml(blocks, scales)
+            # The repacking must not change a value (gguf-py's reading of the GGUF; its table,
+            # like ggml's, has one zero: code 8, e2m1's -0, reads +0).
+            assert np.array_equal(gguf.quants.dequantize(raw, mxfp4),
+                                  mxfp4_values(blocks, scales)), gg
+            g.add_tensor(b + gg + ".weight", raw, raw_dtype=mxfp4)
+            g.add_tensor(b + gg + ".bias", np.ascontiguousarray(bias))
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
     t = read_safetensors(os.path.join(hf, "model.safetensors"))
+    if cfg["model_type"] == "gpt_oss":
+        return write_gpt_oss(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -167,6 +270,5 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2 or exaone4 "
-              "folder "
-              "(make_tiny_models.py)")
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4 "
+              "or gpt_oss folder (make_tiny_models.py)")

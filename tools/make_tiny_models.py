@@ -32,7 +32,11 @@ YaRN rope scaling, no tokenizer), phi4_mini (F32, phi3 with Phi-4-mini's partial
 q/k/v bias, fused gate_up_proj, interleaved rotary on half of each head, no tokenizer),
 cohere (F32, Command-R's LayerNorm and parallel block, logit_scale, tied, no tokenizer),
 cohere2 (F32, cohere with Command R7B's sliding layers and rotary-free global layer),
-exaone4 (F32, EXAONE 4.0's output norms, per-head q/k norms, hybrid sliding / global layers).
+exaone4 (F32, EXAONE 4.0's output norms, per-head q/k norms, hybrid sliding / global layers),
+gpt_oss (BF16 with the experts as U8 MXFP4 blocks / scales, gpt-oss-20b's config.json and tensor
+names: sinks, biased router and experts, clamped SwiGLU, YaRN, sliding / full layers; no
+tokenizer) and gpt_oss_plain (the same weights, the experts dequantized to BF16 as an
+unquantized gpt-oss checkpoint stores them).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -87,6 +91,8 @@ ELEMENT_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
 
 
 def encode(a, dtype):
+    if a.dtype == np.uint8:  # packed codes / exponents (MXFP4 blocks and scales): as they are
+        return np.ascontiguousarray(a).tobytes()
     if dtype == "BF16":
         return to_bf16_bytes(a)
     if dtype == "F16":
@@ -97,12 +103,14 @@ def encode(a, dtype):
 
 
 def write_safetensors(path, tensors, dtype):
-    """tensors: list of (name, float32 array). Header keys sorted, data in that order."""
+    """tensors: list of (name, float32 array), or uint8 arrays stored as U8 whatever dtype says.
+    Header keys sorted, data in that order."""
     tensors = sorted(tensors, key=lambda t: t[0])
     header, blobs, off = {}, [], 0
     for name, arr in tensors:
         b = encode(arr, dtype)
-        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
+        header[name] = {"dtype": "U8" if arr.dtype == np.uint8 else dtype,
+                        "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     header["__metadata__"] = {"format": "pt"}
@@ -469,6 +477,106 @@ def mixtral_moe(model, cfg):
     return mlp
 
 
+# MXFP4 (OCP microscaling FP4, e2m1) code values, the table of transformers'
+# integrations/mxfp4.py: code c means FP4_VALUES[c] * 2^(scale - 127).
+FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                       -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], np.float32)
+
+
+def gpt_oss_config():
+    # gpt-oss-20b's config.json (the hub file: legacy rope_theta / rope_scaling, the original
+    # repo's experts_per_token / initial_context_length beside the transformers names, MXFP4
+    # quantization_config), small: 4 layers alternating sliding (window 8) / full, 4 experts top
+    # 2, expert width 32 (one MXFP4 block), the real YaRN (factor 32 over 4096, truncate false)
+    # and swiglu_limit. No tokenizer (o200k is 200k ids): eos 2, pad 0 as ids of the 2048 vocab.
+    return {
+        "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+        "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": 2,
+        "experts_per_token": 2, "head_dim": 16, "hidden_act": "silu", "hidden_size": 64,
+        "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 32,
+        "layer_types": ["sliding_attention", "full_attention"] * 2,
+        "max_position_embeddings": 131072, "num_attention_heads": 4, "num_experts_per_tok": 2,
+        "num_hidden_layers": 4, "num_key_value_heads": 2, "num_local_experts": 4,
+        "output_router_logits": False, "pad_token_id": 0,
+        "quantization_config": {
+            "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                       "model.embed_tokens", "lm_head"],
+            "quant_method": "mxfp4"},
+        "rms_norm_eps": 1e-05,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                         "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                         "truncate": False},
+        "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 8,
+        "swiglu_limit": 7.0, "tie_word_embeddings": False,
+        "transformers_version": "4.55.0.dev0", "use_cache": True, "vocab_size": 2048,
+    }
+
+
+def gpt_oss_plain_config():
+    # The same model as an unquantized (BF16) checkpoint: no quantization_config.
+    c = dict(gpt_oss_config(), torch_dtype="bfloat16")
+    del c["quantization_config"]
+    return c
+
+
+def mxfp4_codes(model, name, rows, cols, scale_lo):
+    """Random MXFP4 weights of one expert's [rows, cols] matrix (cols the input dim), as the
+    gpt-oss checkpoint stores them: blocks uint8 [rows, cols/32, 16]
+    (byte j of a block: element 2j in the low nibble, 2j+1 in the high one), scales uint8
+    [rows, cols/32] (biased exponents, scale_lo .. scale_lo+2: 2^(scale_lo-127) ..), and the
+    float32 values they stand for. Codes and exponents come from the same exact uniform bits
+    as normalish (floor of random() * n: exact), so they are machine-independent."""
+    rng = np.random.default_rng(_seed(model, name + "_blocks"))
+    codes = (rng.random((rows, cols)) * 16).astype(np.uint8)
+    rng = np.random.default_rng(_seed(model, name + "_scales"))
+    scales = (scale_lo + (rng.random((rows, cols // 32)) * 3).astype(np.uint8)).astype(np.uint8)
+    pairs = codes.reshape(rows, cols // 32, 16, 2)
+    blocks = (pairs[..., 0] | (pairs[..., 1] << 4)).astype(np.uint8)
+    mult = np.ldexp(np.float32(1.0), scales.astype(np.int32) - 127).astype(np.float32)
+    values = (FP4_VALUES[codes].reshape(rows, cols // 32, 32) * mult[..., None]).reshape(rows, cols)
+    return blocks, scales, values
+
+
+def gpt_oss_tensors(cfg, plain):
+    """gpt-oss's tensors under the checkpoint's names: q/k/v/o with biases, per-head sinks, the
+    router (mlp.router, weight and bias), the experts fused (mlp.experts.gate_up_proj with gate /
+    up interleaved by rows of the [2I, H] matrix, down_proj) with biases. plain=False: the
+    expert weights as the hub's MXFP4 blocks / scales (U8); plain=True: the same values
+    dequantized, transposed as an unquantized checkpoint stores them (gate_up_proj [E, H, 2I],
+    down_proj [E, I, H]). Seeded by "gpt_oss" in both forms: the two hold the same weights."""
+    model = "gpt_oss"
+    E, V, L = cfg["hidden_size"], cfg["vocab_size"], cfg["num_hidden_layers"]
+    H, KV, D = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    X, F = cfg["num_local_experts"], cfg["intermediate_size"]
+    t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for nm in ("input_layernorm", "post_attention_layernorm"):
+            t.append((p + nm + ".weight", norm_w(model, p + nm + ".weight", E)))
+        t += attention(model, p, E, H, KV, D, False, True)
+        n = p + "self_attn.o_proj.bias"
+        t.append((n, normalish(model, n, (E,), STD_BIAS)))
+        # Sinks of the size of attention logits: they take a real share of each softmax.
+        n = p + "self_attn.sinks"
+        t.append((n, normalish(model, n, (H,), 1.0)))
+        m = p + "mlp."
+        t.append((m + "router.weight", normalish(model, m + "router.weight", (X, E), 0.3)))
+        t.append((m + "router.bias", normalish(model, m + "router.bias", (X,), STD_BIAS)))
+        x = m + "experts."
+        for proj, rows, cols, lo in (("gate_up_proj", 2 * F, E, 122), ("down_proj", E, F, 123)):
+            n = x + proj
+            parts = [mxfp4_codes(model, f"{n}.{e}", rows, cols, lo) for e in range(X)]
+            if plain:  # [X, cols, rows]: the input dim first
+                t.append((n, np.stack([np.ascontiguousarray(v.T) for _, _, v in parts])))
+            else:
+                t.append((n + "_blocks", np.stack([b for b, _, _ in parts])))
+                t.append((n + "_scales", np.stack([s for _, s, _ in parts])))
+            t.append((n + "_bias", normalish(model, n + "_bias", (X, rows), STD_BIAS)))
+    t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
+    t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
+    return t
+
+
 def smollm3_config():
     # SmolLM3's block, small: four layers, the fourth without rotary embedding (NoPE:
     # no_rope_layers 1, 1, 1, 0, interval 4), tied embeddings and rope_theta 2e6 as SmolLM3-3B.
@@ -733,7 +841,7 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4,cohere,cohere2,exaone4",
+                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -794,6 +902,11 @@ def main():
         c = mixtral_config()
         write_model("mixtral", c, decoder("mixtral", c, mixtral_moe("mixtral", c)), "F32",
                     args.out, None)
+    for name, cf in (("gpt_oss", gpt_oss_config), ("gpt_oss_plain", gpt_oss_plain_config)):
+        if name in want:
+            c = cf()
+            write_model(name, c, gpt_oss_tensors(c, name == "gpt_oss_plain"), "BF16", args.out,
+                        None, gen=(1, 2))
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
