@@ -831,10 +831,13 @@ def main():
     # mistral_small_31.jinja is Mistral Small 3.1's (llama.cpp's models/templates copy).
     # command_r7b.jinja is Command R7B's tool-use template (the same source: CohereForAI-c4ai-
     # command-r7b-12-2024-tool_use.jinja), whose macros, namespaces and list slices Cohere2 users hit.
+    # gpt_oss.jinja is gpt-oss's harmony template (llama.cpp's openai-gpt-oss-120b.jinja copy):
+    # channels, developer instructions, tools rendered as TypeScript namespaces, today's date.
     pinned = make_env()
     pinned.globals["strftime_now"] = lambda fmt: "@@STRFTIME[" + fmt + "]@@"
     for name, bos, eos in [("mistral_small_31", "<s>", "</s>"),
-                           ("command_r7b", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")]:
+                           ("command_r7b", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
+                           ("gpt_oss", "<|startoftext|>", "<|return|>")]:
         source = open(os.path.join(args.out, "templates", name + ".jinja"), encoding="utf-8").read()
         cases = [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in msg_cases]
         rendered = render_cases(pinned, source, cases)

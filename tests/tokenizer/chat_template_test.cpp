@@ -91,6 +91,9 @@ TEST(ChatTemplateGolden, MistralSmall31) { run_golden("mistral_small_31", 35); }
 // Command R7B's tool-use template (Cohere2): macros calling macros, namespace lists grown with +,
 // `not in`, list slices from loop.index0, break.
 TEST(ChatTemplateGolden, CommandR7B) { run_golden("command_r7b", 35); }
+// gpt-oss's harmony template: channels, developer instructions, tools as TypeScript
+// namespaces, reasoning_effort, today's date.
+TEST(ChatTemplateGolden, GptOss) { run_golden("gpt_oss", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 
