@@ -109,9 +109,10 @@ void bm_quant_q8_k(benchmark::State& state, QuantQ8K fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const DType types[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,   DType::Q4_0,
-                         DType::Q4_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::Q5_0,
-                         DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
+  const DType types[] = {DType::F32,  DType::F16,    DType::BF16,   DType::Q8_0,
+                         DType::Q4_0, DType::Q4_1,   DType::Q4_K,   DType::Q5_K,
+                         DType::Q6_K, DType::Q5_0,   DType::Q5_1,   DType::Q2_K,
+                         DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4};
   const int64_t shapes[][2] = {{576, 1536}, {1024, 3072}, {3072, 1024}};
   for (DType t : types) {
     for (const auto& sh : shapes) {

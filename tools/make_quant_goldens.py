@@ -13,6 +13,9 @@ reference (de)quantizers. Writes tests/golden/quant/*.bin (little-endian):
                 through the libggml of llama-cpp-python) applied to src)
   <type>_random.bin: the same layout, random blocks with sane fp16 scales (every bit
                 pattern of the scales and quants; src unused zeros), for q5_0 ... iq4_xs.
+  mxfp4.bin:    blocks = gguf quantize(src) (asserted equal to llama.cpp's quantizer);
+  mxfp4_random.bin: 256 random blocks, block i with exponent byte i (all 256 E8M0 values,
+                denormal 2^-128 and 2^-127 scales up to 12 * 2^127 = inf).
 dequant is always gguf.quants.dequantize(blocks); for the llama.cpp-quantized types the
 script also checks it equals llama.cpp's own dequantizer (ggml type traits to_float).
 
@@ -183,7 +186,38 @@ def main() -> None:
         ours = quants.dequantize(blocks, qt).astype(np.float32).reshape(-1)
         assert np.array_equal(ref.view(np.uint32), ours.view(np.uint32)), name
         write_type(out, name + "_random", qt, blocks, np.zeros(n, np.float32))
+    write_mxfp4(out, ggml)
     print("llama.cpp (llama-cpp-python) " + ggml.version)
+
+
+def write_mxfp4(out: Path, ggml: Ggml) -> None:
+    """MXFP4 (GGML type 39, GPT-OSS's experts), from its own generator: the files above stay
+    byte-identical to what earlier versions wrote."""
+    mrng = np.random.default_rng(39)
+    n = 1024
+    src = (mrng.standard_normal(n) * 0.05).astype(np.float32)
+    src[:32] = 0.0                         # an all-zero block (e = 0)
+    src[32:64] = np.linspace(-1, 1, 32)    # exact ties between neighbouring values
+    src[64:96] *= 100.0                    # large magnitudes
+    src[96:128] = np.linspace(-3e-38, 2e-38, 32)   # e = 0: scale 2^-128, fp32 denormals
+    src[128:160] = np.linspace(6e-38, -5e-38, 32)  # e = 1: scale 2^-127
+    src[160:192] *= np.float32(2e-35)              # the smallest normal scales
+    src[192:224] = np.linspace(-3e38, 3.3e38, 32)  # fp32's top: e = 252
+    src[224:256] = -np.abs(src[224:256])           # no positive value
+    blocks = quants.quantize(src.reshape(1, -1), Q.MXFP4).reshape(-1)
+    assert np.array_equal(blocks, ggml.quantize(src, Q.MXFP4)), "mxfp4 quantizer"
+    ref = ggml.dequantize(blocks, Q.MXFP4, n)
+    ours = quants.dequantize(blocks, Q.MXFP4).astype(np.float32).reshape(-1)
+    assert np.array_equal(ref.view(np.uint32), ours.view(np.uint32)), "mxfp4"
+    write_type(out, "mxfp4", Q.MXFP4, blocks, src)
+    rb = mrng.integers(0, 256, (256, 17), dtype=np.uint8)
+    rb[:, 0] = np.arange(256, dtype=np.uint8)
+    rb = rb.reshape(-1)
+    n = 256 * 32
+    ref = ggml.dequantize(rb, Q.MXFP4, n)
+    ours = quants.dequantize(rb, Q.MXFP4).astype(np.float32).reshape(-1)
+    assert np.array_equal(ref.view(np.uint32), ours.view(np.uint32)), "mxfp4_random"
+    write_type(out, "mxfp4_random", Q.MXFP4, rb, np.zeros(n, np.float32))
 
 
 if __name__ == "__main__":

@@ -39,12 +39,15 @@ GOLDEN = os.path.join(REPO, "tests", "golden", "zoo")
 # The mixes: llama.cpp's llama_ftype id and its --pure flag (every tensor in the mix's base
 # type where the row length allows; SmolLM2's 576-wide rows fall back to a 32-element type,
 # so only the 1536-wide ffn_down keeps a K-type). The pure mixes reach Q2_K and IQ4_XS in a
-# real model without the Q5_K tensors llama.cpp's own mixes add.
+# real model without the Q5_K tensors llama.cpp's own mixes add. MXFP4_PURE (llama.cpp's
+# MXFP4_MOE ftype, --pure) puts every matrix, the embeddings included, in MXFP4: GPT-OSS's
+# expert type in a real model.
 MIXES = {"Q5_0": (8, False), "Q5_1": (9, False), "Q2_K": (10, False), "Q3_K_S": (11, False),
          "Q3_K_M": (12, False), "Q3_K_L": (13, False), "Q5_K_S": (16, False),
          "Q5_K_M": (17, False), "IQ4_NL": (25, False), "IQ4_XS": (30, False),
          "Q4_K_M": (15, False), "Q6_K": (18, False), "Q8_0": (7, False),
-         "Q2_K_PURE": (10, True), "IQ4_NL_PURE": (25, True), "IQ4_XS_PURE": (30, True)}
+         "Q2_K_PURE": (10, True), "IQ4_NL_PURE": (25, True), "IQ4_XS_PURE": (30, True),
+         "MXFP4_PURE": (38, True)}
 
 
 def sha256_file(path):

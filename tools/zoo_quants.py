@@ -10,8 +10,8 @@ valid blocks of each type), with the block layouts of GGML:
 
   quantize(rows: float32 [n, k], type_name) -> uint8 [n, k / block * block_bytes]
 
-Types: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS
-(256-element super-blocks).
+Types: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4 (32-element blocks), Q2_K, Q3_K, Q4_K, Q5_K,
+Q6_K, IQ4_XS (256-element super-blocks).
 """
 import numpy as np
 
@@ -21,13 +21,15 @@ TYPES = {
     "Q5_0": (6, 32, 22), "Q5_1": (7, 32, 24),
     "IQ4_NL": (20, 32, 18), "Q2_K": (10, 256, 84), "Q3_K": (11, 256, 110),
     "Q4_K": (12, 256, 144), "Q5_K": (13, 256, 176), "Q6_K": (14, 256, 210),
-    "IQ4_XS": (23, 256, 136),
+    "IQ4_XS": (23, 256, 136), "MXFP4": (39, 32, 17),
 }
 TYPE_BY_ID = {v[0]: k for k, v in TYPES.items()}
 
 IQ4_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
                       dtype=np.float32)
 _IQ4_MID = (IQ4_VALUES[1:] + IQ4_VALUES[:-1]) / np.float32(2)
+# The e2m1 values doubled (GGML's kvalues_mxfp4); index 8 is -0.
+MXFP4_VALUES = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], dtype=np.float32)
 
 f32 = np.float32
 
@@ -110,6 +112,20 @@ def iq4_nl(b):
     d, dv = _half(_signed_max(b) / f32(-127))
     idx = _iq4_index(_safe_div(b, dv[:, None]))
     return np.concatenate([d, _nibbles(idx[:, :16], idx[:, 16:])], axis=1)
+
+
+def mxfp4(b):
+    """GGML's (and gguf's) MXFP4 quantizer: exponent e = floor(log2(amax)) - 2 + 127 (0 for
+    an all-zero block), scale 2^(e - 128), each value the nearest of MXFP4_VALUES * scale
+    (the first of equals). floor(log2) is taken exactly from frexp instead of a log2."""
+    amax = np.abs(b).max(axis=-1)
+    _, ex = np.frexp(amax)  # amax = m 2^ex, m in [0.5, 1): floor(log2(amax)) = ex - 1
+    e = np.where(amax > 0, np.clip(ex.astype(np.int32) - 1 - 2 + 127, 0, 255), 0).astype(np.uint8)
+    d = np.ldexp(f32(1), e.astype(np.int32) - 128).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        err = np.abs(d[:, None, None] * MXFP4_VALUES[None, None, :] - b[:, :, None])
+    idx = err.argmin(axis=-1).astype(np.uint8)
+    return np.concatenate([e[:, None], _nibbles(idx[:, :16], idx[:, 16:])], axis=1)
 
 
 # ---- 256-element super-blocks ----
@@ -234,7 +250,7 @@ def iq4_xs(b):
     return np.concatenate([d, sh, scales_l, qs], axis=1)
 
 
-_FUNCS = {"Q8_0": q8_0, "Q4_0": q4_0, "Q4_1": q4_1, "Q5_0": q5_0, "Q5_1": q5_1, "IQ4_NL": iq4_nl, "Q2_K": q2_k,
+_FUNCS = {"Q8_0": q8_0, "Q4_0": q4_0, "Q4_1": q4_1, "Q5_0": q5_0, "Q5_1": q5_1, "IQ4_NL": iq4_nl, "MXFP4": mxfp4, "Q2_K": q2_k,
           "Q3_K": q3_k, "Q4_K": q4_k, "Q5_K": q5_k, "Q6_K": q6_k, "IQ4_XS": iq4_xs}
 
 

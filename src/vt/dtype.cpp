@@ -24,8 +24,9 @@ const DTypeInfo kInfo[] = {
     {"iq4_nl", kQK, sizeof(BlockIQ4_NL)},
     {"iq4_xs", kQK_K, sizeof(BlockIQ4_XS)},
     {"q5_k", kQK_K, sizeof(BlockQ5_K)},
+    {"mxfp4", kQK, sizeof(BlockMXFP4)},
 };
-static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(DType::Q5_K) + 1);
+static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(DType::MXFP4) + 1);
 }  // namespace
 
 const DTypeInfo& dtype_info(DType t) { return kInfo[static_cast<int>(t)]; }
@@ -71,6 +72,8 @@ std::optional<DType> dtype_from_ggml(uint32_t g) {
       return DType::I32;
     case 30:
       return DType::BF16;
+    case 39:
+      return DType::MXFP4;
     default:
       return std::nullopt;
   }

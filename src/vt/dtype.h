@@ -30,7 +30,8 @@ enum class DType : uint8_t {
   Q3_K,
   IQ4_NL,
   IQ4_XS,
-  Q5_K,  // GGML type 13 (K-quant helper's kquant.h)
+  Q5_K,   // GGML type 13 (K-quant helper's kquant.h)
+  MXFP4,  // GGML type 39 (GPT-OSS's MoE experts): e2m1 values with an E8M0 block scale
 };
 
 struct DTypeInfo {

@@ -28,7 +28,7 @@ TEST_F(ZooLoadErrors, UnsupportedTypeNamesTensorAndType) {
   const struct {
     uint32_t id;
     const char* name;
-  } types[] = {{16, "IQ2_XXS"}, {19, "IQ1_S"}, {34, "TQ1_0"}, {35, "TQ2_0"}, {39, "MXFP4"}};
+  } types[] = {{16, "IQ2_XXS"}, {19, "IQ1_S"}, {21, "IQ3_S"}, {34, "TQ1_0"}, {35, "TQ2_0"}};
   for (const auto& ty : types) {
     GgufSpec g = tiny_llama_gguf();
     tensor(g, "blk.0.ffn_up.weight").type = ty.id;
@@ -62,12 +62,30 @@ TEST_F(ZooLoadErrors, RowLengthNotAWholeNumberOfBlocks) {
   }
 }
 
+TEST_F(ZooLoadErrors, Mxfp4RowLengthNotAWholeNumberOfBlocks) {
+  // MXFP4 blocks are 32 elements, so a 48-element row is one and a half of them; the reader
+  // refuses it before any model asks for the tensor.
+  GgufSpec g = tiny_llama_gguf();
+  auto& t = tensor(g, "blk.0.ffn_down.weight");
+  t.type = 39;
+  t.ne = {48, 32};
+  t.data.assign(4096, 0);
+  const std::string p = path("mxfp4_rows.gguf");
+  g.write(p);
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find(p), std::string::npos) << e;
+  EXPECT_NE(e.find("blk.0.ffn_down.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("row length 48"), std::string::npos) << e;
+  EXPECT_NE(e.find("mxfp4 block size 32"), std::string::npos) << e;
+  EXPECT_EQ(e.find("unsupported"), std::string::npos) << e;
+}
+
 TEST_F(ZooLoadErrors, TruncatedZooTensor) {
   // ffn_down is the last tensor: 32 rows of 64 elements, 2 blocks each.
   const struct {
     uint32_t id;
     size_t block_bytes;
-  } types[] = {{6, 22}, {7, 24}, {20, 18}};
+  } types[] = {{6, 22}, {7, 24}, {20, 18}, {39, 17}};
   for (const auto& ty : types) {
     GgufSpec g = tiny_llama_gguf();
     auto& t = tensor(g, "blk.0.ffn_down.weight");
@@ -86,11 +104,11 @@ TEST_F(ZooLoadErrors, TruncatedZooTensor) {
 
 TEST_F(ZooLoadErrors, ZooTypesOfTheTinyModelLoad) {
   // The same tiny model with its 32-wide matrices in the 32-element zoo types runs.
-  for (uint32_t id : {6u, 7u, 20u}) {
+  for (uint32_t id : {6u, 7u, 20u, 39u}) {
     GgufSpec g = tiny_llama_gguf();
     auto& t = tensor(g, "blk.0.attn_q.weight");  // 32 x 32: 32 blocks
     t.type = id;
-    t.data.assign(32 * (id == 6 ? 22 : id == 7 ? 24 : 18), 0x11);
+    t.data.assign(32 * (id == 6 ? 22 : id == 7 ? 24 : id == 20 ? 18 : 17), 0x11);
     const std::string p = path("ok" + std::to_string(id) + ".gguf");
     g.write(p);
     EXPECT_EQ(load_error(p), "") << id;

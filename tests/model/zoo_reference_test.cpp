@@ -1,8 +1,8 @@
 // Zoo gate: every quantization mix and architecture of tests/golden/zoo loads and decodes
 // greedily like llama.cpp. One test per golden file:
 //   Generated/*  files CI writes with tools/make_zoo_models.py (SmolLM2 in llama.cpp's
-//                Q2_K ... IQ4_XS mixes, tiny random Qwen3 / Qwen3-MoE / Qwen2 whose tensors
-//                rotate through Q2_K, Q3_K, IQ4_XS, Q5_0, Q5_1, IQ4_NL), found in
+//                Q2_K ... IQ4_XS and MXFP4 mixes, tiny random Qwen3 / Qwen3-MoE / Qwen2 whose
+//                tensors rotate through Q2_K, Q3_K, IQ4_XS, Q5_0, Q5_1, IQ4_NL), found in
 //                $VLLM_ZOO_MODELS (default <cache>/zoo);
 //   LlamaCppQuantized/*  SmolLM2 quantized by llama.cpp itself (tools/make_zoo_goldens.py
 //                mixes), in $VLLM_ZOO_LLAMACPP (default <cache>/zoo-llamacpp); these files

@@ -171,6 +171,11 @@ TEST(CudaDeviceChecks, WeightTypesAndShapes) {
       vt::cuda::weight_problem("model.layers.0.mlp.up_proj.weight", DType::Q8_K, 8, 512);
   EXPECT_NE(e.find("model.layers.0.mlp.up_proj.weight"), std::string::npos);
   EXPECT_NE(e.find(std::string(vt::dtype_name(DType::Q8_K))), std::string::npos);
+  // MXFP4 (GPT-OSS's experts) runs on the CPU only: refused by name, naming the tensor.
+  const std::string mx =
+      vt::cuda::weight_problem("blk.0.ffn_up_exps.weight", DType::MXFP4, 8, 2880);
+  EXPECT_NE(mx.find("blk.0.ffn_up_exps.weight"), std::string::npos) << mx;
+  EXPECT_NE(mx.find("mxfp4"), std::string::npos) << mx;
   EXPECT_NE(vt::cuda::weight_problem("w", DType::Q4_K, 8, 288).find("256"), std::string::npos);
   EXPECT_NE(vt::cuda::weight_problem("w", DType::F32, 8, 100).find("32"), std::string::npos);
 }

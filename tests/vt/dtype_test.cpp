@@ -18,6 +18,7 @@ TEST(DType, RowBytesFollowBlockGeometry) {
   EXPECT_EQ(vt::row_bytes(vt::DType::Q3_K, 1536), 6u * 110u);
   EXPECT_EQ(vt::row_bytes(vt::DType::IQ4_NL, 576), 18u * 18u);
   EXPECT_EQ(vt::row_bytes(vt::DType::IQ4_XS, 1536), 6u * 136u);
+  EXPECT_EQ(vt::row_bytes(vt::DType::MXFP4, 2880), 90u * 17u);  // a GPT-OSS expert row
 }
 
 TEST(DType, GgmlIds) {
@@ -29,7 +30,8 @@ TEST(DType, GgmlIds) {
     const char* name;
   } zoo[] = {{6, vt::DType::Q5_0, "Q5_0"},      {7, vt::DType::Q5_1, "Q5_1"},
              {10, vt::DType::Q2_K, "Q2_K"},     {11, vt::DType::Q3_K, "Q3_K"},
-             {20, vt::DType::IQ4_NL, "IQ4_NL"}, {23, vt::DType::IQ4_XS, "IQ4_XS"}};
+             {20, vt::DType::IQ4_NL, "IQ4_NL"}, {23, vt::DType::IQ4_XS, "IQ4_XS"},
+             {39, vt::DType::MXFP4, "MXFP4"}};
   for (const auto& z : zoo) {
     EXPECT_EQ(vt::dtype_from_ggml(z.id), z.t) << z.name;
     EXPECT_EQ(vt::ggml_type_name(z.id), z.name);
@@ -42,5 +44,5 @@ TEST(DType, GgmlIds) {
   EXPECT_EQ(vt::ggml_type_name(16), "IQ2_XXS");
   EXPECT_FALSE(vt::dtype_from_ggml(34).has_value());
   EXPECT_EQ(vt::ggml_type_name(34), "TQ1_0");
-  EXPECT_EQ(vt::ggml_type_name(39), "MXFP4");
+  EXPECT_FALSE(vt::dtype_from_ggml(40).has_value());
 }

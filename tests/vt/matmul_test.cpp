@@ -120,9 +120,10 @@ std::vector<double> reference(const Weight& w, const float* x, double* abs_sum) 
   return y;
 }
 
-const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,   DType::Q4_0,
-                        DType::Q4_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::Q5_0,
-                        DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS};
+const DType kTypes[] = {DType::F32,  DType::F16,    DType::BF16,   DType::Q8_0,
+                        DType::Q4_0, DType::Q4_1,   DType::Q4_K,   DType::Q5_K,
+                        DType::Q6_K, DType::Q5_0,   DType::Q5_1,   DType::Q2_K,
+                        DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4};
 
 std::vector<int64_t> col_cases(DType t) {
   if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return {16, 37, 100, 263};
@@ -185,12 +186,18 @@ TEST(Matmul, MatchesReferenceAllTypesAllIsas) {
 TEST(Matmul, ExtremeBlocksAtTheInt16Bounds) {
   ThreadPool pool(1);
   const int64_t rows = 19, cols = 256;
-  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::MXFP4}) {
     Weight w(t, rows, cols, 7);
     const size_t bb = dtype_info(t).block_bytes;
     for (size_t off = 0, i = 0; off < w.bytes.size(); off += bb, ++i) {
       uint8_t* blk = w.bytes.data() + off;
       std::memset(blk, 0xFF, bb);  // every q = 15 (31 with the fifth bit)
+      if (t == DType::MXFP4) {
+        // Every value +12 (q = 7) or -12 (q = 15) by block, scale 2^(128 - 128) = 1.
+        std::memset(blk, i % 2 ? 0xFF : 0x77, bb);
+        blk[0] = 128;
+        continue;
+      }
       const uint16_t one = 0x3C00, half = 0x3800;
       std::memcpy(blk, &one, 2);
       if (t == DType::Q4_1 || t == DType::Q5_1) std::memcpy(blk + 2, i % 2 ? &half : &one, 2);
@@ -291,6 +298,56 @@ TEST(Matmul, BatchInvariantAcrossBatchSizeThreadsAndIsa) {
   }
 }
 
+// MXFP4's scales are exact powers of two 2^(e - 128) that the SIMD kernels build from the
+// exponent byte with integer ops; e = 0 / 1 are fp32 denormals. Rows whose blocks all carry
+// one exponent (the denormals, the first normals, around 1, large) must each match the
+// exact product to the chain's rounding, relative to the row's own magnitude, on every ISA
+// and layout bit for bit.
+TEST(Matmul, Mxfp4EveryScaleClass) {
+  ThreadPool pool(2);
+  const uint8_t exps[] = {0, 1, 2, 3, 64, 127, 128, 129, 200, 230};
+  const int64_t n_e = sizeof(exps), rows = 2 * n_e + 3, cols = 256, n_tok = 5;
+  Weight w(DType::MXFP4, rows, cols, 17);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < cols / 32; ++b) w.bytes[r * w.view.row_stride + b * 17] = exps[r % n_e];
+  pack_groups(w.view, 0, pack_group_count(w.view), w.packed_bytes.data());
+  // Large activations keep d_x near 1, so d_w * d_x stays exact even at e = 0.
+  const auto x = randn(n_tok * cols, 23, 100.0f);
+  // Per token the exact products and each row's own sum of |terms| (no absolute slack, which
+  // would hide a wrong tiny scale).
+  std::vector<std::vector<double>> ref(n_tok), row_as(n_tok, std::vector<double>(rows));
+  for (int64_t k = 0; k < n_tok; ++k) {
+    double unused;
+    ref[k] = reference(w, x.data() + k * cols, &unused);
+    std::vector<int8_t> qs(cols);
+    std::vector<float> d(cols / 32), s(cols / 32);
+    std::vector<int32_t> xsum(cols / 32);
+    quantize_act_q8_0(x.data() + k * cols, cols, qs.data(), d.data(), s.data(), xsum.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto wr = w.row(r);
+      for (int64_t c = 0; c < cols; ++c)
+        row_as[k][r] += std::fabs(double(wr[c]) * d[c / 32] * qs[c]);
+      ASSERT_GT(row_as[k][r], 0.0) << "row " << r;
+    }
+  }
+  std::vector<float> first;
+  for (Isa i : hardware_isas()) {
+    for (const WeightView* view : w.views()) {
+      SCOPED_TRACE(std::string(isa_name(i)) + (view->packed ? " packed" : ""));
+      std::vector<float> y(n_tok * rows);
+      matmul_isa(i, *view, x.data(), cols, n_tok, y.data(), rows, pool);
+      for (int64_t k = 0; k < n_tok; ++k)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_NEAR(y[k * rows + r], ref[k][r], 0x1p-20 * row_as[k][r])
+              << "tok " << k << " row " << r << " e " << int(exps[r % n_e]);
+      if (first.empty())
+        first = y;
+      else
+        ASSERT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float)));
+    }
+  }
+}
+
 TEST(Matmul, MultiMatchesSeparateCalls) {
   ThreadPool pool(2);
   const int64_t cols = 512, n_tok = 6;
@@ -332,7 +389,7 @@ TEST(Matmul, GetRowsEqualsDequantize) {
 
 TEST(Pack, EveryRowRoundTripsAndPaddingIsZero) {
   for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
-                  DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
+                  DType::MXFP4, DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
     ASSERT_TRUE(packable(t));
     const int64_t cols = block_of(t) == 256 ? 512 : 96;

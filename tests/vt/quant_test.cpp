@@ -114,7 +114,11 @@ const Case kCases[] = {{"q8_0", DType::Q8_0, true},
                        {"q2_k_random", DType::Q2_K, false},
                        {"q3_k_random", DType::Q3_K, false},
                        {"iq4_nl_random", DType::IQ4_NL, false},
-                       {"iq4_xs_random", DType::IQ4_XS, false}};
+                       {"iq4_xs_random", DType::IQ4_XS, false},
+                       // gguf- (and llama.cpp-) quantized real data; random blocks with every
+                       // exponent 0..255 (2^-128 denormals up to 12 * 2^127 = inf).
+                       {"mxfp4", DType::MXFP4, true},
+                       {"mxfp4_random", DType::MXFP4, false}};
 
 TEST(Quant, DequantizeMatchesGguf) {
   for (const Case& c : kCases) {
@@ -163,11 +167,11 @@ TEST(Quant, ReferenceQuantizersRoundTrip) {
   const struct {
     DType t;
     double max_err;
-  } cases[] = {{DType::Q8_0, 0.01}, {DType::Q4_0, 0.12},   {DType::Q4_1, 0.12},
-               {DType::Q4_K, 0.12}, {DType::Q5_K, 0.06},   {DType::Q6_K, 0.04},
-               {DType::F16, 1e-3},  {DType::BF16, 5e-3},   {DType::Q8_K, 0.01},
-               {DType::Q5_0, 0.06}, {DType::Q5_1, 0.06},   {DType::Q2_K, 0.45},
-               {DType::Q3_K, 0.22}, {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
+  } cases[] = {
+      {DType::Q8_0, 0.01}, {DType::Q4_0, 0.12},   {DType::Q4_1, 0.12},   {DType::Q4_K, 0.12},
+      {DType::Q5_K, 0.06}, {DType::Q6_K, 0.04},   {DType::F16, 1e-3},    {DType::BF16, 5e-3},
+      {DType::Q8_K, 0.01}, {DType::Q5_0, 0.06},   {DType::Q5_1, 0.06},   {DType::Q2_K, 0.45},
+      {DType::Q3_K, 0.22}, {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}, {DType::MXFP4, 0.2}};
   const int64_t n = 1024;
   const auto x = random_row(n, 7, 0.3f);
   for (const auto& c : cases) {

@@ -38,8 +38,8 @@ struct WeightView {
 
 // ---- packed weights (what the SIMD kernels multiply) ----
 constexpr int64_t kPackRows = 16;
-bool packable(DType t);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS, Q4_K, Q5_K,
-                         // Q6_K, BF16, F16
+bool packable(DType t);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, IQ4_XS, Q4_K,
+                         // Q5_K, Q6_K, BF16, F16
 // Bytes of the packed copy of w (rows rounded up to a whole group; padding rows are zero).
 size_t packed_bytes(const WeightView& w);
 // Writes groups [g0, g1) of w's packed copy into dst (packed_bytes(w) bytes, the same dst

@@ -35,8 +35,12 @@
 //     it is what llama.cpp multiplies K-quants with, so our logits track the reference's
 //     quantization noise instead of adding a different one, and the 16-element sums it
 //     carries are exactly what the mins and the Q6_K offset need.
-//   * Q5_0 / Q5_1 / IQ4_NL weights: the Q8_0-family chain, with weight integers Q5_0: q - 16,
-//     Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q].
+//   * Q5_0 / Q5_1 / IQ4_NL / MXFP4 weights: the Q8_0-family chain, with weight integers
+//     Q5_0: q - 16, Q5_1: q (plus Q4_1's second chain for the mins), IQ4_NL: kIQ4Values[q],
+//     MXFP4: kMXFP4Values[q] (the e2m1 values doubled) with d_w[b] = 2^(e_b - 128), the
+//     block's E8M0 exponent as an exact fp32 (a denormal for e_b = 0 / 1):
+//     acc = fma(d_w[b] * d_x[b], float(I_b), acc), which is llama.cpp's
+//     ggml_vec_dot_mxfp4_q8_0 arithmetic (d = fp16(y.d) * e8m0_half(x.e); sumf += d * sumi).
 //   * Q2_K / Q3_K / IQ4_XS weights: per super-block one exact integer I_b = sum over its
 //     groups of scale_g x (exact integer dot of the group's weights with the activation's
 //     int8 values) (Q2_K: 16-element groups of 0..3 with 4-bit scales; Q3_K: 16-element
@@ -58,7 +62,7 @@ namespace vt::cpu {
 // Activations as the kernels read them. For F32 / F16 weights `x` is used as is; for BF16
 // weights the rows are rounded to bf16 once per call (fmt BF16, matmul_half.h); for
 // quantized weights they are quantized once per call into Q8_0 (32-element blocks, for
-// Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL weights) or Q8_K (256-element blocks, for
+// Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL/MXFP4 weights) or Q8_K (256-element blocks, for
 // Q4_K/Q5_K/Q6_K/Q2_K/Q3_K/IQ4_XS weights).
 struct ActView {
   int64_t n_tok = 0;
@@ -86,15 +90,16 @@ struct ActView {
   int64_t tile = 1;
 };
 
-// Packed Q8_0 / Q4_0 / Q4_1 (and Q5_0 / Q5_1 / IQ4_NL) blocks (layout described in
-// pack.cpp): per block index, the kPackRows rows' fp16 scales (and mins), Q5's fifth-bit
-// plane, then their quant bytes in 64-byte chunks.
+// Packed Q8_0 / Q4_0 / Q4_1 (and Q5_0 / Q5_1 / IQ4_NL / MXFP4) blocks (layout described in
+// pack.cpp): per block index, the kPackRows rows' fp16 scales (and mins; MXFP4: E8M0
+// exponent bytes), Q5's fifth-bit plane, then their quant bytes in 64-byte chunks.
 struct PackedLayout {
-  int qbytes;     // quant bytes per row block (Q5: the nibbles only)
-  int hdr;        // scale (and min) bytes per packed block
-  int src_block;  // GGUF block bytes
-  uint8_t flip;   // XOR applied to quant bytes (Q8_0: stored as w + 128)
-  int qh = 0;     // Q5_0 / Q5_1: fifth-bit plane bytes per packed block, right after hdr
+  int qbytes;      // quant bytes per row block (Q5: the nibbles only)
+  int hdr;         // scale (and min) bytes per packed block
+  int src_block;   // GGUF block bytes
+  uint8_t flip;    // XOR applied to quant bytes (Q8_0: stored as w + 128)
+  int qh = 0;      // Q5_0 / Q5_1: fifth-bit plane bytes per packed block, right after hdr
+  int dbytes = 2;  // bytes of one row's scale (fp16; MXFP4: the 1-byte exponent)
   constexpr int block() const { return hdr + qh + static_cast<int>(kPackRows) * qbytes; }
   constexpr int chunks() const { return hdr + qh; }  // offset of the first quant chunk
 };
@@ -104,6 +109,7 @@ constexpr PackedLayout packed_layout(DType t) {
          : t == DType::Q5_0   ? PackedLayout{16, 32, 22, 0, 64}
          : t == DType::Q5_1   ? PackedLayout{16, 64, 24, 0, 64}
          : t == DType::IQ4_NL ? PackedLayout{16, 32, 18, 0}
+         : t == DType::MXFP4  ? PackedLayout{16, 16, 17, 0, 0, 1}
                               : PackedLayout{16, 64, 20, 0};  // Q4_1
 }
 

@@ -8,10 +8,12 @@
 // Integers: AVX-512 multiplies Q8_0's stored w + 128 (unsigned) with the signed activation
 // and subtracts 128 * sum(x); Q4_0 subtracts 8 * sum(x); AVX2 (maddubs saturates at
 // 255 * 127 * 2) recovers w and uses |w| * sign(x, w). Q5_0 / Q5_1 add 16 to the nibble
-// bytes their fifth-bit masks select (Q5_0 then subtracts 16 * sum(x)); IQ4_NL looks its
-// nibbles up in the code book by one byte shuffle (AVX-512: the table + 128, then minus
-// 128 * sum(x); AVX2: signed values and |w| * sign(x, w)). Every way gives the exact I_b, and
-// the float chain is the one matmul_internal.h fixes, so all paths agree bit for bit.
+// bytes their fifth-bit masks select (Q5_0 then subtracts 16 * sum(x)); IQ4_NL and MXFP4 look
+// their nibbles up in their code book by one byte shuffle (AVX-512: the table + 128, then
+// minus 128 * sum(x); AVX2: signed values and |w| * sign(x, w)). Every way gives the exact
+// I_b, and the float chain is the one matmul_internal.h fixes, so all paths agree bit for bit.
+// MXFP4's scales are 16 E8M0 bytes, widened to the fp32 2^(e - 128) with integer ops: the
+// exponent field e - 1 for e >= 2, the denormal bits 0x00200000 << e for e = 0 / 1.
 //
 // No include guard on purpose: one inclusion per ISA translation unit.
 
@@ -42,12 +44,11 @@ inline U load_bits(const uint8_t* p) {
 // Types whose packed blocks are 4 chunks of nibbles (all but Q8_0), with a min chain.
 constexpr bool has_min_chain(DType t) { return t == DType::Q4_1 || t == DType::Q5_1; }
 constexpr bool has_fifth_bit(DType t) { return t == DType::Q5_0 || t == DType::Q5_1; }
+// Types whose nibbles index a 16-entry code book.
+constexpr bool has_table(DType t) { return t == DType::IQ4_NL || t == DType::MXFP4; }
 // Amount to subtract times sum(x) to undo the unsigned offset of the stored weights (VNNI).
 constexpr int vnni_offset(DType t) {
-  return t == DType::Q8_0 || t == DType::IQ4_NL ? 128
-         : t == DType::Q4_0                     ? 8
-         : t == DType::Q5_0                     ? 16
-                                                : 0;
+  return t == DType::Q8_0 || has_table(t) ? 128 : t == DType::Q4_0 ? 8 : t == DType::Q5_0 ? 16 : 0;
 }
 
 // Token pointers of a tile.
@@ -70,6 +71,15 @@ struct TileActs {
 
 #if VT_MM_VNNI
 
+// The 16 rows' MXFP4 scales 2^(e - 128) from their exponent bytes at p (e8m0_half).
+inline __m512 e8m0_half_x16(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i denormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, denormal));
+}
+
 // Rows [g*16, g*16 + n_rows) of the group at `grp` for tokens [t0, t0 + TT).
 template <DType T, int TT>
 void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float* y,
@@ -80,10 +90,13 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm512_setzero_ps();
   const __m512i m4 = _mm512_set1_epi8(0xF), c16 = _mm512_set1_epi8(16);
+  // The code books + 128 (unsigned for vpdpbusd).
   alignas(16) static constexpr uint8_t kIQ4Unsigned[16] = {1,   24,  45,  63,  79,  93,  106, 118,
                                                            129, 141, 153, 166, 181, 197, 217, 241};
-  const __m512i table =
-      _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4Unsigned)));
+  alignas(16) static constexpr uint8_t kMXFP4Unsigned[16] = {
+      128, 129, 130, 131, 132, 134, 136, 140, 128, 127, 126, 125, 124, 122, 120, 116};
+  const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(
+      reinterpret_cast<const __m128i*>(T == DType::MXFP4 ? kMXFP4Unsigned : kIQ4Unsigned)));
   for (int64_t b = 0; b < nb; ++b) {
     pf.at(b);
     const uint8_t* pb = grp + b * L.block();
@@ -111,7 +124,7 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
           lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(load_bits<uint64_t>(mk)), lo, c16);
           hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(load_bits<uint64_t>(mk + 8)), hi, c16);
         }
-        if constexpr (T == DType::IQ4_NL) {
+        if constexpr (has_table(T)) {
           lo = _mm512_shuffle_epi8(table, lo);
           hi = _mm512_shuffle_epi8(table, hi);
         }
@@ -123,7 +136,11 @@ void packed_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
         }
       }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
+    __m512 dw;
+    if constexpr (T == DType::MXFP4)
+      dw = e8m0_half_x16(pb);
+    else
+      dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
     __m512 mw;
     if constexpr (has_min_chain(T))
       mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
@@ -160,6 +177,15 @@ inline __m256i fifth_bits(uint32_t bits) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel), _mm256_set1_epi8(16));
 }
 
+// 8 rows' MXFP4 scales 2^(e - 128) from their exponent bytes at p (e8m0_half).
+inline __m256 e8m0_half_x8(const uint8_t* p) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i denormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, denormal, small));
+}
+
 // The AVX2 integer dots keep maddubs's int16 pair sums in int16 across a few chunks (as many
 // as the weight's bit width allows without overflow: |activation| <= 128) and widen them
 // with one madd per run instead of one per chunk: half the multiply-port work per chunk.
@@ -186,8 +212,8 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
   VT_UNROLL
   for (int t = 0; t < TT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0xF), flip = _mm256_set1_epi8(static_cast<char>(0x80));
-  const __m256i table =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(
+      reinterpret_cast<const __m128i*>(T == DType::MXFP4 ? kMXFP4Values : kIQ4Values)));
   for (int64_t b = 0; b < nb; ++b) {
     pf.at(h * nb + b);
     const uint8_t* pb = grp + b * L.block();
@@ -231,6 +257,23 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
           }
           continue;
         }
+        if constexpr (T == DType::MXFP4) {
+          // |w| <= 12: the whole block's int16 sums fit (8 pair sums of at most 2 * 12 * 128).
+          const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
+          const __m256i ul = _mm256_abs_epi8(wl), uh = _mm256_abs_epi8(wh);
+          VT_UNROLL
+          for (int t = 0; t < TT; ++t) {
+            const __m256i xl = _mm256_set1_epi32(load_i32(x.q[t] + xo + 4 * k));
+            const __m256i xh = _mm256_set1_epi32(load_i32(x.q[t] + xo + 16 + 4 * k));
+            s16[t] = dot_u8s8_i16(s16[t], k == 0, ul, _mm256_sign_epi8(xl, wl));
+            s16[t] = dot_u8s8_i16(s16[t], false, uh, _mm256_sign_epi8(xh, wh));
+          }
+          if (k == 3) {
+            VT_UNROLL
+            for (int t = 0; t < TT; ++t) is[t] = widen_i16(is[t], s16[t]);
+          }
+          continue;
+        }
         // 4-bit weights: the whole block's int16 sums fit (8 chunks of at most
         // 2 * 15 * 128); 5-bit ones: half of it.
         constexpr int kRun = has_fifth_bit(T) ? 2 : 4;
@@ -247,8 +290,11 @@ void packed_half(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, f
         }
       }
     }
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * h)));
+    __m256 dw;
+    if constexpr (T == DType::MXFP4)
+      dw = e8m0_half_x8(pb + 8 * h);
+    else
+      dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * h)));
     __m256 mw;
     if constexpr (has_min_chain(T))
       mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 32 + 16 * h)));

@@ -1,5 +1,6 @@
 // The scalar reference's Q8_0-family chain (matmul_internal.h's numerics contract), shared
-// by matmul_scalar.cpp (Q8_0 / Q4_0 / Q4_1) and matmul_zoo_scalar.cpp (Q5_0 / Q5_1 / IQ4_NL).
+// by matmul_scalar.cpp (Q8_0 / Q4_0 / Q4_1) and matmul_zoo_scalar.cpp (Q5_0 / Q5_1 / IQ4_NL /
+// MXFP4).
 #pragma once
 
 #include <cmath>

@@ -290,6 +290,8 @@ void matmul_rows(const WeightView& w, const ActView& a, int64_t r0, int64_t r1, 
       return packed_rows<DType::Q5_1>(w, a, r0, r1, y, ldy);
     case DType::IQ4_NL:
       return packed_rows<DType::IQ4_NL>(w, a, r0, r1, y, ldy);
+    case DType::MXFP4:
+      return packed_rows<DType::MXFP4>(w, a, r0, r1, y, ldy);
     case DType::Q2_K:
       return zoo::rows<DType::Q2_K>(w, a, r0, r1, y, ldy);
     case DType::Q3_K:

@@ -21,8 +21,8 @@ inline void iq4_values(const uint8_t* qs, int* w) {
   }
 }
 
-// Q5_0 / Q5_1 / IQ4_NL: the Q8_0-family chain (exact block dot I_b, one fma per block; Q5_1
-// adds the mins chain).
+// Q5_0 / Q5_1 / IQ4_NL / MXFP4: the Q8_0-family chain (exact block dot I_b, one fma per
+// block; Q5_1 adds the mins chain). MXFP4's d_w is its exact power of two 2^(e - 128).
 template <DType T>
 float dot_q8_0_like(const void* row, const ActView& a, int64_t t) {
   return q8_0_chain<T == DType::Q5_1>(a, t, [&](int64_t b, int* w) -> Block32Scales {
@@ -38,6 +38,13 @@ float dot_q8_0_like(const void* row, const ActView& a, int64_t t) {
       }
       if constexpr (T == DType::Q5_1) return {fp16_to_fp32(blk.d), fp16_to_fp32(blk.m)};
       return {fp16_to_fp32(blk.d), 0};
+    } else if constexpr (T == DType::MXFP4) {
+      const auto& blk = static_cast<const BlockMXFP4*>(row)[b];
+      for (int j = 0; j < 16; ++j) {
+        w[j] = kMXFP4Values[blk.qs[j] & 0xF];
+        w[j + 16] = kMXFP4Values[blk.qs[j] >> 4];
+      }
+      return {e8m0_half(blk.e), 0};
     } else {
       const auto& blk = static_cast<const BlockIQ4_NL*>(row)[b];
       iq4_values(blk.qs, w);
@@ -117,6 +124,8 @@ float dot_zoo_scalar(DType type, const void* row, const ActView& a, int64_t t) {
       return dot_q8_0_like<DType::Q5_1>(row, a, t);
     case DType::IQ4_NL:
       return dot_q8_0_like<DType::IQ4_NL>(row, a, t);
+    case DType::MXFP4:
+      return dot_q8_0_like<DType::MXFP4>(row, a, t);
     case DType::Q2_K:
       return dot_q2_k(row, a, t);
     case DType::Q3_K:

@@ -1,4 +1,5 @@
-// Packed layout of Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL weights for the SIMD kernels.
+// Packed layout of Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 weights for the SIMD
+// kernels.
 //
 // Rows are taken kPackRows (16) at a time. For each 32-element block index b, the 16 rows'
 // blocks are stored together as one packed block:
@@ -14,11 +15,19 @@
 // chunk k (h = 0: low nibbles, 1: high) that need 16 added. An AVX-512 mask register or an
 // AVX2 byte compare turns a mask into those bytes without any shifting per row.
 // IQ4_NL is packed like Q4_0 (its nibbles index a table instead of being offset by 8).
+// MXFP4 is packed like IQ4_NL but with its 1-byte E8M0 exponents in place of the fp16 scales:
+//   e[16]   the rows' exponents, row j at byte j                (16 bytes)
+//   q       4 chunks of nibble bytes as Q4_0's                  (256 bytes)
+// 272 bytes, exactly 16 GGUF blocks of 17 bytes, so the packed copy is the file's size and a
+// model holds one copy of its experts. The 16-byte header leaves the chunks 16 bytes off a
+// 64-byte line (as 16 x 17-byte blocks leave every other offset); the kernels use unaligned
+// loads throughout (IQ4_NL's 288-byte blocks are no better aligned), so nothing assumes more.
+// The kernels widen the 16 exponents to 16 fp32 scales with integer ops (e8m0_half).
 // Q2_K / Q3_K / IQ4_XS have their own field-by-field layout (pack_zoo.cpp).
 // A packed block has exactly the bytes of 16 GGUF blocks, so a group is 16 rows' bytes
 // rearranged: one 64-byte load gives every row of the group four consecutive elements, and
 // a VNNI dot product against 4 broadcast activation bytes yields one partial sum per row.
-// Rows past the end of the matrix are zero blocks (scale 0).
+// Rows past the end of the matrix are zero blocks (scale 0; MXFP4: e = 0 and all-zero values).
 // BF16 / F16 weights (pack_half.cpp) and the K-quants Q4_K / Q5_K / Q6_K (kquant.h) have their
 // own packed layouts; these entry points dispatch to them.
 #include <algorithm>
@@ -32,7 +41,8 @@ namespace vt::cpu {
 
 bool packable(DType t) {
   return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 ||
-         t == DType::Q5_1 || t == DType::IQ4_NL || zoo_k_packed(t) || is_kquant(t) || is_half(t);
+         t == DType::Q5_1 || t == DType::IQ4_NL || t == DType::MXFP4 || zoo_k_packed(t) ||
+         is_kquant(t) || is_half(t);
 }
 
 namespace {
@@ -44,9 +54,9 @@ size_t packed_row_bytes(const WeightView& w) {
 
 bool has_min(DType t) { return t == DType::Q4_1 || t == DType::Q5_1; }
 
-// Offset of the quant nibbles / bytes inside a GGUF block: after d, m and qh.
+// Offset of the quant nibbles / bytes inside a GGUF block: after d (MXFP4: e), m and qh.
 int src_qs_offset(DType t, const PackedLayout& f) {
-  return 2 + (has_min(t) ? 2 : 0) + (f.qh ? 4 : 0);
+  return f.dbytes + (has_min(t) ? 2 : 0) + (f.qh ? 4 : 0);
 }
 
 // Moves row j's 32 fifth bits between the GGUF word and the packed masks (see above).
@@ -107,7 +117,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
       for (int64_t b = 0; b < nb; ++b) {
         uint8_t* pb = gp + b * pb_bytes;
         if (!row) {
-          std::memset(pb + 2 * j, 0, 2);
+          std::memset(pb + f.dbytes * j, 0, f.dbytes);
           if (has_m) std::memset(pb + 32 + 2 * j, 0, 2);
           if (f.qh) put_qh(pb + f.hdr, j, 0);
           for (int k = 0; k < f.qbytes / 4; ++k)
@@ -115,7 +125,7 @@ void pack_groups(const WeightView& w, int64_t g0, int64_t g1, uint8_t* dst) {
           continue;
         }
         const uint8_t* src = row + b * f.src_block;
-        std::memcpy(pb + 2 * j, src, 2);
+        std::memcpy(pb + f.dbytes * j, src, f.dbytes);
         if (has_m) std::memcpy(pb + 32 + 2 * j, src + 2, 2);
         if (f.qh) {
           uint32_t qh;
@@ -145,7 +155,7 @@ void unpack_row(const WeightView& w, int64_t r, void* out) {
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = gp + b * pb_bytes;
     uint8_t* dst = o + b * f.src_block;
-    std::memcpy(dst, pb + 2 * j, 2);
+    std::memcpy(dst, pb + f.dbytes * j, f.dbytes);
     if (has_m) std::memcpy(dst + 2, pb + 32 + 2 * j, 2);
     if (f.qh) {
       const uint32_t qh = get_qh(pb + f.hdr, j);

@@ -370,6 +370,7 @@ DType act_format(DType weight) {
     case DType::Q5_0:
     case DType::Q5_1:
     case DType::IQ4_NL:
+    case DType::MXFP4:
       return DType::Q8_0;
     case DType::Q2_K:
     case DType::Q3_K:

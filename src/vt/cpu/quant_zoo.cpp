@@ -1,8 +1,10 @@
 // Row (de)quantization of the less common weight types (dtype_zoo.h): Q5_0, Q5_1, Q2_K,
-// Q3_K, IQ4_NL, IQ4_XS. Decoders follow GGML's reference dequantizers operation for operation
-// (real GGUF files are read with them, and the goldens compare bits). Q5_0 / Q5_1 quantizers
-// are GGML's reference ones; the Q2_K / Q3_K / IQ4 quantizers are simple round-to-nearest
-// schemes that only feed tests (llama.cpp's search for optimal scales is not needed there).
+// Q3_K, IQ4_NL, IQ4_XS, MXFP4. Decoders follow GGML's reference dequantizers operation for
+// operation (real GGUF files are read with them, and the goldens compare bits). Q5_0 / Q5_1
+// quantizers are GGML's reference ones; the Q2_K / Q3_K / IQ4 quantizers are simple
+// round-to-nearest schemes that only feed tests (llama.cpp's search for optimal scales is not
+// needed there); the MXFP4 quantizer is GGML's reference one (gguf's numpy quantizer gives the same
+// bytes).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,6 +96,16 @@ void dequant_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t nb) {
         out[j] = dl * static_cast<float>(kIQ4Values[qs[j] & 0xF]);
         out[j + 16] = dl * static_cast<float>(kIQ4Values[qs[j] >> 4]);
       }
+    }
+  }
+}
+
+void dequant_mxfp4(const BlockMXFP4* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = e8m0_half(b[i].e);
+    for (int j = 0; j < 16; ++j) {
+      y[i * 32 + j] = static_cast<float>(kMXFP4Values[b[i].qs[j] & 0xF]) * d;
+      y[i * 32 + j + 16] = static_cast<float>(kMXFP4Values[b[i].qs[j] >> 4]) * d;
     }
   }
 }
@@ -267,6 +279,42 @@ void quant_iq4_nl(const float* x, BlockIQ4_NL* b, int64_t nb) {
   }
 }
 
+// Index of the MXFP4 value nearest to v at scale d (the first of equals: +0 before -0, the
+// smaller magnitude at a tie), measured in fp32 as GGML and gguf measure it.
+int nearest_mxfp4(float v, float d) {
+  int best = 0;
+  float err = std::fabs(d * static_cast<float>(kMXFP4Values[0]) - v);
+  for (int k = 1; k < 16; ++k) {
+    const float e = std::fabs(d * static_cast<float>(kMXFP4Values[k]) - v);
+    if (e < err) {
+      err = e;
+      best = k;
+    }
+  }
+  return best;
+}
+
+// The exponent puts the block's largest magnitude amax in [4, 8) * 2^(e - 128), i.e.
+// e = floor(log2(amax)) - 2 + 127 (values above 6 * scale clamp to the 12 end); frexp gives
+// floor(log2) exactly. An all-zero block gets e = 0.
+void quant_mxfp4(const float* x, BlockMXFP4* b, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += 32) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    int e = 0;
+    if (amax > 0) {
+      int ex;
+      std::frexp(amax, &ex);  // amax = m * 2^ex, m in [0.5, 1): floor(log2(amax)) = ex - 1
+      e = std::clamp(ex - 1 - 2 + 127, 0, 255);
+    }
+    b[i].e = static_cast<uint8_t>(e);
+    const float d = e8m0_half(b[i].e);
+    for (int j = 0; j < 16; ++j)
+      b[i].qs[j] =
+          static_cast<uint8_t>(nearest_mxfp4(x[j], d) | (nearest_mxfp4(x[j + 16], d) << 4));
+  }
+}
+
 void quant_iq4_xs(const float* x, BlockIQ4_XS* b, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += 256) {
     float s[8], max_abs = 0;
@@ -309,6 +357,9 @@ bool dequantize_row_zoo(DType t, const void* src, float* dst, int64_t n) {
     case DType::IQ4_XS:
       dequant_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n / 256);
       return true;
+    case DType::MXFP4:
+      dequant_mxfp4(static_cast<const BlockMXFP4*>(src), dst, n / 32);
+      return true;
     default:
       return false;
   }
@@ -333,6 +384,9 @@ bool quantize_row_zoo(DType t, const float* src, void* dst, int64_t n) {
       return true;
     case DType::IQ4_XS:
       quant_iq4_xs(src, static_cast<BlockIQ4_XS*>(dst), n / 256);
+      return true;
+    case DType::MXFP4:
+      quant_mxfp4(src, static_cast<BlockMXFP4*>(dst), n / 32);
       return true;
     default:
       return false;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "vt/cpu/kernels.h"
 
@@ -37,6 +38,16 @@ inline int iq4xs_scale(const BlockIQ4_XS& b, int ib) {
   const int lo = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
   const int hi = (b.scales_h >> (2 * ib)) & 3;
   return (lo | (hi << 4)) - 32;
+}
+
+// MXFP4's block scale 2^(e - 128) as an exact fp32: a normal number (exponent field e - 1)
+// for e >= 2, the denormals 2^-127 / 2^-128 for e = 1 / 0 (GGML's ggml_e8m0_to_fp32_half).
+// The SIMD kernels build the same bits with integer ops.
+inline float e8m0_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
 }  // namespace vt::cpu
