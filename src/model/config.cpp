@@ -294,6 +294,29 @@ void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
   if (!f.moe) c.num_experts = 0;
 }
 
+// A quantized checkpoint (quantization_config) loads only where the family reads that method's
+// tensors; any other (AWQ, GPTQ, FP8, bitsandbytes, ...) is refused by name here rather than
+// at its first packed tensor.
+void check_quantization(const ModelConfig& c, const json& j, const ModelFamily& f) {
+  if (!j.contains("quantization_config") || j["quantization_config"].is_null()) return;
+  const json& q = j["quantization_config"];
+  if (!q.is_object() || !q.contains("quant_method") || !q["quant_method"].is_string())
+    throw LoadError(c.source, "quantization_config = " + tok::json_excerpt(q) +
+                                  " has no quant_method string (a quantized checkpoint this "
+                                  "loader cannot read)");
+  const std::string method = q["quant_method"].get<std::string>();
+  if (std::find(f.hf_quant_methods.begin(), f.hf_quant_methods.end(), method) !=
+      f.hf_quant_methods.end())
+    return;
+  std::string supported;
+  for (const auto& m : f.hf_quant_methods) supported += (supported.empty() ? "" : ", ") + m;
+  throw LoadError(
+      c.source, "quantization_config.quant_method = '" + method + "' is not supported for " +
+                    c.architecture + " (supported: " +
+                    (supported.empty() ? "none; use an unquantized folder or a GGUF" : supported) +
+                    ")");
+}
+
 void read_hf_fields(ModelConfig& c, const json& j) {
   using tok::json_bool_or;
   using tok::json_float_or;
@@ -378,6 +401,7 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
   }
   if (const ModelFamily* f = family_for_hf(c.architecture)) {
     apply_family_flags(c, *f);
+    check_quantization(c, j, *f);
     try {
       read_hf_sliding_window(c, j, *f);
     } catch (const tok::JsonFieldError& e) {
@@ -434,6 +458,35 @@ ModelConfig config_from_hf_dir(const std::string& dir, const std::string& overri
                              gen.string());
 }
 
+// YaRN from llama.cpp's keys (Qwen3's long-context GGUFs, GPT-OSS): the factor and the
+// pretraining length, the attention factor 0.1 ln(factor) + 1 (which llama.cpp's rope applies
+// by itself) and beta_fast / beta_slow (default 32 / 1). llama.cpp rounds the correction range
+// outward (transformers' truncate); a family may say otherwise.
+void read_gguf_yarn(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  RopeScaling& r = c.rope_scaling;
+  r.type = "yarn";
+  r.factor = g.get_float(p + "rope.scaling.factor");  // checked by validate()
+  r.original_max_position_embeddings = g.get_int(p + "rope.scaling.original_context_length");
+  // How llama.cpp combines these with its own factor varies by model: refused, not guessed.
+  for (const char* k : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_ext_factor",
+                        "rope.scaling.yarn_log_multiplier"})
+    if (g.has(p + k))
+      throw LoadError(g.path(), p + k + " is not supported (YaRN with its default factors only)");
+  r.attention_factor = r.factor > 1 ? 0.1 * std::log(r.factor) + 1.0 : 1.0;
+  r.beta_fast = g.get_float_or(p + "rope.scaling.yarn_beta_fast", 32);
+  r.beta_slow = g.get_float_or(p + "rope.scaling.yarn_beta_slow", 1);
+  r.truncate = true;
+  auto bad = [&](const std::string& key, double v) {
+    throw LoadError(
+        g.path(), "invalid config: " + p + key + " = " + std::to_string(v) + " (must be positive)");
+  };
+  if (r.original_max_position_embeddings < 1)
+    bad("rope.scaling.original_context_length",
+        static_cast<double>(r.original_max_position_embeddings));
+  if (!(r.beta_fast > 0 && r.beta_fast <= 1e6)) bad("rope.scaling.yarn_beta_fast", r.beta_fast);
+  if (!(r.beta_slow > 0 && r.beta_slow <= 1e6)) bad("rope.scaling.yarn_beta_slow", r.beta_slow);
+}
+
 ModelConfig config_from_gguf(const GgufFile& g) {
   ModelConfig c;
   c.source = g.path();
@@ -477,6 +530,8 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   if (scaling == "linear") {
     c.rope_scaling.type = "linear";
     c.rope_scaling.factor = g.get_float(p + "rope.scaling.factor");
+  } else if (scaling == "yarn") {
+    read_gguf_yarn(c, g, p);
   } else if (!scaling.empty() && scaling != "none") {
     throw LoadError(g.path(), "unsupported rope scaling type '" + scaling + "'");
   }

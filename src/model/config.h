@@ -81,6 +81,18 @@ struct ModelConfig {
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
   bool norm_topk_prob = false;
+  // GPT-OSS: a bias on the router and on every expert's three projections, the softmax taken
+  // over the top-k router logits (the same weights as renormalizing, other roundings), and the
+  // experts' clamped SwiGLU: (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate,
+  // limit) (swiglu_limit 0: the plain SiLU-gated product).
+  bool moe_bias = false;
+  bool topk_before_softmax = false;  // the router's softmax over its top-k logits only
+  double swiglu_alpha = 0;
+  double swiglu_limit = 0;
+  // GPT-OSS: a bias on o_proj, and a learned sink logit per query head in every softmax
+  // (vt::cpu::AttnBatch::sinks).
+  bool o_bias = false;
+  bool attention_sinks = false;
   // Tokens.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config + generation_config, deduplicated

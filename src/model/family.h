@@ -42,6 +42,10 @@ struct ModelFamily {
   SlidingWindow hf_sliding_window = SlidingWindow::kNone;
   int sliding_window_period = 0;
 
+  // config.json quantization_config.quant_method values the family's loader reads (GPT-OSS:
+  // mxfp4); any other quantization_config is refused by name.
+  std::vector<std::string> hf_quant_methods;
+
   // GGUF per-layer tensor names beyond the shared Llama table: {"attn_q_norm.weight",
   // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.
   std::vector<std::pair<std::string, std::string>> gguf_layer_tensors;

@@ -108,6 +108,8 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ab.bt_stride = b.bt_stride;
   ab.window = w.sliding_window;
   ab.softcap = static_cast<float>(c.attn_logit_softcap);
+  if (c.attention_sinks) ab.sinks = w.sinks.data();
+  const bool o_bias = c.o_bias;
   const float scale = c.attention_scale();
   const bool post = !w.post_norm.empty();
   const bool rope = w.rope;
@@ -157,6 +159,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ex.op([=] {
     vt::cpu::matmul(wp->o, attn, qd, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (o_bias) vt::cpu::add_bias(tmp + t0 * E, E, t1 - t0, wp->o_bias.data(), E);
       if (post)
         vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
       if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);
@@ -210,9 +213,16 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
   const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts,
                 K = c.num_experts_per_tok;
   vt::cpu::matmul(w->router, ws.h.data(), E, n, ws.router.data(), X, *pool);
+  if (c.moe_bias) vt::cpu::add_bias(ws.router.data(), X, n, w->router_bias.data(), X);
   for (int64_t t = 0; t < n; ++t)
-    vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
-                          c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+    if (c.topk_before_softmax)
+      vt::cpu::topk_then_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
+                                 ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+    else
+      vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
+                            c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+  const float alpha = static_cast<float>(c.swiglu_alpha),
+              limit = static_cast<float>(c.swiglu_limit);
   std::fill(ws.moe_out.data(), ws.moe_out.data() + n * E, 0.0f);
   for (int64_t e = 0; e < X; ++e) {
     int64_t m = 0;
@@ -227,8 +237,17 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
     if (m == 0) continue;
     MatmulOut outs[2] = {{&w->gate[e], ws.moe_gate.data(), F}, {&w->up[e], ws.moe_up.data(), F}};
     vt::cpu::matmul_multi(outs, 2, ws.moe_in.data(), E, m, *pool);
-    vt::cpu::silu_mul(ws.moe_gate.data(), F, ws.moe_up.data(), F, m, F, ws.moe_gate.data(), F);
+    if (c.moe_bias) {
+      vt::cpu::add_bias(ws.moe_gate.data(), F, m, w->gate_bias[e].data(), F);
+      vt::cpu::add_bias(ws.moe_up.data(), F, m, w->up_bias[e].data(), F);
+    }
+    if (limit > 0)
+      vt::cpu::swiglu_oai(ws.moe_gate.data(), F, ws.moe_up.data(), F, m, F, alpha, limit,
+                          ws.moe_gate.data(), F);
+    else
+      vt::cpu::silu_mul(ws.moe_gate.data(), F, ws.moe_up.data(), F, m, F, ws.moe_gate.data(), F);
     vt::cpu::matmul(w->down[e], ws.moe_gate.data(), F, m, ws.tmp.data(), E, *pool);
+    if (c.moe_bias) vt::cpu::add_bias(ws.tmp.data(), E, m, w->down_bias[e].data(), E);
     // Expert outputs are summed in ascending expert order: a fixed order per token.
     for (int64_t i = 0; i < m; ++i) {
       float* dst = ws.moe_out.data() + ws.moe_tokens[i] * E;

@@ -22,6 +22,8 @@ struct AttentionWeights {
   int32_t sliding_window = 0;                 // > 0: ModelConfig::sliding_window of the layer
   bool rope = true;                           // false: a NoPE layer (ModelConfig::no_rope)
   std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the attention output (Gemma)
+  std::vector<float> o_bias;     // ModelConfig::o_bias
+  std::vector<float> sinks;      // ModelConfig::attention_sinks: one logit per query head
 };
 
 struct MlpWeights {
@@ -35,6 +37,9 @@ struct MoeWeights {
   std::vector<float> norm;
   vt::cpu::WeightView router;
   std::vector<vt::cpu::WeightView> gate, up, down;  // one per expert
+  // ModelConfig::moe_bias: the router's, and per expert its projections'.
+  std::vector<float> router_bias;
+  std::vector<std::vector<float>> gate_bias, up_bias, down_bias;
 };
 
 struct LayerWeights {

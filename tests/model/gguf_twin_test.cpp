@@ -2,7 +2,7 @@
 // lays out its own way (tools/make_gemma_gguf.py: Gemma 2 and 3; tools/make_phi3_gguf.py:
 // Phi-3 with fused F16 attn_qkv / ffn_up; tools/make_llama_gguf.py: Mixtral's stacked experts,
 // SmolLM3's NoPE layers, Granite's multipliers, Qwen2.5-VL's text model as `qwen2vl`,
-// OLMo 2's norms), against
+// OLMo 2's norms; gpt-oss's MXFP4 experts, sinks and YaRN), against
 // llama.cpp on the same files: greedy decoding equals llama.cpp's under the near-tie rule of
 // DESIGN.md, and the two best logits of every step are llama.cpp's (within 0.05). Goldens:
 // tests/golden/<arch>/greedy.json.
@@ -68,7 +68,7 @@ TEST_P(GgufTwin, GreedyAndTopLogitsMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                          ::testing::Values("gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
-                                           "glm4", "cohere", "cohere2", "exaone4"));
+                                           "glm4", "cohere", "cohere2", "exaone4", "gpt_oss"));
 
 // Phi-3's GGUF: the fused matrices read as row ranges of F16 tensors; no sliding window (the
 // file has none, and llama.cpp ignores Phi's); the HF folder keeps config.json's window.

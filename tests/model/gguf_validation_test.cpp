@@ -4,6 +4,7 @@
 // neither key nor value before the loaders validated it (docs/MODEL_FILES.md).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -178,6 +179,28 @@ INSTANTIATE_TEST_SUITE_P(
                  g.set_f32("llama.rope.scaling.factor", 0.f);
                },
                {"llama.rope.scaling.factor = 0"}},
+        BadKey{"YarnFactorBelowOne",
+               [](GgufSpec& g) {
+                 g.strs.emplace_back("llama.rope.scaling.type", "yarn");
+                 g.set_f32("llama.rope.scaling.factor", 0.5f);
+                 g.set_u32("llama.rope.scaling.original_context_length", 32);
+               },
+               {"llama.rope.scaling.factor = 0.5"}},
+        BadKey{"YarnOriginalContextZero",
+               [](GgufSpec& g) {
+                 g.strs.emplace_back("llama.rope.scaling.type", "yarn");
+                 g.set_f32("llama.rope.scaling.factor", 4.f);
+                 g.set_u32("llama.rope.scaling.original_context_length", 0);
+               },
+               {"llama.rope.scaling.original_context_length = 0"}},
+        BadKey{"YarnAttnFactorRefused",  // llama.cpp's own mix with its factor: not guessed
+               [](GgufSpec& g) {
+                 g.strs.emplace_back("llama.rope.scaling.type", "yarn");
+                 g.set_f32("llama.rope.scaling.factor", 4.f);
+                 g.set_u32("llama.rope.scaling.original_context_length", 32);
+                 g.set_f32("llama.rope.scaling.yarn_attn_factor", 1.f);
+               },
+               {"llama.rope.scaling.yarn_attn_factor is not supported"}},
         BadKey{"BlockCountPastInt64",
                [](GgufSpec& g) {
                  g.set_scalar<uint64_t>("llama.block_count", 10, (uint64_t{1} << 63) + 5);
@@ -201,6 +224,31 @@ INSTANTIATE_TEST_SUITE_P(
                },
                {"general.alignment = -9223372036854775808"}}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// llama.cpp's YaRN keys (Qwen3's long-context GGUFs) give transformers' parameters: the
+// default attention factor 0.1 ln(factor) + 1, betas from their keys, the rounded correction
+// range; the rotary table is YaRN's, not the plain one.
+TEST_F(GgufValidation, YarnKeysGiveTransformersParameters) {
+  GgufSpec g = tiny_llama_gguf();
+  g.strs.emplace_back("llama.rope.scaling.type", "yarn");
+  g.set_f32("llama.rope.scaling.factor", 4.f);
+  g.set_u32("llama.rope.scaling.original_context_length", 32);
+  g.set_f32("llama.rope.scaling.yarn_beta_fast", 16.f);
+  const std::string p = dir_ + "/m.gguf";
+  g.write(p);
+  const auto m = CausalLM::load(p);
+  const auto& r = m->config().rope_scaling;
+  EXPECT_EQ(r.type, "yarn");
+  EXPECT_DOUBLE_EQ(r.factor, 4.0);
+  EXPECT_EQ(r.original_max_position_embeddings, 32);
+  EXPECT_NEAR(r.attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.beta_fast, 16.0);
+  EXPECT_DOUBLE_EQ(r.beta_slow, 1.0);
+  EXPECT_TRUE(r.truncate);
+  model::ModelConfig plain = m->config();
+  plain.rope_scaling = {};
+  EXPECT_NE(m->rope_inv_freq(), plain.rope_inv_freq());
+}
 
 // A qwen3moe header (config only: the error comes before any tensor is looked at).
 GgufSpec qwen3moe_header(uint32_t experts, uint32_t used, uint32_t ff) {

@@ -283,6 +283,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"PartialRotaryOddDims",  // head_dim 16: 5 rotated dims
                  [](json& c) { c["partial_rotary_factor"] = 0.3125; },
                  {"partial_rotary_factor = rotating 5 of head_dim 16 dims", "must be even"}},
+        BadField{"QuantizationAwq",  // a quantized folder the loader cannot read: refused by name
+                 [](json& c) {
+                   c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}};
+                 },
+                 {"quantization_config.quant_method = 'awq' is not supported for LlamaForCausalLM",
+                  "supported: none"}},
+        BadField{"QuantizationMxfp4OutsideGptOss",
+                 [](json& c) {
+                   c["quantization_config"] = {{"quant_method", "mxfp4"}};
+                 },
+                 {"quantization_config.quant_method = 'mxfp4'"}},
+        BadField{"QuantizationWithoutMethod",
+                 [](json& c) {
+                   c["quantization_config"] = {{"bits", 8}};
+                 },
+                 {"quantization_config = ", "has no quant_method string"}},
+        BadField{"GptOssSwigluLimitZero",
+                 [](json& c) {
+                   c["architectures"] = {"GptOssForCausalLM"};
+                   c["num_local_experts"] = 4;
+                   c["num_experts_per_tok"] = 2;
+                   c["swiglu_limit"] = 0.0;
+                 },
+                 {"swiglu_limit"}},
         BadField{"VlTextConfigNotObjectFieldsMissing",
                  [](json& c) {
                    c = json{{"architectures", {"Qwen3VLForConditionalGeneration"}},

@@ -21,13 +21,14 @@ const ModelFamily& glm4_family();
 const ModelFamily& cohere_family();
 const ModelFamily& cohere2_family();
 const ModelFamily& exaone4_family();
+const ModelFamily& gpt_oss_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
       &llama_family(),     &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(),
       &internlm2_family(), &gemma2_family(),  &gemma3_family(),  &phi3_family(),
       &smollm3_family(),   &granite_family(), &olmo2_family(),   &glm4_family(),
-      &cohere_family(),    &cohere2_family(), &exaone4_family(),
+      &cohere_family(),    &cohere2_family(), &exaone4_family(), &gpt_oss_family(),
   };
   return all;
 }

@@ -1,6 +1,7 @@
 // Scalar helpers declared in ops_extra.h.
 #include "vt/cpu/ops_extra.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "vt/cpu/isa.h"
@@ -25,27 +26,54 @@ void scale_add(float* y, const float* x, float a, int64_t n) {
   }
 }
 
-void topk_softmax(const float* logits, int n_experts, int k, bool renormalize, int32_t* ids,
-                  float* weights) {
-  float p[1024];
-  for (int e = 0; e < n_experts; ++e) p[e] = logits[e];
-  softmax_isa(Isa::kScalar, p, n_experts);
-  // Selection by repeated scan: k and n_experts are small (<= 8 of <= 256 in practice).
+namespace {
+// The k largest of p[0, n) in descending order, ties to the lower index (a repeated scan: k and
+// n are small, <= 8 of <= 256 in practice).
+void top_k(const float* p, int n, int k, int32_t* ids, float* vals) {
   uint64_t taken[16] = {};
   for (int j = 0; j < k; ++j) {
     int best = -1;
-    for (int e = 0; e < n_experts; ++e) {
+    for (int e = 0; e < n; ++e) {
       if (taken[e >> 6] >> (e & 63) & 1) continue;
       if (best < 0 || p[e] > p[best]) best = e;
     }
     taken[best >> 6] |= uint64_t{1} << (best & 63);
     ids[j] = best;
-    weights[j] = p[best];
+    vals[j] = p[best];
   }
+}
+}  // namespace
+
+void topk_softmax(const float* logits, int n_experts, int k, bool renormalize, int32_t* ids,
+                  float* weights) {
+  float p[1024];
+  for (int e = 0; e < n_experts; ++e) p[e] = logits[e];
+  softmax_isa(Isa::kScalar, p, n_experts);
+  top_k(p, n_experts, k, ids, weights);
   if (renormalize) {
     float s = 0.f;
     for (int j = 0; j < k; ++j) s += weights[j];
     for (int j = 0; j < k; ++j) weights[j] /= s;
+  }
+}
+
+void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, float* weights) {
+  top_k(logits, n_experts, k, ids, weights);
+  softmax_isa(Isa::kScalar, weights, k);
+}
+
+void swiglu_oai(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
+                int64_t dim, float alpha, float limit, float* out, int64_t ld_out) {
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const float* g = gate + t * ld_gate;
+    const float* u = up + t * ld_up;
+    float* o = out + t * ld_out;
+    for (int64_t i = 0; i < dim; ++i) {
+      const float gi = std::min(g[i], limit);
+      const float ui = std::clamp(u[i], -limit, limit);
+      const float glu = gi / (1.0f + std::exp(-(alpha * gi)));  // g * sigmoid(alpha g)
+      o[i] = (ui + 1.0f) * glu;
+    }
   }
 }
 

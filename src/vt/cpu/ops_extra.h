@@ -27,5 +27,14 @@ void scale_inplace(float* x, float a, int64_t n);
 // norm_topk_prob). Writes k ids and k weights. Requires 0 < k <= n_experts <= 1024.
 void topk_softmax(const float* logits, int n_experts, int k, bool renormalize, int32_t* ids,
                   float* weights);
+// GPT-OSS's routing: the k largest logits in descending order (ties to the lower index), then
+// the softmax over those k alone (HF GptOssTopKRouter). Same requirements.
+void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, float* weights);
+
+// GPT-OSS's clamped SwiGLU for n_tok rows of dim: out = (clamp(up, -limit, limit) + 1) * g *
+// sigmoid(alpha * g) with g = min(gate, limit), HF GptOssExperts._apply_gate's steps. The same
+// scalar code on every ISA. In place (out == gate) is allowed.
+void swiglu_oai(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,
+                int64_t dim, float alpha, float limit, float* out, int64_t ld_out);
 
 }  // namespace vt::cpu

@@ -37,12 +37,14 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.final_logit_softcap > 0 || c.embedding_multiplier > 0 || c.attention_multiplier > 0 ||
       c.residual_multiplier > 0 || c.logits_scaling > 0 || c.qk_norm_whole ||
       c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
-      c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block)
+      c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias ||
+      c.attention_sinks || c.moe_bias || c.topk_before_softmax || c.swiglu_limit > 0)
     throw std::runtime_error(
         c.source + ": " + c.architecture +
         " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention; "
         "Granite's multipliers; OLMo 2's norms; longrope, YaRN, partial rotary; Cohere's "
-        "LayerNorm and parallel block) is not "
+        "LayerNorm and parallel block; GPT-OSS's attention sinks, biases and clamped SwiGLU) is "
+        "not "
         "implemented "
         "by the CUDA executor; run "
         "it on the CPU");
