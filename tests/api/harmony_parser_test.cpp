@@ -1,9 +1,14 @@
 // Harmony (gpt-oss) output split as vLLM's HarmonyParser routes it (harmony_parser.h):
 // reasoning / content / tool calls from whole outputs, the recoveries where harmony would fail,
-// and the streaming splitter reassembling to the whole split wherever the deltas are cut.
+// the streaming splitter reassembling to the whole split wherever the deltas are cut, and the
+// server's --reasoning-parser / --tool-call-parser checks against the model's architecture.
 #include "api/server/harmony_parser.h"
 
 #include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "api/server/openai_server.h"
 
 namespace vllm::api {
 namespace {
@@ -285,6 +290,42 @@ TEST(HarmonyParser, StreamSendsTextAsSoonAsItIsCertain) {
   EXPECT_EQ(sp.num_calls(), 1);
   d = sp.finish();
   EXPECT_TRUE(d.calls.empty() && d.content.empty() && d.reasoning.empty());
+}
+
+// --- server flags --------------------------------------------------------------------------
+
+void expect_refused(const std::string& rp, const std::string& tp, const std::string& arch,
+                    const std::string& flag) {
+  ServerConfig cfg;
+  cfg.reasoning_parser = rp;
+  cfg.tool_call_parser = tp;
+  try {
+    check_parsers(cfg, arch);
+    ADD_FAILURE() << rp << " / " << tp << " accepted for " << arch;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+  }
+}
+
+TEST(HarmonyParser, ServerFlagsMustFitTheModel) {
+  EXPECT_TRUE(is_harmony_architecture("GptOssForCausalLM"));
+  EXPECT_FALSE(is_harmony_architecture("Qwen3ForCausalLM"));
+  ServerConfig ok;
+  for (const auto& [rp, tp] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""}, {"openai_gptoss", ""}, {"", "openai"}, {"openai_gptoss", "openai"}}) {
+    ok.reasoning_parser = rp;
+    ok.tool_call_parser = tp;
+    EXPECT_NO_THROW(check_parsers(ok, "GptOssForCausalLM")) << rp << " / " << tp;
+  }
+  ok.reasoning_parser = "qwen3";
+  ok.tool_call_parser = "hermes";
+  EXPECT_NO_THROW(check_parsers(ok, "Qwen3ForCausalLM"));
+  expect_refused("openai_gptoss", "", "Qwen3ForCausalLM", "--reasoning-parser openai_gptoss");
+  expect_refused("", "openai", "LlamaForCausalLM", "--tool-call-parser openai");
+  expect_refused("qwen3", "", "GptOssForCausalLM", "--reasoning-parser qwen3");
+  expect_refused("", "hermes", "GptOssForCausalLM", "--tool-call-parser hermes");
+  expect_refused("deepseek_r1", "", "GptOssForCausalLM", "--reasoning-parser");
+  expect_refused("", "pythonic", "GptOssForCausalLM", "--tool-call-parser");
 }
 
 }  // namespace
