@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "api/llm.h"
+#include "api/server/harmony_parser.h"
 #include "api/server/http_server.h"
 #include "api/server/metrics.h"
 #include "api/server/protocol.h"
@@ -68,15 +69,44 @@ struct LoadCount {
 
 }  // namespace
 
+void check_parsers(const ServerConfig& cfg, const std::string& architecture) {
+  const bool harmony = is_harmony_architecture(architecture);
+  const std::string& rp = cfg.reasoning_parser;
+  if (!rp.empty() && rp != "qwen3" && rp != "openai_gptoss")
+    throw std::invalid_argument(
+        "--reasoning-parser: only 'qwen3' and 'openai_gptoss' are "
+        "supported, got '" +
+        rp + "'");
+  // As vLLM: gpt-oss output is harmony, read by openai_gptoss (its default there) and nothing
+  // else; harmony parsers do not read other models' output.
+  if (rp == "openai_gptoss" && !harmony)
+    throw std::invalid_argument(
+        "--reasoning-parser openai_gptoss reads gpt-oss (harmony) output, "
+        "but the model is " +
+        architecture + ", not GptOssForCausalLM");
+  if (rp == "qwen3" && harmony)
+    throw std::invalid_argument(
+        "--reasoning-parser qwen3: gpt-oss models write harmony; use "
+        "openai_gptoss (the default for them)");
+  const std::string& tp = cfg.tool_call_parser;
+  const std::optional<ToolParserKind> kind = tp.empty() ? std::nullopt : tool_parser_by_name(tp);
+  if (!tp.empty() && !kind)
+    throw std::invalid_argument("--tool-call-parser: '" + tp +
+                                "' is not implemented here; choose one of " + tool_parser_names());
+  if (kind == ToolParserKind::kOpenAI && !harmony)
+    throw std::invalid_argument(
+        "--tool-call-parser openai reads gpt-oss (harmony) tool calls, "
+        "but the model is " +
+        architecture + ", not GptOssForCausalLM");
+  if (kind && kind != ToolParserKind::kOpenAI && harmony)
+    throw std::invalid_argument("--tool-call-parser " + tp +
+                                ": gpt-oss models write harmony tool calls; use openai");
+}
+
 OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::move(cfg)) {
   names_ = cfg_.served_model_names;
   if (names_.empty()) names_.push_back(llm_.model_path());
-  if (!cfg_.reasoning_parser.empty() && cfg_.reasoning_parser != "qwen3")
-    throw std::invalid_argument("--reasoning-parser: only 'qwen3' is supported, got '" +
-                                cfg_.reasoning_parser + "'");
-  if (!cfg_.tool_call_parser.empty() && !tool_parser_by_name(cfg_.tool_call_parser))
-    throw std::invalid_argument("--tool-call-parser: '" + cfg_.tool_call_parser +
-                                "' is not implemented here; choose one of " + tool_parser_names());
+  check_parsers(cfg_, llm_.model().config().architecture);
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");
@@ -87,6 +117,7 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   ctx_ = std::make_unique<ServingContext>(ServingContext{llm_, *engine_, names_.front(),
                                                          cfg_.reasoning_parser == "qwen3",
                                                          cfg_.log_outputs, cfg_.max_log_len});
+  ctx_->harmony = is_harmony_architecture(llm_.model().config().architecture);
   http::Options ho;
   ho.host = cfg_.host;
   ho.port = cfg_.port;
@@ -172,6 +203,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
   io.reasoning_parser = cfg_.reasoning_parser == "qwen3";
+  io.harmony = ctx_->harmony;
   io.response_role = cfg_.response_role;
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
   // As vLLM: a client's X-Request-Id header names the completion (over the body's request_id).

@@ -34,7 +34,7 @@ struct ServerConfig {
   int port = 8000;                              // 0: any free port (see OpenAIServer::port())
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
   std::vector<std::string> api_keys;            // any of them authenticates; none: open
-  std::string reasoning_parser;                 // "" or "qwen3"
+  std::string reasoning_parser;                 // "", "qwen3" or "openai_gptoss" (gpt-oss)
   bool enable_auto_tool_choice = false;         // tool_choice "auto" parses tool calls ...
   std::string tool_call_parser;                 // ... with this parser (tool_parsers.h)
   size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
@@ -62,6 +62,11 @@ struct ServerConfig {
   std::string unix_socket;            // --uds: listen here instead of host:port
   bool exclude_tools_when_tool_choice_none = false;  // --exclude-tools-when-tool-choice-none
 };
+
+// Throws std::invalid_argument naming the flag when --reasoning-parser / --tool-call-parser is
+// unknown or does not fit the model (`architecture`: its Hugging Face class name): gpt-oss
+// (GptOssForCausalLM) takes only openai_gptoss / openai, other models never.
+void check_parsers(const ServerConfig& cfg, const std::string& architecture);
 
 class OpenAIServer {
  public:

@@ -118,6 +118,9 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   }
   tokenize_bad_words(llm, r);
   set_think_tokens(llm, r);
+  // Harmony's channels and recipients are special tokens: the splitter reads them in the text
+  // and removes them (vLLM parses the token ids, whatever skip_special_tokens says).
+  if (opts.harmony) r.sampling.skip_special_tokens = false;
   // Tools: "auto" needs a parser; "required" and a named function force the call through the
   // grammar engine, in the formats vLLM uses for them.
   if (r.tool_choice == ToolChoice::kAuto && !r.tools.is_null()) {

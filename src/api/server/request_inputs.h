@@ -20,6 +20,8 @@ struct InputOptions {
   bool trust_request_chat_template = false;
   // --reasoning-parser qwen3: a grammar starts after the reasoning's end token.
   bool reasoning_parser = false;
+  // gpt-oss: chat output is parsed as harmony, which needs its special tokens in the text.
+  bool harmony = false;
   // --enable-auto-tool-choice with --tool-call-parser: the parser for tool_choice "auto".
   std::optional<ToolParserKind> auto_tool_parser;
   // --response-role: the reply's role when the prompt ends with the generation prompt.

@@ -88,8 +88,11 @@ int run_batch(int argc, char** argv) {
   auto llm = LLM::load(rm.path, ec);
   engine::AsyncEngine engine(llm->engine());
   ServingContext ctx{*llm, engine, served.front(), false};
+  // gpt-oss chat output is split as harmony here too (vLLM's run_batch serves chat the same way).
+  ctx.harmony = is_harmony_architecture(llm->model().config().architecture);
   InputOptions io;
   io.max_model_len = engine.config().max_model_len;
+  io.harmony = ctx.harmony;
   // Enough requests in flight to fill the batch, few enough to stay under the waiting limit.
   const size_t window = static_cast<size_t>(ec.max_num_seqs) * 2;
 

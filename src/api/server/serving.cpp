@@ -73,7 +73,7 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
       c.splitter = ReasoningStreamSplitter(thought);
-      if (g->opts_.tool_parser)
+      if (g->opts_.tool_parser)  // null for kOpenAI: the harmony splitter reads those calls
         c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->opts_.named_tool);
       c.prompt_index = static_cast<int>(p);
       c.engine_id = engine_prefix + "-" + std::to_string(c.index);
@@ -234,14 +234,27 @@ json Generation::chat_message(const Choice& c, std::string& finish_reason) const
   json msg = {{"role", opts_.role}};
   std::optional<std::string> content = c.text;
   json reasoning = nullptr;
-  if (ctx_.qwen3_reasoning) {
+  json calls = json::array();
+  finish_reason = c.finish_reason;
+  const bool harmony_calls = opts_.tool_parser == ToolParserKind::kOpenAI;
+  if (ctx_.harmony) {
+    HarmonySplit h = split_harmony(c.text);
+    content = std::move(h.content);
+    if (h.reasoning && opts_.include_reasoning) reasoning = *h.reasoning;
+    // Without --tool-call-parser openai (or with tool_choice none) the calls are dropped, as
+    // vLLM's HarmonyParser drops them without a tool parser.
+    if (harmony_calls) {
+      if (!opts_.parallel_tool_calls && h.calls.size() > 1) h.calls.resize(1);
+      for (const HarmonyToolCall& t : h.calls)
+        calls.push_back(tool_call_json({t.id, t.name, harmony_arguments(t)}));
+      if (tools_finish(c, !h.calls.empty())) finish_reason = "tool_calls";
+    }
+  } else if (ctx_.qwen3_reasoning) {
     ReasoningSplit s = split_reasoning(c.text);
     content = s.content;
     if (s.reasoning && opts_.include_reasoning) reasoning = *s.reasoning;
   }
-  json calls = json::array();
-  finish_reason = c.finish_reason;
-  if (opts_.tool_parser) {
+  if (opts_.tool_parser && !harmony_calls) {
     ExtractedToolCalls x =
         extract_tool_calls(*opts_.tool_parser, content.value_or(""), opts_.named_tool);
     // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
@@ -368,7 +381,21 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
     }
     json d = json::object();
     std::string text = delta;
-    if (ctx_.qwen3_reasoning) {
+    std::vector<ToolCallDelta> calls;
+    if (ctx_.harmony) {
+      HarmonyDelta h = c.harmony.feed(delta);
+      if (c.done) {
+        HarmonyDelta tail = c.harmony.finish();
+        h.reasoning += tail.reasoning;
+        h.content += tail.content;
+        for (ToolCallDelta& t : tail.calls) h.calls.push_back(std::move(t));
+      }
+      if (!h.reasoning.empty() && opts_.include_reasoning) d["reasoning"] = h.reasoning;
+      text = std::move(h.content);
+      if (opts_.tool_parser == ToolParserKind::kOpenAI)
+        for (ToolCallDelta& t : h.calls)
+          if (opts_.parallel_tool_calls || t.index == 0) calls.push_back(std::move(t));
+    } else if (ctx_.qwen3_reasoning) {
       auto [r, t] = c.splitter.feed(delta);
       if (c.done) {
         auto [r2, t2] = c.splitter.finish();
@@ -378,7 +405,6 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (!r.empty() && opts_.include_reasoning) d["reasoning"] = r;
       text = std::move(t);
     }
-    std::vector<ToolCallDelta> calls;
     if (c.tools) {
       ParsedDelta pd;
       c.tools->feed(text, pd);
@@ -396,7 +422,10 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       deltas.push_back({{"tool_calls", json::array({tool_delta_json(t)})}});
     if (deltas.size() == 1 && deltas[0].empty() && new_lps.empty() && !c.done) return ev;
     std::string finish = c.finish_reason;
-    if (c.done && tools_finish(c, c.tools && c.tools->num_calls() > 0)) finish = "tool_calls";
+    const int called = c.tools                                        ? c.tools->num_calls()
+                       : opts_.tool_parser == ToolParserKind::kOpenAI ? c.harmony.num_calls()
+                                                                      : 0;
+    if (c.done && tools_finish(c, called > 0)) finish = "tool_calls";
     for (size_t k = 0; k < deltas.size(); ++k) {
       json ch = {{"index", c.index}, {"delta", std::move(deltas[k])}};
       ch["logprobs"] = k == 0 && opts_.chat_logprobs ? chat_logprobs(new_lps, lbl) : json(nullptr);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "api/server/harmony_parser.h"
 #include "api/server/logprobs_json.h"
 #include "api/server/protocol.h"
 #include "api/server/reasoning_parser.h"
@@ -33,6 +34,9 @@ struct ServingContext {
   // text, cut to max_log_len characters (-1: whole).
   bool log_outputs = false;
   int64_t max_log_len = -1;
+  // gpt-oss: chat output is harmony (harmony_parser.h), split into reasoning, content and (with
+  // --tool-call-parser openai) tool calls, as vLLM does for model type gpt_oss.
+  bool harmony = false;
 };
 
 // One prompt of a request, tokenized (and truncated) for the engine.
@@ -101,6 +105,7 @@ class Generation {
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;
     ReasoningStreamSplitter splitter;
+    HarmonyStreamSplitter harmony;          // ctx_.harmony
     std::unique_ptr<ToolCallParser> tools;  // streaming tool-call parser (opts_.tool_parser)
     bool sent_first = false;                // the first chunk (role, echo, prompt ids) went out
     size_t text_offset = 0;  // completions logprobs: where the next token's text starts

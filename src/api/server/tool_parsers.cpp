@@ -468,10 +468,11 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "hermes") return ToolParserKind::kHermes;
   if (name == "llama3_json") return ToolParserKind::kLlama3Json;
   if (name == "mistral") return ToolParserKind::kMistral;
+  if (name == "openai") return ToolParserKind::kOpenAI;  // gpt-oss only (openai_server.cpp)
   return std::nullopt;
 }
 
-const char* tool_parser_names() { return "hermes, llama3_json, mistral"; }
+const char* tool_parser_names() { return "hermes, llama3_json, mistral, openai (gpt-oss)"; }
 
 std::string make_tool_call_id(ToolParserKind kind) {
   thread_local std::mt19937_64 rng(std::random_device{}() ^
@@ -501,6 +502,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return std::make_unique<CallArrayParser>(kind, "parameters", false);
     case ToolParserKind::kNamed:
       return std::make_unique<NamedParser>(named_function);
+    case ToolParserKind::kOpenAI:
+      return nullptr;
   }
   return nullptr;
 }
@@ -508,6 +511,9 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
 ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
                                       const std::string& named_function) {
   auto p = ToolCallParser::make(kind, named_function);
+  ExtractedToolCalls none;
+  none.content = output;
+  if (!p) return none;  // kOpenAI: harmony_parser.h reads those calls
   ParsedDelta d;
   p->feed(output, d);
   p->finish(d);
@@ -553,6 +559,8 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
         r.content = d.content;
       return r;
     }
+    case ToolParserKind::kOpenAI:
+      break;
   }
   return r;
 }

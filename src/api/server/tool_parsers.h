@@ -9,6 +9,8 @@
 //                before [TOOL_CALLS]
 //   named        tool_choice naming a function: the whole output is its arguments object
 //   required     tool_choice "required": a JSON array of {"name", "parameters"}
+//   openai       gpt-oss (harmony): calls are messages to functions.NAME, read by
+//                HarmonyStreamSplitter (harmony_parser.h), not by a ToolCallParser
 // Arguments are re-serialized as Python's json.dumps(..., ensure_ascii=False) writes them
 // (py_json.h), except for `named`, whose arguments are the output text itself (as vLLM).
 //
@@ -27,7 +29,7 @@
 
 namespace vllm::api {
 
-enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired };
+enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired, kOpenAI };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
 std::optional<ToolParserKind> tool_parser_by_name(const std::string& name);
@@ -54,7 +56,7 @@ struct ToolCall {
 
 class ToolCallParser {
  public:
-  // `named_function`: the function name for kNamed.
+  // `named_function`: the function name for kNamed. Null for kOpenAI (harmony_parser.h).
   static std::unique_ptr<ToolCallParser> make(ToolParserKind kind,
                                               const std::string& named_function = {});
   virtual ~ToolCallParser() = default;

@@ -1,0 +1,185 @@
+// Harmony parsing through the chat serving path (Generation over AsyncEngine), without a gpt-oss
+// model: the tiny Qwen3 is made to write harmony text by a regex grammar (the parser reads the
+// text, so ordinary tokens spelling the tags read the same as gpt-oss's special tokens), with
+// ServingContext::harmony on as the server turns it on for GptOssForCausalLM. Checks the whole
+// message, that the stream's deltas reassemble to it, tool calls under --tool-call-parser openai
+// and include_reasoning false. (The gpt-oss end-to-end test, with the real special tokens,
+// belongs in tests/e2e with the tiny gpt-oss GGUF.)
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "api/llm.h"
+#include "api/server/request_inputs.h"
+#include "api/server/serving.h"
+
+namespace vllm::api {
+namespace {
+
+using nlohmann::json;
+
+std::string tiny_qwen3() {
+  const char* p = std::getenv("VLLM_TINY_MODELS");
+  const char* home = std::getenv("HOME");
+  return (p ? std::string(p)
+            : std::string(home ? home : "/root") + "/.cache/vllm-cpp/tiny-models") +
+         "/qwen3";
+}
+
+// The regex matching exactly `s` (the tags' '|' escaped).
+std::string literal(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (std::string("|.()[]{}*+?^$\\").find(c) != std::string::npos) r += '\\';
+    r += c;
+  }
+  return r;
+}
+
+class HarmonyServing : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists(tiny_qwen3() + "/config.json")) return;
+    engine::EngineConfig cfg;
+    cfg.num_gpu_blocks = 64;
+    llm_ = LLM::load(tiny_qwen3(), cfg).release();
+    engine_ = new engine::AsyncEngine(llm_->engine());
+    ctx_ = new ServingContext{*llm_, *engine_, "m"};
+    ctx_->harmony = true;
+  }
+  static void TearDownTestSuite() {
+    delete ctx_;
+    delete engine_;
+    delete llm_;
+  }
+  void SetUp() override {
+    if (!llm_) GTEST_SKIP() << "no tiny model at " << tiny_qwen3();
+  }
+
+  // A chat request whose output is `text` (forced by the grammar).
+  static std::shared_ptr<Generation> run(const std::string& text, bool stream, ojson extra = {}) {
+    ojson body = {{"messages", {{{"role", "user"}, {"content", "Weather in Paris?"}}}},
+                  {"max_tokens", 400},
+                  {"stream", stream},
+                  {"structured_outputs", {{"regex", literal(text)}}}};
+    for (auto& [k, v] : extra.items()) body[k] = v;
+    ChatRequest r = parse_chat_request(body);
+    InputOptions io;
+    io.max_model_len = engine_->config().max_model_len;
+    io.harmony = true;
+    io.auto_tool_parser = ToolParserKind::kOpenAI;
+    PreparedInputs in = prepare_chat(*llm_, r, io);
+    EXPECT_FALSE(r.sampling.skip_special_tokens);  // the parser needs harmony's tokens
+    return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
+                             std::move(in.options));
+  }
+
+  // The stream's deltas put together as a message, and its finish_reason.
+  static json streamed(const std::shared_ptr<Generation>& g, std::string& finish) {
+    std::string reasoning, content;
+    bool any_reasoning = false, any_content = false;
+    json calls = json::array();
+    auto write = [&](const std::string& ev) {
+      if (ev.rfind("data: {", 0) != 0) return true;
+      const json j = json::parse(ev.substr(6));
+      for (const json& ch : j.value("choices", json::array())) {
+        const json& d = ch["delta"];
+        if (d.contains("reasoning")) {
+          reasoning += d["reasoning"].get<std::string>();
+          any_reasoning = true;
+        }
+        if (d.contains("content") && !d["content"].get<std::string>().empty()) {
+          content += d["content"].get<std::string>();
+          any_content = true;
+        }
+        for (const json& t : d.value("tool_calls", json::array())) {
+          const size_t i = t["index"];
+          if (t.contains("id")) {
+            EXPECT_EQ(i, calls.size());
+            calls.push_back({{"name", t["function"]["name"]}, {"arguments", ""}});
+          }
+          calls[i]["arguments"] = calls[i]["arguments"].get<std::string>() +
+                                  t["function"]["arguments"].get<std::string>();
+        }
+        if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
+      }
+      return true;
+    };
+    while (g->stream_step(write, std::chrono::milliseconds(200))) {
+    }
+    return {{"reasoning", any_reasoning ? json(reasoning) : json(nullptr)},
+            {"content", any_content ? json(content) : json(nullptr)},
+            {"calls", calls}};
+  }
+
+  static LLM* llm_;
+  static engine::AsyncEngine* engine_;
+  static ServingContext* ctx_;
+};
+
+LLM* HarmonyServing::llm_ = nullptr;
+engine::AsyncEngine* HarmonyServing::engine_ = nullptr;
+ServingContext* HarmonyServing::ctx_ = nullptr;
+
+const std::string kText =
+    "<|channel|>analysis<|message|>Paris, so sunny.<|end|><|start|>assistant"
+    "<|channel|>final<|message|>Sunny.";
+
+TEST_F(HarmonyServing, ChatMessageAndStreamSplitTheChannels) {
+  json whole = run(kText, false)->collect();
+  const json& m = whole["choices"][0]["message"];
+  EXPECT_EQ(m["reasoning"], "Paris, so sunny.") << whole.dump();
+  EXPECT_EQ(m["content"], "Sunny.") << whole.dump();
+  EXPECT_FALSE(m.contains("tool_calls"));
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
+  std::string finish;
+  const json s = streamed(run(kText, true), finish);
+  EXPECT_EQ(s["reasoning"], m["reasoning"]);
+  EXPECT_EQ(s["content"], m["content"]);
+  EXPECT_EQ(finish, "stop");
+}
+
+TEST_F(HarmonyServing, IncludeReasoningFalseDropsIt) {
+  const ojson extra = {{"include_reasoning", false}};
+  json whole = run(kText, false, extra)->collect();
+  EXPECT_TRUE(whole["choices"][0]["message"]["reasoning"].is_null()) << whole.dump();
+  EXPECT_EQ(whole["choices"][0]["message"]["content"], "Sunny.");
+  std::string finish;
+  const json s = streamed(run(kText, true, extra), finish);
+  EXPECT_TRUE(s["reasoning"].is_null()) << s.dump();
+  EXPECT_EQ(s["content"], "Sunny.");
+}
+
+TEST_F(HarmonyServing, ToolCallsWithTheOpenAIParser) {
+  const std::string text =
+      "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant"
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"location\":\"Paris\"}";
+  const ojson tools = {
+      {"tools",
+       {{{"type", "function"},
+         {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}}},
+      {"tool_choice", "auto"}};
+  json whole = run(text, false, tools)->collect();
+  const json& m = whole["choices"][0]["message"];
+  ASSERT_EQ(m["tool_calls"].size(), 1u) << whole.dump();
+  EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], "{\"location\": \"Paris\"}");
+  EXPECT_TRUE(m["content"].is_null());
+  EXPECT_EQ(m["reasoning"], "Need weather.");
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "tool_calls");
+  std::string finish;
+  const json s = streamed(run(text, true, tools), finish);
+  ASSERT_EQ(s["calls"].size(), 1u) << s.dump();
+  EXPECT_EQ(s["calls"][0]["name"], "get_weather");
+  EXPECT_EQ(s["calls"][0]["arguments"], "{\"location\":\"Paris\"}");  // as written, as vLLM
+  EXPECT_EQ(finish, "tool_calls");
+  // Without tools in the request (so no tool parser) the call is dropped, as vLLM drops it.
+  whole = run(text, false)->collect();
+  EXPECT_FALSE(whole["choices"][0]["message"].contains("tool_calls")) << whole.dump();
+  EXPECT_TRUE(whole["choices"][0]["message"]["content"].is_null());
+}
+
+}  // namespace
+}  // namespace vllm::api
