@@ -272,7 +272,9 @@ def safetensors_files():
                         ("Qwen3ForCausalLM", {"qk_norm": True, "v5": True}),
                         ("CohereForCausalLM", {"cohere": True}),
                         ("Cohere2ForCausalLM", {"cohere": True}),
-                        ("Exaone4ForCausalLM", {"qk_norm": True, "exaone4": True})):
+                        ("Exaone4ForCausalLM", {"qk_norm": True, "exaone4": True}),
+                        ("GptOssForCausalLM", {"bias": True, "gpt_oss": "mxfp4"}),
+                        ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -307,6 +309,15 @@ def safetensors_files():
                         "num_hidden_layers": 1})
         if extra.get("exaone4"):  # one sliding layer of an "LG"-style pattern
             cfg.update({"sliding_window": 64, "sliding_window_pattern": "L"})
+        if extra.get("gpt_oss"):  # sinks, biases, 2 experts of width 32, a sliding layer, YaRN
+            cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32,
+                        "sliding_window": 64, "layer_types": ["sliding_attention"],
+                        "swiglu_limit": 7.0,
+                        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0,
+                                         "beta_slow": 1.0, "truncate": False,
+                                         "original_max_position_embeddings": 64}})
+            if extra["gpt_oss"] == "mxfp4":
+                cfg["quantization_config"] = {"quant_method": "mxfp4"}
         if extra.get("v5"):  # transformers 5's form: rope_parameters, no rope_theta
             del cfg["rope_theta"]
             cfg["rope_parameters"] = {"rope_type": "yarn", "factor": 2.0, "rope_theta": 1e6,
@@ -359,6 +370,25 @@ def safetensors_files():
                 t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+        elif extra.get("gpt_oss"):
+            t(pre + "self_attn.o_proj.bias", (hidden,))
+            t(pre + "self_attn.sinks", (heads,))
+            t(pre + "mlp.router.weight", (2, hidden))
+            t(pre + "mlp.router.bias", (2,))
+            t(pre + "mlp.experts.gate_up_proj_bias", (2, 64))
+            t(pre + "mlp.experts.down_proj_bias", (2, hidden))
+            if extra["gpt_oss"] == "mxfp4":  # U8 codes and exponents (2^-5 .. 2^-3)
+                ts[pre + "mlp.experts.gate_up_proj_blocks"] = rng.integers(
+                    0, 256, (2, 64, hidden // 32, 16), dtype=np.uint8)
+                ts[pre + "mlp.experts.gate_up_proj_scales"] = rng.integers(
+                    122, 125, (2, 64, hidden // 32), dtype=np.uint8)
+                ts[pre + "mlp.experts.down_proj_blocks"] = rng.integers(
+                    0, 256, (2, hidden, 1, 16), dtype=np.uint8)
+                ts[pre + "mlp.experts.down_proj_scales"] = rng.integers(
+                    122, 125, (2, hidden, 1), dtype=np.uint8)
+            else:  # an unquantized export: input dimension first
+                t(pre + "mlp.experts.gate_up_proj", (2, hidden, 64))
+                t(pre + "mlp.experts.down_proj", (2, 32, hidden))
         elif extra.get("mixtral"):
             t(pre + "block_sparse_moe.gate.weight", (2, hidden))
             for e in range(2):
@@ -373,7 +403,7 @@ def safetensors_files():
             ts = {(prefix + "model." + k[len("model."):] if prefix == "language_model." else
                    prefix + k[len("model."):]): v for k, v in ts.items()}
         put("safetensors", json.dumps(cfg).encode() + b"\0" + save(ts))
-        f32 = {k: v.astype(np.float32) for k, v in ts.items()}
+        f32 = {k: v if v.dtype == np.uint8 else v.astype(np.float32) for k, v in ts.items()}
         cfg32 = dict(cfg, torch_dtype="float32")
         put("safetensors", json.dumps(cfg32).encode() + b"\0" + save(f32))
 

@@ -4,7 +4,8 @@ make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS: Gemma 3's sliding-wi
 positions beside a full one, Gemma 2's soft-capping, Phi-3's fused matrices, Mixtral's 8 experts
 as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding,
 Granite's four multipliers, Qwen2.5-VL's text model as `qwen2vl`, OLMo 2's output and
-whole-projection q/k norms, Phi-3.5's longrope within its original length) continue each
+whole-projection q/k norms, Phi-3.5's longrope within its original length, gpt-oss's MXFP4
+experts, attention sinks and YaRN) continue each
 golden prompt with llama.cpp's greedy tokens (tests/golden/<arch>/greedy.json) from token-id
 prompts, alone and as concurrent requests (paged KV, decode graphs, batches of several
 sequences). `--disable-sliding-window` caps the context at the window as vLLM does;
@@ -26,11 +27,13 @@ GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                         "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
-                                        "glm4", "cohere", "cohere2", "exaone4"])
+                                        "glm4", "cohere", "cohere2", "exaone4", "gpt_oss"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"
-    s = Serve([path, "--served-model-name", "gemma"], log_name=request.param)
+    # gpt-oss's goldens ran llama.cpp with an F32 cache (tests/golden/gpt_oss/README.md).
+    extra = ["--kv-cache-dtype", "float32"] if request.param == "gpt_oss" else []
+    s = Serve([path, "--served-model-name", "gemma"] + extra, log_name=request.param)
     s.arch = request.param
     yield s
     s.stop()
