@@ -352,8 +352,10 @@ std::vector<int32_t> Tokenizer::stop_ids() const {
   std::vector<int32_t> ids = generation_eos_ids_;
   if (eos_id_ >= 0) ids.push_back(eos_id_);
   // End-of-turn tokens of the chat templates, as llama.cpp ends generation on them (a GGUF
-  // names only one EOS: Gemma's <eos>, while its turns end with <end_of_turn>).
-  for (const char* name : {"<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|eot_id|>"}) {
+  // names only one EOS: Gemma's <eos>, while its turns end with <end_of_turn>; gpt-oss's
+  // harmony answers end with <|return|> or, calling a tool, <|call|>, never with <|end|>).
+  for (const char* name :
+       {"<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|eot_id|>", "<|return|>", "<|call|>"}) {
     if (auto id = token_to_id(name); id && is_special(*id)) ids.push_back(*id);
   }
   std::sort(ids.begin(), ids.end());

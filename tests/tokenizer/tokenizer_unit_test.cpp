@@ -113,10 +113,11 @@ TEST(Tokenizer, AddedTokenFlagsAndTemplateBos) {
   EXPECT_EQ(t->encode("xy", false), std::vector<int32_t>({11}));
 }
 
-// A special <end_of_turn> (Gemma) or <|eot_id|> (Llama 3) ends generation even when the file
-// names another EOS, as llama.cpp's end-of-generation list does.
+// A special <end_of_turn> (Gemma), <|eot_id|> (Llama 3), <|return|> or <|call|> (gpt-oss's
+// harmony) ends generation even when the file names another EOS, as llama.cpp's
+// end-of-generation list does; gpt-oss's <|end|> (between its messages) does not.
 TEST(Tokenizer, EndOfTurnTokensStopGeneration) {
-  for (const std::string name : {"<end_of_turn>", "<|eot_id|>"}) {
+  for (const std::string name : {"<end_of_turn>", "<|eot_id|>", "<|return|>", "<|call|>"}) {
     std::string s = kTinyJson;
     const std::string from = R"("id": 12, "content": "<L><R>", "special": false)";
     s.replace(s.find(from), from.size(),
@@ -124,6 +125,13 @@ TEST(Tokenizer, EndOfTurnTokensStopGeneration) {
     auto t = Tokenizer::from_json_text(s, R"({"bos_token": "<s>"})");
     const auto stops = t->stop_ids();
     EXPECT_NE(std::find(stops.begin(), stops.end(), 12), stops.end()) << name;
+  }
+  {
+    std::string s = kTinyJson;
+    const std::string from = R"("id": 12, "content": "<L><R>", "special": false)";
+    s.replace(s.find(from), from.size(), R"("id": 12, "content": "<|end|>", "special": true)");
+    const auto stops = Tokenizer::from_json_text(s, R"({"bos_token": "<s>"})")->stop_ids();
+    EXPECT_EQ(std::find(stops.begin(), stops.end(), 12), stops.end()) << "<|end|>";
   }
   // Not special: an ordinary piece of text.
   auto plain = Tokenizer::from_json_text(kTinyJson, R"({"bos_token": "<s>"})");
