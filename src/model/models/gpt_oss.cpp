@@ -102,6 +102,15 @@ void add_tensor(WeightStore& s, const TensorRef& from, const std::string& name, 
   s.add(std::move(t));
 }
 
+// An F32 / BF16 / F16 tensor of exactly `shape`, or a LoadError naming it.
+const TensorRef& float_tensor(const WeightStore& s, const std::string& name,
+                              const std::vector<int64_t>& shape) {
+  const TensorRef& t = s.get(name, shape);
+  if (t.dtype != vt::DType::F32 && t.dtype != vt::DType::BF16 && t.dtype != vt::DType::F16)
+    throw LoadError(t.file, "tensor " + t.label() + " must be F32, BF16 or F16");
+  return t;
+}
+
 // A uint8 tensor of exactly `shape`, or a LoadError naming it.
 const TensorRef& u8_tensor(const WeightStore& s, const std::string& name,
                            const std::vector<int64_t>& shape) {
@@ -164,9 +173,7 @@ std::shared_ptr<std::vector<uint8_t>> transposed(const TensorRef& t, int64_t X, 
 std::shared_ptr<std::vector<uint8_t>> bias_columns(const WeightStore& s, const std::string& name,
                                                    int64_t X, int64_t N, int64_t r0, int64_t step,
                                                    int64_t n) {
-  const TensorRef& t = s.get(name, {X, N});
-  if (t.dtype != vt::DType::F32 && t.dtype != vt::DType::BF16 && t.dtype != vt::DType::F16)
-    throw LoadError(t.file, "tensor " + t.label() + " must be F32, BF16 or F16");
+  const TensorRef& t = float_tensor(s, name, {X, N});
   std::vector<float> row(static_cast<size_t>(N));
   auto out = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(X * n) * sizeof(float));
   float* o = reinterpret_cast<float*>(out->data());
@@ -202,11 +209,8 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
            {"gate_up_proj_blocks", "gate_up_proj_scales", "down_proj_blocks", "down_proj_scales"})
         s.take(p + n);
     } else if (s.has(p + "gate_up_proj")) {
-      const TensorRef& gu = s.get(p + "gate_up_proj", {X, E, 2 * F});
-      const TensorRef& dp = s.get(p + "down_proj", {X, F, E});
-      for (const TensorRef* t : {&gu, &dp})
-        if (t->dtype != vt::DType::F32 && t->dtype != vt::DType::BF16 && t->dtype != vt::DType::F16)
-          throw LoadError(t->file, "tensor " + t->label() + " must be F32, BF16 or F16");
+      const TensorRef& gu = float_tensor(s, p + "gate_up_proj", {X, E, 2 * F});
+      const TensorRef& dp = float_tensor(s, p + "down_proj", {X, F, E});
       const size_t eg = vt::row_bytes(gu.dtype, 1), ed = vt::row_bytes(dp.dtype, 1);
       add_tensor(s, gu, gate + "weight", gu.dtype, {X, F, E},
                  transposed(gu, X, E, 2 * F, 0, 2, F, eg));
@@ -231,9 +235,7 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
 // Row `x` of a stacked [X, n] bias, as f32.
 std::vector<float> bias_row(const WeightStore& s, const std::string& name, int64_t x, int64_t X,
                             int64_t n) {
-  const TensorRef& t = s.get(name, {X, n});
-  if (t.dtype != vt::DType::F32 && t.dtype != vt::DType::BF16 && t.dtype != vt::DType::F16)
-    throw LoadError(t.file, "tensor " + t.label() + " must be F32, BF16 or F16");
+  const TensorRef& t = float_tensor(s, name, {X, n});
   std::vector<float> out(static_cast<size_t>(n));
   vt::cpu::dequantize_row(
       t.dtype, static_cast<const uint8_t*>(t.data) + x * vt::row_bytes(t.dtype, n), out.data(), n);
