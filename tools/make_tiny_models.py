@@ -36,7 +36,9 @@ exaone4 (F32, EXAONE 4.0's output norms, per-head q/k norms, hybrid sliding / gl
 gpt_oss (BF16 with the experts as U8 MXFP4 blocks / scales, gpt-oss-20b's config.json and tensor
 names: sinks, biased router and experts, clamped SwiGLU, YaRN, sliding / full layers; no
 tokenizer) and gpt_oss_plain (the same weights, the experts dequantized to BF16 as an
-unquantized gpt-oss checkpoint stores them).
+unquantized gpt-oss checkpoint stores them), qwen2_moe (BF16, Qwen1.5-MoE-A2.7B's config.json
+and tensor names: 4 experts top 2 without renormalization, a shared expert behind a sigmoid
+gate in every sparse layer, q/k/v bias, layer 1 dense; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -169,7 +171,7 @@ def decoder(model, cfg, layer_mlp):
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
-    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4")  # qwen2_yarn: qwen2
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe")  # qwen2_yarn: qwen2
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -770,6 +772,49 @@ def moe_mlp(model, cfg):
     return mlp
 
 
+def qwen2_moe_config():
+    # Qwen1.5-MoE-A2.7B's config.json (Qwen2-57B-A14B's has the same keys), small: 4 experts top
+    # 2 (softmax over all experts, norm_topk_prob false: the two weights are not renormalized),
+    # expert width 32, a shared expert of width 48 in every sparse layer; q/k/v bias implied
+    # (no key: transformers' qkv_bias default); sliding_window set but use_sliding_window false,
+    # as the hub file. The hub models are sparse in every layer; mlp_only_layers [1] (a key
+    # transformers reads) makes layer 1 a dense MLP of intermediate_size 80, a width apart from
+    # both expert widths. No tokenizer (Qwen's is 151936 ids): a 2048 vocabulary, bos 1, eos 2.
+    return dict(COMMON, **{
+        "architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe",
+        "bos_token_id": 1, "eos_token_id": 2, "decoder_sparse_step": 1, "hidden_size": 64,
+        "intermediate_size": 80, "max_position_embeddings": 8192, "max_window_layers": 3,
+        "mlp_only_layers": [1], "moe_intermediate_size": 32, "norm_topk_prob": False,
+        "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 2,
+        "num_hidden_layers": 3, "num_key_value_heads": 2, "output_router_logits": False,
+        "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+        "shared_expert_intermediate_size": 48, "sliding_window": 32768,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+        "vocab_size": 2048,
+    })
+
+
+def qwen2_moe_mlp(model, cfg):
+    E, n_exp, Fm = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"]
+
+    def mlp(i, p):
+        sparse = i not in cfg["mlp_only_layers"] and (i + 1) % cfg["decoder_sparse_step"] == 0
+        if not sparse:
+            return dense_mlp(model, p, E, cfg["intermediate_size"])
+        # Router std 0.4: the normed input has rms ~1, so the 4 router logits spread by ~3 and
+        # the top-2 choice is decisive. Shared-expert gate std 0.3: its logit spreads by ~2.4,
+        # so sigmoid(gate) ranges over ~0.1..0.9 from token to token instead of sitting at 0.5.
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4)),
+             (p + "shared_expert_gate.weight",
+              normalish(model, p + "shared_expert_gate.weight", (1, E), 0.3))]
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{p}experts.{e}.", E, Fm)
+        t += dense_mlp(model, p + "shared_expert.", E, cfg["shared_expert_intermediate_size"])
+        return t
+
+    return mlp
+
+
 # ---------------------------------------------------------------- writers
 
 
@@ -841,7 +886,7 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain",
+                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -907,6 +952,10 @@ def main():
             c = cf()
             write_model(name, c, gpt_oss_tensors(c, name == "gpt_oss_plain"), "BF16", args.out,
                         None, gen=(1, 2))
+    if "qwen2_moe" in want:
+        c = qwen2_moe_config()
+        write_model("qwen2_moe", c, decoder("qwen2_moe", c, qwen2_moe_mlp("qwen2_moe", c)),
+                    "BF16", args.out, None)
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
