@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0 and
-gpt-oss of tools/make_tiny_models.py
+"""The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
+gpt-oss and Qwen2-MoE of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -14,6 +14,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/cohere2 --out TINY/cohere2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/exaone4 --out TINY/exaone4.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/gpt_oss --out TINY/gpt_oss.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/qwen2_moe --out TINY/qwen2_moe.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -52,12 +53,22 @@ differs from transformers three ways, none a weight: it floors / ceils YaRN's co
 (gpt-oss's rope_scaling says truncate false, and the GGUF has no key for it), it rounds the
 experts' activations to Q8_0 before the MXFP4 products (the CPU kernel's), and it keeps K / V in
 F16; with F32 experts and an F32 cache it matches transformers with truncate true to 1e-4, and
-the MXFP4 twin matches that with Q8_0 activations to 3e-5. All others F32 (with F16 experts
-llama.cpp rounds the activations to f16 before the expert products, and in a draft of the
-random Mixtral one token's router then picked another expert: the logits moved by 0.7 at that
-step, a router near-tie, not an error of either engine); a 2048-token byte-level vocabulary
-(llama.cpp needs one; the tests feed ids). Deterministic; needs numpy and `gguf`. Without
---goldens it checks the file against the sha256 in tests/golden/<name>/greedy.json.
+the MXFP4 twin matches that with Q8_0 activations to 3e-5. qwen2_moe: llama.cpp's `qwen2moe`
+with Qwen2MoeModel's keys (expert_count / expert_used_count, expert_feed_forward_length,
+expert_shared_feed_forward_length; no key_length: config.json has no head_dim), q/k/v biases,
+q/k rows as stored (NEOX), the router as ffn_gate_inp, the experts stacked as ffn_gate_exps /
+ffn_up_exps / ffn_down_exps, the shared expert as ffn_gate_shexp / ffn_up_shexp / ffn_down_shexp
+and its gate as ffn_gate_inp_shexp kept [1, H] (GGUF ne {H, 1}; the converter no longer squeezes,
+llama.cpp asks for {H} and takes both); BF16 widened to F32 (exact). llama.cpp's qwen2moe has no
+dense layer (every layer loads the router and both expert kinds), so the dense layer 1
+(mlp_only_layers) is written as a qwen2moe layer computing the same MLP (qwen2moe_dense_as_moe):
+with an F32 cache llama.cpp matches transformers to 5e-5 on every prompt position. All others
+F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
+in a draft of the random Mixtral one token's router then picked another expert: the logits
+moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
+byte-level vocabulary (llama.cpp needs one; the tests feed ids). Deterministic; needs numpy and
+`gguf`. Without --goldens it checks the file against the sha256 in
+tests/golden/<name>/greedy.json.
 --goldens (llama-cpp-python 0.3.36, never in CI) writes that file: 24 greedy steps per prompt
 of tests/golden/hf/<name> with the top-2 logits.
 """
@@ -74,7 +85,7 @@ from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
-        "exaone4": "exaone4", "gpt_oss": "gpt-oss"}
+        "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe"}
 
 
 def name_of(hf):
@@ -168,12 +179,97 @@ def write_gpt_oss(out, cfg, t):
     finish(g)
 
 
+def qwen2moe_dense_as_moe(cfg, t, p):
+    """A dense layer's MLP (gate / up [F, H], down [H, F], F = intermediate_size) as the tensors of
+    llama.cpp's qwen2moe layer, which has no dense form, computing the same function: the first
+    n_ff_shexp units as the shared expert, its down projection doubled behind a gate held at
+    sigmoid(~0) = 1/2; the remaining n_ff_exp units as every routed expert, their down projection
+    doubled, behind a zero router (softmax 1/4 each, two chosen: 1/2). Doublings and halvings are
+    exact in binary floating point."""
+    F, Fs = cfg["intermediate_size"], cfg["shared_expert_intermediate_size"]
+    Fx = cfg["moe_intermediate_size"]
+    X, H = cfg["num_experts"], cfg["hidden_size"]
+    assert F == Fs + Fx and cfg["num_experts_per_tok"] == 2 and X == 4, "widths the emulation needs"
+    gate, up, down = (t[f"{p}mlp.{w}_proj.weight"] for w in ("gate", "up", "down"))
+    two = np.float32(2)
+    # llama.cpp computes sigmoid(z) as silu(z) / z, NaN at z == 0: a tiny positive weight on
+    # every input (2^-30) keeps z nonzero and normal (on the three prompts |z| is 7e-11..2e-8:
+    # sigmoid 1/2 to 5e-9, below float32's resolution there).
+    return {
+        "ffn_gate_inp": np.zeros((X, H), np.float32),
+        "ffn_gate_exps": np.stack([gate[Fs:]] * X), "ffn_up_exps": np.stack([up[Fs:]] * X),
+        "ffn_down_exps": np.stack([down[:, Fs:] * two] * X),
+        "ffn_gate_inp_shexp": np.full((1, H), 2.0 ** -30, np.float32),
+        "ffn_gate_shexp": gate[:Fs], "ffn_up_shexp": up[:Fs], "ffn_down_shexp": down[:, :Fs] * two,
+    }
+
+
+def write_qwen2moe(out, cfg, t):
+    """llama.cpp's `qwen2moe` as convert_hf_to_gguf.py's Qwen2MoeModel writes it."""
+    import gguf
+    L, X = cfg["num_hidden_layers"], cfg["num_experts"]
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
+    g.add_block_count(L)
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(cfg["hidden_size"])
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_head_count(cfg["num_attention_heads"])
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    # Qwen2MoeModel.set_gguf_parameters
+    g.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    g.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    # llama.cpp's qwen2moe never renormalizes the top-k weights (transformers' norm_topk_prob
+    # false) and has no key for it.
+    assert cfg["norm_topk_prob"] is False
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges)
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v")):  # rows as stored (NEOX)
+            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])
+            g.add_tensor(b + gg + ".bias", t[f"{p}self_attn.{x}_proj.bias"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "mlp."
+        if m + "gate.weight" not in t:  # a dense layer (mlp_only_layers): see qwen2moe_dense_as_moe
+            for gg, w in qwen2moe_dense_as_moe(cfg, t, p).items():
+                g.add_tensor(b + gg + ".weight", np.ascontiguousarray(w))
+            continue
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
+                      ("ffn_down_exps", "down_proj")):
+            g.add_tensor(b + gg + ".weight",
+                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        # [1, H] in the checkpoint; the converter keeps that shape (GGUF ne {H, 1}), which
+        # llama.cpp's {n_embd} accepts.
+        g.add_tensor(b + "ffn_gate_inp_shexp.weight", t[m + "shared_expert_gate.weight"])
+        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
+                      ("ffn_down_shexp", "down_proj")):
+            g.add_tensor(b + gg + ".weight", t[f"{m}shared_expert.{w}.weight"])
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
     t = read_safetensors(os.path.join(hf, "model.safetensors"))
     if cfg["model_type"] == "gpt_oss":
         return write_gpt_oss(out, cfg, t)
+    if cfg["model_type"] == "qwen2_moe":
+        return write_qwen2moe(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -270,5 +366,5 @@ def write_gguf(hf, out):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
-              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4 "
-              "or gpt_oss folder (make_tiny_models.py)")
+              "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
+              "gpt_oss or qwen2_moe folder (make_tiny_models.py)")
