@@ -274,7 +274,8 @@ def safetensors_files():
                         ("Cohere2ForCausalLM", {"cohere": True}),
                         ("Exaone4ForCausalLM", {"qk_norm": True, "exaone4": True}),
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "mxfp4"}),
-                        ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"})):
+                        ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"}),
+                        ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -283,6 +284,8 @@ def safetensors_files():
         if extra.get("moe"):
             cfg.update({"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
                         "decoder_sparse_step": 1, "norm_topk_prob": True})
+        if extra.get("shared"):  # Qwen2-MoE's shared expert
+            cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
             cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32})
         if "no_rope_layers" in extra:
@@ -370,6 +373,11 @@ def safetensors_files():
                 t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
                 t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+            if extra.get("shared"):
+                t(pre + "mlp.shared_expert.gate_proj.weight", (48, hidden))
+                t(pre + "mlp.shared_expert.up_proj.weight", (48, hidden))
+                t(pre + "mlp.shared_expert.down_proj.weight", (hidden, 48))
+                t(pre + "mlp.shared_expert_gate.weight", (1, hidden))
         elif extra.get("gpt_oss"):
             t(pre + "self_attn.o_proj.bias", (hidden,))
             t(pre + "self_attn.sinks", (heads,))

@@ -88,6 +88,7 @@ const std::pair<const char*, const char*> kGgufKeys[] = {
     {"num_experts", "expert_count"},
     {"num_experts_per_tok", "expert_used_count"},
     {"moe_intermediate_size", "expert_feed_forward_length"},
+    {"shared_expert_intermediate_size", "expert_shared_feed_forward_length"},
 };
 
 // config.json and generation_config.json are a few kB; this only stops a hostile folder from
@@ -194,6 +195,8 @@ void ModelConfig::validate() const {
   if (num_experts > 0) {
     in_range("num_experts_per_tok", num_experts_per_tok, 1, num_experts);
     in_range("moe_intermediate_size", moe_intermediate_size, 1, limits::kMaxIntermediate);
+    in_range("shared_expert_intermediate_size", shared_expert_intermediate_size, 0,
+             limits::kMaxIntermediate);
     in_range("decoder_sparse_step", decoder_sparse_step, 1, limits::kMaxLayers);
     for (int64_t l : mlp_only_layers) in_range("mlp_only_layers", l, 0, num_layers - 1);
     for (int64_t l = 0; l < num_layers && !any_dense; ++l) any_dense = !layer_is_moe(l);

@@ -81,6 +81,8 @@ struct ModelConfig {
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
   bool norm_topk_prob = false;
+  // Qwen2-MoE: a shared expert of this width on every sparse layer (0: none).
+  int64_t shared_expert_intermediate_size = 0;
   // GPT-OSS: a bias on the router and on every expert's three projections, the softmax taken
   // over the top-k router logits (the same weights as renormalizing, other roundings), and the
   // experts' clamped SwiGLU: (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate,

@@ -28,7 +28,8 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
     }
   };
   const int64_t E = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
-  const int64_t ff = std::max(c.intermediate_size, c.moe_intermediate_size);
+  const int64_t ff =
+      std::max({c.intermediate_size, c.moe_intermediate_size, c.shared_expert_intermediate_size});
   grow(x, n * E);
   grow(h, n * E);
   grow(tmp, n * E);
@@ -254,6 +255,25 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
       const float* src = ws.tmp.data() + i * E;
       const float wt = ws.moe_weights[i];
       for (int64_t j = 0; j < E; ++j) dst[j] += src[j] * wt;
+    }
+  }
+  if (c.shared_expert_intermediate_size > 0) {
+    // The shared expert over every token (gate and up into the dense MLP's buffers), then
+    // moe_out += sigmoid(shared_expert_gate . h) * its output, as HF adds it to the routed sum.
+    const int64_t Fs = c.shared_expert_intermediate_size;
+    MatmulOut outs[2] = {{&w->shared_gate, ws.gate.data(), Fs}, {&w->shared_up, ws.up.data(), Fs}};
+    vt::cpu::matmul_multi(outs, 2, ws.h.data(), E, n, *pool);
+    vt::cpu::silu_mul(ws.gate.data(), Fs, ws.up.data(), Fs, n, Fs, ws.gate.data(), Fs);
+    vt::cpu::matmul(w->shared_down, ws.gate.data(), Fs, n, ws.tmp.data(), E, *pool);
+    const float* gw = w->shared_expert_gate.data();
+    for (int64_t t = 0; t < n; ++t) {
+      const float* h = ws.h.data() + t * E;
+      float g = 0;
+      for (int64_t j = 0; j < E; ++j) g += gw[j] * h[j];
+      const float s = 1.0f / (1.0f + std::exp(-g));
+      float* dst = ws.moe_out.data() + t * E;
+      const float* src = ws.tmp.data() + t * E;
+      for (int64_t j = 0; j < E; ++j) dst[j] += s * src[j];
     }
   }
   if (c.residual_multiplier != 0)

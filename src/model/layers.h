@@ -40,6 +40,10 @@ struct MoeWeights {
   // ModelConfig::moe_bias: the router's, and per expert its projections'.
   std::vector<float> router_bias;
   std::vector<std::vector<float>> gate_bias, up_bias, down_bias;
+  // ModelConfig::shared_expert_intermediate_size > 0: the shared expert, added to the routed
+  // experts' sum scaled by sigmoid(shared_expert_gate . x).
+  vt::cpu::WeightView shared_gate, shared_up, shared_down;
+  std::vector<float> shared_expert_gate;
 };
 
 struct LayerWeights {

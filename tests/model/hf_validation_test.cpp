@@ -307,6 +307,13 @@ INSTANTIATE_TEST_SUITE_P(
                    c["swiglu_limit"] = 0.0;
                  },
                  {"swiglu_limit"}},
+        BadField{"Qwen2MoeSharedExpertWidthHuge",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"Qwen2MoeForCausalLM"};
+                   c["shared_expert_intermediate_size"] = int64_t{1} << 30;
+                 },
+                 {"field 'shared_expert_intermediate_size': 1073741824"}},
         BadField{"VlTextConfigNotObjectFieldsMissing",
                  [](json& c) {
                    c = json{{"architectures", {"Qwen3VLForConditionalGeneration"}},

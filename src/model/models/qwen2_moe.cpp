@@ -1,0 +1,95 @@
+// Qwen2-MoE (Qwen2MoeForCausalLM, GGUF `qwen2moe`; Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B): Qwen2's
+// attention (q/k/v bias, unless config.json's qkv_bias says otherwise) and Qwen3-MoE's sparse
+// layers (softmax router, top num_experts_per_tok, renormalized only with norm_topk_prob;
+// decoder_sparse_step, mlp_only_layers) plus a shared expert on every sparse layer: a SwiGLU MLP
+// of shared_expert_intermediate_size over every token, scaled by sigmoid(shared_expert_gate . x)
+// and added to the routed experts' sum (MoeWeights::shared_*). llama.cpp stores the gate as a
+// vector (ffn_gate_inp_shexp), the checkpoint as a [1, hidden] matrix; both read the same.
+#include <nlohmann/json.hpp>
+
+#include "model/causal_lm.h"
+#include "model/family.h"
+#include "model/gguf.h"
+#include "model/load_error.h"
+#include "model/weight_store.h"
+#include "tokenizer/json_number.h"
+
+namespace vllm::model {
+
+namespace {
+
+void hf_config(ModelConfig& c, const nlohmann::json& j) {
+  c.attention_bias = tok::json_bool_or(j, "qkv_bias", true);
+  c.shared_expert_intermediate_size =
+      tok::json_int_or(j, "shared_expert_intermediate_size", 0, 0, limits::kMaxIntermediate);
+}
+
+void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  c.attention_bias = true;  // llama.cpp's qwen2moe requires the q/k/v biases
+  c.num_experts = g.get_int(p + "expert_count");
+  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
+  c.moe_intermediate_size = g.get_int(p + "expert_feed_forward_length");
+  c.shared_expert_intermediate_size = g.get_int_or(p + "expert_shared_feed_forward_length", 0);
+  c.norm_topk_prob = false;  // llama.cpp's qwen2moe takes the softmax weights as they are
+}
+
+// The shared expert's gate: a [1, hidden] matrix (checkpoint) or a [hidden] vector (GGUF).
+std::vector<float> shared_gate(const WeightStore& s, const std::string& name, int64_t E) {
+  const TensorRef* t = s.find(name);
+  if (!t || t->shape.size() != 2) return s.vector_f32(name, E);
+  const vt::cpu::WeightView w = s.matrix(name, 1, E);  // checks the shape and the type
+  std::vector<float> out(static_cast<size_t>(E));
+  vt::cpu::dequantize_row(w.dtype, w.data, out.data(), E);
+  return out;
+}
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  LayerWeights w;
+  w.attn = load_attention(s, c, i);
+  if (!c.layer_is_moe(i)) {
+    w.mlp = load_mlp(s, c, i);
+    return w;
+  }
+  w.moe = true;
+  w.experts = load_moe(s, c, i);
+  if (c.shared_expert_intermediate_size > 0) {
+    const std::string p = "model.layers." + std::to_string(i) + ".mlp.";
+    const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
+    MoeWeights& m = w.experts;
+    m.shared_gate = s.matrix(p + "shared_expert.gate_proj.weight", F, E);
+    m.shared_up = s.matrix(p + "shared_expert.up_proj.weight", F, E);
+    m.shared_down = s.matrix(p + "shared_expert.down_proj.weight", E, F);
+    m.shared_expert_gate = shared_gate(s, p + "shared_expert_gate.weight", E);
+  }
+  return w;
+}
+
+}  // namespace
+
+const ModelFamily& qwen2_moe_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"Qwen2MoeForCausalLM"};
+    f.gguf_architecture = "qwen2moe";
+    f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
+    f.moe = true;
+    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
+                            {"attn_k.bias", "self_attn.k_proj.bias"},
+                            {"attn_v.bias", "self_attn.v_proj.bias"},
+                            {"ffn_gate_inp.weight", "mlp.gate.weight"},
+                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
+                            {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
+                            {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
+                            {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},
+                            {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"}};
+    f.hf_config = hf_config;
+    f.gguf_config = gguf_config;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace vllm::model
