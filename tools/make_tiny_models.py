@@ -38,7 +38,9 @@ names: sinks, biased router and experts, clamped SwiGLU, YaRN, sliding / full la
 tokenizer) and gpt_oss_plain (the same weights, the experts dequantized to BF16 as an
 unquantized gpt-oss checkpoint stores them), qwen2_moe (BF16, Qwen1.5-MoE-A2.7B's config.json
 and tensor names: 4 experts top 2 without renormalization, a shared expert behind a sigmoid
-gate in every sparse layer, q/k/v bias, layer 1 dense; no tokenizer).
+gate in every sparse layer, q/k/v bias, layer 1 dense; no tokenizer), olmoe (BF16,
+OLMoE-1B-7B-0924's config.json and tensor names: 4 experts top 2 without renormalization in
+every layer, q/k norms over the whole projection; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -172,6 +174,8 @@ def decoder(model, cfg, layer_mlp):
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
     qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe")  # qwen2_yarn: qwen2
+    # OLMoE: RMSNorm over the whole q / k projection (H * D / KV * D wide) before the heads split.
+    whole_qk_norm = cfg["model_type"] == "olmoe"
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -183,6 +187,9 @@ def decoder(model, cfg, layer_mlp):
         for nm in norms:
             t.append((p + nm + ".weight", norm(model, p + nm + ".weight", E)))
         t += attention(model, p, E, H, KV, D, qk_norm, qkv_bias, norm)
+        if whole_qk_norm:
+            for nm, n in (("q_norm", H * D), ("k_norm", KV * D)):
+                t.append((f"{p}self_attn.{nm}.weight", norm(model, f"{p}self_attn.{nm}.weight", n)))
         t += layer_mlp(i, p + "mlp.")
     t.append(("model.norm.weight", norm(model, "model.norm.weight", E)))
     if not cfg["tie_word_embeddings"]:
@@ -815,6 +822,41 @@ def qwen2_moe_mlp(model, cfg):
     return mlp
 
 
+def olmoe_config():
+    # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
+    # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
+    # weights are not renormalized), expert width 32 (intermediate_size is the expert width; no
+    # dense MLP, no shared expert), clip_qkv null, no attention bias, MHA (4 / 4 heads as the hub
+    # has 16 / 16: llama.cpp's olmoe asks for an n_embd-wide k_norm, so it has no GQA form),
+    # rope_theta 1e4, eps 1e-5 (the converter writes 1e-5 whatever config.json says). No
+    # tokenizer (OLMoE's is GPT-NeoX's 50280 ids): a 2048 vocabulary, no bos (as the hub), eos 2,
+    # pad 1 (the hub's pad id).
+    return dict(COMMON, **{
+        "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe",
+        "attention_bias": False, "bos_token_id": None, "clip_qkv": None, "eos_token_id": 2,
+        "hidden_size": 64, "intermediate_size": 32, "max_position_embeddings": 4096,
+        "norm_topk_prob": False, "num_attention_heads": 4, "num_experts": 4,
+        "num_experts_per_tok": 2, "num_hidden_layers": 3, "num_key_value_heads": 4,
+        "output_router_logits": False, "pad_token_id": 1, "rms_norm_eps": 1e-5,
+        "rope_scaling": None, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 2048,
+    })
+
+
+def olmoe_mlp(model, cfg):
+    E, n_exp, F = cfg["hidden_size"], cfg["num_experts"], cfg["intermediate_size"]
+
+    def mlp(i, p):
+        # Router std 0.4 (as qwen2_moe): the 4 router logits spread by ~3 and the top-2 choice
+        # is decisive.
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4))]
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{p}experts.{e}.", E, F)
+        return t
+
+    return mlp
+
+
 # ---------------------------------------------------------------- writers
 
 
@@ -886,7 +928,7 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe",
+                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -956,6 +998,10 @@ def main():
         c = qwen2_moe_config()
         write_model("qwen2_moe", c, decoder("qwen2_moe", c, qwen2_moe_mlp("qwen2_moe", c)),
                     "BF16", args.out, None)
+    if "olmoe" in want:
+        c = olmoe_config()
+        write_model("olmoe", c, decoder("olmoe", c, olmoe_mlp("olmoe", c)), "BF16", args.out,
+                    None, gen=(None, 2))
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
