@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss and Qwen2-MoE of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE and OLMoE of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -15,6 +15,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/exaone4 --out TINY/exaone4.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/gpt_oss --out TINY/gpt_oss.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_moe --out TINY/qwen2_moe.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/olmoe --out TINY/olmoe.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -62,7 +63,12 @@ and its gate as ffn_gate_inp_shexp kept [1, H] (GGUF ne {H, 1}; the converter no
 llama.cpp asks for {H} and takes both); BF16 widened to F32 (exact). llama.cpp's qwen2moe has no
 dense layer (every layer loads the router and both expert kinds), so the dense layer 1
 (mlp_only_layers) is written as a qwen2moe layer computing the same MLP (qwen2moe_dense_as_moe):
-with an F32 cache llama.cpp matches transformers to 5e-5 on every prompt position. All others
+with an F32 cache llama.cpp matches transformers to 5e-5 on every prompt position. olmoe:
+llama.cpp's `olmoe` with OlmoeModel's keys (TextModel's, expert_count / expert_used_count, eps
+1e-5; feed_forward_length is the expert width, no key_length), q/k rows as stored (NEOX: the
+converter does not permute them), attn_q_norm / attn_k_norm over the whole projection (GGUF ne
+{n_embd}), the router as ffn_gate_inp, the experts stacked as ffn_gate_exps / ffn_up_exps /
+ffn_down_exps; BF16 widened to F32 (exact). All others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
 moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
@@ -85,7 +91,7 @@ from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
-        "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe"}
+        "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe"}
 
 
 def name_of(hf):
@@ -262,6 +268,58 @@ def write_qwen2moe(out, cfg, t):
     finish(g)
 
 
+def write_olmoe(out, cfg, t):
+    """llama.cpp's `olmoe` as convert_hf_to_gguf.py's OlmoeModel writes it."""
+    import gguf
+    L, X, E = cfg["num_hidden_layers"], cfg["num_experts"], cfg["hidden_size"]
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    # llama.cpp's olmoe loads attn_k_norm as {n_embd} (no GQA form), applies no clip_qkv (the
+    # converter writes no clamp key for it), never renormalizes the top-k weights (build_moe_ffn
+    # with norm_w false: transformers' norm_topk_prob false) and has no bias tensors.
+    assert KV == H and cfg.get("head_dim", E // H) == E // H, "llama.cpp's olmoe is MHA"
+    assert cfg["clip_qkv"] is None and cfg["norm_topk_prob"] is False
+    assert not cfg["attention_bias"]
+    # OlmoeModel.set_gguf_parameters writes eps 1e-5 over config.json's value.
+    assert cfg["rms_norm_eps"] == 1e-5
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
+    g.add_block_count(L)
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_feed_forward_length(cfg["intermediate_size"])  # the expert width: llama.cpp's n_ff
+    g.add_head_count(H)
+    g.add_head_count_kv(KV)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges, pad=True)  # pad 1 from config.json, as SpecialVocab
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
+            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored (NEOX)
+        # [H * D] and [KV * D] = [n_embd]: one RMSNorm over the whole projection.
+        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
+        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "mlp."
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
+                      ("ffn_down_exps", "down_proj")):
+            g.add_tensor(b + gg + ".weight",
+                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -270,6 +328,8 @@ def write_gguf(hf, out):
         return write_gpt_oss(out, cfg, t)
     if cfg["model_type"] == "qwen2_moe":
         return write_qwen2moe(out, cfg, t)
+    if cfg["model_type"] == "olmoe":
+        return write_olmoe(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -367,4 +427,4 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss or qwen2_moe folder (make_tiny_models.py)")
+              "gpt_oss, qwen2_moe or olmoe folder (make_tiny_models.py)")
