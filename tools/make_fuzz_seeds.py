@@ -275,7 +275,8 @@ def safetensors_files():
                         ("Exaone4ForCausalLM", {"qk_norm": True, "exaone4": True}),
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "mxfp4"}),
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"}),
-                        ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True})):
+                        ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True}),
+                        ("OlmoeForCausalLM", {"moe": True, "olmoe": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -284,6 +285,8 @@ def safetensors_files():
         if extra.get("moe"):
             cfg.update({"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
                         "decoder_sparse_step": 1, "norm_topk_prob": True})
+        if extra.get("olmoe"):  # MHA (its k_norm spans the whole projection), expert width
+            cfg.update({"num_key_value_heads": heads, "intermediate_size": 32})
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -340,7 +343,8 @@ def safetensors_files():
         pre = "model.layers.0."
         t(pre + "input_layernorm.weight", (hidden,))
         t(pre + "post_attention_layernorm.weight", (hidden,))
-        for n, rows in (("q", heads * hd), ("k", kv_heads * hd), ("v", kv_heads * hd)):
+        kvh = heads if extra.get("olmoe") else kv_heads
+        for n, rows in (("q", heads * hd), ("k", kvh * hd), ("v", kvh * hd)):
             t(pre + f"self_attn.{n}_proj.weight", (rows, hidden))
             if extra.get("bias"):
                 t(pre + f"self_attn.{n}_proj.bias", (rows,))
@@ -348,6 +352,9 @@ def safetensors_files():
         if extra.get("qk_norm"):
             t(pre + "self_attn.q_norm.weight", (hd,))
             t(pre + "self_attn.k_norm.weight", (hd,))
+        if extra.get("olmoe"):  # whole-projection q/k norms beside the input norms
+            t(pre + "self_attn.q_norm.weight", (heads * hd,))
+            t(pre + "self_attn.k_norm.weight", (heads * hd,))
         if extra.get("olmo2"):  # output norms, whole-projection q/k norms, no input norms
             del ts[pre + "input_layernorm.weight"]
             t(pre + "post_feedforward_layernorm.weight", (hidden,))

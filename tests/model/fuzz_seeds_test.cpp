@@ -1,6 +1,7 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
-// code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert) rather than an early error.
+// code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms) rather than an
+// early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +62,16 @@ TEST(FuzzSeeds, Qwen2MoeLoadsToAModelWithASharedExpert) {
                        [](const CausalLM& m) {
                          EXPECT_EQ(m.config().shared_expert_intermediate_size, 48);
                          EXPECT_EQ(m.layers()[0].experts.shared_expert_gate.size(), 32u);
+                       }),
+            2);
+}
+
+TEST(FuzzSeeds, OlmoeLoadsToAModelWithWholeProjectionQkNorms) {
+  EXPECT_EQ(load_seeds("OlmoeForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_TRUE(m.config().qk_norm_whole);
+                         EXPECT_EQ(m.layers()[0].attn.k_norm.size(), 32u);
+                         EXPECT_EQ(m.layers()[0].experts.gate.size(), 2u);
                        }),
             2);
 }

@@ -314,6 +314,13 @@ INSTANTIATE_TEST_SUITE_P(
                    c["shared_expert_intermediate_size"] = int64_t{1} << 30;
                  },
                  {"field 'shared_expert_intermediate_size': 1073741824"}},
+        BadField{"OlmoeClipQkv",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"OlmoeForCausalLM"};
+                   c["clip_qkv"] = 8.0;
+                 },
+                 {"clip_qkv = 8.0: clamping q, k and v is not supported"}},
         BadField{"VlTextConfigNotObjectFieldsMissing",
                  [](json& c) {
                    c = json{{"architectures", {"Qwen3VLForConditionalGeneration"}},

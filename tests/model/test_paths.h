@@ -31,7 +31,7 @@ inline const std::vector<std::string>& tiny_hf_models() {
       "qwen3",   "qwen3_moe", "llama",         "qwen2",      "mistral",  "gemma3",  "gemma2",
       "phi3",    "mixtral",   "mistral3",      "qwen2_5_vl", "qwen3_vl", "smollm3", "granite",
       "olmo2",   "phi3_5",    "qwen2_yarn",    "phi4_mini",  "glm4",     "cohere",  "cohere2",
-      "exaone4", "gpt_oss",   "gpt_oss_plain", "qwen2_moe"};
+      "exaone4", "gpt_oss",   "gpt_oss_plain", "qwen2_moe",  "olmoe"};
   return names;
 }
 inline std::string golden_dir() { return std::string(VLLM_SOURCE_DIR) + "/tests/golden"; }
