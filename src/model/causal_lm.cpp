@@ -209,8 +209,9 @@ std::string CausalLM::packed_cache_key(const std::vector<vt::cpu::WeightView*>& 
 std::vector<vt::cpu::WeightView*> CausalLM::weight_views() {
   std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
-    for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
-                    &l.experts.router})
+    for (auto* w :
+         {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
+          &l.experts.router, &l.experts.shared_gate, &l.experts.shared_up, &l.experts.shared_down})
       views.push_back(w);
     for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
       for (auto& w : *v) views.push_back(&w);
@@ -231,12 +232,22 @@ void CausalLM::pack_weights(const LoadOptions& opts) {
     file = PackedWeights::cache_file(opts.packed_cache_dir, path_);
     std::vector<const MappedFile*> sources;
     for (const auto& [f, begin] : weight_files()) sources.push_back(f);
-    if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_, sources)) return;
+    if (!key.empty() && packed_.map_cache(file, key, total, views, *pool_, sources)) {
+      release_converted(views);
+      return;
+    }
   }
   packed_.reserve(total);
   for (auto* w : views)
     packed_.pack(*w, gguf_ ? gguf_->mapped() : store_.file_containing(w->data), *pool_);
   if (!key.empty()) packed_.write_cache(file, key);
+  release_converted(views);
+}
+
+void CausalLM::release_converted(const std::vector<vt::cpu::WeightView*>& views) {
+  std::vector<const void*> in_use;
+  for (const auto* w : views) in_use.push_back(w->data);
+  converted_freed_ += store_.release_converted(in_use);
 }
 
 void CausalLM::drop_tokenizer_metadata() {

@@ -73,6 +73,8 @@ class CausalLM {
   const GgufFile* gguf() const { return gguf_.get(); }
   // How the packed weights were made this start (mapped from a cached copy, or packed).
   const std::string& packed_weights_note() const { return packed_.note(); }
+  // Bytes of rewritten weights (gpt-oss's MXFP4 experts from a checkpoint) freed once packed.
+  size_t converted_bytes_freed() const { return converted_freed_; }
   GgufFile* gguf_mut() { return gguf_.get(); }
   // Frees the GGUF vocabulary arrays once a tokenizer has been built from them.
   void drop_tokenizer_metadata();
@@ -120,6 +122,8 @@ class CausalLM {
   // safetensors file from 0). Empty for a GGUF that is read, not mapped.
   std::vector<std::pair<const MappedFile*, size_t>> weight_files() const;
   void pack_weights(const LoadOptions& opts);
+  // Frees the store's converted buffers (gpt-oss's rewritten experts) no view reads any more.
+  void release_converted(const std::vector<vt::cpu::WeightView*>& views);
   // Every weight matrix of the model (tied embeddings twice), for packing and per-model flags.
   std::vector<vt::cpu::WeightView*> weight_views();
   std::string packed_cache_key(const std::vector<vt::cpu::WeightView*>& views) const;
@@ -137,6 +141,7 @@ class CausalLM {
   float embed_scale_ = 0;              // scale_embeddings: sqrt(hidden_size); 0: none
   vt::cpu::WeightView embed_, lm_head_;
   PackedWeights packed_;
+  size_t converted_freed_ = 0;
   std::vector<LayerWeights> layers_;
   std::vector<vt::StorageBuffer> mapped_weights_;  // the mapped files, read in place
   KvCache kv_;

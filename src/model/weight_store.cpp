@@ -130,6 +130,25 @@ vt::cpu::WeightView WeightStore::matrix_slice(const std::string& name, int64_t i
   return w;
 }
 
+size_t WeightStore::release_converted(const std::vector<const void*>& in_use) {
+  size_t freed = 0;
+  auto inside = [](const void* p, const std::vector<uint8_t>& b) {
+    const auto* q = static_cast<const uint8_t*>(p);
+    return !b.empty() && q >= b.data() && q < b.data() + b.size();
+  };
+  for (auto& buf : converted_) {
+    if (!buf) continue;
+    bool used = false;
+    for (const void* p : in_use) used = used || inside(p, *buf);
+    if (used) continue;
+    for (auto it = tensors_.begin(); it != tensors_.end();)
+      it = inside(it->second.data, *buf) ? tensors_.erase(it) : std::next(it);
+    freed += buf->size();
+    buf.reset();
+  }
+  return freed;
+}
+
 std::vector<float> WeightStore::vector_f32(const std::string& name, int64_t n) const {
   const TensorRef& t = get(name, {n});
   check_weight(t, n);

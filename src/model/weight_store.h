@@ -43,6 +43,15 @@ class WeightStore {
   // Keeps any other memory tensors point into alive as long as the store (a buffer a file was
   // read into, an aligned copy of a misaligned tensor).
   void keep_alive(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
+  // A buffer a family rewrote weights into (gpt-oss's MXFP4 experts), kept until
+  // release_converted: once packing has copied every weight out of it, it can go, so the
+  // model holds one copy of them, not two.
+  void keep_converted(std::shared_ptr<std::vector<uint8_t>> buf) {
+    converted_.push_back(std::move(buf));
+  }
+  // Frees each converted buffer none of `in_use` points into, and drops the tensors that did
+  // (nothing reads them after the weights are bound). Returns the bytes freed.
+  size_t release_converted(const std::vector<const void*>& in_use);
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   // Removes a tensor and hands it back (a family renaming or splitting its weights).
   TensorRef take(const std::string& name);
@@ -71,6 +80,7 @@ class WeightStore {
   std::map<std::string, TensorRef> tensors_;
   std::vector<std::shared_ptr<MappedFile>> files_;
   std::vector<std::shared_ptr<void>> owners_;
+  std::vector<std::shared_ptr<std::vector<uint8_t>>> converted_;
   std::string source_;
   std::function<std::string(const std::string&)> file_name_;
 };

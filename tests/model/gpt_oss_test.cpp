@@ -84,3 +84,16 @@ TEST(GptOss, ThreeFormsBindTheSameWeights) {
   EXPECT_FALSE(plain->config().rope_scaling.truncate);
   EXPECT_TRUE(gguf->config().rope_scaling.truncate);
 }
+
+// The MXFP4 checkpoint's experts are rewritten into a buffer of their own; once packing has
+// copied them out, that buffer is freed (one copy of the experts in memory, not two), and the
+// packed model still reads them (the HfReference gate runs it).
+TEST(GptOss, RewrittenExpertsAreFreedOncePacked) {
+  auto packed = CausalLM::load(tiny_models_dir() + "/gpt_oss");
+  // 4 layers x 4 experts x (gate + up: 2 x 32 rows of 2 blocks, down: 64 rows of 1 block) x 17
+  // bytes, and the split gate / up biases (4 layers x 2 x 4 experts x 32 floats), which the
+  // layers copied.
+  EXPECT_EQ(packed->converted_bytes_freed(),
+            size_t{4 * 4 * (2 * 32 * 2 + 64 * 1) * 17 + 4 * 2 * 4 * 32 * 4});
+  EXPECT_EQ(load_unpacked(tiny_models_dir() + "/gpt_oss")->converted_bytes_freed(), 0u);
+}

@@ -98,7 +98,7 @@ void add_tensor(WeightStore& s, const TensorRef& from, const std::string& name, 
   t.n_bytes = bytes->size();
   t.file = from.file;
   t.stored_name = from.stored_name.empty() ? from.name : from.stored_name;
-  s.keep_alive(std::move(bytes));
+  s.keep_converted(std::move(bytes));  // freed once packed (WeightStore::release_converted)
   s.add(std::move(t));
 }
 
