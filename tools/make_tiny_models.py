@@ -40,7 +40,10 @@ unquantized gpt-oss checkpoint stores them), qwen2_moe (BF16, Qwen1.5-MoE-A2.7B'
 and tensor names: 4 experts top 2 without renormalization, a shared expert behind a sigmoid
 gate in every sparse layer, q/k/v bias, layer 1 dense; no tokenizer), olmoe (BF16,
 OLMoE-1B-7B-0924's config.json and tensor names: 4 experts top 2 without renormalization in
-every layer, q/k norms over the whole projection; no tokenizer).
+every layer, q/k norms over the whole projection; no tokenizer), granitemoe (BF16,
+granite-3.1-1b-a400m's config.json and tensor names: Granite's four multipliers, 4 experts top 2
+(softmax over the top-2 router logits) as block_sparse_moe router.layer / input_linear (gate
+rows, then up rows) / output_linear in every layer, tied; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -857,6 +860,51 @@ def olmoe_mlp(model, cfg):
     return mlp
 
 
+def granitemoe_config():
+    # granite-3.1-1b-a400m-instruct's config.json (granite-3.1-3b-a800m and the 3.0 *-a*m models
+    # have the same keys), small: 4 experts top 2 in every layer (transformers: top 2 of the
+    # router logits, softmax over those two), expert width 32 (intermediate_size is the expert
+    # width; no dense MLP, no shared expert), GQA 4 / 2, no attention bias, tied as the hub
+    # models are. The four multipliers on the hub's side of 1 (the hub's: embedding 12, attention
+    # 1/64, residual 0.22, logits 6), sized for this tied random model: only residual /
+    # embedding matters to the residual stream (every norm removes a common scale), and at the
+    # dense tiny granite's 0.22 / 12 the input token's own embedding dominates the last hidden
+    # state and greedy repeats it at every step (measured: 24/24 on each prompt); at 0.875 /
+    # 1.25 = 0.7 greedy moves on (0-3 repeats in 24). Attention 0.125 (not 1/sqrt(16)), logits
+    # 1.5. rope_theta 1e4 (granite-3.0's; 3.1 has 1e7), eps 1e-6. No tokenizer (Granite's is
+    # 49155 ids): a 2048 vocabulary, bos 1, eos 2 (the hub's 0 is all three), pad 0 (the hub's).
+    return dict(COMMON, **{
+        "architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe",
+        "attention_bias": False, "attention_multiplier": 0.125, "bos_token_id": 1,
+        "embedding_multiplier": 1.25, "eos_token_id": 2, "hidden_size": 64,
+        "intermediate_size": 32, "logits_scaling": 1.5, "max_position_embeddings": 4096,
+        "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 3,
+        "num_key_value_heads": 2, "num_local_experts": 4, "output_router_logits": False,
+        "pad_token_id": 0, "residual_multiplier": 0.875, "rms_norm_eps": 1e-6,
+        "rope_scaling": None, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 2048,
+    })
+
+
+def granitemoe_mlp(model, cfg):
+    E, n_exp, F = cfg["hidden_size"], cfg["num_local_experts"], cfg["intermediate_size"]
+
+    def mlp(i, p):
+        p = p.replace(".mlp.", ".block_sparse_moe.")
+        # The hub's JetMoE-style parallel experts: router.layer [E_n, H]; input_linear
+        # [E_n, 2F, H], rows 0..F-1 the gate (silu) and F..2F-1 the up projection (transformers
+        # chunks the product in two, gate first; llama.cpp's converter splits it the same way);
+        # output_linear [E_n, H, F]. Router std 0.4 (as olmoe): a decisive top-2 choice.
+        t = [(p + "router.layer.weight", normalish(model, p + "router.layer.weight", (n_exp, E), 0.4))]
+        n = p + "input_linear.weight"
+        t.append((n, normalish(model, n, (n_exp, 2 * F, E), STD_PROJ)))
+        n = p + "output_linear.weight"
+        t.append((n, normalish(model, n, (n_exp, E, F), STD_OUT)))
+        return t
+
+    return mlp
+
+
 # ---------------------------------------------------------------- writers
 
 
@@ -928,7 +976,8 @@ def main():
                     help="folder with the Qwen3 tokenizer.json and tokenizer_config.json")
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
-                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe",
+                    "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
+                    "granitemoe",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1002,6 +1051,10 @@ def main():
         c = olmoe_config()
         write_model("olmoe", c, decoder("olmoe", c, olmoe_mlp("olmoe", c)), "BF16", args.out,
                     None, gen=(None, 2))
+    if "granitemoe" in want:
+        c = granitemoe_config()
+        write_model("granitemoe", c, decoder("granitemoe", c, granitemoe_mlp("granitemoe", c)),
+                    "BF16", args.out, None)
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,
