@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss, Qwen2-MoE and OLMoE of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE, OLMoE and GraniteMoE of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -16,6 +16,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/gpt_oss --out TINY/gpt_oss.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_moe --out TINY/qwen2_moe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/olmoe --out TINY/olmoe.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/granitemoe --out TINY/granitemoe.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -68,6 +69,12 @@ llama.cpp's `olmoe` with OlmoeModel's keys (TextModel's, expert_count / expert_u
 1e-5; feed_forward_length is the expert width, no key_length), q/k rows as stored (NEOX: the
 converter does not permute them), attn_q_norm / attn_k_norm over the whole projection (GGUF ne
 {n_embd}), the router as ffn_gate_inp, the experts stacked as ffn_gate_exps / ffn_up_exps /
+ffn_down_exps; BF16 widened to F32 (exact). granitemoe: llama.cpp's `granitemoe` with
+GraniteMoeModel's keys (TextModel's, expert_count / expert_used_count, feed_forward_length the
+expert width, no key_length; LlamaModel's vocab_size and rope.dimension_count; Granite's
+attention.scale / embedding_scale / residual_scale / logit_scale), q/k rows permuted as
+granite's, tied (no output.weight), router.layer as ffn_gate_inp, input_linear split along its
+rows into ffn_gate_exps (the first half) and ffn_up_exps (the second), output_linear as
 ffn_down_exps; BF16 widened to F32 (exact). All others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
@@ -91,7 +98,8 @@ from make_tiny_internlm2 import permute  # noqa: E402
 
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
-        "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe"}
+        "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
+        "granitemoe": "granitemoe"}
 
 
 def name_of(hf):
@@ -320,6 +328,67 @@ def write_olmoe(out, cfg, t):
     finish(g)
 
 
+def write_granitemoe(out, cfg, t):
+    """llama.cpp's `granitemoe` as convert_hf_to_gguf.py's GraniteMoeModel writes it."""
+    import gguf
+    L, X, E = cfg["num_hidden_layers"], cfg["num_local_experts"], cfg["hidden_size"]
+    H, KV, F = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["intermediate_size"]
+    # llama.cpp's granitemoe weights the top-k by softmax over all experts, renormalized over the
+    # k (build_moe_ffn with norm_w true): transformers' softmax over the top-k logits. No bias
+    # tensors, no shared expert (GraniteMoeShared's shared_intermediate_size).
+    assert not cfg["attention_bias"] and "shared_intermediate_size" not in cfg
+    assert cfg["tie_word_embeddings"] and "lm_head.weight" not in t
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
+    g.add_block_count(L)
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_feed_forward_length(F)  # the expert width: llama.cpp's n_ff
+    g.add_head_count(H)
+    g.add_head_count_kv(KV)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    # LlamaModel.set_gguf_parameters
+    g.add_vocab_size(cfg["vocab_size"])
+    g.add_rope_dimension_count(E // H)
+    # GraniteModel.set_gguf_parameters: the multipliers as *_scale keys
+    g.add_attention_scale(cfg["attention_multiplier"])
+    g.add_embedding_scale(cfg["embedding_multiplier"])
+    g.add_residual_scale(cfg["residual_multiplier"])
+    g.add_logit_scale(cfg["logits_scaling"])
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges, pad=True)  # pad 0 from config.json, as SpecialVocab
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])  # tied: no output.weight
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        # LlamaModel permutes q / k rows for llama.cpp's NORM (interleaved) rotary.
+        g.add_tensor(b + "attn_q.weight",
+                     np.ascontiguousarray(permute(t[p + "self_attn.q_proj.weight"], H)))
+        g.add_tensor(b + "attn_k.weight",
+                     np.ascontiguousarray(permute(t[p + "self_attn.k_proj.weight"], KV)))
+        g.add_tensor(b + "attn_v.weight", t[p + "self_attn.v_proj.weight"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "block_sparse_moe."
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "router.layer.weight"])
+        # GraniteMoeModel.modify_tensors: input_linear [E, 2F, H] split along dim -2, the first
+        # F rows ffn_gate_exps, the last F ffn_up_exps.
+        w = t[m + "input_linear.weight"]
+        assert w.shape == (X, 2 * F, E)
+        g.add_tensor(b + "ffn_gate_exps.weight", np.ascontiguousarray(w[:, :F]))
+        g.add_tensor(b + "ffn_up_exps.weight", np.ascontiguousarray(w[:, F:]))
+        g.add_tensor(b + "ffn_down_exps.weight", t[m + "output_linear.weight"])
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -330,6 +399,8 @@ def write_gguf(hf, out):
         return write_qwen2moe(out, cfg, t)
     if cfg["model_type"] == "olmoe":
         return write_olmoe(out, cfg, t)
+    if cfg["model_type"] == "granitemoe":
+        return write_granitemoe(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -427,4 +498,4 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe or olmoe folder (make_tiny_models.py)")
+              "gpt_oss, qwen2_moe, olmoe or granitemoe folder (make_tiny_models.py)")
