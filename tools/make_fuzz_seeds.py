@@ -276,7 +276,8 @@ def safetensors_files():
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "mxfp4"}),
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"}),
                         ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True}),
-                        ("OlmoeForCausalLM", {"moe": True, "olmoe": True})):
+                        ("OlmoeForCausalLM", {"moe": True, "olmoe": True}),
+                        ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -287,6 +288,8 @@ def safetensors_files():
                         "decoder_sparse_step": 1, "norm_topk_prob": True})
         if extra.get("olmoe"):  # MHA (its k_norm spans the whole projection), expert width
             cfg.update({"num_key_value_heads": heads, "intermediate_size": 32})
+        if extra.get("granitemoe"):  # 2 experts of width 32, fused gate | up
+            cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32})
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -385,6 +388,10 @@ def safetensors_files():
                 t(pre + "mlp.shared_expert.up_proj.weight", (48, hidden))
                 t(pre + "mlp.shared_expert.down_proj.weight", (hidden, 48))
                 t(pre + "mlp.shared_expert_gate.weight", (1, hidden))
+        elif extra.get("granitemoe"):  # the hub's fused experts and router
+            t(pre + "block_sparse_moe.router.layer.weight", (2, hidden))
+            t(pre + "block_sparse_moe.input_linear.weight", (2, 64, hidden))
+            t(pre + "block_sparse_moe.output_linear.weight", (2, hidden, 32))
         elif extra.get("gpt_oss"):
             t(pre + "self_attn.o_proj.bias", (hidden,))
             t(pre + "self_attn.sinks", (heads,))

@@ -1,7 +1,7 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
-// code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms) rather than an
-// early error.
+// code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
+// experts) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -72,6 +72,17 @@ TEST(FuzzSeeds, OlmoeLoadsToAModelWithWholeProjectionQkNorms) {
                          EXPECT_TRUE(m.config().qk_norm_whole);
                          EXPECT_EQ(m.layers()[0].attn.k_norm.size(), 32u);
                          EXPECT_EQ(m.layers()[0].experts.gate.size(), 2u);
+                       }),
+            2);
+}
+
+TEST(FuzzSeeds, GraniteMoeLoadsToAModelWithFusedExperts) {
+  EXPECT_EQ(load_seeds("GraniteMoeForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_TRUE(m.config().topk_before_softmax);
+                         EXPECT_GT(m.config().residual_multiplier, 0);
+                         EXPECT_EQ(m.layers()[0].experts.up.size(), 2u);
+                         EXPECT_EQ(m.layers()[0].experts.up[1].rows, 32);
                        }),
             2);
 }

@@ -69,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                          ::testing::Values("gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                            "glm4", "cohere", "cohere2", "exaone4", "gpt_oss",
-                                           "qwen2_moe", "olmoe"));
+                                           "qwen2_moe", "olmoe", "granitemoe"));
 
 // Phi-3's GGUF: the fused matrices read as row ranges of F16 tensors; no sliding window (the
 // file has none, and llama.cpp ignores Phi's); the HF folder keeps config.json's window.

@@ -4,6 +4,14 @@
 // are 1 for all four (an attention scale of 1, not head_dim^-0.5); llama.cpp's `granite` keys
 // are embedding_scale, attention.scale (0 or absent: head_dim^-0.5), residual_scale and
 // logit_scale. The GGUF's q/k rows are permuted as for Llama.
+//
+// GraniteMoE (GraniteMoeForCausalLM, GGUF `granitemoe`; Granite 3.x 1B-A400M / 3B-A800M): the same
+// block and multipliers with a sparse MoE block on every layer: a router without bias whose
+// softmax runs over its top-k logits (ModelConfig::topk_before_softmax; llama.cpp renormalizes
+// the softmax's top-k, the same weights), experts of intermediate_size stored fused as the
+// hub checkpoints keep them: block_sparse_moe.input_linear [experts, 2F, hidden] (rows gate | up,
+// read as row ranges) and output_linear [experts, hidden, F]; llama.cpp's converter splits them
+// into ffn_gate_exps / ffn_up_exps.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +19,7 @@
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/weight_store.h"
 #include "tokenizer/json_number.h"
 
 namespace vllm::model {
@@ -45,7 +54,72 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.logits_scaling = m("logit_scale", 1.0);
 }
 
+void moe_hf_config(ModelConfig& c, const nlohmann::json& j) {
+  hf_config(c, j);
+  c.moe_intermediate_size = c.intermediate_size;  // GraniteMoeConfig: the experts' width
+  c.topk_before_softmax = true;
+}
+
+void moe_gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  gguf_config(c, g, p);
+  c.num_experts = g.get_int(p + "expert_count");
+  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
+  c.moe_intermediate_size = g.get_int_or(p + "expert_feed_forward_length", c.intermediate_size);
+  c.topk_before_softmax = true;
+}
+
+// The checkpoint's router under the shared name; its fused experts stay where they are.
+void moe_hf_weights(WeightStore& s, const ModelConfig& c) {
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    s.rename(p + "block_sparse_moe.router.layer.weight", p + "mlp.gate.weight");
+  }
+}
+
+LayerWeights moe_load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  LayerWeights w;
+  w.attn = load_attention(s, c, i);
+  w.moe = true;
+  if (c.from_gguf) {  // llama.cpp's split ffn_*_exps under the shared names
+    w.experts = load_moe(s, c, i);
+    return w;
+  }
+  const std::string p = "model.layers." + std::to_string(i) + ".";
+  const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
+  MoeWeights& m = w.experts;
+  m.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
+  m.router = s.matrix(p + "mlp.gate.weight", X, E);
+  for (int64_t e = 0; e < X; ++e) {
+    const vt::cpu::WeightView gu =
+        s.matrix_slice(p + "block_sparse_moe.input_linear.weight", e, X, 2 * F, E);
+    m.gate.push_back(rows_of(gu, 0, F));
+    m.up.push_back(rows_of(gu, F, F));
+    m.down.push_back(s.matrix_slice(p + "block_sparse_moe.output_linear.weight", e, X, E, F));
+  }
+  return w;
+}
+
 }  // namespace
+
+const ModelFamily& granitemoe_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"GraniteMoeForCausalLM"};
+    f.gguf_architecture = "granitemoe";
+    f.gguf_rope_interleaved = true;
+    f.moe = true;
+    f.gguf_layer_tensors = {{"ffn_gate_inp.weight", "mlp.gate.weight"},
+                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+    f.hf_config = moe_hf_config;
+    f.gguf_config = moe_gguf_config;
+    f.hf_weights = moe_hf_weights;
+    f.load_layer = moe_load_layer;
+    return f;
+  }();
+  return f;
+}
 
 const ModelFamily& granite_family() {
   static const ModelFamily f = [] {
