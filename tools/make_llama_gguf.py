@@ -127,19 +127,28 @@ def mxfp4_values(blocks, scales):
     return vals.reshape(vals.shape[:-2] + (-1,))
 
 
-def write_gpt_oss(out, cfg, t):
-    """llama.cpp's `gpt-oss` as convert_hf_to_gguf.py writes it from the MXFP4 checkpoint."""
+def text_model_writer(out, cfg):
+    """A GGUFWriter with the keys convert_hf_to_gguf.py's TextModel.set_gguf_parameters writes
+    first (no head_dim in config.json: no key_length / value_length; feed_forward_length is
+    intermediate_size, the expert width of the MoE models here)."""
     import gguf
-    L, X = cfg["num_hidden_layers"], cfg["num_local_experts"]
-    rope = cfg.get("rope_scaling") or cfg["rope_parameters"]
     g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
     g.add_name("tiny-" + cfg["model_type"])
-    g.add_block_count(L)
+    g.add_block_count(cfg["num_hidden_layers"])
     g.add_context_length(cfg["max_position_embeddings"])
     g.add_embedding_length(cfg["hidden_size"])
     g.add_feed_forward_length(cfg["intermediate_size"])
     g.add_head_count(cfg["num_attention_heads"])
     g.add_head_count_kv(cfg["num_key_value_heads"])
+    return g
+
+
+def write_gpt_oss(out, cfg, t):
+    """llama.cpp's `gpt-oss` as convert_hf_to_gguf.py writes it from the MXFP4 checkpoint."""
+    import gguf
+    L, X = cfg["num_hidden_layers"], cfg["num_local_experts"]
+    rope = cfg.get("rope_scaling") or cfg["rope_parameters"]
+    g = text_model_writer(out, cfg)
     assert rope["rope_type"] == "yarn"
     g.add_rope_scaling_type(gguf.RopeScalingType.YARN)
     g.add_rope_scaling_factor(rope["factor"])
@@ -222,15 +231,7 @@ def write_qwen2moe(out, cfg, t):
     """llama.cpp's `qwen2moe` as convert_hf_to_gguf.py's Qwen2MoeModel writes it."""
     import gguf
     L, X = cfg["num_hidden_layers"], cfg["num_experts"]
-    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
-    g.add_name("tiny-" + cfg["model_type"])
-    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
-    g.add_block_count(L)
-    g.add_context_length(cfg["max_position_embeddings"])
-    g.add_embedding_length(cfg["hidden_size"])
-    g.add_feed_forward_length(cfg["intermediate_size"])
-    g.add_head_count(cfg["num_attention_heads"])
-    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g = text_model_writer(out, cfg)
     g.add_rope_freq_base(cfg["rope_theta"])
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_expert_count(X)
@@ -289,15 +290,7 @@ def write_olmoe(out, cfg, t):
     assert not cfg["attention_bias"]
     # OlmoeModel.set_gguf_parameters writes eps 1e-5 over config.json's value.
     assert cfg["rms_norm_eps"] == 1e-5
-    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
-    g.add_name("tiny-" + cfg["model_type"])
-    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
-    g.add_block_count(L)
-    g.add_context_length(cfg["max_position_embeddings"])
-    g.add_embedding_length(E)
-    g.add_feed_forward_length(cfg["intermediate_size"])  # the expert width: llama.cpp's n_ff
-    g.add_head_count(H)
-    g.add_head_count_kv(KV)
+    g = text_model_writer(out, cfg)
     g.add_rope_freq_base(cfg["rope_theta"])
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_expert_count(X)
@@ -338,15 +331,7 @@ def write_granitemoe(out, cfg, t):
     # tensors, no shared expert (GraniteMoeShared's shared_intermediate_size).
     assert not cfg["attention_bias"] and "shared_intermediate_size" not in cfg
     assert cfg["tie_word_embeddings"] and "lm_head.weight" not in t
-    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
-    g.add_name("tiny-" + cfg["model_type"])
-    # TextModel.set_gguf_parameters (no head_dim in config.json: no key_length / value_length)
-    g.add_block_count(L)
-    g.add_context_length(cfg["max_position_embeddings"])
-    g.add_embedding_length(E)
-    g.add_feed_forward_length(F)  # the expert width: llama.cpp's n_ff
-    g.add_head_count(H)
-    g.add_head_count_kv(KV)
+    g = text_model_writer(out, cfg)
     g.add_rope_freq_base(cfg["rope_theta"])
     g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     g.add_expert_count(X)

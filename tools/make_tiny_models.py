@@ -766,15 +766,18 @@ def qwen2_yarn_config():
     })
 
 
-def moe_mlp(model, cfg):
-    E, n_exp, Fm = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"]
+def moe_mlp(model, cfg, width="moe_intermediate_size", router_std=0.3):
+    """Per-expert SwiGLU experts under mlp.gate (Qwen3-MoE; OLMoE, whose experts are
+    intermediate_size wide and every layer sparse)."""
+    E, n_exp, Fm = cfg["hidden_size"], cfg["num_experts"], cfg[width]
 
     def mlp(i, p):
-        sparse = i not in cfg["mlp_only_layers"] and (i + 1) % cfg["decoder_sparse_step"] == 0
+        sparse = (i not in cfg.get("mlp_only_layers", [])
+                  and (i + 1) % cfg.get("decoder_sparse_step", 1) == 0)
         if not sparse:
             return dense_mlp(model, p, E, cfg["intermediate_size"])
         # Router std is larger so expert choice is decisive, not a coin toss between near-equal scores.
-        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.3))]
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), router_std))]
         for e in range(n_exp):
             t += dense_mlp(model, f"{p}experts.{e}.", E, Fm)
         return t
@@ -844,20 +847,6 @@ def olmoe_config():
         "rope_scaling": None, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01,
         "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 2048,
     })
-
-
-def olmoe_mlp(model, cfg):
-    E, n_exp, F = cfg["hidden_size"], cfg["num_experts"], cfg["intermediate_size"]
-
-    def mlp(i, p):
-        # Router std 0.4 (as qwen2_moe): the 4 router logits spread by ~3 and the top-2 choice
-        # is decisive.
-        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4))]
-        for e in range(n_exp):
-            t += dense_mlp(model, f"{p}experts.{e}.", E, F)
-        return t
-
-    return mlp
 
 
 def granitemoe_config():
@@ -1049,7 +1038,7 @@ def main():
                     "BF16", args.out, None)
     if "olmoe" in want:
         c = olmoe_config()
-        write_model("olmoe", c, decoder("olmoe", c, olmoe_mlp("olmoe", c)), "BF16", args.out,
+        write_model("olmoe", c, decoder("olmoe", c, moe_mlp("olmoe", c, "intermediate_size", 0.4)), "BF16", args.out,
                     None, gen=(None, 2))
     if "granitemoe" in want:
         c = granitemoe_config()

@@ -383,10 +383,15 @@ LayerWeights load_output_norm_layer(const WeightStore& s, const ModelConfig& c, 
   return w;
 }
 
-LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w;
   w.attn = load_attention(s, c, i);
-  w.mlp = load_mlp(s, c, i);
+  if (c.layer_is_moe(i)) {
+    w.moe = true;
+    w.experts = load_moe(s, c, i);
+  } else {
+    w.mlp = load_mlp(s, c, i);
+  }
   return w;
 }
 
@@ -397,8 +402,15 @@ MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i) {
   m.norm = s.vector_f32(layer_prefix(i) + "post_attention_layernorm.weight", E);
   m.router = s.matrix(p + "gate.weight", X, E);
   const bool stacked = s.has(p + "experts.gate_proj.weight");
+  const bool fused = s.has(p + "experts.gate_up_proj.weight");
   for (int64_t e = 0; e < X; ++e) {
-    if (stacked) {
+    if (fused) {  // rows gate | up of each expert (GraniteMoE's input_linear)
+      const vt::cpu::WeightView gu =
+          s.matrix_slice(p + "experts.gate_up_proj.weight", e, X, 2 * F, E);
+      m.gate.push_back(rows_of(gu, 0, F));
+      m.up.push_back(rows_of(gu, F, F));
+      m.down.push_back(s.matrix_slice(p + "experts.down_proj.weight", e, X, E, F));
+    } else if (stacked) {
       m.gate.push_back(s.matrix_slice(p + "experts.gate_proj.weight", e, X, F, E));
       m.up.push_back(s.matrix_slice(p + "experts.up_proj.weight", e, X, F, E));
       m.down.push_back(s.matrix_slice(p + "experts.down_proj.weight", e, X, E, F));

@@ -163,11 +163,14 @@ MlpWeights load_fused_gate_up_mlp(const WeightStore& s, const ModelConfig& c, in
 // q/k/v/o, q_norm / k_norm (over the whole projection when c.qk_norm_whole, else per head),
 // post_attention_layernorm, the dense MLP, post_feedforward_layernorm; no input norms.
 LayerWeights load_output_norm_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
-// The plain Llama decoder layer: load_attention and a dense load_mlp (Llama, Qwen2, InternLM2).
-LayerWeights load_dense_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
+// The plain Llama decoder layer: load_attention, then load_moe on the sparse layers
+// (ModelConfig::layer_is_moe) and a dense load_mlp on the others (Llama / Mixtral, Qwen2,
+// InternLM2, Granite / GraniteMoE; the base of OLMoE's and Qwen2-MoE's layers).
+LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_t i);
 // A sparse MoE block under the shared names: mlp.gate (the router) and the experts' SwiGLU
-// matrices, per expert (mlp.experts.E.gate_proj, ...) or stacked in one 3-D tensor per
-// projection (mlp.experts.gate_proj, GGUF's ffn_gate_exps).
+// matrices, per expert (mlp.experts.E.gate_proj, ...), stacked in one 3-D tensor per
+// projection (mlp.experts.gate_proj, GGUF's ffn_gate_exps), or with gate and up stacked fused
+// (mlp.experts.gate_up_proj [experts, 2F, hidden], rows gate | up).
 MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i);
 
 }  // namespace vllm::model

@@ -461,6 +461,12 @@ ModelConfig config_from_hf_dir(const std::string& dir, const std::string& overri
                              gen.string());
 }
 
+void read_gguf_experts(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  c.num_experts = g.get_int(p + "expert_count");
+  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
+  c.moe_intermediate_size = g.get_int_or(p + "expert_feed_forward_length", c.intermediate_size);
+}
+
 // YaRN from llama.cpp's keys (Qwen3's long-context GGUFs, GPT-OSS): the factor and the
 // pretraining length, the attention factor 0.1 ln(factor) + 1 (which llama.cpp's rope applies
 // by itself) and beta_fast / beta_slow (default 32 / 1). llama.cpp rounds the correction range

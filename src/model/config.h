@@ -168,6 +168,11 @@ void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
 void rotate_only_sliding_layers(ModelConfig& c);
 
 class GgufFile;
+// llama.cpp's expert keys, every MoE family's: <p>expert_count, <p>expert_used_count and the
+// experts' width <p>expert_feed_forward_length (feed_forward_length when absent, as llama.cpp's
+// llama and olmoe size them). Checked by validate().
+void read_gguf_experts(ModelConfig& c, const GgufFile& g, const std::string& p);
+
 // llama.cpp's window keys: <p>attention.sliding_window (default_window when absent; 0 or less:
 // none) on the layers <p>attention.sliding_window_pattern gives, one flag per layer (true:
 // sliding) or a period as set_sliding_window_pattern counts (default_period when absent).

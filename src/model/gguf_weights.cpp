@@ -34,6 +34,11 @@ const NamePair kLayer[] = {
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
+    // Every MoE family's router and stacked experts.
+    {"ffn_gate_inp.weight", "mlp.gate.weight"},
+    {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+    {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+    {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
 };
 
 std::string hf_name(const std::string& gguf_name, const ModelFamily& family) {

@@ -123,7 +123,7 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
   const int64_t E = c.hidden_size, D = c.head_dim;
-  LayerWeights w = load_dense_layer(s, c, i);
+  LayerWeights w = load_llama_layer(s, c, i);
   w.attn.norm = norm(s, c, p + "input_layernorm.weight", E);
   if (c.qk_norm) {  // Gemma 3
     w.attn.q_norm = norm(s, c, p + "self_attn.q_norm.weight", D);

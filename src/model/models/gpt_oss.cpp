@@ -65,21 +65,19 @@ void set_flags(ModelConfig& c) {
   c.attention_sinks = true;
   c.moe_bias = true;
   c.topk_before_softmax = true;
-  c.moe_intermediate_size = c.intermediate_size;  // the experts' width
   c.decoder_sparse_step = 1;
 }
 
 void hf_config(ModelConfig& c, const json& j) {
   set_flags(c);
+  c.moe_intermediate_size = c.intermediate_size;  // GptOssConfig: the experts' width
   // The reference's constants, and the config fields transformers reads them from.
   c.swiglu_alpha = tok::json_float_or(j, "swiglu_alpha", 1.702, 0, 1e3);
   c.swiglu_limit = tok::json_float_or(j, "swiglu_limit", 7.0, 1e-6, 1e6);
 }
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  c.intermediate_size = g.get_int(p + "expert_feed_forward_length");
+  read_gguf_experts(c, g, p);
   set_flags(c);
   c.swiglu_alpha = 1.702;  // llama.cpp's LLM_FFN_SWIGLU_OAI_MOE constants
   c.swiglu_limit = 7.0;
@@ -169,17 +167,24 @@ std::shared_ptr<std::vector<uint8_t>> transposed(const TensorRef& t, int64_t X, 
   return out;
 }
 
+// Row `x` of a stacked [X, n] bias, as f32.
+std::vector<float> bias_row(const WeightStore& s, const std::string& name, int64_t x, int64_t X,
+                            int64_t n) {
+  const TensorRef& t = float_tensor(s, name, {X, n});
+  std::vector<float> out(static_cast<size_t>(n));
+  vt::cpu::dequantize_row(
+      t.dtype, static_cast<const uint8_t*>(t.data) + x * vt::row_bytes(t.dtype, n), out.data(), n);
+  return out;
+}
+
 // Entries [r0, r0 + step * n) by `step` of each row of a [X, N] bias, as f32 [X, n].
 std::shared_ptr<std::vector<uint8_t>> bias_columns(const WeightStore& s, const std::string& name,
                                                    int64_t X, int64_t N, int64_t r0, int64_t step,
                                                    int64_t n) {
-  const TensorRef& t = float_tensor(s, name, {X, N});
-  std::vector<float> row(static_cast<size_t>(N));
   auto out = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(X * n) * sizeof(float));
   float* o = reinterpret_cast<float*>(out->data());
-  const size_t rb = vt::row_bytes(t.dtype, N);
   for (int64_t x = 0; x < X; ++x) {
-    vt::cpu::dequantize_row(t.dtype, static_cast<const uint8_t*>(t.data) + x * rb, row.data(), N);
+    const std::vector<float> row = bias_row(s, name, x, X, N);
     for (int64_t i = 0; i < n; ++i) *o++ = row[static_cast<size_t>(r0 + step * i)];
   }
   return out;
@@ -188,7 +193,10 @@ std::shared_ptr<std::vector<uint8_t>> bias_columns(const WeightStore& s, const s
 void hf_weights(WeightStore& s, const ModelConfig& c) {
   const int64_t X = c.num_experts, E = c.hidden_size, F = c.moe_intermediate_size;
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".mlp.experts.";
+    const std::string mlp = "model.layers." + std::to_string(i) + ".mlp.";
+    s.rename(mlp + "router.weight", mlp + "gate.weight");  // the shared router name
+    s.rename(mlp + "router.bias", mlp + "gate.bias");
+    const std::string p = mlp + "experts.";
     const std::string gate = p + "gate_proj.", up = p + "up_proj.", down = p + "down_proj.";
     if (s.has(p + "gate_up_proj_blocks")) {
       if (E % 32 != 0 || F % 32 != 0)
@@ -232,16 +240,6 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
   }
 }
 
-// Row `x` of a stacked [X, n] bias, as f32.
-std::vector<float> bias_row(const WeightStore& s, const std::string& name, int64_t x, int64_t X,
-                            int64_t n) {
-  const TensorRef& t = float_tensor(s, name, {X, n});
-  std::vector<float> out(static_cast<size_t>(n));
-  vt::cpu::dequantize_row(
-      t.dtype, static_cast<const uint8_t*>(t.data) + x * vt::row_bytes(t.dtype, n), out.data(), n);
-  return out;
-}
-
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
   const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
@@ -250,15 +248,10 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   w.attn.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
   w.attn.sinks = s.vector_f32(p + "self_attn.sinks", c.num_heads);
   w.moe = true;
-  MoeWeights& m = w.experts;
-  m.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  m.router = s.matrix(p + "mlp.router.weight", X, E);
-  m.router_bias = s.vector_f32(p + "mlp.router.bias", X);
+  MoeWeights& m = w.experts = load_moe(s, c, i);  // the stacked experts every form ends as
+  m.router_bias = s.vector_f32(p + "mlp.gate.bias", X);
   const std::string ep = p + "mlp.experts.";
   for (int64_t e = 0; e < X; ++e) {
-    m.gate.push_back(s.matrix_slice(ep + "gate_proj.weight", e, X, F, E));
-    m.up.push_back(s.matrix_slice(ep + "up_proj.weight", e, X, F, E));
-    m.down.push_back(s.matrix_slice(ep + "down_proj.weight", e, X, E, F));
     m.gate_bias.push_back(bias_row(s, ep + "gate_proj.bias", e, X, F));
     m.up_bias.push_back(bias_row(s, ep + "up_proj.bias", e, X, F));
     m.down_bias.push_back(bias_row(s, ep + "down_proj.bias", e, X, E));
@@ -283,11 +276,7 @@ const ModelFamily& gpt_oss_family() {
                             {"attn_output.bias", "self_attn.o_proj.bias"},
                             {"attn_sinks.weight", "self_attn.sinks"},
                             {"post_attention_norm.weight", "post_attention_layernorm.weight"},
-                            {"ffn_gate_inp.weight", "mlp.router.weight"},
-                            {"ffn_gate_inp.bias", "mlp.router.bias"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
+                            {"ffn_gate_inp.bias", "mlp.gate.bias"},
                             {"ffn_gate_exps.bias", "mlp.experts.gate_proj.bias"},
                             {"ffn_up_exps.bias", "mlp.experts.up_proj.bias"},
                             {"ffn_down_exps.bias", "mlp.experts.down_proj.bias"}};

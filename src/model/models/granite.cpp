@@ -62,41 +62,20 @@ void moe_hf_config(ModelConfig& c, const nlohmann::json& j) {
 
 void moe_gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   gguf_config(c, g, p);
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  c.moe_intermediate_size = g.get_int_or(p + "expert_feed_forward_length", c.intermediate_size);
+  read_gguf_experts(c, g, p);
   c.topk_before_softmax = true;
 }
 
-// The checkpoint's router under the shared name; its fused experts stay where they are.
+// The checkpoint's router and fused experts under the shared names (load_moe reads
+// input_linear's rows gate | up as mlp.experts.gate_up_proj).
 void moe_hf_weights(WeightStore& s, const ModelConfig& c) {
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    s.rename(p + "block_sparse_moe.router.layer.weight", p + "mlp.gate.weight");
+    const std::string from = "model.layers." + std::to_string(i) + ".block_sparse_moe.";
+    const std::string to = "model.layers." + std::to_string(i) + ".mlp.";
+    s.rename(from + "router.layer.weight", to + "gate.weight");
+    s.rename(from + "input_linear.weight", to + "experts.gate_up_proj.weight");
+    s.rename(from + "output_linear.weight", to + "experts.down_proj.weight");
   }
-}
-
-LayerWeights moe_load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.moe = true;
-  if (c.from_gguf) {  // llama.cpp's split ffn_*_exps under the shared names
-    w.experts = load_moe(s, c, i);
-    return w;
-  }
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
-  MoeWeights& m = w.experts;
-  m.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  m.router = s.matrix(p + "mlp.gate.weight", X, E);
-  for (int64_t e = 0; e < X; ++e) {
-    const vt::cpu::WeightView gu =
-        s.matrix_slice(p + "block_sparse_moe.input_linear.weight", e, X, 2 * F, E);
-    m.gate.push_back(rows_of(gu, 0, F));
-    m.up.push_back(rows_of(gu, F, F));
-    m.down.push_back(s.matrix_slice(p + "block_sparse_moe.output_linear.weight", e, X, E, F));
-  }
-  return w;
 }
 
 }  // namespace
@@ -108,14 +87,10 @@ const ModelFamily& granitemoe_family() {
     f.gguf_architecture = "granitemoe";
     f.gguf_rope_interleaved = true;
     f.moe = true;
-    f.gguf_layer_tensors = {{"ffn_gate_inp.weight", "mlp.gate.weight"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
     f.hf_config = moe_hf_config;
     f.gguf_config = moe_gguf_config;
     f.hf_weights = moe_hf_weights;
-    f.load_layer = moe_load_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;
@@ -129,7 +104,7 @@ const ModelFamily& granite_family() {
     f.gguf_rope_interleaved = true;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_dense_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;

@@ -100,7 +100,7 @@ const ModelFamily& internlm2_family() {
     f.gguf_rope_interleaved = true;  // llama.cpp: rope type NORM, q/k permuted by the converter
     f.hf_config = hf_config;
     f.hf_weights = hf_weights;
-    f.load_layer = load_dense_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;

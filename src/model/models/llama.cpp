@@ -50,10 +50,8 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.num_experts = 0;
   if (!g.has(p + "expert_count") || g.get_int(p + "expert_count") == 0) return;
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  // llama.cpp's llama MoE sizes its experts by feed_forward_length.
-  c.moe_intermediate_size = c.intermediate_size;
+  // llama.cpp's llama MoE sizes its experts by feed_forward_length (read_gguf_experts' default).
+  read_gguf_experts(c, g, p);
   c.decoder_sparse_step = 1;
   c.norm_topk_prob = true;
 }
@@ -76,15 +74,6 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
   }
 }
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  if (!c.layer_is_moe(i)) return load_dense_layer(s, c, i);
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.moe = true;
-  w.experts = load_moe(s, c, i);
-  return w;
-}
-
 }  // namespace
 
 const ModelFamily& llama_family() {
@@ -95,15 +84,11 @@ const ModelFamily& llama_family() {
     f.gguf_rope_interleaved = true;
     f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
     f.moe = true;
-    f.gguf_layer_tensors = {{"ffn_gate_inp.weight", "mlp.gate.weight"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
     f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;
-    f.load_layer = load_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;

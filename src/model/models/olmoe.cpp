@@ -24,20 +24,15 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.qk_norm_whole = true;
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  c.moe_intermediate_size = g.get_int_or(p + "expert_feed_forward_length", c.intermediate_size);
+  read_gguf_experts(c, g, p);
   c.norm_topk_prob = false;  // llama.cpp's olmoe takes the softmax weights as they are
 }
 
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
+  LayerWeights w = load_llama_layer(s, c, i);  // every layer sparse
   w.attn.q_norm = s.vector_f32(p + "self_attn.q_norm.weight", c.num_heads * c.head_dim);
   w.attn.k_norm = s.vector_f32(p + "self_attn.k_norm.weight", c.num_kv_heads * c.head_dim);
-  w.moe = true;
-  w.experts = load_moe(s, c, i);
   return w;
 }
 
@@ -51,11 +46,7 @@ const ModelFamily& olmoe_family() {
     f.qk_norm = true;
     f.moe = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"ffn_gate_inp.weight", "mlp.gate.weight"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;

@@ -73,7 +73,7 @@ const ModelFamily& qwen2_family() {
     f.hf_config_json = hf_config_json;
     f.hf_weights = hf_weights;
     f.gguf_config = gguf_config;
-    f.load_layer = load_dense_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;

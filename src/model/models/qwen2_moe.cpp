@@ -26,9 +26,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.attention_bias = true;  // llama.cpp's qwen2moe requires the q/k/v biases
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  c.moe_intermediate_size = g.get_int(p + "expert_feed_forward_length");
+  read_gguf_experts(c, g, p);
   c.shared_expert_intermediate_size = g.get_int_or(p + "expert_shared_feed_forward_length", 0);
   c.norm_topk_prob = false;  // llama.cpp's qwen2moe takes the softmax weights as they are
 }
@@ -44,15 +42,8 @@ std::vector<float> shared_gate(const WeightStore& s, const std::string& name, in
 }
 
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  if (!c.layer_is_moe(i)) {
-    w.mlp = load_mlp(s, c, i);
-    return w;
-  }
-  w.moe = true;
-  w.experts = load_moe(s, c, i);
-  if (c.shared_expert_intermediate_size > 0) {
+  LayerWeights w = load_llama_layer(s, c, i);
+  if (w.moe && c.shared_expert_intermediate_size > 0) {
     const std::string p = "model.layers." + std::to_string(i) + ".mlp.";
     const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
     MoeWeights& m = w.experts;
@@ -76,10 +67,6 @@ const ModelFamily& qwen2_moe_family() {
     f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
                             {"attn_k.bias", "self_attn.k_proj.bias"},
                             {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"ffn_gate_inp.weight", "mlp.gate.weight"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
                             {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
                             {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
                             {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},

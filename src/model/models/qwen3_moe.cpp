@@ -24,9 +24,7 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
 }
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
-  c.num_experts = g.get_int(p + "expert_count");
-  c.num_experts_per_tok = g.get_int(p + "expert_used_count");
-  c.moe_intermediate_size = g.get_int(p + "expert_feed_forward_length");
+  read_gguf_experts(c, g, p);
   c.norm_topk_prob = true;  // llama.cpp always renormalizes for qwen3moe
 }
 
@@ -41,11 +39,7 @@ const ModelFamily& qwen3_moe_family() {
     f.qk_norm = true;
     f.moe = true;
     f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"ffn_gate_inp.weight", "mlp.gate.weight"},
-                            {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
-                            {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
-                            {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"}};
+                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;
     return f;

@@ -45,7 +45,7 @@ const ModelFamily& smollm3_family() {
     f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_dense_layer;
+    f.load_layer = load_llama_layer;
     return f;
   }();
   return f;
