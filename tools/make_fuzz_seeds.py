@@ -277,7 +277,8 @@ def safetensors_files():
                         ("GptOssForCausalLM", {"bias": True, "gpt_oss": "plain"}),
                         ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True}),
                         ("OlmoeForCausalLM", {"moe": True, "olmoe": True}),
-                        ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True})):
+                        ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True}),
+                        ("Glm4MoeForCausalLM", {"bias": True, "qk_norm": True, "glm4_moe": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -290,6 +291,11 @@ def safetensors_files():
             cfg.update({"num_key_value_heads": heads, "intermediate_size": 32})
         if extra.get("granitemoe"):  # 2 experts of width 32, fused gate | up
             cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32})
+        if extra.get("glm4_moe"):  # sigmoid router with its correction bias, a shared expert
+            cfg.update({"n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                        "first_k_dense_replace": 0, "n_shared_experts": 1, "n_group": 1,
+                        "topk_group": 1, "routed_scaling_factor": 2.5, "use_qk_norm": True,
+                        "attention_bias": True, "partial_rotary_factor": 0.5})
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -388,6 +394,15 @@ def safetensors_files():
                 t(pre + "mlp.shared_expert.up_proj.weight", (48, hidden))
                 t(pre + "mlp.shared_expert.down_proj.weight", (hidden, 48))
                 t(pre + "mlp.shared_expert_gate.weight", (1, hidden))
+        elif extra.get("glm4_moe"):
+            t(pre + "mlp.gate.weight", (2, hidden))
+            t(pre + "mlp.gate.e_score_correction_bias", (2,))
+            for e in range(2):
+                t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+            for n, shape in (("gate", (32, hidden)), ("up", (32, hidden)), ("down", (hidden, 32))):
+                t(pre + f"mlp.shared_experts.{n}_proj.weight", shape)
         elif extra.get("granitemoe"):  # the hub's fused experts and router
             t(pre + "block_sparse_moe.router.layer.weight", (2, hidden))
             t(pre + "block_sparse_moe.input_linear.weight", (2, 64, hidden))

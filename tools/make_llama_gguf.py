@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss, Qwen2-MoE, OLMoE and GraniteMoE of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE and GLM-4.5 of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -17,6 +17,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/qwen2_moe --out TINY/qwen2_moe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/olmoe --out TINY/olmoe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/granitemoe --out TINY/granitemoe.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/glm4_moe --out TINY/glm4_moe.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -75,7 +76,14 @@ expert width, no key_length; LlamaModel's vocab_size and rope.dimension_count; G
 attention.scale / embedding_scale / residual_scale / logit_scale), q/k rows permuted as
 granite's, tied (no output.weight), router.layer as ffn_gate_inp, input_linear split along its
 rows into ffn_gate_exps (the first half) and ffn_up_exps (the second), output_linear as
-ffn_down_exps; BF16 widened to F32 (exact). All others
+ffn_down_exps; BF16 widened to F32 (exact). glm4_moe: llama.cpp's `glm4moe` with Glm4MoeModel's
+keys (TextModel's expert_count / expert_used_count / expert_group_count / expert_group_used_count
+and key_length; rope.dimension_count half the head, expert_feed_forward_length,
+expert_shared_count, leading_dense_block_count, expert_gating_func sigmoid, expert_weights_scale,
+expert_weights_norm, nextn_predict_layers) and the MTP layer exported (block_count counts it),
+q/k rows as stored (NEOX), q/k/v biases, attn_q_norm / attn_k_norm, the pre-MLP norm as
+post_attention_norm, the router as ffn_gate_inp with exp_probs_b.bias, the experts stacked, the
+shared expert as ffn_*_shexp; BF16 widened to F32 (exact). All others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
 moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
@@ -99,7 +107,7 @@ from make_tiny_internlm2 import permute  # noqa: E402
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
-        "granitemoe": "granitemoe"}
+        "granitemoe": "granitemoe", "glm4_moe": "glm4moe"}
 
 
 def name_of(hf):
@@ -374,6 +382,75 @@ def write_granitemoe(out, cfg, t):
     finish(g)
 
 
+def write_glm4moe(out, cfg, t):
+    """llama.cpp's `glm4moe` as convert_hf_to_gguf.py's Glm4MoeModel writes it (MTP exported, the
+    converter's default)."""
+    import gguf
+    L, X, E = cfg["num_hidden_layers"], cfg["n_routed_experts"], cfg["hidden_size"]
+    D, nextn = cfg["head_dim"], cfg["num_nextn_predict_layers"]
+    g = text_model_writer(out, dict(cfg, num_hidden_layers=L + nextn))  # block_count counts MTP
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    # TextModel: expert counts and groups, head_dim as key / value length.
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_expert_group_count(cfg["n_group"])
+    g.add_expert_group_used_count(cfg["topk_group"])
+    g.add_key_length(D)
+    g.add_value_length(D)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    # Glm4MoeModel.set_gguf_parameters
+    g.add_rope_dimension_count(int(D * cfg["partial_rotary_factor"]))
+    g.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    g.add_expert_shared_count(cfg["n_shared_experts"])
+    g.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+    g.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    g.add_expert_weights_scale(cfg["routed_scaling_factor"])
+    g.add_expert_weights_norm(cfg["norm_topk_prob"])
+    g.add_nextn_predict_layers(nextn)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    eos = cfg["eos_token_id"]
+    add_vocab(g, dict(cfg, eos_token_id=eos[0]), tokens, types, merges, pad=True)
+    g.add_eot_token_id(eos[1])
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L + nextn):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        if i >= L:  # the MTP layer (a decoder layer and these): llama.cpp's decoding skips it
+            g.add_tensor(b + "nextn.eh_proj.weight", t[p + "eh_proj.weight"])
+            g.add_tensor(b + "nextn.enorm.weight", t[p + "enorm.weight"])
+            g.add_tensor(b + "nextn.hnorm.weight", t[p + "hnorm.weight"])
+            g.add_tensor(b + "nextn.shared_head_norm.weight", t[p + "shared_head.norm.weight"])
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v")):  # rows as stored (NEOX)
+            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])
+            g.add_tensor(b + gg + ".bias", t[f"{p}self_attn.{x}_proj.bias"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        if cfg["use_qk_norm"]:
+            g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
+            g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        # glm4moe's pre-MLP norm is ATTN_POST_NORM (post_attention_norm), not ffn_norm.
+        g.add_tensor(b + "post_attention_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "mlp."
+        if i < cfg["first_k_dense_replace"]:
+            for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
+                g.add_tensor(b + gg + ".weight", t[f"{m}{w}.weight"])
+            continue
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        g.add_tensor(b + "exp_probs_b.bias", t[m + "gate.e_score_correction_bias"])
+        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
+                      ("ffn_down_exps", "down_proj")):
+            g.add_tensor(b + gg + ".weight",
+                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
+                      ("ffn_down_shexp", "down_proj")):
+            g.add_tensor(b + gg + ".weight", t[f"{m}shared_experts.{w}.weight"])
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -386,6 +463,8 @@ def write_gguf(hf, out):
         return write_olmoe(out, cfg, t)
     if cfg["model_type"] == "granitemoe":
         return write_granitemoe(out, cfg, t)
+    if cfg["model_type"] == "glm4_moe":
+        return write_glm4moe(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -483,4 +562,4 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe, olmoe or granitemoe folder (make_tiny_models.py)")
+              "gpt_oss, qwen2_moe, olmoe, granitemoe or glm4_moe folder (make_tiny_models.py)")

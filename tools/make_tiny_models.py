@@ -43,7 +43,10 @@ OLMoE-1B-7B-0924's config.json and tensor names: 4 experts top 2 without renorma
 every layer, q/k norms over the whole projection; no tokenizer), granitemoe (BF16,
 granite-3.1-1b-a400m's config.json and tensor names: Granite's four multipliers, 4 experts top 2
 (softmax over the top-2 router logits) as block_sparse_moe router.layer / input_linear (gate
-rows, then up rows) / output_linear in every layer, tied; no tokenizer).
+rows, then up rows) / output_linear in every layer, tied; no tokenizer), glm4_moe (BF16, GLM-4.5's
+config.json and tensor names: layer 0 dense, then 8 experts in 2 groups (one kept) top 2 with
+the sigmoid router, its correction bias, renormalization and routed_scaling_factor, a shared
+expert, q/k norms, q/k/v bias, half-head rotary, an unread MTP layer; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -175,8 +178,10 @@ def decoder(model, cfg, layer_mlp):
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
-    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text")
-    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe")  # qwen2_yarn: qwen2
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text") or \
+        cfg.get("use_qk_norm", False)  # glm4_moe
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe") or \
+        (cfg["model_type"] == "glm4_moe" and cfg["attention_bias"])  # qwen2_yarn: qwen2
     # OLMoE: RMSNorm over the whole q / k projection (H * D / KV * D wide) before the heads split.
     whole_qk_norm = cfg["model_type"] == "olmoe"
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
@@ -828,6 +833,59 @@ def qwen2_moe_mlp(model, cfg):
     return mlp
 
 
+def glm4_moe_config():
+    # GLM-4.5's config.json (GLM-4.5-Air and GLM-4.6 have the same keys), small: layer 0 dense
+    # (first_k_dense_replace 1, width 80), layers 1-2 MoE with 8 routed experts of width 32 in
+    # n_group 2 groups of which topk_group 1 is kept (DeepSeek-V3's group limit; the hub's GLM
+    # models have 1 / 1, so this runs the general case), top 2, norm_topk_prob, the 355B's
+    # routed_scaling_factor 2.5 and use_qk_norm, one shared expert; q/k/v bias, head_dim 32
+    # given (the hub's 128 against hidden 4096 / 96 heads), partial_rotary_factor 0.5 (16 dims
+    # rotate, rotate-half pairs). num_nextn_predict_layers 1: the folder holds an MTP layer
+    # (model.layers.3) that nothing reads. No tokenizer (GLM's is 151552 ids): a 2048
+    # vocabulary, no bos, two EOS ids (2, 3) as GLM's list, pad 0.
+    return dict(COMMON, **{
+        "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe",
+        "attention_bias": True, "bos_token_id": None, "eos_token_id": [2, 3],
+        "first_k_dense_replace": 1, "head_dim": 32, "hidden_size": 64, "intermediate_size": 80,
+        "max_position_embeddings": 4096, "moe_intermediate_size": 32, "n_group": 2,
+        "n_routed_experts": 8, "n_shared_experts": 1, "norm_topk_prob": True,
+        "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 3,
+        "num_key_value_heads": 2, "num_nextn_predict_layers": 1, "pad_token_id": 0,
+        "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-5, "rope_scaling": None,
+        "rope_theta": 1000000.0, "routed_scaling_factor": 2.5, "tie_word_embeddings": False,
+        "topk_group": 1, "torch_dtype": "bfloat16", "use_qk_norm": True, "vocab_size": 2048,
+    })
+
+
+def glm4_moe_tensors(model, cfg):
+    E, n_exp, Fm = cfg["hidden_size"], cfg["n_routed_experts"], cfg["moe_intermediate_size"]
+
+    def mlp(i, p):
+        if i < cfg["first_k_dense_replace"]:
+            return dense_mlp(model, p, E, cfg["intermediate_size"])
+        # Router std 0.4 (a decisive choice); the correction bias std 0.1 moves the biased
+        # scores (sigmoid in 0..1) enough to change some choices from the unbiased ones.
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4)),
+             (p + "gate.e_score_correction_bias",
+              normalish(model, p + "gate.e_score_correction_bias", (n_exp,), 0.1))]
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{p}experts.{e}.", E, Fm)
+        t += dense_mlp(model, p + "shared_experts.", E, Fm * cfg["n_shared_experts"])
+        return t
+
+    # The MTP layers after the last decoder layer (GLM-4.5-Air's model.layers.46): a whole sparse
+    # decoder layer plus its own norms and projection; transformers and this engine leave them
+    # unread. The other tensors are seeded by name, so they do not depend on these.
+    L = cfg["num_hidden_layers"]
+    t = decoder(model, dict(cfg, num_hidden_layers=L + cfg["num_nextn_predict_layers"]), mlp)
+    for i in range(L, L + cfg["num_nextn_predict_layers"]):
+        p = f"model.layers.{i}."
+        for n, shape in (("eh_proj.weight", (E, 2 * E)), ("enorm.weight", (E,)),
+                         ("hnorm.weight", (E,)), ("shared_head.norm.weight", (E,))):
+            t.append((p + n, normalish(model, p + n, shape, STD_PROJ)))
+    return t
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -966,7 +1024,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe",
+                    "granitemoe,glm4_moe",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1044,6 +1102,10 @@ def main():
         c = granitemoe_config()
         write_model("granitemoe", c, decoder("granitemoe", c, granitemoe_mlp("granitemoe", c)),
                     "BF16", args.out, None)
+    if "glm4_moe" in want:
+        c = glm4_moe_config()
+        write_model("glm4_moe", c, glm4_moe_tensors("glm4_moe", c), "BF16", args.out, None,
+                    gen=(None, [2, 3]))
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,

@@ -89,6 +89,7 @@ const std::pair<const char*, const char*> kGgufKeys[] = {
     {"num_experts_per_tok", "expert_used_count"},
     {"moe_intermediate_size", "expert_feed_forward_length"},
     {"shared_expert_intermediate_size", "expert_shared_feed_forward_length"},
+    {"routed_scaling_factor", "expert_weights_scale"},
 };
 
 // config.json and generation_config.json are a few kB; this only stops a hostile folder from
@@ -199,6 +200,19 @@ void ModelConfig::validate() const {
              limits::kMaxIntermediate);
     in_range("decoder_sparse_step", decoder_sparse_step, 1, limits::kMaxLayers);
     for (int64_t l : mlp_only_layers) in_range("mlp_only_layers", l, 0, num_layers - 1);
+    if (router_sigmoid) {
+      in_range("n_group", n_group, 1, num_experts);
+      if (num_experts % n_group != 0)
+        bad("n_group", std::to_string(n_group),
+            "must divide the " + std::to_string(num_experts) + " experts");
+      in_range("topk_group", topk_group, 1, n_group);
+      if (topk_group < n_group) {
+        in_range("n_routed_experts / n_group", num_experts / n_group, 2, num_experts);
+        in_range("num_experts_per_tok", num_experts_per_tok, 1,
+                 topk_group * (num_experts / n_group));
+      }
+      positive("routed_scaling_factor", routed_scaling_factor, 1e6);
+    }
     for (int64_t l = 0; l < num_layers && !any_dense; ++l) any_dense = !layer_is_moe(l);
   }
   // Layers with a dense MLP need its width; an all-MoE model may leave it 0.

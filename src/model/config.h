@@ -81,8 +81,19 @@ struct ModelConfig {
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
   bool norm_topk_prob = false;
-  // Qwen2-MoE: a shared expert of this width on every sparse layer (0: none).
+  // A shared expert of this width on every sparse layer (0: none): Qwen2-MoE's, scaled by
+  // sigmoid(shared_expert_gate . x); GLM-4.5's (moe_intermediate_size x n_shared_experts),
+  // added as it is (MoeWeights::shared_expert_gate empty).
   int64_t shared_expert_intermediate_size = 0;
+  // GLM-4.5's router (DeepSeek-V3's): expert scores sigmoid(logit) instead of a softmax; the
+  // top-k chosen on score + a per-expert correction bias (MoeWeights::router_score_bias), only
+  // among the topk_group of n_group equal expert groups whose two best biased scores sum
+  // highest; the chosen experts weigh their unbiased scores, renormalized with norm_topk_prob,
+  // times routed_scaling_factor.
+  bool router_sigmoid = false;
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
+  double routed_scaling_factor = 1.0;
   // GPT-OSS: a bias on the router and on every expert's three projections, the softmax taken
   // over the top-k router logits (the same weights as renormalizing, other roundings), and the
   // experts' clamped SwiGLU: (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate,

@@ -219,6 +219,13 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
     if (c.topk_before_softmax)
       vt::cpu::topk_then_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
                                  ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+    else if (c.router_sigmoid)
+      vt::cpu::topk_sigmoid_grouped(
+          ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
+          w->router_score_bias.empty() ? nullptr : w->router_score_bias.data(),
+          static_cast<int>(c.n_group), static_cast<int>(c.topk_group), c.norm_topk_prob,
+          static_cast<float>(c.routed_scaling_factor), ws.topk_ids.data() + t * K,
+          ws.topk_w.data() + t * K);
     else
       vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
                             c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
@@ -259,20 +266,25 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
   }
   if (c.shared_expert_intermediate_size > 0) {
     // The shared expert over every token (gate and up into the dense MLP's buffers), then
-    // moe_out += sigmoid(shared_expert_gate . h) * its output, as HF adds it to the routed sum.
+    // moe_out += sigmoid(shared_expert_gate . h) * its output (Qwen2-MoE), or its output as it
+    // is (GLM-4.5: no gate), as HF adds it to the routed sum.
     const int64_t Fs = c.shared_expert_intermediate_size;
     MatmulOut outs[2] = {{&w->shared_gate, ws.gate.data(), Fs}, {&w->shared_up, ws.up.data(), Fs}};
     vt::cpu::matmul_multi(outs, 2, ws.h.data(), E, n, *pool);
     vt::cpu::silu_mul(ws.gate.data(), Fs, ws.up.data(), Fs, n, Fs, ws.gate.data(), Fs);
     vt::cpu::matmul(w->shared_down, ws.gate.data(), Fs, n, ws.tmp.data(), E, *pool);
-    const float* gw = w->shared_expert_gate.data();
+    const float* gw = w->shared_expert_gate.empty() ? nullptr : w->shared_expert_gate.data();
     for (int64_t t = 0; t < n; ++t) {
+      float* dst = ws.moe_out.data() + t * E;
+      const float* src = ws.tmp.data() + t * E;
+      if (!gw) {
+        vt::cpu::add_inplace(dst, src, E);
+        continue;
+      }
       const float* h = ws.h.data() + t * E;
       float g = 0;
       for (int64_t j = 0; j < E; ++j) g += gw[j] * h[j];
       const float s = 1.0f / (1.0f + std::exp(-g));
-      float* dst = ws.moe_out.data() + t * E;
-      const float* src = ws.tmp.data() + t * E;
       for (int64_t j = 0; j < E; ++j) dst[j] += s * src[j];
     }
   }

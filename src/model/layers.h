@@ -39,9 +39,12 @@ struct MoeWeights {
   std::vector<vt::cpu::WeightView> gate, up, down;  // one per expert
   // ModelConfig::moe_bias: the router's, and per expert its projections'.
   std::vector<float> router_bias;
+  // ModelConfig::router_sigmoid: the bias added to the scores that choose the experts only
+  // (e_score_correction_bias).
+  std::vector<float> router_score_bias;
   std::vector<std::vector<float>> gate_bias, up_bias, down_bias;
   // ModelConfig::shared_expert_intermediate_size > 0: the shared expert, added to the routed
-  // experts' sum scaled by sigmoid(shared_expert_gate . x).
+  // experts' sum scaled by sigmoid(shared_expert_gate . x) (empty: unscaled).
   vt::cpu::WeightView shared_gate, shared_up, shared_down;
   std::vector<float> shared_expert_gate;
 };

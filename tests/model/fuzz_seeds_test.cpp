@@ -1,7 +1,7 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
 // code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
-// experts) rather than an early error.
+// experts, GLM-4.5's router) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -83,6 +83,18 @@ TEST(FuzzSeeds, GraniteMoeLoadsToAModelWithFusedExperts) {
                          EXPECT_GT(m.config().residual_multiplier, 0);
                          EXPECT_EQ(m.layers()[0].experts.up.size(), 2u);
                          EXPECT_EQ(m.layers()[0].experts.up[1].rows, 32);
+                       }),
+            2);
+}
+
+TEST(FuzzSeeds, Glm4MoeLoadsToAModelWithItsSigmoidRouter) {
+  EXPECT_EQ(load_seeds("Glm4MoeForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_TRUE(m.config().router_sigmoid);
+                         EXPECT_TRUE(m.layers()[0].moe);
+                         EXPECT_EQ(m.layers()[0].experts.router_score_bias.size(), 2u);
+                         EXPECT_EQ(m.layers()[0].experts.shared_up.rows, 32);
+                         EXPECT_TRUE(m.layers()[0].experts.shared_expert_gate.empty());
                        }),
             2);
 }

@@ -69,7 +69,38 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                          ::testing::Values("gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                            "glm4", "cohere", "cohere2", "exaone4", "gpt_oss",
-                                           "qwen2_moe", "olmoe", "granitemoe"));
+                                           "qwen2_moe", "olmoe", "granitemoe", "glm4_moe"));
+
+// GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
+// layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*
+// / expert_shared_count keys are config.json's first_k_dense_replace / n_group, topk_group /
+// routed_scaling_factor, norm_topk_prob / n_shared_experts, and the optional q/k norm and q/k/v
+// bias tensors say use_qk_norm / attention_bias.
+TEST(Glm4Moe, GgufAndHfConfigurations) {
+  auto g = vllm::model::GgufFile::open(gguf_path("glm4_moe"));
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/glm4_moe");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_EQ(c->num_layers, 3);
+    EXPECT_EQ(c->mlp_only_layers, std::vector<int64_t>{0});
+    EXPECT_FALSE(c->layer_is_moe(0));
+    EXPECT_TRUE(c->layer_is_moe(1));
+    EXPECT_TRUE(c->layer_is_moe(2));
+    EXPECT_EQ(c->num_experts, 8);
+    EXPECT_EQ(c->num_experts_per_tok, 2);
+    EXPECT_EQ(c->moe_intermediate_size, 32);
+    EXPECT_EQ(c->shared_expert_intermediate_size, 32);
+    EXPECT_TRUE(c->router_sigmoid);
+    EXPECT_EQ(c->n_group, 2);
+    EXPECT_EQ(c->topk_group, 1);
+    EXPECT_TRUE(c->norm_topk_prob);
+    EXPECT_DOUBLE_EQ(c->routed_scaling_factor, 2.5);
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_TRUE(c->attention_bias);
+    EXPECT_EQ(c->rope_dim(), 16);
+    EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
+  }
+}
 
 // Phi-3's GGUF: the fused matrices read as row ranges of F16 tensors; no sliding window (the
 // file has none, and llama.cpp ignores Phi's); the HF folder keeps config.json's window.

@@ -208,6 +208,43 @@ INSTANTIATE_TEST_SUITE_P(
                    c["mlp_only_layers"] = {5};
                  },
                  {"mlp_only_layers = 5", "[0, 0]"}},
+        // GLM-4.5's group-limited router: groups must split the experts evenly, at least two
+        // each (a group's score is its two best), and hold the top-k.
+        BadField{"Glm4MoeGroupsNotDividingExperts",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"Glm4MoeForCausalLM"};
+                   c["n_routed_experts"] = 4;
+                   c["n_group"] = 3;
+                 },
+                 {"n_group = 3", "must divide the 4 experts"}},
+        BadField{"Glm4MoeTopkGroupAboveGroups",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"Glm4MoeForCausalLM"};
+                   c["n_routed_experts"] = 4;
+                   c["n_group"] = 2;
+                   c["topk_group"] = 3;
+                 },
+                 {"topk_group = 3", "[1, 2]"}},
+        BadField{"Glm4MoeTopkAboveKeptGroups",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"Glm4MoeForCausalLM"};
+                   c["n_routed_experts"] = 4;
+                   c["num_experts_per_tok"] = 3;
+                   c["n_group"] = 2;
+                   c["topk_group"] = 1;
+                 },
+                 {"num_experts_per_tok = 3", "[1, 2]"}},
+        BadField{"Glm4MoeScalingFactorZero",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"Glm4MoeForCausalLM"};
+                   c["n_routed_experts"] = 4;
+                   c["routed_scaling_factor"] = 0.0;
+                 },
+                 {"routed_scaling_factor", "0"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

@@ -434,5 +434,84 @@ TEST(OpsExtra, TopkSoftmax) {
   }
 }
 
+// GLM-4.5 / DeepSeek-V3 routing against a double-precision restatement of HF
+// DeepseekV3TopkRouter: group scores from the two best biased scores, the topk_group best groups
+// kept (the rest masked), top-k of the biased scores, weights the unbiased sigmoid scores.
+TEST(OpsExtra, TopkSigmoidGroupedMatchesReference) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.f, 2.f), bd(0.f, 0.3f);
+  for (int n : {8, 64, 160}) {
+    for (int n_group : {1, 4, 8}) {
+      if (n % n_group) continue;
+      const int gs = n / n_group;
+      for (int topk_group : {1, 2, n_group}) {
+        if (topk_group > n_group || (topk_group < n_group && gs < 2)) continue;
+        for (int k : {1, 2, 8}) {
+          if (k > n || k > topk_group * gs) continue;
+          for (bool renorm : {false, true}) {
+            std::vector<float> lg(n), bias(n);
+            for (auto& v : lg) v = nd(rng);
+            for (auto& v : bias) v = bd(rng);
+            std::vector<int32_t> ids(k);
+            std::vector<float> w(k);
+            topk_sigmoid_grouped(lg.data(), n, k, bias.data(), n_group, topk_group, renorm, 2.5f,
+                                 ids.data(), w.data());
+            std::vector<double> s(n), c(n);
+            for (int e = 0; e < n; ++e) {
+              s[e] = 1.0 / (1.0 + std::exp(-double(lg[e])));
+              c[e] = s[e] + bias[e];
+            }
+            if (topk_group < n_group) {
+              std::vector<std::pair<double, int>> gsc;
+              for (int g = 0; g < n_group; ++g) {
+                std::vector<double> v(c.begin() + g * gs, c.begin() + (g + 1) * gs);
+                std::sort(v.rbegin(), v.rend());
+                gsc.push_back({v[0] + v[1], g});
+              }
+              std::stable_sort(gsc.begin(), gsc.end(),
+                               [](auto& a, auto& b) { return a.first > b.first; });
+              std::vector<bool> keep(n_group, false);
+              for (int j = 0; j < topk_group; ++j) keep[gsc[j].second] = true;
+              for (int e = 0; e < n; ++e)
+                if (!keep[e / gs]) c[e] = -HUGE_VAL;
+            }
+            std::vector<int> order(n);
+            for (int e = 0; e < n; ++e) order[e] = e;
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c[a] > c[b]; });
+            double sel = 0;
+            for (int j = 0; j < k; ++j) sel += s[order[j]];
+            for (int j = 0; j < k; ++j) {
+              ASSERT_EQ(ids[j], order[j]) << "n " << n << " groups " << n_group << "/" << topk_group
+                                          << " k " << k << " j " << j;
+              const double ref = (renorm ? s[order[j]] / sel : s[order[j]]) * 2.5;
+              ASSERT_NEAR(w[j], ref, 1e-6 * std::max(1.0, ref));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The group limit decides, not the single best score: group 0 holds the best expert but the
+// worse pair, so with one group kept both choices come from group 1.
+TEST(OpsExtra, TopkSigmoidGroupedKeepsTheBestPairGroup) {
+  const float lg[8] = {4.0f, -4.0f, -4.0f, -4.0f, 2.0f, 2.0f, 1.9f, -4.0f};
+  int32_t ids[2];
+  float w[2];
+  topk_sigmoid_grouped(lg, 8, 2, nullptr, 2, 1, false, 1.0f, ids, w);
+  EXPECT_EQ(ids[0], 4);
+  EXPECT_EQ(ids[1], 5);
+  topk_sigmoid_grouped(lg, 8, 2, nullptr, 2, 2, false, 1.0f, ids, w);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 4);
+  // A correction bias moves the choice but not the weight: expert 3 chosen, weighted by
+  // sigmoid(-4).
+  const float bias[8] = {0, 0, 0, 2.0f, 0, 0, 0, 0};
+  topk_sigmoid_grouped(lg, 8, 1, bias, 1, 1, false, 1.0f, ids, w);
+  EXPECT_EQ(ids[0], 3);
+  EXPECT_FLOAT_EQ(w[0], 1.0f / (1.0f + std::exp(4.0f)));
+}
+
 }  // namespace
 }  // namespace vt::cpu

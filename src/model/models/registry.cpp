@@ -25,6 +25,7 @@ const ModelFamily& gpt_oss_family();
 const ModelFamily& qwen2_moe_family();
 const ModelFamily& olmoe_family();
 const ModelFamily& granitemoe_family();
+const ModelFamily& glm4_moe_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
@@ -32,7 +33,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &internlm2_family(), &gemma2_family(),  &gemma3_family(),     &phi3_family(),
       &smollm3_family(),   &granite_family(), &olmo2_family(),      &glm4_family(),
       &cohere_family(),    &cohere2_family(), &exaone4_family(),    &gpt_oss_family(),
-      &qwen2_moe_family(), &olmoe_family(),   &granitemoe_family(),
+      &qwen2_moe_family(), &olmoe_family(),   &granitemoe_family(), &glm4_moe_family(),
   };
   return all;
 }

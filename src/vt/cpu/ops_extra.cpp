@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "vt/cpu/isa.h"
 #include "vt/cpu/ops.h"
@@ -60,6 +61,41 @@ void topk_softmax(const float* logits, int n_experts, int k, bool renormalize, i
 void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, float* weights) {
   top_k(logits, n_experts, k, ids, weights);
   softmax_isa(Isa::kScalar, weights, k);
+}
+
+void topk_sigmoid_grouped(const float* logits, int n_experts, int k, const float* score_bias,
+                          int n_group, int topk_group, bool renormalize, float scale, int32_t* ids,
+                          float* weights) {
+  float s[1024], choice[1024];
+  for (int e = 0; e < n_experts; ++e) {
+    s[e] = 1.0f / (1.0f + std::exp(-logits[e]));
+    choice[e] = score_bias ? s[e] + score_bias[e] : s[e];
+  }
+  if (topk_group < n_group) {
+    const int gs = n_experts / n_group;
+    float group_score[1024], vals[2];
+    int32_t top[2];
+    for (int g = 0; g < n_group; ++g) {
+      top_k(choice + g * gs, gs, 2, top, vals);
+      group_score[g] = vals[0] + vals[1];
+    }
+    int32_t kept[1024];
+    float kept_score[1024];
+    top_k(group_score, n_group, topk_group, kept, kept_score);
+    bool keep[1024] = {};
+    for (int j = 0; j < topk_group; ++j) keep[kept[j]] = true;
+    for (int e = 0; e < n_experts; ++e)
+      if (!keep[e / gs]) choice[e] = -std::numeric_limits<float>::infinity();
+  }
+  top_k(choice, n_experts, k, ids, weights);
+  for (int j = 0; j < k; ++j) weights[j] = s[ids[j]];
+  if (renormalize) {
+    float sum = 0.f;
+    for (int j = 0; j < k; ++j) sum += weights[j];
+    sum += 1e-20f;
+    for (int j = 0; j < k; ++j) weights[j] /= sum;
+  }
+  for (int j = 0; j < k; ++j) weights[j] *= scale;
 }
 
 void swiglu_oai(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n_tok,

@@ -30,6 +30,16 @@ void topk_softmax(const float* logits, int n_experts, int k, bool renormalize, i
 // GPT-OSS's routing: the k largest logits in descending order (ties to the lower index), then
 // the softmax over those k alone (HF GptOssTopKRouter). Same requirements.
 void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, float* weights);
+// GLM-4.5's routing (HF DeepseekV3TopkRouter): s = sigmoid(logits); the choice c = s +
+// score_bias (null: none); with topk_group < n_group the experts split into n_group equal
+// groups, each scored by the sum of its two largest c, and every expert outside the topk_group
+// best groups is left out; then the k largest c in descending order (ties to the
+// lower index) with weights s of those experts, divided by their sum + 1e-20 with renormalize,
+// times scale. Requires 0 < k <= n_experts <= 1024, n_group dividing n_experts, groups of at
+// least 2 when topk_group < n_group, and k <= topk_group x the group size.
+void topk_sigmoid_grouped(const float* logits, int n_experts, int k, const float* score_bias,
+                          int n_group, int topk_group, bool renormalize, float scale, int32_t* ids,
+                          float* weights);
 
 // GPT-OSS's clamped SwiGLU for n_tok rows of dim: out = (clamp(up, -limit, limit) + 1) * g *
 // sigmoid(alpha * g) with g = min(gate, limit), HF GptOssExperts._apply_gate's steps. The same
