@@ -27,9 +27,12 @@
 // Streams report the header (id, name) once the name is complete, each argument pair once it
 // is complete, and a string value's text as it arrives. Where vLLM's stream and its whole
 // response disagree, the stream here follows the whole response (text after calls, content
-// around dropped calls) except for one thing a stream cannot know in time: whitespace before
-// the content's first word is sent with that word, as vLLM streams it, though the whole
-// response strips it when a call follows.
+// around dropped calls), except where a stream cannot know in time, as in vLLM's:
+// - whitespace before the content's first word is sent with that word, though the whole
+//   response strips it when a call follows;
+// - a string value already streamed that its </arg_value> never closes (the call or the output
+//   ends first), or a key given twice, leaves the streamed arguments short of the whole
+//   response's (vLLM's stream stops there too).
 #pragma once
 
 #include <memory>
