@@ -833,11 +833,15 @@ def main():
     # command-r7b-12-2024-tool_use.jinja), whose macros, namespaces and list slices Cohere2 users hit.
     # gpt_oss.jinja is gpt-oss's harmony template (llama.cpp's openai-gpt-oss-120b.jinja copy):
     # channels, developer instructions, tools rendered as TypeScript namespaces, today's date.
+    # glm46.jinja is GLM-4.6's (llama.cpp's GLM-4.6.jinja; GLM-4.5 uses the same family): tools
+    # as tojson(ensure_ascii=False) lines, <tool_call>/<arg_key>/<arg_value> histories,
+    # reasoning_content split from '</think>', '/nothink' and enable_thinking.
     pinned = make_env()
     pinned.globals["strftime_now"] = lambda fmt: "@@STRFTIME[" + fmt + "]@@"
     for name, bos, eos in [("mistral_small_31", "<s>", "</s>"),
                            ("command_r7b", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
-                           ("gpt_oss", "<|startoftext|>", "<|return|>")]:
+                           ("gpt_oss", "<|startoftext|>", "<|return|>"),
+                           ("glm46", "", "<|endoftext|>")]:
         source = open(os.path.join(args.out, "templates", name + ".jinja"), encoding="utf-8").read()
         cases = [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in msg_cases]
         rendered = render_cases(pinned, source, cases)

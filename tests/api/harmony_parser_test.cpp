@@ -325,6 +325,15 @@ TEST(HarmonyParser, ServerFlagsMustFitTheModel) {
   expect_refused("qwen3", "", "GptOssForCausalLM", "--reasoning-parser qwen3");
   expect_refused("", "hermes", "GptOssForCausalLM", "--tool-call-parser hermes");
   expect_refused("deepseek_r1", "", "GptOssForCausalLM", "--reasoning-parser");
+  for (const char* glm : {"glm45", "glm47"}) {
+    ok.reasoning_parser = glm;
+    ok.tool_call_parser = glm;
+    EXPECT_NO_THROW(check_parsers(ok, "Glm4MoeForCausalLM"));
+    expect_refused(glm, "", "GptOssForCausalLM", std::string("--reasoning-parser ") + glm);
+    expect_refused("", glm, "GptOssForCausalLM", std::string("--tool-call-parser ") + glm);
+  }
+  expect_refused("glm44", "", "Glm4MoeForCausalLM", "--reasoning-parser");
+  expect_refused("", "glm4", "Glm4MoeForCausalLM", "--tool-call-parser");
   expect_refused("", "pythonic", "GptOssForCausalLM", "--tool-call-parser");
 }
 

@@ -88,6 +88,98 @@ TEST(ReasoningParser, PromptEndsReasoningWhenItsLastThinkTagIsTheEndTag) {
   EXPECT_FALSE(prompt_ends_reasoning({E}, S, std::nullopt));
 }
 
+// --- glm45 (vLLM 0.33's Glm47MoeParser through its reasoning adapter) -------------------------
+
+TEST(Glm45Reasoning, OutputStartsInTheReasoning) {
+  // The engine's initial state is REASONING: without </think> everything is reasoning (qwen3:
+  // content), text before <think> belongs to it, every <think> is dropped, and the reasoning
+  // loses its trailing whitespace (rstrip) but not its leading one.
+  auto s = split_reasoning_glm45("\n<think>Let me think.\n</think>\nThe answer.", false);
+  EXPECT_EQ(s.reasoning, "\nLet me think.");
+  EXPECT_EQ(s.content, "\nThe answer.");
+  s = split_reasoning_glm45("no tags at all", false);
+  EXPECT_EQ(s.reasoning, "no tags at all");
+  EXPECT_EQ(s.content, std::nullopt);
+  s = split_reasoning_glm45("<think>only thinking</think>", false);
+  EXPECT_EQ(s.reasoning, "only thinking");
+  EXPECT_EQ(s.content, std::nullopt);
+  s = split_reasoning_glm45("<think> \n</think>", false);
+  EXPECT_EQ(s.reasoning, std::nullopt);
+  // <tool_call> ends the reasoning too and stays for the tool parser.
+  s = split_reasoning_glm45("<think>plan<tool_call>now</tool_call>", false);
+  EXPECT_EQ(s.reasoning, "plan");
+  EXPECT_EQ(s.content, "<tool_call>now</tool_call>");
+  // After the end: a <think> opens reasoning again, a stray </think> is dropped.
+  s = split_reasoning_glm45("a</think>b</think>c<think>d</think>e", false);
+  EXPECT_EQ(s.reasoning, "ad");
+  EXPECT_EQ(s.content, "bce");
+  // The prompt closed the reasoning: the output starts in the content.
+  s = split_reasoning_glm45("x<think>y</think>z", true);
+  EXPECT_EQ(s.reasoning, "y");
+  EXPECT_EQ(s.content, "xz");
+}
+
+std::pair<std::string, std::string> stream_glm(const std::string& text, std::vector<size_t> cuts,
+                                               bool prompt_ended = false) {
+  ReasoningStreamSplitter sp(ReasoningParserKind::kGlm45, prompt_ended);
+  std::string r, c;
+  size_t at = 0;
+  cuts.push_back(text.size());
+  for (size_t cut : cuts) {
+    auto [dr, dc] = sp.feed(text.substr(at, cut - at));
+    r += dr;
+    c += dc;
+    at = cut;
+  }
+  auto [fr, fc] = sp.finish();
+  return {r + fr, c + fc};
+}
+
+TEST(Glm45Reasoning, StreamMatchesTheWholeOutputWhereverItIsCut) {
+  for (const std::string text :
+       {"\n<think>step 1 \n\n</think>\nAnswer: 42", "<think>plan \n<tool_call>now</tool_call>",
+        "unfinished  \n ", "<think>a <think>b</think>"}) {
+    const ReasoningSplit w = split_reasoning_glm45(text, false);
+    for (size_t a = 0; a <= text.size(); ++a)
+      for (size_t b = a; b <= text.size(); b += 2) {
+        auto [r, c] = stream_glm(text, {a, b});
+        EXPECT_EQ(r, w.reasoning.value_or("")) << text << " " << a << "," << b;
+        EXPECT_EQ(c, w.content.value_or("")) << text << " " << a << "," << b;
+      }
+  }
+  // Trailing whitespace waits until more reasoning shows it was not the end.
+  ReasoningStreamSplitter sp(ReasoningParserKind::kGlm45, false);
+  EXPECT_EQ(sp.feed("a \n").first, "a");
+  EXPECT_EQ(sp.feed("b").first, " \nb");
+  // As vLLM's stream: after the end everything is content (no second reasoning block).
+  auto [r, c] = stream_glm("a</think>b<think>c", {});
+  EXPECT_EQ(r, "a");
+  EXPECT_EQ(c, "b<think>c");
+  auto [r2, c2] = stream_glm("<think>x</think>y", {}, true);
+  EXPECT_EQ(r2, "");
+  EXPECT_EQ(c2, "<think>x</think>y");
+}
+
+TEST(Glm45Reasoning, PromptEndsReasoningWithinTheLastTurn) {
+  // is_reasoning_end: </think> or <tool_call> after the last <think>, the search stopping at a
+  // turn marker (<|assistant|> etc.): an earlier turn's </think> does not count.
+  ThinkTags t;
+  t.start = 7;
+  t.end = 8;
+  t.implicit_end = {9};
+  t.boundaries = {100, 101};
+  EXPECT_TRUE(prompt_ends_reasoning({100, 7, 8}, t));      // enable_thinking false
+  EXPECT_FALSE(prompt_ends_reasoning({7, 8, 101}, t));     // <|assistant|> after it
+  EXPECT_TRUE(prompt_ends_reasoning({101, 9, 5}, t));      // a <tool_call> ends it
+  EXPECT_FALSE(prompt_ends_reasoning({101, 8, 7, 5}, t));  // reopened
+  t.end.reset();
+  EXPECT_FALSE(prompt_ends_reasoning({8}, t));
+  EXPECT_EQ(reasoning_parser_by_name("glm45"), ReasoningParserKind::kGlm45);
+  EXPECT_EQ(reasoning_parser_by_name("glm47"), ReasoningParserKind::kGlm45);
+  EXPECT_EQ(reasoning_parser_by_name("qwen3"), ReasoningParserKind::kQwen3);
+  EXPECT_EQ(reasoning_parser_by_name("deepseek_r1"), std::nullopt);
+}
+
 TEST(ReasoningParser, TagOnlyDeltaYieldsNothing) {
   ReasoningStreamSplitter sp;
   auto [r, c] = sp.feed("<think>");

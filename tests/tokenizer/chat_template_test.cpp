@@ -94,6 +94,9 @@ TEST(ChatTemplateGolden, CommandR7B) { run_golden("command_r7b", 35); }
 // gpt-oss's harmony template: channels, developer instructions, tools as TypeScript
 // namespaces, reasoning_effort, today's date.
 TEST(ChatTemplateGolden, GptOss) { run_golden("gpt_oss", 35); }
+// GLM-4.6's template (GLM-4.5's family): tools as tojson(ensure_ascii=False) lines, XML-style
+// <tool_call> histories, reasoning_content split out of '</think>', enable_thinking.
+TEST(ChatTemplateGolden, Glm46) { run_golden("glm46", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 

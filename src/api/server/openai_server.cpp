@@ -72,9 +72,9 @@ struct LoadCount {
 void check_parsers(const ServerConfig& cfg, const std::string& architecture) {
   const bool harmony = is_harmony_architecture(architecture);
   const std::string& rp = cfg.reasoning_parser;
-  if (!rp.empty() && rp != "qwen3" && rp != "openai_gptoss")
+  if (!rp.empty() && rp != "openai_gptoss" && !reasoning_parser_by_name(rp))
     throw std::invalid_argument(
-        "--reasoning-parser: only 'qwen3' and 'openai_gptoss' are "
+        "--reasoning-parser: only 'qwen3', 'glm45', 'glm47' and 'openai_gptoss' are "
         "supported, got '" +
         rp + "'");
   // As vLLM: gpt-oss output is harmony, read by openai_gptoss (its default there) and nothing
@@ -84,10 +84,10 @@ void check_parsers(const ServerConfig& cfg, const std::string& architecture) {
         "--reasoning-parser openai_gptoss reads gpt-oss (harmony) output, "
         "but the model is " +
         architecture + ", not GptOssForCausalLM");
-  if (rp == "qwen3" && harmony)
-    throw std::invalid_argument(
-        "--reasoning-parser qwen3: gpt-oss models write harmony; use "
-        "openai_gptoss (the default for them)");
+  if (reasoning_parser_by_name(rp) && harmony)
+    throw std::invalid_argument("--reasoning-parser " + rp +
+                                ": gpt-oss models write harmony; use "
+                                "openai_gptoss (the default for them)");
   const std::string& tp = cfg.tool_call_parser;
   const std::optional<ToolParserKind> kind = tp.empty() ? std::nullopt : tool_parser_by_name(tp);
   if (!tp.empty() && !kind)
@@ -114,9 +114,9 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   engine::AsyncEngineOptions opts;
   opts.max_waiting_requests = cfg_.max_waiting_requests;
   engine_ = std::make_unique<engine::AsyncEngine>(llm_.engine(), opts, metrics_.get());
-  ctx_ = std::make_unique<ServingContext>(ServingContext{llm_, *engine_, names_.front(),
-                                                         cfg_.reasoning_parser == "qwen3",
-                                                         cfg_.log_outputs, cfg_.max_log_len});
+  ctx_ = std::make_unique<ServingContext>(ServingContext{
+      llm_, *engine_, names_.front(), reasoning_parser_by_name(cfg_.reasoning_parser),
+      cfg_.log_outputs, cfg_.max_log_len});
   ctx_->harmony = is_harmony_architecture(llm_.model().config().architecture);
   http::Options ho;
   ho.host = cfg_.host;
@@ -202,7 +202,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   InputOptions io;
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
-  io.reasoning_parser = cfg_.reasoning_parser == "qwen3";
+  io.reasoning_parser = reasoning_parser_by_name(cfg_.reasoning_parser);
   io.harmony = ctx_->harmony;
   io.response_role = cfg_.response_role;
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;

@@ -34,7 +34,7 @@ struct ServerConfig {
   int port = 8000;                              // 0: any free port (see OpenAIServer::port())
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
   std::vector<std::string> api_keys;            // any of them authenticates; none: open
-  std::string reasoning_parser;                 // "", "qwen3" or "openai_gptoss" (gpt-oss)
+  std::string reasoning_parser;                 // "", qwen3, glm45, glm47 or openai_gptoss
   bool enable_auto_tool_choice = false;         // tool_choice "auto" parses tool calls ...
   std::string tool_call_parser;                 // ... with this parser (tool_parsers.h)
   size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)

@@ -367,6 +367,43 @@ JsonCanonicalizer::Step JsonCanonicalizer::finish(std::string& out) {
   return fail();
 }
 
+std::string py_json_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<uint8_t>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20)
+          append_u_escape(out, c);
+        else
+          out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
+
 bool py_json_dumps(std::string_view text, std::string& out) {
   JsonCanonicalizer j;
   size_t i = 0;

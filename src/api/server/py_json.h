@@ -70,5 +70,8 @@ class JsonCanonicalizer {
 bool py_json_dumps(std::string_view text, std::string& out);
 // Python's repr() of a float, as json.dumps writes it.
 std::string py_float_repr(double d);
+// json.dumps(s, ensure_ascii=False) of a str given as UTF-8: quoted, '"', '\\' and control
+// characters escaped, everything else as is.
+std::string py_json_quote(std::string_view s);
 
 }  // namespace vllm::api

@@ -1,13 +1,31 @@
-// Qwen3-style <think> splitting, whole and streaming.
+// <think> splitting (qwen3 and glm45), whole and streaming.
 #include "api/server/reasoning_parser.h"
 
+#include <algorithm>
 #include <string_view>
+
+#include "api/server/py_str.h"
 
 namespace vllm::api {
 namespace {
 
 constexpr std::string_view kStart = "<think>";
 constexpr std::string_view kEnd = "</think>";
+constexpr std::string_view kToolCall = "<tool_call>";  // glm45: ends the reasoning, stays
+constexpr std::string_view kGlmTags[] = {kStart, kEnd, kToolCall};
+
+// The earliest of glm45's tags in `s` from `pos` (npos when none) and which one.
+size_t find_glm_tag(const std::string& s, size_t pos, std::string_view& tag) {
+  size_t at = std::string::npos;
+  for (std::string_view t : kGlmTags) {
+    const size_t f = s.find(t, pos);
+    if (f < at) {
+      at = f;
+      tag = t;
+    }
+  }
+  return at;
+}
 
 // Length of the longest suffix of `s` that is a proper prefix of `tag`.
 size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
@@ -19,8 +37,23 @@ size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
 
 }  // namespace
 
+std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name) {
+  if (name == "qwen3") return ReasoningParserKind::kQwen3;
+  if (name == "glm45" || name == "glm47") return ReasoningParserKind::kGlm45;
+  return std::nullopt;
+}
+
 ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
-  return {tokenizer.token_to_id(kStart), tokenizer.token_to_id(kEnd)};
+  return {tokenizer.token_to_id(kStart), tokenizer.token_to_id(kEnd), {}, {}};
+}
+
+ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind) {
+  ThinkTags t = think_tags(tokenizer);
+  if (kind != ReasoningParserKind::kGlm45) return t;
+  if (auto id = tokenizer.token_to_id(kToolCall)) t.implicit_end.push_back(*id);
+  for (const char* b : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
+    if (auto id = tokenizer.token_to_id(b)) t.boundaries.push_back(*id);
+  return t;
 }
 
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int32_t> start_id,
@@ -31,6 +64,46 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int
     if (start_id && prompt[i] == *start_id) return false;
   }
   return false;
+}
+
+bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags) {
+  if (!tags.end) return false;
+  auto in = [](const std::vector<int32_t>& v, int32_t id) {
+    for (int32_t x : v)
+      if (x == id) return true;
+    return false;
+  };
+  for (size_t i = prompt.size(); i-- > 0;) {
+    if (prompt[i] == *tags.end || in(tags.implicit_end, prompt[i])) return true;
+    if ((tags.start && prompt[i] == *tags.start) || in(tags.boundaries, prompt[i])) return false;
+  }
+  return false;
+}
+
+ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended) {
+  std::string reasoning, content;
+  bool in_reasoning = !prompt_ended;
+  for (size_t pos = 0;;) {
+    std::string_view tag;
+    const size_t at = find_glm_tag(text, pos, tag);
+    (in_reasoning ? reasoning : content)
+        .append(text, pos, at == std::string::npos ? std::string::npos : at - pos);
+    if (at == std::string::npos) break;
+    if (tag == kStart) {
+      in_reasoning = true;  // dropped; in the content it opens reasoning again
+    } else if (tag == kEnd) {
+      in_reasoning = false;  // dropped; a stray one in the content too
+    } else {
+      in_reasoning = false;  // <tool_call> ends the reasoning and stays for the tool parser
+      content += kToolCall;
+    }
+    pos = at + tag.size();
+  }
+  ReasoningSplit r;
+  reasoning = py_rstrip(reasoning);
+  if (!reasoning.empty()) r.reasoning = std::move(reasoning);
+  if (!content.empty()) r.content = std::move(content);
+  return r;
 }
 
 ReasoningSplit split_reasoning(const std::string& text) {
@@ -46,7 +119,42 @@ ReasoningSplit split_reasoning(const std::string& text) {
   return r;
 }
 
+std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std::string& delta) {
+  std::string reasoning, content;
+  pending_ += delta;
+  // Reasoning text goes out but its trailing whitespace waits: it is dropped if the reasoning
+  // ends there.
+  auto add_reasoning = [&](std::string_view t) {
+    held_ws_ += t;
+    const size_t e = py_rstrip_end(held_ws_);
+    reasoning.append(held_ws_, 0, e);
+    held_ws_.erase(0, e);
+  };
+  while (state_ == State::kReasoning) {
+    std::string_view tag;
+    const size_t at = find_glm_tag(pending_, 0, tag);
+    if (at == std::string::npos) {
+      size_t hold = 0;
+      for (std::string_view t : kGlmTags) hold = std::max(hold, partial_tag_suffix(pending_, t));
+      add_reasoning(std::string_view(pending_).substr(0, pending_.size() - hold));
+      pending_.erase(0, pending_.size() - hold);
+      return {reasoning, content};
+    }
+    add_reasoning(std::string_view(pending_).substr(0, at));
+    // <think> is dropped; </think> is dropped and ends; <tool_call> ends and stays.
+    pending_.erase(0, tag == kToolCall ? at : at + tag.size());
+    if (tag != kStart) {
+      state_ = State::kAfter;
+      held_ws_.clear();
+    }
+  }
+  content += pending_;
+  pending_.clear();
+  return {reasoning, content};
+}
+
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
+  if (glm_) return feed_glm(delta);
   std::string reasoning, content;
   pending_ += delta;
   while (state_ == State::kReasoning) {
@@ -78,6 +186,13 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
 std::pair<std::string, std::string> ReasoningStreamSplitter::finish() {
   std::string rest;
   rest.swap(pending_);
+  if (glm_ && state_ == State::kReasoning) {
+    // A tag cut off by the end is text; trailing whitespace is dropped.
+    held_ws_ += rest;
+    std::string r = held_ws_.substr(0, py_rstrip_end(held_ws_));
+    held_ws_.clear();
+    return {r, ""};
+  }
   if (state_ == State::kReasoning) return {rest, ""};
   return {"", rest};
 }

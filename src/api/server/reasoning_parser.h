@@ -1,10 +1,24 @@
-// Reasoning content split out of <think>...</think> (vLLM's `--reasoning-parser qwen3`, as of
-// its current Qwen3ReasoningParser). Whole outputs: without </think> everything is content;
-// with it, the text before it is reasoning (a leading <think> removed; Qwen3-Thinking-2507
-// templates put <think> in the prompt, so the output may only close it) and the text after it
-// is content. Streams: text is reasoning until </think> (a <think> tag is dropped), then
-// content; a stream whose prompt already closed the thinking section (enable_thinking false)
-// is all content. A tag split across deltas is held back until it is complete.
+// Reasoning content split out of <think>...</think>.
+//
+// `--reasoning-parser qwen3` (vLLM's Qwen3ReasoningParser). Whole outputs: without </think>
+// everything is content; with it, the text before it is reasoning (a leading <think> removed;
+// Qwen3-Thinking-2507 templates put <think> in the prompt, so the output may only close it) and
+// the text after it is content. Streams: text is reasoning until </think> (a <think> tag is
+// dropped), then content; a stream whose prompt already closed the thinking section
+// (enable_thinking false) is all content. A tag split across deltas is held back until it is
+// complete.
+//
+// `--reasoning-parser glm45` / `glm47` (vLLM 0.33's engine-based Glm47MoeParser,
+// vllm/parser/glm47_moe.py): the output starts inside the reasoning, so text without </think>
+// is all reasoning (qwen3: all content). Every <think> in the reasoning is dropped; </think>
+// ends it, and so does <tool_call> (which stays, as content, for the tool parser). The
+// reasoning loses its trailing whitespace (streams hold it back until more reasoning follows).
+// Whole outputs go on as vLLM's engine does after the end: a later <think> opens reasoning
+// again and a stray </think> is dropped; streams, as vLLM's, pass everything after the end
+// through as content. The prompt closes the reasoning (the output starts in the content) when
+// its last </think> or <tool_call> comes after its last <think> within the last turn (GLM's
+// <|system|> / <|user|> / <|assistant|> / <|observation|> end the search). A request with
+// chat_template_kwargs thinking / enable_thinking false is not split at all (serving.cpp).
 #pragma once
 
 #include <cstdint>
@@ -17,24 +31,37 @@
 
 namespace vllm::api {
 
+enum class ReasoningParserKind { kQwen3, kGlm45 };
+
+// --reasoning-parser NAME -> kind: qwen3, glm45, glm47; nullopt otherwise (openai_gptoss is
+// gpt-oss's harmony, read by harmony_parser.h).
+std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name);
+
 struct ReasoningSplit {
   std::optional<std::string> reasoning;
   std::optional<std::string> content;
 };
 
-// The ids of the <think> and </think> tags in a vocabulary (either may be missing).
+// The ids of the <think> and </think> tags in a vocabulary (either may be missing); for glm45
+// also <tool_call> (it ends reasoning too) and the turn markers that bound the prompt search.
 struct ThinkTags {
   std::optional<int32_t> start, end;
+  std::vector<int32_t> implicit_end, boundaries;
 };
 ThinkTags think_tags(const tok::Tokenizer& tokenizer);
+ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind);
 
 // vLLM's is_reasoning_end over a prompt: true when its last think tag is the end tag
 // `end_id` (enable_thinking false renders an empty <think></think>). False without an end id.
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int32_t> start_id,
                            std::optional<int32_t> end_id);
+// The same with glm45's tags: an implicit end counts as an end, a boundary stops the search.
+bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags);
 
-// Non-streaming split of a complete output.
+// Non-streaming split of a complete output (qwen3).
 ReasoningSplit split_reasoning(const std::string& text);
+// glm45: `prompt_ended` starts in the content.
+ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended);
 
 class ReasoningStreamSplitter {
  public:
@@ -42,6 +69,9 @@ class ReasoningStreamSplitter {
   // over the prompt), so everything generated is content.
   explicit ReasoningStreamSplitter(bool prompt_ended_reasoning = false)
       : state_(prompt_ended_reasoning ? State::kAfter : State::kReasoning) {}
+  ReasoningStreamSplitter(ReasoningParserKind kind, bool prompt_ended_reasoning)
+      : state_(prompt_ended_reasoning ? State::kAfter : State::kReasoning),
+        glm_(kind == ReasoningParserKind::kGlm45) {}
   // Returns the reasoning and content text completed by this delta (either may be empty).
   std::pair<std::string, std::string> feed(const std::string& delta);
   // End of the stream: releases any held-back partial tag.
@@ -49,9 +79,12 @@ class ReasoningStreamSplitter {
 
  private:
   enum class State { kReasoning, kAfter };
+  std::pair<std::string, std::string> feed_glm(const std::string& delta);
   State state_;
+  bool glm_ = false;
   bool start_seen_ = false;  // a <think> tag was dropped already
   std::string pending_;
+  std::string held_ws_;  // glm45: trailing whitespace of the reasoning, sent if more follows
 };
 
 }  // namespace vllm::api

@@ -58,11 +58,35 @@ void set_think_tokens(const LLM& llm, GenerationRequest& r) {
 // vLLM's is_reasoning_end over the prompt: the last of <think> / </think> in it decides whether
 // the model starts inside its reasoning (then the grammar waits for </think>) or after it
 // (enable_thinking false puts an empty <think></think> in the prompt).
-std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt) {
-  const ThinkTags tags = think_tags(llm.tokenizer());
+std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt,
+                                           ReasoningParserKind kind) {
+  const ThinkTags tags = think_tags(llm.tokenizer(), kind);
   if (!tags.end) return std::nullopt;  // no reasoning markers in this vocabulary
-  if (prompt_ends_reasoning(prompt, tags.start, tags.end)) return std::nullopt;
+  const bool ended = kind == ReasoningParserKind::kGlm45
+                         ? prompt_ends_reasoning(prompt, tags)
+                         : prompt_ends_reasoning(prompt, tags.start, tags.end);
+  if (ended) return std::nullopt;
   return tags.end;
+}
+
+// Python's truth value of a JSON value.
+bool truthy(const ojson& v) {
+  if (v.is_null()) return false;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0;
+  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  return true;
+}
+
+// vLLM's Glm47MoeParser: thinking unless chat_template_kwargs sets `thinking` or
+// `enable_thinking`, and then only if either is true.
+bool glm_thinking(const ojson& kwargs) {
+  const ojson none;
+  const ojson& a = kwargs.is_object() && kwargs.contains("thinking") ? kwargs["thinking"] : none;
+  const ojson& b =
+      kwargs.is_object() && kwargs.contains("enable_thinking") ? kwargs["enable_thinking"] : none;
+  if (a.is_null() && b.is_null()) return true;
+  return truthy(a) || truthy(b);
 }
 
 }  // namespace
@@ -110,6 +134,9 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                                    : r.messages.back().value("role", opts.response_role);
   o.chat_logprobs = r.logprobs;
   o.include_reasoning = r.include_reasoning;
+  o.glm_thinking = glm_thinking(r.chat_template_kwargs);
+  // As vLLM's engine-based GLM parser (adjust_request): its tags may be special tokens.
+  if (opts.reasoning_parser == ReasoningParserKind::kGlm45) r.sampling.skip_special_tokens = false;
   if (r.return_prompt_text) o.prompt_text = prompt;
   // Echo: the last message is continued when it already has the reply's role.
   if (r.echo) {
@@ -130,6 +157,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
           "be set",
           "tool_choice");
     o.tool_parser = opts.auto_tool_parser;
+    o.tools = r.tools;
     // As vLLM's hermes and mistral parsers: their tags may be special tokens.
     if (*o.tool_parser != ToolParserKind::kLlama3Json) r.sampling.skip_special_tokens = false;
   } else if (r.tool_choice == ToolChoice::kRequired) {
@@ -143,8 +171,10 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   if (auto t = tool_call_constraint(r)) c = std::move(t);
   if (c) {
     r.sampling.grammar = compile_constraint(llm, *c);
-    if (opts.reasoning_parser && r.include_reasoning)
-      r.sampling.grammar_start_token = grammar_start_token(llm, in.prompts.front().ids);
+    const bool thinks = opts.reasoning_parser != ReasoningParserKind::kGlm45 || o.glm_thinking;
+    if (opts.reasoning_parser && r.include_reasoning && thinks)
+      r.sampling.grammar_start_token =
+          grammar_start_token(llm, in.prompts.front().ids, *opts.reasoning_parser);
   }
   return in;
 }

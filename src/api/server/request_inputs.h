@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/server/protocol.h"
+#include "api/server/reasoning_parser.h"
 #include "api/server/serving.h"
 #include "api/server/tool_parsers.h"
 
@@ -18,8 +19,8 @@ struct InputOptions {
   int32_t max_model_len = 0;
   // --trust-request-chat-template: a request may bring its own chat_template.
   bool trust_request_chat_template = false;
-  // --reasoning-parser qwen3: a grammar starts after the reasoning's end token.
-  bool reasoning_parser = false;
+  // --reasoning-parser qwen3 / glm45: a grammar starts after the reasoning's end token.
+  std::optional<ReasoningParserKind> reasoning_parser;
   // gpt-oss: chat output is parsed as harmony, which needs its special tokens in the text.
   bool harmony = false;
   // --enable-auto-tool-choice with --tool-call-parser: the parser for tool_choice "auto".

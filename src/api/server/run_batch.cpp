@@ -87,7 +87,7 @@ int run_batch(int argc, char** argv) {
 
   auto llm = LLM::load(rm.path, ec);
   engine::AsyncEngine engine(llm->engine());
-  ServingContext ctx{*llm, engine, served.front(), false};
+  ServingContext ctx{*llm, engine, served.front(), std::nullopt};
   // gpt-oss chat output is split as harmony here too (vLLM's run_batch serves chat the same way).
   ctx.harmony = is_harmony_architecture(llm->model().config().architecture);
   InputOptions io;

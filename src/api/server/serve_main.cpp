@@ -103,13 +103,15 @@ int serve_main(int argc, char** argv) {
       ->allow_extra_args()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--reasoning-parser", sc.reasoning_parser,
-                 "split reasoning out of chat output: qwen3 (<think>), openai_gptoss (gpt-oss "
+                 "split reasoning out of chat output: qwen3 (<think>), glm45 / glm47 (GLM-4.5 "
+                 "to 4.7: <think>, output starts in the reasoning), openai_gptoss (gpt-oss "
                  "harmony; on by default for gpt-oss models)");
   app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
                "parse tool calls out of the output for tool_choice \"auto\" (needs "
                "--tool-call-parser)");
   app.add_option("--tool-call-parser", sc.tool_call_parser,
-                 "how tool calls are written: hermes (Qwen), llama3_json, mistral, openai "
+                 "how tool calls are written: hermes (Qwen), llama3_json, mistral, glm45 / "
+                 "glm47 (GLM-4.5 to 4.7 <tool_call> with <arg_key>/<arg_value>), openai "
                  "(gpt-oss)");
   app.add_option("--chat-template", chat_template,
                  "chat template: a file, or the template text itself");
@@ -166,7 +168,7 @@ int serve_main(int argc, char** argv) {
   flags.no_effect_flag(app, "--log-error-stack", "errors are answered with their message");
   flags.refused_option(app, "--tool-parser-plugin",
                        "Python plugins cannot be loaded (built-in --tool-call-parser: hermes, "
-                       "llama3_json, mistral, openai)");
+                       "llama3_json, mistral, glm45, glm47, openai)");
   flags.refused_option(app, "--middleware", "Python ASGI middleware cannot be loaded");
   flags.refused_option(app, "--tool-server", "built-in tool servers are not implemented");
   flags.refused_option(app, "--log-config-file",

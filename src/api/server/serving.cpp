@@ -65,16 +65,24 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
   g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
   // Engine ids stay unique even when clients reuse a request_id.
   const std::string engine_prefix = random_id("gen-");
-  const ThinkTags tags = ctx.qwen3_reasoning ? think_tags(ctx.llm.tokenizer()) : ThinkTags{};
+  const bool glm = ctx.reasoning == ReasoningParserKind::kGlm45;
+  const ThinkTags tags =
+      ctx.reasoning ? think_tags(ctx.llm.tokenizer(), *ctx.reasoning) : ThinkTags{};
   for (size_t p = 0; p < g->prompts_.size(); ++p) {
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
-    const bool thought = prompt_ends_reasoning(g->prompts_[p].ids, tags.start, tags.end);
+    const std::vector<int32_t>& ids = g->prompts_[p].ids;
+    const bool thought =
+        glm ? prompt_ends_reasoning(ids, tags) : prompt_ends_reasoning(ids, tags.start, tags.end);
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
-      c.splitter = ReasoningStreamSplitter(thought);
+      c.splitter = ctx.reasoning ? ReasoningStreamSplitter(*ctx.reasoning, thought)
+                                 : ReasoningStreamSplitter(thought);
+      // vLLM starts a whole output's GLM parse in the content only when the vocabulary has the
+      // turn markers that tell this turn's </think> from an earlier one.
+      c.prompt_closed_reasoning = thought && !tags.boundaries.empty();
       if (g->opts_.tool_parser)  // null for kOpenAI: the harmony splitter reads those calls
-        c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->opts_.named_tool);
+        c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->tool_options());
       c.prompt_index = static_cast<int>(p);
       c.engine_id = engine_prefix + "-" + std::to_string(c.index);
       engine::SamplingParams sp = base;
@@ -224,6 +232,21 @@ json tool_delta_json(const ToolCallDelta& t) {
 
 }  // namespace
 
+bool Generation::splits_reasoning() const {
+  if (ctx_.reasoning == ReasoningParserKind::kGlm45) return opts_.glm_thinking;
+  return ctx_.reasoning.has_value();
+}
+
+ToolParserOptions Generation::tool_options() const {
+  ToolParserOptions o;
+  o.named_function = opts_.named_tool;
+  o.tools = opts_.tools;
+  // vLLM's GLM parser reads <think> in the content as reasoning only when a reasoning parser
+  // runs and the request thinks.
+  o.reasoning_markup = ctx_.reasoning.has_value() && opts_.glm_thinking;
+  return o;
+}
+
 bool Generation::tools_finish(const Choice& c, bool called) const {
   if (!opts_.tool_parser) return false;
   if (*opts_.tool_parser == ToolParserKind::kRequired) return c.finish_reason == "stop";
@@ -249,14 +272,16 @@ json Generation::chat_message(const Choice& c, std::string& finish_reason) const
         calls.push_back(tool_call_json({t.id, t.name, harmony_arguments(t)}));
       if (tools_finish(c, !h.calls.empty())) finish_reason = "tool_calls";
     }
-  } else if (ctx_.qwen3_reasoning) {
-    ReasoningSplit s = split_reasoning(c.text);
+  } else if (splits_reasoning()) {
+    ReasoningSplit s = ctx_.reasoning == ReasoningParserKind::kGlm45
+                           ? split_reasoning_glm45(c.text, c.prompt_closed_reasoning)
+                           : split_reasoning(c.text);
     content = s.content;
     if (s.reasoning && opts_.include_reasoning) reasoning = *s.reasoning;
   }
   if (opts_.tool_parser && !harmony_calls) {
     ExtractedToolCalls x =
-        extract_tool_calls(*opts_.tool_parser, content.value_or(""), opts_.named_tool);
+        extract_tool_calls(*opts_.tool_parser, content.value_or(""), tool_options());
     // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
     if (!opts_.parallel_tool_calls && x.calls.size() > 1) x.calls.resize(1);
     if (x.tools_called || content) content = x.content;
@@ -395,7 +420,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (opts_.tool_parser == ToolParserKind::kOpenAI)
         for (ToolCallDelta& t : h.calls)
           if (opts_.parallel_tool_calls || t.index == 0) calls.push_back(std::move(t));
-    } else if (ctx_.qwen3_reasoning) {
+    } else if (splits_reasoning()) {
       auto [r, t] = c.splitter.feed(delta);
       if (c.done) {
         auto [r2, t2] = c.splitter.finish();

@@ -29,7 +29,8 @@ struct ServingContext {
   LLM& llm;
   engine::AsyncEngine& engine;
   std::string model_name;
-  bool qwen3_reasoning = false;
+  // --reasoning-parser qwen3 / glm45 (glm47): <think> split out of chat output.
+  std::optional<ReasoningParserKind> reasoning;
   // --enable-log-outputs (with --enable-log-requests): one line per finished choice with its
   // text, cut to max_log_len characters (-1: whole).
   bool log_outputs = false;
@@ -55,12 +56,16 @@ struct GenerationOptions {
   // Chat echo: the last message's content when it has the reply's role (prepended to it).
   std::string chat_echo;
   bool include_reasoning = true;
+  // glm45: false when chat_template_kwargs says thinking / enable_thinking false; then vLLM's
+  // Glm47MoeParser does not split reasoning and reads <think> tags as text.
+  bool glm_thinking = true;
   std::optional<std::string> prompt_text;  // chat return_prompt_text
   // Tool calls in the chat output: how it is read (nullopt: plain content), the function a
   // named tool_choice forces, whether more than the first call is kept, and whether the
   // choice was "required" (finish_reason "tool_calls" like "auto" when calls were made).
   std::optional<ToolParserKind> tool_parser;
   std::string named_tool;
+  nlohmann::ordered_json tools;  // the request's tools, for glm45 (names, argument types)
   bool parallel_tool_calls = true;
 };
 
@@ -105,6 +110,7 @@ class Generation {
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;
     ReasoningStreamSplitter splitter;
+    bool prompt_closed_reasoning = false;   // glm45's whole-output split starts in the content
     HarmonyStreamSplitter harmony;          // ctx_.harmony
     std::unique_ptr<ToolCallParser> tools;  // streaming tool-call parser (opts_.tool_parser)
     bool sent_first = false;                // the first chunk (role, echo, prompt ids) went out
@@ -128,6 +134,9 @@ class Generation {
   // called tools under tool_choice auto or required, as vLLM).
   nlohmann::json chat_message(const Choice& c, std::string& finish_reason) const;
   bool tools_finish(const Choice& c, bool called) const;
+  // Whether chat output is split into reasoning and content.
+  bool splits_reasoning() const;
+  ToolParserOptions tool_options() const;
   std::vector<std::string> stream_events(Choice& c, engine::RequestOutput& o);
 
   ServingContext& ctx_;

@@ -4,7 +4,9 @@
 #include <random>
 #include <thread>
 
+#include "api/server/glm_tool_parser.h"
 #include "api/server/py_json.h"
+#include "api/server/py_str.h"
 
 namespace vllm::api {
 namespace {
@@ -469,10 +471,15 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "llama3_json") return ToolParserKind::kLlama3Json;
   if (name == "mistral") return ToolParserKind::kMistral;
   if (name == "openai") return ToolParserKind::kOpenAI;  // gpt-oss only (openai_server.cpp)
+  // vLLM registers both names for one GLM parser (GLM-4.7 may write the name and its first
+  // <arg_key> on one line, which the glm45 parser reads too).
+  if (name == "glm45" || name == "glm47") return ToolParserKind::kGlm45;
   return std::nullopt;
 }
 
-const char* tool_parser_names() { return "hermes, llama3_json, mistral, openai (gpt-oss)"; }
+const char* tool_parser_names() {
+  return "hermes, llama3_json, mistral, glm45, glm47, openai (gpt-oss)";
+}
 
 std::string make_tool_call_id(ToolParserKind kind) {
   thread_local std::mt19937_64 rng(std::random_device{}() ^
@@ -491,6 +498,14 @@ std::string make_tool_call_id(ToolParserKind kind) {
 
 std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
                                                      const std::string& named_function) {
+  ToolParserOptions o;
+  o.named_function = named_function;
+  return make(kind, o);
+}
+
+std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
+                                                     const ToolParserOptions& o) {
+  const std::string& named_function = o.named_function;
   switch (kind) {
     case ToolParserKind::kHermes:
       return std::make_unique<HermesParser>();
@@ -502,6 +517,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return std::make_unique<CallArrayParser>(kind, "parameters", false);
     case ToolParserKind::kNamed:
       return std::make_unique<NamedParser>(named_function);
+    case ToolParserKind::kGlm45:
+      return make_glm45_tool_parser(o);
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -510,7 +527,15 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
 
 ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
                                       const std::string& named_function) {
-  auto p = ToolCallParser::make(kind, named_function);
+  ToolParserOptions o;
+  o.named_function = named_function;
+  return extract_tool_calls(kind, output, std::move(o));
+}
+
+ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
+                                      ToolParserOptions o) {
+  o.whole_response = true;
+  auto p = ToolCallParser::make(kind, o);
   ExtractedToolCalls none;
   none.content = output;
   if (!p) return none;  // kOpenAI: harmony_parser.h reads those calls
@@ -557,6 +582,14 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
         r.content = output;
       else if (!d.content.empty())
         r.content = d.content;
+      return r;
+    }
+    case ToolParserKind::kGlm45: {
+      // vLLM: with calls, the content before the first one, stripped; without, the text
+      // outside the (dropped) call blocks. Either way null when empty.
+      r.tools_called = !r.calls.empty();
+      std::string c = r.tools_called ? py_strip(d.content) : d.content;
+      r.content = c.empty() ? std::nullopt : std::optional<std::string>(std::move(c));
       return r;
     }
     case ToolParserKind::kOpenAI:

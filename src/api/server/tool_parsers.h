@@ -11,6 +11,10 @@
 //   required     tool_choice "required": a JSON array of {"name", "parameters"}
 //   openai       gpt-oss (harmony): calls are messages to functions.NAME, read by
 //                HarmonyStreamSplitter (harmony_parser.h), not by a ToolCallParser
+//   glm45        GLM-4.5 / 4.6 / 4.7 (glm47 is the same parser, as in vLLM): content, then
+//                <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
+//                blocks with bare-text values typed by the request's tool schema
+//                (glm_tool_parser.h)
 // Arguments are re-serialized as Python's json.dumps(..., ensure_ascii=False) writes them
 // (py_json.h), except for `named`, whose arguments are the output text itself (as vLLM).
 //
@@ -22,6 +26,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +34,7 @@
 
 namespace vllm::api {
 
-enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired, kOpenAI };
+enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired, kOpenAI, kGlm45 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
 std::optional<ToolParserKind> tool_parser_by_name(const std::string& name);
@@ -54,11 +59,26 @@ struct ToolCall {
   std::string id, name, arguments;
 };
 
+// What a parser needs from the request beyond the output text.
+struct ToolParserOptions {
+  std::string named_function;  // kNamed: the function tool_choice names
+  // kGlm45: the request's tools (as protocol.h keeps them): calls to other names are dropped and
+  // argument values are typed by each function's parameter schema, as vLLM does.
+  nlohmann::ordered_json tools;
+  // kGlm45: <think> / </think> in the content are reasoning markup (a reasoning parser runs and
+  // the request thinks), not text.
+  bool reasoning_markup = false;
+  // The whole output comes in one feed (extract_tool_calls): a call's arguments are reported
+  // when it ends, never as a partial prefix that a truncated call could contradict.
+  bool whole_response = false;
+};
+
 class ToolCallParser {
  public:
   // `named_function`: the function name for kNamed. Null for kOpenAI (harmony_parser.h).
   static std::unique_ptr<ToolCallParser> make(ToolParserKind kind,
                                               const std::string& named_function = {});
+  static std::unique_ptr<ToolCallParser> make(ToolParserKind kind, const ToolParserOptions& o);
   virtual ~ToolCallParser() = default;
 
   // Feeds generated text (whole UTF-8 characters); appends what became certain to `out`.
@@ -84,6 +104,8 @@ struct ExtractedToolCalls {
 };
 ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
                                       const std::string& named_function = {});
+ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
+                                      ToolParserOptions o);
 
 // Tool call ids as vLLM makes them: "chatcmpl-tool-" + 32 hex digits; Mistral's are 9
 // alphanumerics.

@@ -1,0 +1,387 @@
+// GLM-4.5 XML-style tool calls, whole and streaming (see the header).
+#include "api/server/glm_tool_parser.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/server/py_json.h"
+#include "api/server/py_str.h"
+#include "api/server/schema_coerce.h"
+
+namespace vllm::api {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::string_view kCall = "<tool_call>";
+constexpr std::string_view kCallEnd = "</tool_call>";
+constexpr std::string_view kKey = "<arg_key>";
+constexpr std::string_view kKeyEnd = "</arg_key>";
+constexpr std::string_view kValue = "<arg_value>";
+constexpr std::string_view kValueEnd = "</arg_value>";
+constexpr std::string_view kThink = "<think>";
+constexpr std::string_view kThinkEnd = "</think>";
+
+struct ArgPair {
+  std::string key, value;
+};
+
+// The complete pairs of a call's argument text, as vLLM's finditer of
+// <arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value> (DOTALL) finds them: from each
+// <arg_key>, the key runs to the first </arg_key> that whitespace and <arg_value> follow, the
+// value to the next </arg_value>. `end` is where the last pair ended.
+std::vector<ArgPair> complete_pairs(std::string_view s, size_t& end) {
+  std::vector<ArgPair> pairs;
+  end = 0;
+  for (;;) {
+    const size_t start = s.find(kKey, end);
+    if (start == std::string_view::npos) return pairs;
+    // A later start can only find the same key ends and value ends, so when this one fails no
+    // later one succeeds.
+    for (size_t k = s.find(kKeyEnd, start + kKey.size());; k = s.find(kKeyEnd, k + 1)) {
+      if (k == std::string_view::npos) return pairs;
+      size_t v = k + kKeyEnd.size();
+      v += space_run(s, v, /*regex_s=*/true);
+      if (s.substr(v, kValue.size()) != kValue) continue;
+      const size_t vend = s.find(kValueEnd, v + kValue.size());
+      if (vend == std::string_view::npos) return pairs;
+      pairs.push_back({py_strip(s.substr(start + kKey.size(), k - start - kKey.size())),
+                       std::string(s.substr(v + kValue.size(), vend - v - kValue.size()))});
+      end = vend + kValueEnd.size();
+      break;
+    }
+  }
+}
+
+// The pair still open at the end of `s` (its <arg_value> seen, its </arg_value> not yet), from
+// position `from`: its key and where its value starts.
+bool open_pair(std::string_view s, size_t from, std::string& key, size_t& value_start) {
+  const size_t start = s.find(kKey, from);
+  if (start == std::string_view::npos) return false;
+  for (size_t k = s.find(kKeyEnd, start + kKey.size()); k != std::string_view::npos;
+       k = s.find(kKeyEnd, k + 1)) {
+    size_t v = k + kKeyEnd.size();
+    v += space_run(s, v, /*regex_s=*/true);
+    if (s.substr(v, kValue.size()) != kValue) continue;
+    key = py_strip(s.substr(start + kKey.size(), k - start - kKey.size()));
+    value_start = v + kValue.size();
+    return true;
+  }
+  return false;
+}
+
+// Length of the longest proper prefix of `tag` that `s` ends with.
+size_t partial_suffix(std::string_view s, std::string_view tag) {
+  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
+    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
+  return 0;
+}
+
+class Glm45Parser : public ToolCallParser {
+ public:
+  explicit Glm45Parser(const ToolParserOptions& o)
+      : tools_(o.tools.is_array() ? o.tools : ojson::array()),
+        markup_(o.reasoning_markup),
+        whole_(o.whole_response) {}
+
+  void feed(std::string_view text, ParsedDelta& out) override {
+    pending_ += text;
+    size_t pos = 0;
+    for (;;) {
+      // The earliest tag that means something in the current state. GLM's tags all start with
+      // '<' and end with '>', so no two occurrences overlap and the first one found is the
+      // one a lexer reads.
+      size_t at = std::string::npos;
+      std::string_view tag;
+      for (std::string_view t : tags()) {
+        const size_t f = pending_.find(t, pos);
+        if (f < at) {
+          at = f;
+          tag = t;
+        }
+      }
+      if (at == std::string::npos) break;
+      on_text(std::string_view(pending_).substr(pos, at - pos), out);
+      on_tag(tag, out);
+      pos = at + tag.size();
+    }
+    // Hold back what may begin a tag of the current state.
+    size_t hold = 0;
+    for (std::string_view t : tags())
+      hold = std::max(hold, partial_suffix(std::string_view(pending_).substr(pos), t));
+    on_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold), out);
+    pending_.erase(0, pending_.size() - hold);
+    if (st_ == St::kArgs && !whole_) stream_args(out);
+  }
+
+  void finish(ParsedDelta& out) override {
+    std::string rest;
+    rest.swap(pending_);
+    on_text(rest, out);
+    if (st_ == St::kName) decide_name(out);
+    if (st_ == St::kName || st_ == St::kArgs) end_call(out);
+    st_ = St::kContent;
+    // No call kept: the held text is content, unless all of it is whitespace around dropped
+    // calls (vLLM drops whitespace-only content once a call block was seen).
+    if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
+      out.content += held_ + post_;
+    held_.clear();
+    post_.clear();
+  }
+
+ private:
+  enum class St { kContent, kReasoning, kName, kArgs };
+
+  std::vector<std::string_view> tags() const {
+    switch (st_) {
+      case St::kContent:
+        if (markup_) return {kCall, kThink, kThinkEnd};
+        return {kCall};
+      case St::kReasoning:
+        return {kCall, kThink, kThinkEnd};
+      case St::kName:
+        return {kKey, kCallEnd};
+      case St::kArgs:
+        return {kCallEnd};
+    }
+    return {};
+  }
+
+  void on_text(std::string_view t, ParsedDelta& out) {
+    if (t.empty()) return;
+    switch (st_) {
+      case St::kContent:
+        content_text(t, out);
+        return;
+      case St::kReasoning:
+        return;  // reasoning inside the content is not content
+      case St::kName:
+        name_raw_ += t;
+        return;
+      case St::kArgs:
+        args_raw_ += t;
+        return;
+    }
+  }
+
+  void on_tag(std::string_view tag, ParsedDelta& out) {
+    if (tag == kThink) {
+      st_ = St::kReasoning;  // dropped again when already reasoning
+    } else if (tag == kThinkEnd) {
+      st_ = St::kContent;  // a stray </think> in the content is dropped
+    } else if (tag == kCall) {
+      seen_call_ = true;
+      st_ = St::kName;
+      name_raw_.clear();
+      args_raw_.clear();
+      streamed_.clear();
+      kept_ = broken_ = false;
+      open_at_ = std::string::npos;
+    } else if (tag == kKey) {
+      decide_name(out);
+      st_ = St::kArgs;
+      args_raw_ = kKey;
+    } else if (tag == kCallEnd) {
+      if (st_ == St::kName) decide_name(out);
+      end_call(out);
+      st_ = St::kContent;
+    }
+  }
+
+  // Text in the content state. Before any <tool_call>, it is sent as it comes, but whitespace
+  // is held while it may end the content (a kept call strips it) and while it is all there is
+  // (vLLM's stream sends leading whitespace with the first word). After a <tool_call> it
+  // waits: a kept call drops it, otherwise it is content at the end.
+  void content_text(std::string_view t, ParsedDelta& out) {
+    if (seen_call_) {
+      if (!any_kept_) post_ += t;
+      return;
+    }
+    held_ += t;
+    const size_t end = py_rstrip_end(held_);
+    if (end == 0) return;
+    out.content.append(held_, 0, end);
+    held_.erase(0, end);
+    content_started_ = true;
+  }
+
+  bool known_tool(const std::string& name) const {
+    if (tools_.empty()) return true;
+    return function_of(name) != nullptr;
+  }
+
+  const ojson* function_of(const std::string& name) const {
+    for (const auto& t : tools_) {
+      if (!t.is_object()) continue;
+      auto f = t.find("function");
+      if (f == t.end() || !f->is_object()) continue;
+      auto n = f->find("name");
+      if (n != f->end() && n->is_string() && n->get<std::string>() == name) return &*f;
+    }
+    return nullptr;
+  }
+
+  // The name is complete (<arg_key> or </tool_call> follows it): keep the call or drop it.
+  void decide_name(ParsedDelta& out) {
+    name_ = py_strip(name_raw_);
+    kept_ = !name_.empty() && known_tool(name_);
+    if (!kept_) return;
+    any_kept_ = true;
+    held_.clear();
+    post_.clear();
+    properties_ = ojson::object();
+    if (const ojson* f = function_of(name_)) {
+      auto p = f->find("parameters");
+      if (p != f->end() && p->is_object()) {
+        auto props = p->find("properties");
+        if (props != p->end() && props->is_object()) properties_ = *props;
+      }
+    }
+    ToolCallDelta h;
+    h.index = num_calls_++;
+    h.header = true;
+    h.id = make_tool_call_id(ToolParserKind::kGlm45);
+    h.name = name_;
+    out.calls.push_back(std::move(h));
+  }
+
+  // A property's schema when it types the value (vLLM coerces only with one).
+  const ojson* schema_of(const std::string& key) const {
+    if (properties_.empty()) return nullptr;
+    auto it = properties_.find(key);
+    if (it == properties_.end() || !it->is_object()) return nullptr;
+    return &*it;
+  }
+
+  std::string value_json(const std::string& key, const std::string& value) const {
+    const ojson* s = schema_of(key);
+    return s ? coerce_to_schema_json(value, *s) : py_json_quote(value);
+  }
+
+  // "{" and the pairs as a dict (first place, last value) written as json.dumps does, without
+  // the closing brace. `stable` (streaming) stops before the first key that repeats later, and
+  // sets `*cut` when it did.
+  std::string pairs_json(const std::vector<ArgPair>& pairs, bool stable, bool* cut = nullptr,
+                         std::vector<std::string>* keys = nullptr) const {
+    std::vector<std::pair<std::string, std::string>> dict;
+    size_t first_repeat = pairs.size();
+    for (const ArgPair& p : pairs) {
+      size_t i = 0;
+      while (i < dict.size() && dict[i].first != p.key) ++i;
+      if (i < dict.size()) {
+        dict[i].second = p.value;
+        first_repeat = std::min(first_repeat, i);
+      } else {
+        dict.emplace_back(p.key, p.value);
+      }
+    }
+    if (cut) *cut = first_repeat < dict.size();
+    if (stable && first_repeat < dict.size()) dict.resize(first_repeat);
+    std::string s = "{";
+    for (size_t i = 0; i < dict.size(); ++i) {
+      if (i) s += ", ";
+      s += py_json_quote(dict[i].first) + ": " + value_json(dict[i].first, dict[i].second);
+      if (keys) keys->push_back(dict[i].first);
+    }
+    return s;
+  }
+
+  void emit_args(const std::string& text, ParsedDelta& out) {
+    if (text.size() <= streamed_.size()) return;
+    if (text.compare(0, streamed_.size(), streamed_) != 0) {
+      broken_ = true;  // a repeated key rewrote what was sent: nothing more can follow it
+      return;
+    }
+    ToolCallDelta f;
+    f.index = num_calls_ - 1;
+    f.arguments = text.substr(streamed_.size());
+    out.calls.push_back(std::move(f));
+    streamed_ = text;
+  }
+
+  // Streaming: the part of the open call's arguments no later text can change.
+  void stream_args(ParsedDelta& out) {
+    if (!kept_ || broken_) return;
+    if (open_at_ != std::string::npos) {
+      // A string value is being sent: while its </arg_value> has not come, only its new text
+      // is new (linear in the value's length, however it is chunked).
+      const size_t scan =
+          std::max(open_at_, scanned_ >= kValueEnd.size() ? scanned_ - kValueEnd.size() + 1 : 0);
+      scanned_ = args_raw_.size();
+      if (args_raw_.find(kValueEnd, scan) == std::string::npos) {
+        std::string_view v = std::string_view(args_raw_).substr(open_sent_);
+        v.remove_suffix(partial_suffix(v, kValueEnd));
+        open_sent_ += v.size();
+        if (v.empty()) return;
+        const std::string q = py_json_quote(v);
+        ToolCallDelta f;
+        f.index = num_calls_ - 1;
+        f.arguments = q.substr(1, q.size() - 2);
+        streamed_ += f.arguments;
+        out.calls.push_back(std::move(f));
+        return;
+      }
+      open_at_ = std::string::npos;
+    }
+    size_t end = 0;
+    const std::vector<ArgPair> pairs = complete_pairs(args_raw_, end);
+    std::vector<std::string> keys;
+    bool cut = false;
+    std::string s = pairs_json(pairs, /*stable=*/true, &cut, &keys);
+    // The open value is sent as it arrives when it stays a string (its text can only grow).
+    std::string key;
+    size_t vstart = 0;
+    if (!cut && open_pair(args_raw_, end, key, vstart) && !key.empty() &&
+        std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      const ojson* schema = schema_of(key);
+      if (!schema || schema_keeps_string(*schema)) {
+        std::string_view v = std::string_view(args_raw_).substr(vstart);
+        v.remove_suffix(partial_suffix(v, kValueEnd));
+        const std::string q = py_json_quote(v);
+        s += (keys.empty() ? "" : ", ") + py_json_quote(key) + ": " + q.substr(0, q.size() - 1);
+        open_at_ = vstart;
+        open_sent_ = vstart + v.size();
+        scanned_ = args_raw_.size();
+      }
+    }
+    if (s != "{") emit_args(s, out);  // "{" alone: nothing certain yet
+  }
+
+  void end_call(ParsedDelta& out) {
+    if (kept_) {
+      size_t end = 0;
+      const std::vector<ArgPair> pairs = complete_pairs(args_raw_, end);
+      const std::string final_args = pairs_json(pairs, /*stable=*/false) + "}";
+      if (!broken_) emit_args(final_args, out);
+    }
+    kept_ = false;
+    open_at_ = std::string::npos;
+    name_raw_.clear();
+    args_raw_.clear();
+  }
+
+  ojson tools_;
+  bool markup_, whole_;
+  std::string pending_;
+  St st_ = St::kContent;
+  // The call being read.
+  std::string name_raw_, args_raw_, name_, streamed_;
+  ojson properties_ = ojson::object();
+  bool kept_ = false, broken_ = false;
+  // The string value being streamed: where it starts, how much of it was sent, how far the
+  // argument text was searched for its end.
+  size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
+  // Content.
+  bool seen_call_ = false, any_kept_ = false, content_started_ = false;
+  std::string held_, post_;
+};
+
+}  // namespace
+
+std::unique_ptr<ToolCallParser> make_glm45_tool_parser(const ToolParserOptions& o) {
+  return std::make_unique<Glm45Parser>(o);
+}
+
+}  // namespace vllm::api
