@@ -278,7 +278,8 @@ def safetensors_files():
                         ("Qwen2MoeForCausalLM", {"bias": True, "moe": True, "shared": True}),
                         ("OlmoeForCausalLM", {"moe": True, "olmoe": True}),
                         ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True}),
-                        ("Glm4MoeForCausalLM", {"bias": True, "qk_norm": True, "glm4_moe": True})):
+                        ("Glm4MoeForCausalLM", {"bias": True, "qk_norm": True, "glm4_moe": True}),
+                        ("MiniMaxM2ForCausalLM", {"minimax_m2": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -296,6 +297,11 @@ def safetensors_files():
                         "first_k_dense_replace": 0, "n_shared_experts": 1, "n_group": 1,
                         "topk_group": 1, "routed_scaling_factor": 2.5, "use_qk_norm": True,
                         "attention_bias": True, "partial_rotary_factor": 0.5})
+        if extra.get("minimax_m2"):  # 2 experts of width 32, sigmoid router, rotary_dim
+            cfg.update({"num_local_experts": 2, "num_experts_per_tok": 1, "intermediate_size": 32,
+                        "rotary_dim": hd // 2, "use_qk_norm": True, "qk_norm_type": "per_layer",
+                        "scoring_func": "sigmoid", "use_routing_bias": True,
+                        "attn_type_list": [1]})
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -361,6 +367,9 @@ def safetensors_files():
         if extra.get("qk_norm"):
             t(pre + "self_attn.q_norm.weight", (hd,))
             t(pre + "self_attn.k_norm.weight", (hd,))
+        if extra.get("minimax_m2"):  # whole-projection q/k norms beside the input norms
+            t(pre + "self_attn.q_norm.weight", (heads * hd,))
+            t(pre + "self_attn.k_norm.weight", (kv_heads * hd,))
         if extra.get("olmoe"):  # whole-projection q/k norms beside the input norms
             t(pre + "self_attn.q_norm.weight", (heads * hd,))
             t(pre + "self_attn.k_norm.weight", (heads * hd,))
@@ -426,6 +435,13 @@ def safetensors_files():
             else:  # an unquantized export: input dimension first
                 t(pre + "mlp.experts.gate_up_proj", (2, hidden, 64))
                 t(pre + "mlp.experts.down_proj", (2, 32, hidden))
+        elif extra.get("minimax_m2"):  # Mixtral's names, the bias beside the router
+            t(pre + "block_sparse_moe.gate.weight", (2, hidden))
+            t(pre + "block_sparse_moe.e_score_correction_bias", (2,))
+            for e in range(2):
+                t(pre + f"block_sparse_moe.experts.{e}.w1.weight", (32, hidden))
+                t(pre + f"block_sparse_moe.experts.{e}.w3.weight", (32, hidden))
+                t(pre + f"block_sparse_moe.experts.{e}.w2.weight", (hidden, 32))
         elif extra.get("mixtral"):
             t(pre + "block_sparse_moe.gate.weight", (2, hidden))
             for e in range(2):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE and GLM-4.5 of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5 and MiniMax-M2 of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -18,6 +18,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/olmoe --out TINY/olmoe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/granitemoe --out TINY/granitemoe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/glm4_moe --out TINY/glm4_moe.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/minimax_m2 --out TINY/minimax_m2.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -83,7 +84,12 @@ expert_shared_count, leading_dense_block_count, expert_gating_func sigmoid, expe
 expert_weights_norm, nextn_predict_layers) and the MTP layer exported (block_count counts it),
 q/k rows as stored (NEOX), q/k/v biases, attn_q_norm / attn_k_norm, the pre-MLP norm as
 post_attention_norm, the router as ffn_gate_inp with exp_probs_b.bias, the experts stacked, the
-shared expert as ffn_*_shexp; BF16 widened to F32 (exact). All others
+shared expert as ffn_*_shexp; BF16 widened to F32 (exact). minimax_m2: llama.cpp's `minimax-m2`
+with MiniMaxM2Model's keys (TextModel's expert_count / expert_used_count, expert_gating_func
+sigmoid from scoring_func, key_length; expert_feed_forward_length, rope.dimension_count =
+rotary_dim), q/k rows as stored (NEOX), attn_q_norm / attn_k_norm over the whole projections,
+the router as ffn_gate_inp with exp_probs_b.bias, w1 / w3 / w2 stacked as ffn_gate_exps /
+ffn_up_exps / ffn_down_exps; BF16 widened to F32 (exact). All others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
 moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
@@ -107,7 +113,8 @@ from make_tiny_internlm2 import permute  # noqa: E402
 ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5_vl": "qwen2vl",
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
-        "granitemoe": "granitemoe", "glm4_moe": "glm4moe"}
+        "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
+        "minimax_m2": "minimax-m2"}
 
 
 def name_of(hf):
@@ -451,6 +458,53 @@ def write_glm4moe(out, cfg, t):
     finish(g)
 
 
+def write_minimax_m2(out, cfg, t):
+    """llama.cpp's `minimax-m2` as convert_hf_to_gguf.py's MiniMaxM2Model writes it."""
+    import gguf
+    L, X, D = cfg["num_hidden_layers"], cfg["num_local_experts"], cfg["head_dim"]
+    # llama.cpp's minimax-m2 always renormalizes the top-k weights, has no scaling and no
+    # shared expert, and needs the whole-projection q/k norms and the correction bias.
+    assert cfg["scoring_func"] == "sigmoid" and cfg["use_routing_bias"]
+    assert cfg["qk_norm_type"] == "per_layer" and cfg["shared_intermediate_size"] == 0
+    g = text_model_writer(out, cfg)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    # TextModel: expert counts, the gating function from scoring_func, head_dim as key / value
+    # length.
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    g.add_key_length(D)
+    g.add_value_length(D)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    # MiniMaxM2Model.set_gguf_parameters
+    g.add_expert_feed_forward_length(cfg["intermediate_size"])
+    g.add_rope_dimension_count(cfg["rotary_dim"])
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges)
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
+            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored (NEOX)
+        # [H * D] and [KV * D]: one RMSNorm over each whole projection.
+        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
+        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "block_sparse_moe."
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        g.add_tensor(b + "exp_probs_b.bias", t[m + "e_score_correction_bias"])
+        for gg, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
+            g.add_tensor(b + gg + ".weight",
+                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -465,6 +519,8 @@ def write_gguf(hf, out):
         return write_granitemoe(out, cfg, t)
     if cfg["model_type"] == "glm4_moe":
         return write_glm4moe(out, cfg, t)
+    if cfg["model_type"] == "minimax_m2":
+        return write_minimax_m2(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -562,4 +618,4 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe, olmoe, granitemoe or glm4_moe folder (make_tiny_models.py)")
+              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe or minimax_m2 folder (make_tiny_models.py)")

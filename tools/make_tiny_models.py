@@ -46,7 +46,10 @@ granite-3.1-1b-a400m's config.json and tensor names: Granite's four multipliers,
 rows, then up rows) / output_linear in every layer, tied; no tokenizer), glm4_moe (BF16, GLM-4.5's
 config.json and tensor names: layer 0 dense, then 8 experts in 2 groups (one kept) top 2 with
 the sigmoid router, its correction bias, renormalization and routed_scaling_factor, a shared
-expert, q/k norms, q/k/v bias, half-head rotary, an unread MTP layer; no tokenizer).
+expert, q/k norms, q/k/v bias, half-head rotary, an unread MTP layer; no tokenizer), minimax_m2
+(BF16, MiniMax-M2's config.json and tensor names: 8 experts top 2 behind the sigmoid router with
+its correction bias as block_sparse_moe gate / e_score_correction_bias / experts' w1 w3 w2,
+whole-projection q/k norms, rotary_dim 16 of 32; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -179,11 +182,11 @@ def decoder(model, cfg, layer_mlp):
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text") or \
-        cfg.get("use_qk_norm", False)  # glm4_moe
+        (cfg["model_type"] == "glm4_moe" and cfg["use_qk_norm"])
     qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe") or \
         (cfg["model_type"] == "glm4_moe" and cfg["attention_bias"])  # qwen2_yarn: qwen2
     # OLMoE: RMSNorm over the whole q / k projection (H * D / KV * D wide) before the heads split.
-    whole_qk_norm = cfg["model_type"] == "olmoe"
+    whole_qk_norm = cfg["model_type"] in ("olmoe", "minimax_m2")
     # Gemma stores RMSNorm weights as w - 1 (it computes x * (1 + w)).
     norm = (lambda m, n, k: norm_w(m, n, k) - np.float32(1.0)) if gemma else norm_w
     t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
@@ -886,6 +889,49 @@ def glm4_moe_tensors(model, cfg):
     return t
 
 
+def minimax_m2_config():
+    # MiniMax-M2's config.json (M2.1 has the same keys), small: 8 experts of width 32
+    # (intermediate_size is the expert width) top 2 in every layer behind the sigmoid router with
+    # its correction bias (use_routing_bias, scoring_func sigmoid; weights always renormalized,
+    # no scaling), q/k RMSNorm over the whole projection (qk_norm_type per_layer), rotary_dim 16
+    # of head_dim 32 (the legacy key; rotate-half pairs), GQA 4 / 2, all-full attention
+    # (attn_type_list of 1s), no shared expert, untied, rope_theta 5e6 as the hub. The hub's
+    # weights are FP8; this is the BF16 form. No tokenizer (MiniMax's is 200064 ids): a 2048
+    # vocabulary, bos 1, eos 2.
+    return dict(COMMON, **{
+        "architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2",
+        "attn_type_list": [1, 1, 1], "bos_token_id": 1, "eos_token_id": 2, "head_dim": 32,
+        "hidden_size": 64, "intermediate_size": 32, "max_position_embeddings": 4096,
+        "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 3,
+        "num_key_value_heads": 2, "num_local_experts": 8, "output_router_logits": False,
+        "qk_norm_type": "per_layer", "rms_norm_eps": 1e-6, "rope_theta": 5000000,
+        "rotary_dim": 16, "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0,
+        "scoring_func": "sigmoid", "shared_intermediate_size": 0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "use_qk_norm": True, "use_routing_bias": True,
+        "vocab_size": 2048,
+    })
+
+
+def minimax_m2_mlp(model, cfg):
+    E, n_exp, F = cfg["hidden_size"], cfg["num_local_experts"], cfg["intermediate_size"]
+
+    def mlp(i, p):
+        p = p.replace(".mlp.", ".block_sparse_moe.")
+        # Mixtral's names; the correction bias beside the router, as the hub keeps it. Router
+        # std 0.4 and bias std 0.1 as glm4_moe's.
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4)),
+             (p + "e_score_correction_bias",
+              normalish(model, p + "e_score_correction_bias", (n_exp,), 0.1))]
+        for e in range(n_exp):
+            for w, shape, std in (("w1", (F, E), STD_PROJ), ("w3", (F, E), STD_PROJ),
+                                  ("w2", (E, F), STD_OUT)):
+                n = f"{p}experts.{e}.{w}.weight"
+                t.append((n, normalish(model, n, shape, std)))
+        return t
+
+    return mlp
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -1024,7 +1070,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe",
+                    "granitemoe,glm4_moe,minimax_m2",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1106,6 +1152,10 @@ def main():
         c = glm4_moe_config()
         write_model("glm4_moe", c, glm4_moe_tensors("glm4_moe", c), "BF16", args.out, None,
                     gen=(None, [2, 3]))
+    if "minimax_m2" in want:
+        c = minimax_m2_config()
+        write_model("minimax_m2", c, decoder("minimax_m2", c, minimax_m2_mlp("minimax_m2", c)),
+                    "BF16", args.out, None)
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,

@@ -429,4 +429,19 @@ MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i) {
   return m;
 }
 
+void rename_block_sparse_moe(WeightStore& s, const ModelConfig& c) {
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string from = layer_prefix(i) + "block_sparse_moe.";
+    const std::string to = layer_prefix(i) + "mlp.";
+    s.rename(from + "gate.weight", to + "gate.weight");
+    for (int64_t e = 0; e < c.num_experts; ++e) {
+      const std::string ef = from + "experts." + std::to_string(e) + ".";
+      const std::string et = to + "experts." + std::to_string(e) + ".";
+      s.rename(ef + "w1.weight", et + "gate_proj.weight");
+      s.rename(ef + "w3.weight", et + "up_proj.weight");
+      s.rename(ef + "w2.weight", et + "down_proj.weight");
+    }
+  }
+}
+
 }  // namespace vllm::model

@@ -172,5 +172,9 @@ LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_
 // projection (mlp.experts.gate_proj, GGUF's ffn_gate_exps), or with gate and up stacked fused
 // (mlp.experts.gate_up_proj [experts, 2F, hidden], rows gate | up).
 MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i);
+// Mixtral's expert names (model.layers.N.block_sparse_moe.gate, experts.E.w1 / w3 / w2) renamed
+// to the shared ones that load_moe reads (mlp.gate, mlp.experts.E.gate_proj / up_proj /
+// down_proj), on every layer; names a checkpoint lacks are left alone (Mixtral, MiniMax-M2).
+void rename_block_sparse_moe(WeightStore& s, const ModelConfig& c);
 
 }  // namespace vllm::model

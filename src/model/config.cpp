@@ -481,6 +481,20 @@ void read_gguf_experts(ModelConfig& c, const GgufFile& g, const std::string& p) 
   c.moe_intermediate_size = g.get_int_or(p + "expert_feed_forward_length", c.intermediate_size);
 }
 
+void read_gguf_sigmoid_router(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  // llama_expert_gating_func_type: 1 softmax, 2 sigmoid, 3 softmax over the chosen weights.
+  const int64_t gating = g.get_int_or(p + "expert_gating_func", 2);
+  if (gating != 2)
+    throw LoadError(g.path(), p + "expert_gating_func = " + std::to_string(gating) +
+                                  " is not supported for " + c.gguf_arch + " (only 2, sigmoid)");
+  c.router_sigmoid = true;
+  const double scale = g.get_float_or(p + "expert_weights_scale", 0);
+  c.routed_scaling_factor = scale == 0 ? 1.0 : scale;
+  c.n_group = g.get_int_or(p + "expert_group_count", 1);
+  c.topk_group = g.get_int_or(p + "expert_group_used_count", c.n_group);
+  if (c.n_group <= 1) c.n_group = c.topk_group = 1;
+}
+
 // YaRN from llama.cpp's keys (Qwen3's long-context GGUFs, GPT-OSS): the factor and the
 // pretraining length, the attention factor 0.1 ln(factor) + 1 (which llama.cpp's rope applies
 // by itself) and beta_fast / beta_slow (default 32 / 1). llama.cpp rounds the correction range

@@ -183,6 +183,12 @@ class GgufFile;
 // experts' width <p>expert_feed_forward_length (feed_forward_length when absent, as llama.cpp's
 // llama and olmoe size them). Checked by validate().
 void read_gguf_experts(ModelConfig& c, const GgufFile& g, const std::string& p);
+// llama.cpp's keys of a sigmoid router with a correction bias (GLM-4.5, MiniMax-M2): sets
+// router_sigmoid; <p>expert_gating_func absent or 2 (sigmoid), any other value refused;
+// <p>expert_weights_scale as routed_scaling_factor (absent or 0: 1); <p>expert_group_count /
+// <p>expert_group_used_count as n_group / topk_group (absent: one group). The family decides
+// norm_topk_prob.
+void read_gguf_sigmoid_router(ModelConfig& c, const GgufFile& g, const std::string& p);
 
 // llama.cpp's window keys: <p>attention.sliding_window (default_window when absent; 0 or less:
 // none) on the layers <p>attention.sliding_window_pattern gives, one flag per layer (true:

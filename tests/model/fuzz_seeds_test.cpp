@@ -1,7 +1,7 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
 // code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
-// experts, GLM-4.5's router) rather than an early error.
+// experts, GLM-4.5's router, MiniMax-M2's names) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -95,6 +95,17 @@ TEST(FuzzSeeds, Glm4MoeLoadsToAModelWithItsSigmoidRouter) {
                          EXPECT_EQ(m.layers()[0].experts.router_score_bias.size(), 2u);
                          EXPECT_EQ(m.layers()[0].experts.shared_up.rows, 32);
                          EXPECT_TRUE(m.layers()[0].experts.shared_expert_gate.empty());
+                       }),
+            2);
+}
+
+TEST(FuzzSeeds, MiniMaxM2LoadsToAModelWithItsRenamedExperts) {
+  EXPECT_EQ(load_seeds("MiniMaxM2ForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_TRUE(m.config().router_sigmoid);
+                         EXPECT_TRUE(m.config().qk_norm_whole);
+                         EXPECT_EQ(m.layers()[0].experts.router_score_bias.size(), 2u);
+                         EXPECT_EQ(m.layers()[0].experts.up.size(), 2u);
                        }),
             2);
 }

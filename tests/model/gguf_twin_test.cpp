@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                          ::testing::Values("gemma3", "gemma2", "phi3", "mixtral", "smollm3",
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                            "glm4", "cohere", "cohere2", "exaone4", "gpt_oss",
-                                           "qwen2_moe", "olmoe", "granitemoe", "glm4_moe"));
+                                           "qwen2_moe", "olmoe", "granitemoe", "glm4_moe",
+                                           "minimax_m2"));
 
 // GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
 // layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*
@@ -119,4 +120,31 @@ TEST(Phi3, GgufAndHfConfigurations) {
   auto m = CausalLM::load(gguf_path("phi3"));
   EXPECT_EQ(m->layers()[0].attn.q.dtype, vt::DType::F16);
   EXPECT_EQ(m->layers()[0].mlp.up.rows, 128);
+}
+
+// MiniMax-M2's two forms read to the same configuration: the sigmoid router with its
+// correction bias and renormalized weights (llama.cpp always renormalizes; the GGUF's
+// expert_gating_func says sigmoid), whole-projection q/k norms, rotary_dim (config.json's
+// legacy key) as rope.dimension_count.
+TEST(MiniMaxM2, GgufAndHfConfigurations) {
+  auto g = vllm::model::GgufFile::open(gguf_path("minimax_m2"));
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/minimax_m2");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_EQ(c->num_layers, 3);
+    for (int64_t l = 0; l < 3; ++l) EXPECT_TRUE(c->layer_is_moe(l));
+    EXPECT_EQ(c->num_experts, 8);
+    EXPECT_EQ(c->num_experts_per_tok, 2);
+    EXPECT_EQ(c->moe_intermediate_size, 32);
+    EXPECT_EQ(c->shared_expert_intermediate_size, 0);
+    EXPECT_TRUE(c->router_sigmoid);
+    EXPECT_EQ(c->n_group, 1);
+    EXPECT_TRUE(c->norm_topk_prob);
+    EXPECT_DOUBLE_EQ(c->routed_scaling_factor, 1.0);
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_TRUE(c->qk_norm_whole);
+    EXPECT_FALSE(c->attention_bias);
+    EXPECT_EQ(c->rope_dim(), 16);
+    EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
+  }
 }

@@ -245,6 +245,23 @@ INSTANTIATE_TEST_SUITE_P(
                    c["routed_scaling_factor"] = 0.0;
                  },
                  {"routed_scaling_factor", "0"}},
+        // MiniMax-M2 forms this engine does not implement, refused by name.
+        BadField{"MiniMaxLightningAttention",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"MiniMaxM2ForCausalLM"};
+                   c["num_local_experts"] = 4;
+                   c["attn_type_list"] = {1, 0};
+                 },
+                 {"attn_type_list holds 0", "lightning attention"}},
+        BadField{"MiniMaxSoftmaxScoring",
+                 [](json& c) {
+                   c = moe_config();
+                   c["architectures"] = {"MiniMaxM2ForCausalLM"};
+                   c["num_local_experts"] = 4;
+                   c["scoring_func"] = "softmax";
+                 },
+                 {"scoring_func = \"softmax\"", "only the sigmoid router"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

@@ -15,9 +15,9 @@
 //
 // llama.cpp's keys: expert_count / expert_used_count / expert_feed_forward_length,
 // expert_shared_count, leading_dense_block_count, expert_weights_norm (absent: false),
-// expert_weights_scale (absent or 0: 1), expert_gating_func (absent or 2: sigmoid; others are
-// refused), expert_group_count / expert_group_used_count, nextn_predict_layers; the q/k norms
-// are there when blk.0.attn_q_norm.weight is.
+// and read_gguf_sigmoid_router's (expert_gating_func, expert_weights_scale, expert_group_count /
+// expert_group_used_count), nextn_predict_layers; the q/k norms and q/k/v biases are there when
+// blk.0's are.
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -69,17 +69,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.shared_expert_intermediate_size =
       g.get_int_or(p + "expert_shared_count", 0) * c.moe_intermediate_size;
   c.norm_topk_prob = g.get_bool_or(p + "expert_weights_norm", false);
-  const double scale = g.get_float_or(p + "expert_weights_scale", 0);
-  c.routed_scaling_factor = scale == 0 ? 1.0 : scale;
-  // llama_expert_gating_func_type: 1 softmax, 2 sigmoid (0 / absent: sigmoid for glm4moe).
-  const int64_t gating = g.get_int_or(p + "expert_gating_func", 2);
-  if (gating != 0 && gating != 2)
-    throw LoadError(g.path(), p + "expert_gating_func = " + std::to_string(gating) +
-                                  " is not supported for glm4moe (only 2, sigmoid)");
-  c.router_sigmoid = true;
-  c.n_group = g.get_int_or(p + "expert_group_count", 1);
-  c.topk_group = g.get_int_or(p + "expert_group_used_count", c.n_group);
-  if (c.n_group <= 1) c.n_group = c.topk_group = 1;
+  read_gguf_sigmoid_router(c, g, p);
   // Optional tensors in llama.cpp's glm4moe: the file says whether the model has them.
   c.attention_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
   c.qk_norm = g.find_tensor("blk.0.attn_q_norm.weight") != nullptr;

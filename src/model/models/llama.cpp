@@ -59,19 +59,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
 // Mixtral's names (block_sparse_moe, experts' w1 / w3 / w2) to the shared ones.
 void hf_weights(WeightStore& s, const ModelConfig& c) {
   if (c.architecture == kMistral3) move_language_model_weights(s);
-  if (c.num_experts == 0) return;
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string from = "model.layers." + std::to_string(i) + ".block_sparse_moe.";
-    const std::string to = "model.layers." + std::to_string(i) + ".mlp.";
-    s.rename(from + "gate.weight", to + "gate.weight");
-    for (int64_t e = 0; e < c.num_experts; ++e) {
-      const std::string ef = from + "experts." + std::to_string(e) + ".";
-      const std::string et = to + "experts." + std::to_string(e) + ".";
-      s.rename(ef + "w1.weight", et + "gate_proj.weight");
-      s.rename(ef + "w3.weight", et + "up_proj.weight");
-      s.rename(ef + "w2.weight", et + "down_proj.weight");
-    }
-  }
+  if (c.num_experts > 0) rename_block_sparse_moe(s, c);
 }
 
 }  // namespace
