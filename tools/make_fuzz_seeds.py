@@ -459,6 +459,39 @@ def safetensors_files():
         f32 = {k: v if v.dtype == np.uint8 else v.astype(np.float32) for k, v in ts.items()}
         cfg32 = dict(cfg, torch_dtype="float32")
         put("safetensors", json.dumps(cfg32).encode() + b"\0" + save(f32))
+    # An FP8 block-quantized Qwen3 (quantization_config fp8): F8_E4M3 codes (no NaN code) with F32
+    # scales over 16 x 16 blocks, the rest F16; written by hand (numpy has no float8).
+    cfg = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": hidden, "intermediate_size": ffn,
+           "num_hidden_layers": 1, "num_attention_heads": heads, "num_key_value_heads": kv_heads,
+           "head_dim": hd, "vocab_size": vocab, "max_position_embeddings": 256,
+           "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16",
+           "quantization_config": {"quant_method": "fp8", "fmt": "e4m3",
+                                   "activation_scheme": "dynamic", "weight_block_size": [16, 16]}}
+    pre = "model.layers.0."
+    ts = {}
+    for n, shape in (("model.embed_tokens.weight", (vocab, hidden)), ("model.norm.weight", (hidden,)),
+                     (pre + "input_layernorm.weight", (hidden,)),
+                     (pre + "post_attention_layernorm.weight", (hidden,)),
+                     (pre + "self_attn.q_norm.weight", (hd,)), (pre + "self_attn.k_norm.weight", (hd,))):
+        ts[n] = ("F16", (rng.standard_normal(shape) * 0.05).astype("<f2"))
+    for n, shape in (("self_attn.q_proj", (heads * hd, hidden)), ("self_attn.k_proj", (kv_heads * hd, hidden)),
+                     ("self_attn.v_proj", (kv_heads * hd, hidden)), ("self_attn.o_proj", (hidden, heads * hd)),
+                     ("mlp.gate_proj", (ffn, hidden)), ("mlp.up_proj", (ffn, hidden)),
+                     ("mlp.down_proj", (hidden, ffn))):
+        codes = rng.integers(0, 0x7E, shape, dtype=np.uint8) | (rng.integers(0, 2, shape, dtype=np.uint8) << 7)
+        ts[pre + n + ".weight"] = ("F8_E4M3", codes)
+        grid = (-(-shape[0] // 16), -(-shape[1] // 16))
+        ts[pre + n + ".weight_scale_inv"] = ("F32", (rng.random(grid) * 0.01).astype("<f4"))
+    header, blobs, off = {}, [], 0
+    for n in sorted(ts):
+        dt, a = ts[n]
+        b = np.ascontiguousarray(a).tobytes()
+        header[n] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    put("safetensors", json.dumps(cfg).encode() + b"\0" + struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def main():

@@ -23,6 +23,11 @@ rint(x * 127 / amax)). gpt_oss's goldens are transformers with that rounding app
 experts' two inputs (q8_0_experts below: the eager experts loop with the rounding added; with
 the rounding off it gives transformers' own logits bit for bit, checked each run), so the MXFP4
 checkpoint is held to the same 1e-4 as every float one; gpt_oss_plain's are plain transformers.
+
+qwen3_fp8 (an FP8 block-quantized checkpoint) runs through transformers' FineGrainedFP8
+dequantizer (FineGrainedFP8Config(dequantize=True), to float32; needs `accelerate`); the tool
+checks that every dequantized projection is a bfloat16 value (its scales are powers of two), so
+the engine's BF16 dequantization is held to the goldens exactly.
 """
 import argparse
 import hashlib
@@ -56,7 +61,7 @@ LLAMA_PROMPTS = [
 MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2", "phi3",
           "mixtral", "mistral3", "qwen2_5_vl", "qwen3_vl", "smollm3",
           "granite", "olmo2", "phi3_5", "qwen2_yarn", "phi4_mini", "glm4", "cohere", "cohere2", "exaone4",
-          "gpt_oss", "gpt_oss_plain", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2"]
+          "gpt_oss", "gpt_oss_plain", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "qwen3_fp8"]
 # Multimodal checkpoints, run through their own class (text-only prompts).
 MULTIMODAL = ("mistral3", "qwen2_5_vl", "qwen3_vl")
 
@@ -165,9 +170,25 @@ def make(model_name, model_dir, out_dir, command):
     if model_name == "gpt_oss":  # transformers' MXFP4 dequantizer, to float32
         extra["quantization_config"] = transformers.Mxfp4Config(dequantize=True)
         ref_extra["quantization"] = "mxfp4, Mxfp4Config(dequantize=True)"
+    if model_name == "qwen3_fp8":  # transformers' block-FP8 dequantizer (needs accelerate)
+        block = tuple(json.load(open(os.path.join(model_dir, "config.json")))
+                      ["quantization_config"]["weight_block_size"])
+        extra["quantization_config"] = transformers.FineGrainedFP8Config(
+            dequantize=True, weight_block_size=block)
+        ref_extra["quantization"] = "fp8, FineGrainedFP8Config(dequantize=True)"
     model = auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager",
                                  **extra)
     model.eval()
+    if model_name == "qwen3_fp8":
+        # Every dequantized weight (code * a power-of-two scale) is a bfloat16 value, so the
+        # engine's BF16 dequantization is these float32 weights exactly.
+        n = 0
+        for name, w in model.named_parameters():
+            if name.endswith("_proj.weight"):
+                assert torch.equal(w, w.bfloat16().float()), name
+                n += 1
+        assert n == 7 * model.config.num_hidden_layers, n
+        print(f"qwen3_fp8: {n} dequantized projections, each exact in bfloat16")
     if model_name == "gpt_oss":
         probe = torch.tensor([LLAMA_PROMPTS[2]], dtype=torch.long)
         with torch.no_grad():
@@ -178,7 +199,7 @@ def make(model_name, model_dir, out_dir, command):
         ref_extra["expert_inputs"] = "rounded to Q8_0 (GGML's MXFP4 x Q8_0 dot)"
     cfg = model.config
     V = cfg.get_text_config().vocab_size
-    if model_name not in ("qwen3", "qwen3_moe", "qwen2"):  # no tokenizer: id prompts
+    if model_name not in ("qwen3", "qwen3_moe", "qwen2", "qwen3_fp8"):  # no tokenizer: id prompts
         prompts = [{"ids": p} for p in LLAMA_PROMPTS]
     else:
         tok = AutoTokenizer.from_pretrained(model_dir)

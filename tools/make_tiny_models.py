@@ -49,7 +49,9 @@ the sigmoid router, its correction bias, renormalization and routed_scaling_fact
 expert, q/k norms, q/k/v bias, half-head rotary, an unread MTP layer; no tokenizer), minimax_m2
 (BF16, MiniMax-M2's config.json and tensor names: 8 experts top 2 behind the sigmoid router with
 its correction bias as block_sparse_moe gate / e_score_correction_bias / experts' w1 w3 w2,
-whole-projection q/k norms, rotary_dim 16 of 32; no tokenizer).
+whole-projection q/k norms, rotary_dim 16 of 32; no tokenizer), qwen3_fp8 (qwen3's weights as an
+FP8 checkpoint: quantization_config fp8, the projections as F8_E4M3 codes with F32
+weight_scale_inv per 32 x 32 block; the Qwen3 tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -104,7 +106,7 @@ ELEMENT_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
 
 
 def encode(a, dtype):
-    if a.dtype == np.uint8:  # packed codes / exponents (MXFP4 blocks and scales): as they are
+    if a.dtype == np.uint8:  # packed codes / exponents (MXFP4 blocks and scales), FP8 codes
         return np.ascontiguousarray(a).tobytes()
     if dtype == "BF16":
         return to_bf16_bytes(a)
@@ -116,14 +118,15 @@ def encode(a, dtype):
 
 
 def write_safetensors(path, tensors, dtype):
-    """tensors: list of (name, float32 array), or uint8 arrays stored as U8 whatever dtype says.
-    Header keys sorted, data in that order."""
+    """tensors: list of (name, float32 array), or uint8 arrays stored as U8 whatever dtype says,
+    or (name, array, stored dtype) for a tensor stored in its own type (an FP8 checkpoint's
+    F8_E4M3 codes as uint8 and its F32 scales). Header keys sorted, data in that order."""
     tensors = sorted(tensors, key=lambda t: t[0])
     header, blobs, off = {}, [], 0
-    for name, arr in tensors:
-        b = encode(arr, dtype)
-        header[name] = {"dtype": "U8" if arr.dtype == np.uint8 else dtype,
-                        "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
+    for name, arr, *own in tensors:
+        d = own[0] if own else ("U8" if arr.dtype == np.uint8 else dtype)
+        b = encode(arr, "F32" if d == "F32" else dtype)
+        header[name] = {"dtype": d, "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     header["__metadata__"] = {"format": "pt"}
@@ -932,6 +935,67 @@ def minimax_m2_mlp(model, cfg):
     return mlp
 
 
+# float(e4m3fn code) for the 256 codes (sign, 4 exponent bits with bias 7, 3 mantissa bits;
+# exponent 0 subnormal; 0x7F / 0xFF NaN).
+def e4m3_values():
+    c = np.arange(256)
+    e, m = (c >> 3) & 15, (c & 7).astype(np.float64)
+    v = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    v = np.where(c & 0x80, -v, v)
+    v[(c & 0x7F) == 0x7F] = np.nan
+    return v
+
+
+def fp8_block_quantize(w, block):
+    """w [R, C] float32 as e4m3 codes and per-block F32 scales [R / br, C / bc] (DeepSeek-V3's
+    weight_block_size form), each scale the power of two that brings the block's largest value
+    to at most 448: every dequantized value code * scale is then exact in bfloat16 (4
+    significant bits), so transformers' float32 dequantization and a BF16 one agree bit for
+    bit. Codes: the nearest e4m3 value (ties to the lower code)."""
+    br, bc = block
+    R, C = w.shape
+    assert R % br == 0 and C % bc == 0
+    vals = e4m3_values()
+    finite = np.where(~np.isnan(vals))[0]
+    order = finite[np.argsort(vals[finite], kind="stable")]
+    sv = vals[order]
+    scales = np.zeros((R // br, C // bc), np.float32)
+    codes = np.zeros((R, C), np.uint8)
+    for i in range(R // br):
+        for j in range(C // bc):
+            blk = w[i * br:(i + 1) * br, j * bc:(j + 1) * bc].astype(np.float64)
+            s = 2.0 ** np.ceil(np.log2(max(np.abs(blk).max(), 1e-30) / 448.0))
+            x = blk / s
+            k = np.clip(np.searchsorted(sv, x), 1, len(sv) - 1)
+            k = np.where(np.abs(sv[k - 1] - x) <= np.abs(sv[k] - x), k - 1, k)
+            codes[i * br:(i + 1) * br, j * bc:(j + 1) * bc] = order[k]
+            scales[i, j] = s
+    return codes, scales
+
+
+def qwen3_fp8_config():
+    # Qwen3-*-FP8's config.json: the tiny qwen3 with quantization_config fp8 (e4m3, dynamic
+    # activations, weight_block_size 32 x 32 where the hub has 128 x 128, so every projection
+    # spans several blocks both ways), embeddings, norms and the tied head unquantized.
+    return dict(qwen3_config(), **{
+        "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
+                                "quant_method": "fp8", "weight_block_size": [32, 32]}})
+
+
+def fp8_tensors(cfg, tensors):
+    """Each projection weight of `tensors` as F8_E4M3 codes plus its F32 weight_scale_inv."""
+    block = cfg["quantization_config"]["weight_block_size"]
+    out = []
+    for n, a in tensors:
+        if n.endswith("_proj.weight") and a.ndim == 2:
+            codes, scales = fp8_block_quantize(a, block)
+            out.append((n, codes, "F8_E4M3"))
+            out.append((n + "_scale_inv", scales, "F32"))
+        else:
+            out.append((n, a))
+    return out
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -1070,7 +1134,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1084,6 +1148,10 @@ def main():
     if "qwen3" in want:
         c = qwen3_config()
         write_model("qwen3", c, decoder("qwen3", c, dense("qwen3", c)), "BF16", args.out, tok)
+    if "qwen3_fp8" in want:
+        c = qwen3_fp8_config()
+        write_model("qwen3_fp8", c, fp8_tensors(c, decoder("qwen3", c, dense("qwen3", c))), "BF16",
+                    args.out, tok)
     if "qwen3_moe" in want:
         c = qwen3_moe_config()
         write_model("qwen3_moe", c, decoder("qwen3_moe", c, moe_mlp("qwen3_moe", c)), "F32",

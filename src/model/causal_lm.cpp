@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/family.h"
+#include "model/fp8_weights.h"
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
 #include "model/load_error.h"
@@ -76,6 +77,7 @@ std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, Mode
   m->config_ = std::move(config);
   m->store_ = std::move(store);
   const ModelFamily& family = family_of(m->config_);
+  dequantize_fp8_weights(m->store_, m->config_);  // an FP8 checkpoint's weights, as BF16
   if (family.hf_weights) family.hf_weights(m->store_, m->config_);
   m->load_weights(family, opts);
   return m;

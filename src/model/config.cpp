@@ -314,7 +314,35 @@ void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
 // A quantized checkpoint (quantization_config) loads only where the family reads that method's
 // tensors; any other (AWQ, GPTQ, FP8, bitsandbytes, ...) is refused by name here rather than
 // at its first packed tensor.
-void check_quantization(const ModelConfig& c, const json& j, const ModelFamily& f) {
+// quantization_config fp8 (block-quantized e4m3 weights with dynamic activation scales, the form
+// of Qwen3-*-FP8, DeepSeek-V3, MiniMax-M2): any family, dequantized at load.
+void read_fp8_quantization(ModelConfig& c, const json& q) {
+  const std::string fmt =
+      q.contains("fmt") && q["fmt"].is_string() ? q["fmt"].get<std::string>() : std::string("e4m3");
+  if (fmt != "e4m3" && fmt != "float8_e4m3fn")
+    throw LoadError(c.source, "quantization_config.fmt = '" + fmt +
+                                  "' is not supported (FP8 weights in e4m3 only)");
+  if (q.contains("activation_scheme") && q["activation_scheme"] != "dynamic")
+    throw LoadError(c.source, "quantization_config.activation_scheme = " +
+                                  tok::json_excerpt(q["activation_scheme"]) +
+                                  " is not supported (dynamic only: static input scales are not "
+                                  "applied)");
+  if (!q.contains("weight_block_size") || !q["weight_block_size"].is_array() ||
+      q["weight_block_size"].size() != 2)
+    throw LoadError(c.source,
+                    "quantization_config fp8 without a two-number weight_block_size is not "
+                    "supported (per-tensor FP8 scales; block-quantized checkpoints load)");
+  try {
+    c.fp8_block_rows = tok::json_int(q["weight_block_size"][0],
+                                     "quantization_config.weight_block_size[0]", 1, 1 << 16);
+    c.fp8_block_cols = tok::json_int(q["weight_block_size"][1],
+                                     "quantization_config.weight_block_size[1]", 1, 1 << 16);
+  } catch (const tok::JsonFieldError& e) {
+    throw LoadError(c.source, std::string("invalid config: ") + e.what());
+  }
+}
+
+void check_quantization(ModelConfig& c, const json& j, const ModelFamily& f) {
   if (!j.contains("quantization_config") || j["quantization_config"].is_null()) return;
   const json& q = j["quantization_config"];
   if (!q.is_object() || !q.contains("quant_method") || !q["quant_method"].is_string())
@@ -325,13 +353,12 @@ void check_quantization(const ModelConfig& c, const json& j, const ModelFamily& 
   if (std::find(f.hf_quant_methods.begin(), f.hf_quant_methods.end(), method) !=
       f.hf_quant_methods.end())
     return;
-  std::string supported;
+  if (method == "fp8") return read_fp8_quantization(c, q);
+  std::string supported = "fp8";
   for (const auto& m : f.hf_quant_methods) supported += (supported.empty() ? "" : ", ") + m;
-  throw LoadError(
-      c.source, "quantization_config.quant_method = '" + method + "' is not supported for " +
-                    c.architecture + " (supported: " +
-                    (supported.empty() ? "none; use an unquantized folder or a GGUF" : supported) +
-                    ")");
+  throw LoadError(c.source, "quantization_config.quant_method = '" + method +
+                                "' is not supported for " + c.architecture + " (supported: " +
+                                supported + "; or an unquantized folder or a GGUF" + ")");
 }
 
 void read_hf_fields(ModelConfig& c, const json& j) {

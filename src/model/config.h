@@ -91,6 +91,9 @@ struct ModelConfig {
   // highest; the chosen experts weigh their unbiased scores, renormalized with norm_topk_prob,
   // times routed_scaling_factor.
   bool router_sigmoid = false;
+  // quantization_config fp8 with weight_block_size [rows, cols] (0: not an FP8 checkpoint): the
+  // F8_E4M3 weights are dequantized to BF16 at load (model/fp8_weights.h).
+  int64_t fp8_block_rows = 0, fp8_block_cols = 0;
   int64_t n_group = 1;
   int64_t topk_group = 1;
   double routed_scaling_factor = 1.0;

@@ -1,7 +1,7 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
 // code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
-// experts, GLM-4.5's router, MiniMax-M2's names) rather than an early error.
+// experts, GLM-4.5's router, MiniMax-M2's names, FP8 dequantization) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -108,4 +108,14 @@ TEST(FuzzSeeds, MiniMaxM2LoadsToAModelWithItsRenamedExperts) {
                          EXPECT_EQ(m.layers()[0].experts.up.size(), 2u);
                        }),
             2);
+}
+
+TEST(FuzzSeeds, Fp8CheckpointLoadsToAModelWithBf16Projections) {
+  EXPECT_EQ(load_seeds("fp8",  // the quant_method value
+                       [](const CausalLM& m) {
+                         EXPECT_EQ(m.config().fp8_block_rows, 16);
+                         EXPECT_EQ(m.layers()[0].attn.q.dtype, vt::DType::BF16);
+                         EXPECT_EQ(m.layers()[0].mlp.down.dtype, vt::DType::BF16);
+                       }),
+            1);
 }

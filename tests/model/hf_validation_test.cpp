@@ -342,7 +342,32 @@ INSTANTIATE_TEST_SUITE_P(
                    c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}};
                  },
                  {"quantization_config.quant_method = 'awq' is not supported for LlamaForCausalLM",
-                  "supported: none"}},
+                  "supported: fp8; or an unquantized folder or a GGUF"}},
+        // FP8 forms the loader does not dequantize, refused by name.
+        BadField{"QuantizationFp8E5m2",
+                 [](json& c) {
+                   c["quantization_config"] = {
+                       {"quant_method", "fp8"}, {"fmt", "e5m2"}, {"weight_block_size", {128, 128}}};
+                 },
+                 {"quantization_config.fmt = 'e5m2' is not supported"}},
+        BadField{"QuantizationFp8StaticActivations",
+                 [](json& c) {
+                   c["quantization_config"] = {{"quant_method", "fp8"},
+                                               {"activation_scheme", "static"},
+                                               {"weight_block_size", {128, 128}}};
+                 },
+                 {"quantization_config.activation_scheme = \"static\" is not supported"}},
+        BadField{"QuantizationFp8PerTensor",
+                 [](json& c) {
+                   c["quantization_config"] = {{"quant_method", "fp8"}};
+                 },
+                 {"without a two-number weight_block_size"}},
+        BadField{
+            "QuantizationFp8BlockZero",
+            [](json& c) {
+              c["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {0, 128}}};
+            },
+            {"weight_block_size[0]", "0"}},
         BadField{"QuantizationMxfp4OutsideGptOss",
                  [](json& c) {
                    c["quantization_config"] = {{"quant_method", "mxfp4"}};
