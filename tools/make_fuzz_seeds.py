@@ -279,7 +279,8 @@ def safetensors_files():
                         ("OlmoeForCausalLM", {"moe": True, "olmoe": True}),
                         ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True}),
                         ("Glm4MoeForCausalLM", {"bias": True, "qk_norm": True, "glm4_moe": True}),
-                        ("MiniMaxM2ForCausalLM", {"minimax_m2": True})):
+                        ("MiniMaxM2ForCausalLM", {"minimax_m2": True}),
+                        ("Ernie4_5_MoeForCausalLM", {"ernie_moe": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -302,6 +303,10 @@ def safetensors_files():
                         "rotary_dim": hd // 2, "use_qk_norm": True, "qk_norm_type": "per_layer",
                         "scoring_func": "sigmoid", "use_routing_bias": True,
                         "attn_type_list": [1]})
+        if extra.get("ernie_moe"):  # softmax router with its correction bias, a shared expert
+            cfg.update({"moe_num_experts": 2, "moe_k": 1, "moe_intermediate_size": 32,
+                        "moe_num_shared_experts": 1, "moe_layer_start_index": 0,
+                        "moe_layer_interval": 1, "use_bias": False})
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -442,6 +447,15 @@ def safetensors_files():
                 t(pre + f"block_sparse_moe.experts.{e}.w1.weight", (32, hidden))
                 t(pre + f"block_sparse_moe.experts.{e}.w3.weight", (32, hidden))
                 t(pre + f"block_sparse_moe.experts.{e}.w2.weight", (hidden, 32))
+        elif extra.get("ernie_moe"):
+            t(pre + "mlp.gate.weight", (2, hidden))
+            t(pre + "mlp.moe_statics.e_score_correction_bias", (1, 2))
+            for e in range(2):
+                t(pre + f"mlp.experts.{e}.gate_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.up_proj.weight", (32, hidden))
+                t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
+            for n, shape in (("gate", (32, hidden)), ("up", (32, hidden)), ("down", (hidden, 32))):
+                t(pre + f"mlp.shared_experts.{n}_proj.weight", shape)
         elif extra.get("mixtral"):
             t(pre + "block_sparse_moe.gate.weight", (2, hidden))
             for e in range(2):

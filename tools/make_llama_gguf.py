@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5 and MiniMax-M2 of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2 and ERNIE 4.5 of tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -19,6 +19,8 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/granitemoe --out TINY/granitemoe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/glm4_moe --out TINY/glm4_moe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/minimax_m2 --out TINY/minimax_m2.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/ernie4_5 --out TINY/ernie4_5.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/ernie4_5_moe --out TINY/ernie4_5_moe.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -89,7 +91,14 @@ with MiniMaxM2Model's keys (TextModel's expert_count / expert_used_count, expert
 sigmoid from scoring_func, key_length; expert_feed_forward_length, rope.dimension_count =
 rotary_dim), q/k rows as stored (NEOX), attn_q_norm / attn_k_norm over the whole projections,
 the router as ffn_gate_inp with exp_probs_b.bias, w1 / w3 / w2 stacked as ffn_gate_exps /
-ffn_up_exps / ffn_down_exps; BF16 widened to F32 (exact). All others
+ffn_up_exps / ffn_down_exps; BF16 widened to F32 (exact). ernie4_5 / ernie4_5_moe: llama.cpp's
+`ernie4_5` / `ernie4_5-moe` with Ernie4_5Model's keys (TextModel's, key_length; the MoE's
+expert_count / expert_used_count, interleave_moe_layer_step, leading_dense_block_count,
+expert_feed_forward_length, expert_shared_count and the converter's
+expert_shared_feed_forward_length = intermediate_size / num_key_value_heads), q/k rows as stored
+(rope NORM: transformers' pairs already), tied, the router as ffn_gate_inp with exp_probs_b.bias
+[1, experts], the experts stacked, the shared experts as ffn_*_shexp; BF16 widened to F32
+(exact). All others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
 moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
@@ -114,7 +123,7 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
-        "minimax_m2": "minimax-m2"}
+        "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe"}
 
 
 def name_of(hf):
@@ -505,6 +514,63 @@ def write_minimax_m2(out, cfg, t):
     finish(g)
 
 
+def write_ernie4_5(out, cfg, t):
+    """llama.cpp's `ernie4_5` / `ernie4_5-moe` as convert_hf_to_gguf.py's Ernie4_5Model /
+    Ernie4_5MoeModel write them."""
+    import gguf
+    L, D, moe = cfg["num_hidden_layers"], cfg["head_dim"], cfg["model_type"] == "ernie4_5_moe"
+    assert not cfg["use_bias"] and cfg["tie_word_embeddings"] and "lm_head.weight" not in t
+    g = text_model_writer(out, cfg)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_key_length(D)  # TextModel: head_dim as key / value length
+    g.add_value_length(D)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    if moe:  # Ernie4_5MoeModel.set_gguf_parameters
+        X = cfg["moe_num_experts"]
+        # llama.cpp has no end index and no renormalization key (it always renormalizes).
+        assert cfg["moe_layer_end_index"] in (-1, L - 1)
+        g.add_expert_count(X)
+        g.add_expert_used_count(cfg["moe_k"])
+        g.add_interleave_moe_layer_step(cfg["moe_layer_interval"])
+        g.add_leading_dense_block_count(cfg["moe_layer_start_index"])
+        g.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        g.add_expert_shared_count(cfg["moe_num_shared_experts"])
+        # The converter's shared width: intermediate_size / num_key_value_heads (the hub's
+        # 12288 / 4 = 2 x 1536; the tiny model's 128 / 2 = 2 x 32).
+        shared = cfg["intermediate_size"] // cfg["num_key_value_heads"]
+        assert shared == cfg["moe_num_shared_experts"] * cfg["moe_intermediate_size"]
+        g.add_expert_shared_feed_forward_length(shared)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges, pad=True)
+
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])  # tied: no output.weight
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
+            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "mlp."
+        if not moe or i < cfg["moe_layer_start_index"]:
+            for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
+                g.add_tensor(b + gg + ".weight", t[f"{m}{w}.weight"])
+            continue
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        # [1, experts] as the checkpoint keeps it (GGUF ne {experts, 1}).
+        g.add_tensor(b + "exp_probs_b.bias", t[m + "moe_statics.e_score_correction_bias"])
+        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
+                      ("ffn_down_exps", "down_proj")):
+            g.add_tensor(b + gg + ".weight",
+                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
+                      ("ffn_down_shexp", "down_proj")):
+            g.add_tensor(b + gg + ".weight", t[f"{m}shared_experts.{w}.weight"])
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -521,6 +587,8 @@ def write_gguf(hf, out):
         return write_glm4moe(out, cfg, t)
     if cfg["model_type"] == "minimax_m2":
         return write_minimax_m2(out, cfg, t)
+    if cfg["model_type"] in ("ernie4_5", "ernie4_5_moe"):
+        return write_ernie4_5(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -618,4 +686,5 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe or minimax_m2 folder (make_tiny_models.py)")
+              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe, minimax_m2, ernie4_5 or ernie4_5_moe folder "
+              "(make_tiny_models.py)")

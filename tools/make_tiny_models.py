@@ -51,7 +51,10 @@ expert, q/k norms, q/k/v bias, half-head rotary, an unread MTP layer; no tokeniz
 its correction bias as block_sparse_moe gate / e_score_correction_bias / experts' w1 w3 w2,
 whole-projection q/k norms, rotary_dim 16 of 32; no tokenizer), qwen3_fp8 (qwen3's weights as an
 FP8 checkpoint: quantization_config fp8, the projections as F8_E4M3 codes with F32
-weight_scale_inv per 32 x 32 block; the Qwen3 tokenizer).
+weight_scale_inv per 32 x 32 block; the Qwen3 tokenizer), ernie4_5 (BF16, ERNIE-4.5-0.3B's
+config.json: adjacent-pair rotary, tied; no tokenizer) and ernie4_5_moe (BF16, ERNIE-4.5-21B-A3B's:
+layer 0 dense, then 8 experts top 2 behind the softmax router with its correction bias
+(moe_statics), 2 shared experts; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -996,6 +999,55 @@ def fp8_tensors(cfg, tensors):
     return out
 
 
+def ernie4_5_config():
+    # ERNIE-4.5-0.3B-PT's config.json, small: head_dim 32 given (q width 128 against hidden 64),
+    # rotary over the whole head in adjacent pairs, use_bias false, tied, rope_theta 500000,
+    # eps 1e-5. No tokenizer (ERNIE's is a 103424-piece SentencePiece model): a 2048
+    # vocabulary, bos 1, eos 2, pad 0 (the hub's ids).
+    return dict(COMMON, **{
+        "architectures": ["Ernie4_5ForCausalLM"], "model_type": "ernie4_5",
+        "bos_token_id": 1, "eos_token_id": 2, "head_dim": 32, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 4096, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "pad_token_id": 0, "rms_norm_eps": 1e-5,
+        "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "use_bias": False, "vocab_size": 2048,
+    })
+
+
+def ernie4_5_moe_config():
+    # ERNIE-4.5-21B-A3B-PT's config.json, small: layer 0 dense (moe_layer_start_index 1, width
+    # 128), layers 1-2 sparse with 8 experts of width 32 (moe_num_experts, moe_k 2) behind the
+    # softmax router with its correction bias, 2 shared experts (64 wide: llama.cpp's converter
+    # writes intermediate_size / num_key_value_heads = 64 for their width, which the hub's
+    # 12288 / 4 = 2 x 1536 also satisfies), moe_norm_min 1e-12; otherwise ernie4_5's block.
+    return dict(ernie4_5_config(), **{
+        "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe",
+        "num_hidden_layers": 3, "moe_intermediate_size": 32, "moe_k": 2, "moe_layer_end_index": -1,
+        "moe_layer_interval": 1, "moe_layer_start_index": 1, "moe_norm_min": 1e-12,
+        "moe_num_experts": 8, "moe_num_shared_experts": 2, "output_router_logits": False,
+        "router_aux_loss_coef": 0.001,
+    })
+
+
+def ernie4_5_moe_mlp(model, cfg):
+    E, n_exp, Fm = cfg["hidden_size"], cfg["moe_num_experts"], cfg["moe_intermediate_size"]
+
+    def mlp(i, p):
+        if i < cfg["moe_layer_start_index"]:
+            return dense_mlp(model, p, E, cfg["intermediate_size"])
+        # Router std 0.4; the correction bias [1, experts] (one group) std 0.05 against softmax
+        # probabilities of ~1/8, enough to change some choices.
+        n = p + "moe_statics.e_score_correction_bias"
+        t = [(p + "gate.weight", normalish(model, p + "gate.weight", (n_exp, E), 0.4)),
+             (n, normalish(model, n, (1, n_exp), 0.05))]
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{p}experts.{e}.", E, Fm)
+        t += dense_mlp(model, p + "shared_experts.", E, Fm * cfg["moe_num_shared_experts"])
+        return t
+
+    return mlp
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -1134,7 +1186,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1224,6 +1276,15 @@ def main():
         c = minimax_m2_config()
         write_model("minimax_m2", c, decoder("minimax_m2", c, minimax_m2_mlp("minimax_m2", c)),
                     "BF16", args.out, None)
+    if "ernie4_5" in want:
+        c = ernie4_5_config()
+        write_model("ernie4_5", c, decoder("ernie4_5", c, dense("ernie4_5", c)), "BF16", args.out,
+                    None)
+    if "ernie4_5_moe" in want:
+        c = ernie4_5_moe_config()
+        write_model("ernie4_5_moe", c,
+                    decoder("ernie4_5_moe", c, ernie4_5_moe_mlp("ernie4_5_moe", c)), "BF16",
+                    args.out, None)
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,

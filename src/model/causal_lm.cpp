@@ -150,9 +150,10 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   // another model loaded in the same process keeps its own.
   if (opts.bf16_activations)
     for (vt::cpu::WeightView* w : weight_views()) w->round_act = *opts.bf16_activations ? 1 : 0;
-  // GLM-4.5's router multiplies fp32 activations whatever --dtype says, as vLLM's (an fp32
-  // nn.Linear over the hidden states cast to fp32) and transformers' (gate.weight kept fp32).
-  if (c.router_sigmoid)
+  // A correction-biased router (GLM-4.5, MiniMax-M2, ERNIE 4.5) multiplies fp32 activations
+  // whatever --dtype says, as vLLM's (an fp32 linear over the hidden states cast to fp32) and
+  // transformers' (the router weight kept fp32).
+  if (c.router_score_bias)
     for (LayerWeights& l : layers_)
       if (l.moe) l.experts.router.round_act = 0;
   // Reading the small tensors above (norms, rope divisors) faults in their neighbourhood: the

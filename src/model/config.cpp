@@ -514,7 +514,7 @@ void read_gguf_sigmoid_router(ModelConfig& c, const GgufFile& g, const std::stri
   if (gating != 2)
     throw LoadError(g.path(), p + "expert_gating_func = " + std::to_string(gating) +
                                   " is not supported for " + c.gguf_arch + " (only 2, sigmoid)");
-  c.router_sigmoid = true;
+  c.router_sigmoid = c.router_score_bias = true;
   const double scale = g.get_float_or(p + "expert_weights_scale", 0);
   c.routed_scaling_factor = scale == 0 ? 1.0 : scale;
   c.n_group = g.get_int_or(p + "expert_group_count", 1);

@@ -91,6 +91,11 @@ struct ModelConfig {
   // highest; the chosen experts weigh their unbiased scores, renormalized with norm_topk_prob,
   // times routed_scaling_factor.
   bool router_sigmoid = false;
+  // The router chooses on its scores plus a per-expert correction bias
+  // (MoeWeights::router_score_bias: GLM-4.5, MiniMax-M2, and ERNIE 4.5's softmax router, whose
+  // weights are the chosen experts' unbiased softmax probabilities, renormalized), and runs in
+  // fp32 whatever --dtype says, as vLLM's and transformers' do for these models.
+  bool router_score_bias = false;
   // quantization_config fp8 with weight_block_size [rows, cols] (0: not an FP8 checkpoint): the
   // F8_E4M3 weights are dequantized to BF16 at load (model/fp8_weights.h).
   int64_t fp8_block_rows = 0, fp8_block_cols = 0;

@@ -219,6 +219,10 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
     if (c.topk_before_softmax)
       vt::cpu::topk_then_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
                                  ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+    else if (!c.router_sigmoid && !w->router_score_bias.empty())  // ERNIE 4.5
+      vt::cpu::topk_softmax_biased(ws.router.data() + t * X, static_cast<int>(X),
+                                   static_cast<int>(K), w->router_score_bias.data(),
+                                   ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
     else if (c.router_sigmoid)
       vt::cpu::topk_sigmoid_grouped(
           ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),

@@ -39,7 +39,7 @@ struct MoeWeights {
   std::vector<vt::cpu::WeightView> gate, up, down;  // one per expert
   // ModelConfig::moe_bias: the router's, and per expert its projections'.
   std::vector<float> router_bias;
-  // ModelConfig::router_sigmoid: the bias added to the scores that choose the experts only
+  // ModelConfig::router_score_bias: the bias added to the scores that choose the experts only
   // (e_score_correction_bias).
   std::vector<float> router_score_bias;
   std::vector<std::vector<float>> gate_bias, up_bias, down_bias;

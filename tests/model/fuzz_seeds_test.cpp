@@ -1,7 +1,8 @@
 // The safetensors fuzz corpus's seeds of the newer families (tools/make_fuzz_seeds.py) load to
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
 // code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
-// experts, GLM-4.5's router, MiniMax-M2's names, FP8 dequantization) rather than an early error.
+// experts, GLM-4.5's router, MiniMax-M2's names, FP8 dequantization,
+// ERNIE 4.5's router) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -118,4 +119,15 @@ TEST(FuzzSeeds, Fp8CheckpointLoadsToAModelWithBf16Projections) {
                          EXPECT_EQ(m.layers()[0].mlp.down.dtype, vt::DType::BF16);
                        }),
             1);
+}
+
+TEST(FuzzSeeds, Ernie45MoeLoadsToAModelWithItsBiasedSoftmaxRouter) {
+  EXPECT_EQ(load_seeds("Ernie4_5_MoeForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_TRUE(m.config().router_score_bias);
+                         EXPECT_FALSE(m.config().router_sigmoid);
+                         EXPECT_EQ(m.layers()[0].experts.router_score_bias.size(), 2u);
+                         EXPECT_EQ(m.layers()[0].experts.shared_up.rows, 32);
+                       }),
+            2);
 }

@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                            "glm4", "cohere", "cohere2", "exaone4", "gpt_oss",
                                            "qwen2_moe", "olmoe", "granitemoe", "glm4_moe",
-                                           "minimax_m2"));
+                                           "minimax_m2", "ernie4_5", "ernie4_5_moe"));
 
 // GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
 // layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*
@@ -146,5 +146,37 @@ TEST(MiniMaxM2, GgufAndHfConfigurations) {
     EXPECT_FALSE(c->attention_bias);
     EXPECT_EQ(c->rope_dim(), 16);
     EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
+  }
+}
+
+// ERNIE 4.5's two forms read to the same configuration: rotary in adjacent pairs (llama.cpp's rope
+// NORM on rows as stored), tied; the MoE's sparse layers from moe_layer_start_index /
+// moe_layer_interval (leading_dense_block_count / interleave_moe_layer_step), its shared width
+// from moe_num_shared_experts (the converter's expert_shared_feed_forward_length), the softmax
+// router with its correction bias.
+TEST(Ernie45, GgufAndHfConfigurations) {
+  for (const char* name : {"ernie4_5", "ernie4_5_moe"}) {
+    SCOPED_TRACE(name);
+    auto g = vllm::model::GgufFile::open(gguf_path(name));
+    const auto gc = vllm::model::config_from_gguf(*g);
+    const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/" + name);
+    const bool moe = std::string(name) == "ernie4_5_moe";
+    for (const auto* c : {&gc, &hc}) {
+      EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kInterleaved);
+      EXPECT_EQ(c->rope_dim(), 32);
+      EXPECT_TRUE(c->tie_word_embeddings);
+      EXPECT_EQ(c->num_layers, moe ? 3 : 2);
+      EXPECT_EQ(c->num_experts, moe ? 8 : 0);
+      if (!moe) continue;
+      EXPECT_FALSE(c->layer_is_moe(0));
+      EXPECT_TRUE(c->layer_is_moe(1));
+      EXPECT_TRUE(c->layer_is_moe(2));
+      EXPECT_EQ(c->num_experts_per_tok, 2);
+      EXPECT_EQ(c->moe_intermediate_size, 32);
+      EXPECT_EQ(c->shared_expert_intermediate_size, 64);
+      EXPECT_TRUE(c->router_score_bias);
+      EXPECT_FALSE(c->router_sigmoid);
+      EXPECT_TRUE(c->norm_topk_prob);
+    }
   }
 }

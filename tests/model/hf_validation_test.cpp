@@ -262,6 +262,12 @@ INSTANTIATE_TEST_SUITE_P(
                    c["scoring_func"] = "softmax";
                  },
                  {"scoring_func = \"softmax\"", "only the sigmoid router"}},
+        BadField{"ErnieWithBiases",
+                 [](json& c) {
+                   c["architectures"] = {"Ernie4_5ForCausalLM"};
+                   c["use_bias"] = true;
+                 },
+                 {"use_bias = true", "not supported"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

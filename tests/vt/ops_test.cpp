@@ -493,6 +493,37 @@ TEST(OpsExtra, TopkSigmoidGroupedMatchesReference) {
   }
 }
 
+// ERNIE 4.5's routing against a double-precision restatement of HF Ernie4_5_MoeTopKRouter: the
+// choice on softmax + bias, the weights the chosen probabilities over their sum.
+TEST(OpsExtra, TopkSoftmaxBiasedMatchesReference) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 2.f), bd(0.f, 0.05f);
+  for (int n : {4, 8, 64}) {
+    for (int k : {1, 2, 6}) {
+      if (k > n) continue;
+      std::vector<float> lg(n), bias(n);
+      for (auto& v : lg) v = nd(rng);
+      for (auto& v : bias) v = bd(rng);
+      std::vector<int32_t> ids(k);
+      std::vector<float> w(k);
+      topk_softmax_biased(lg.data(), n, k, bias.data(), ids.data(), w.data());
+      std::vector<double> p(n), c(n);
+      double m = *std::max_element(lg.begin(), lg.end()), s = 0;
+      for (int e = 0; e < n; ++e) s += p[e] = std::exp(double(lg[e]) - m);
+      for (int e = 0; e < n; ++e) c[e] = (p[e] /= s) + bias[e];
+      std::vector<int> order(n);
+      for (int e = 0; e < n; ++e) order[e] = e;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c[a] > c[b]; });
+      double sel = 0;
+      for (int j = 0; j < k; ++j) sel += p[order[j]];
+      for (int j = 0; j < k; ++j) {
+        ASSERT_EQ(ids[j], order[j]) << "n " << n << " k " << k << " j " << j;
+        ASSERT_NEAR(w[j], p[order[j]] / sel, 1e-6);
+      }
+    }
+  }
+}
+
 // The group limit decides, not the single best score: group 0 holds the best expert but the
 // worse pair, so with one group kept both choices come from group 1.
 TEST(OpsExtra, TopkSigmoidGroupedKeepsTheBestPairGroup) {

@@ -51,7 +51,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
   c.n_group = tok::json_int_or(j, "n_group", 1, 1, L::kMaxExperts);
   c.topk_group = tok::json_int_or(j, "topk_group", 1, 1, L::kMaxExperts);
   c.routed_scaling_factor = tok::json_float_or(j, "routed_scaling_factor", 1.0, 1e-6, 1e6);
-  c.router_sigmoid = true;
+  c.router_sigmoid = c.router_score_bias = true;
   c.qk_norm = tok::json_bool_or(j, "use_qk_norm", false);
   c.decoder_sparse_step = 1;
   dense_lead(c, tok::json_int_or(j, "first_k_dense_replace", 1, 0, L::kMaxLayers));

@@ -39,7 +39,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
   c.moe_intermediate_size = c.intermediate_size;  // the experts' width
   c.decoder_sparse_step = 1;
   c.mlp_only_layers.clear();
-  c.router_sigmoid = true;
+  c.router_sigmoid = c.router_score_bias = true;
   c.norm_topk_prob = true;  // transformers and vLLM always renormalize
   c.n_group = c.topk_group = 1;
   c.routed_scaling_factor = 1.0;

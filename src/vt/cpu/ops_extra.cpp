@@ -63,6 +63,18 @@ void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, 
   softmax_isa(Isa::kScalar, weights, k);
 }
 
+void topk_softmax_biased(const float* logits, int n_experts, int k, const float* score_bias,
+                         int32_t* ids, float* weights) {
+  float p[1024], choice[1024];
+  for (int e = 0; e < n_experts; ++e) p[e] = logits[e];
+  softmax_isa(Isa::kScalar, p, n_experts);
+  for (int e = 0; e < n_experts; ++e) choice[e] = p[e] + score_bias[e];
+  top_k(choice, n_experts, k, ids, weights);
+  float s = 0.f;
+  for (int j = 0; j < k; ++j) s += weights[j] = p[ids[j]];
+  for (int j = 0; j < k; ++j) weights[j] /= s;
+}
+
 void topk_sigmoid_grouped(const float* logits, int n_experts, int k, const float* score_bias,
                           int n_group, int topk_group, bool renormalize, float scale, int32_t* ids,
                           float* weights) {

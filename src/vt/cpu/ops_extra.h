@@ -37,6 +37,11 @@ void topk_then_softmax(const float* logits, int n_experts, int k, int32_t* ids, 
 // lower index) with weights s of those experts, divided by their sum + 1e-20 with renormalize,
 // times scale. Requires 0 < k <= n_experts <= 1024, n_group dividing n_experts, groups of at
 // least 2 when topk_group < n_group, and k <= topk_group x the group size.
+// ERNIE 4.5's routing (HF Ernie4_5_MoeTopKRouter): p = softmax(logits) as topk_softmax's, the k
+// largest p + score_bias in descending order (ties to the lower index), weights those experts'
+// p divided by their sum. Same requirements as topk_softmax.
+void topk_softmax_biased(const float* logits, int n_experts, int k, const float* score_bias,
+                         int32_t* ids, float* weights);
 void topk_sigmoid_grouped(const float* logits, int n_experts, int k, const float* score_bias,
                           int n_group, int topk_group, bool renormalize, float scale, int32_t* ids,
                           float* weights);

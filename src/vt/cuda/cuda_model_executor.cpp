@@ -39,13 +39,13 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
       c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias ||
       c.attention_sinks || c.moe_bias || c.topk_before_softmax || c.swiglu_limit > 0 ||
-      c.shared_expert_intermediate_size > 0 || c.router_sigmoid)
+      c.shared_expert_intermediate_size > 0 || c.router_sigmoid || c.router_score_bias)
     throw std::runtime_error(
         c.source + ": " + c.architecture +
         " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention; "
         "Granite's multipliers; OLMo 2's norms; longrope, YaRN, partial rotary; Cohere's "
         "LayerNorm and parallel block; GPT-OSS's attention sinks, biases and clamped SwiGLU; "
-        "Qwen2-MoE's and GLM-4.5's shared experts, GLM-4.5's sigmoid router) is "
+        "Qwen2-MoE's and GLM-4.5's shared experts, correction-biased routers) is "
         "not "
         "implemented "
         "by the CUDA executor; run "
