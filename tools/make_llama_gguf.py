@@ -167,6 +167,42 @@ def text_model_writer(out, cfg):
     return g
 
 
+SWIGLU = (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj"))
+MIXTRAL = (("gate", "w1"), ("up", "w3"), ("down", "w2"))
+
+
+def add_experts(g, t, b, m, X, names=SWIGLU):
+    """Each projection of the X per-expert SwiGLU MLPs under `m`experts.E. stacked into one 3-D
+    tensor, blk.N.ffn_{gate,up,down}_exps, as the converters merge them."""
+    for kind, w in names:
+        g.add_tensor(f"{b}ffn_{kind}_exps.weight",
+                     np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+
+
+def add_embeddings(g, t, tied=False):
+    """token_embd, output_norm and (untied) output, the converters' first tensors."""
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    if not tied:
+        g.add_tensor("output.weight", t["lm_head.weight"])
+
+
+def add_attention(g, t, p, b, bias=False):
+    """q/k/v (with their biases) and o rows as stored: rope NEOX, or a converter that does not
+    permute them."""
+    for x in "qkv":
+        g.add_tensor(f"{b}attn_{x}.weight", t[f"{p}self_attn.{x}_proj.weight"])
+        if bias:
+            g.add_tensor(f"{b}attn_{x}.bias", t[f"{p}self_attn.{x}_proj.bias"])
+    g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+
+
+def add_shared_expert(g, t, b, prefix):
+    """A shared expert's SwiGLU MLP (`prefix`{gate,up,down}_proj) as blk.N.ffn_*_shexp."""
+    for kind, w in SWIGLU:
+        g.add_tensor(f"{b}ffn_{kind}_shexp.weight", t[f"{prefix}{w}.weight"])
+
+
 def write_gpt_oss(out, cfg, t):
     """llama.cpp's `gpt-oss` as convert_hf_to_gguf.py writes it from the MXFP4 checkpoint."""
     import gguf
@@ -194,9 +230,7 @@ def write_gpt_oss(out, cfg, t):
     tokens[:3] = ["<unk>", "<s>", "</s>"]
     add_vocab(g, dict(cfg, bos_token_id=1), tokens, types, merges, pad=True)
 
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
-    g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    add_embeddings(g, t)
     mxfp4 = gguf.GGMLQuantizationType.MXFP4
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
@@ -271,16 +305,11 @@ def write_qwen2moe(out, cfg, t):
     tokens[:3] = ["<unk>", "<s>", "</s>"]
     add_vocab(g, cfg, tokens, types, merges)
 
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
-    g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    add_embeddings(g, t)
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v")):  # rows as stored (NEOX)
-            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])
-            g.add_tensor(b + gg + ".bias", t[f"{p}self_attn.{x}_proj.bias"])
-        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        add_attention(g, t, p, b, bias=True)  # rows as stored (NEOX)
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         if m + "gate.weight" not in t:  # a dense layer (mlp_only_layers): see qwen2moe_dense_as_moe
@@ -288,16 +317,11 @@ def write_qwen2moe(out, cfg, t):
                 g.add_tensor(b + gg + ".weight", np.ascontiguousarray(w))
             continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
-        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
-                      ("ffn_down_exps", "down_proj")):
-            g.add_tensor(b + gg + ".weight",
-                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        add_experts(g, t, b, m, X)
         # [1, H] in the checkpoint; the converter keeps that shape (GGUF ne {H, 1}), which
         # llama.cpp's {n_embd} accepts.
         g.add_tensor(b + "ffn_gate_inp_shexp.weight", t[m + "shared_expert_gate.weight"])
-        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
-                      ("ffn_down_shexp", "down_proj")):
-            g.add_tensor(b + gg + ".weight", t[f"{m}shared_expert.{w}.weight"])
+        add_shared_expert(g, t, b, m + "shared_expert.")
     finish(g)
 
 
@@ -324,24 +348,18 @@ def write_olmoe(out, cfg, t):
     tokens[:3] = ["<unk>", "<s>", "</s>"]
     add_vocab(g, cfg, tokens, types, merges, pad=True)  # pad 1 from config.json, as SpecialVocab
 
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
-    g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    add_embeddings(g, t)
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
-            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored (NEOX)
+        add_attention(g, t, p, b)
         # [H * D] and [KV * D] = [n_embd]: one RMSNorm over the whole projection.
         g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
         g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
-        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
-                      ("ffn_down_exps", "down_proj")):
-            g.add_tensor(b + gg + ".weight",
-                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        add_experts(g, t, b, m, X)
     finish(g)
 
 
@@ -430,9 +448,7 @@ def write_glm4moe(out, cfg, t):
     add_vocab(g, dict(cfg, eos_token_id=eos[0]), tokens, types, merges, pad=True)
     g.add_eot_token_id(eos[1])
 
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
-    g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    add_embeddings(g, t)
     for i in range(L + nextn):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         if i >= L:  # the MTP layer (a decoder layer and these): llama.cpp's decoding skips it
@@ -441,10 +457,7 @@ def write_glm4moe(out, cfg, t):
             g.add_tensor(b + "nextn.hnorm.weight", t[p + "hnorm.weight"])
             g.add_tensor(b + "nextn.shared_head_norm.weight", t[p + "shared_head.norm.weight"])
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v")):  # rows as stored (NEOX)
-            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])
-            g.add_tensor(b + gg + ".bias", t[f"{p}self_attn.{x}_proj.bias"])
-        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        add_attention(g, t, p, b, bias=True)  # rows as stored (NEOX)
         if cfg["use_qk_norm"]:
             g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
             g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
@@ -457,13 +470,8 @@ def write_glm4moe(out, cfg, t):
             continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         g.add_tensor(b + "exp_probs_b.bias", t[m + "gate.e_score_correction_bias"])
-        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
-                      ("ffn_down_exps", "down_proj")):
-            g.add_tensor(b + gg + ".weight",
-                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
-        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
-                      ("ffn_down_shexp", "down_proj")):
-            g.add_tensor(b + gg + ".weight", t[f"{m}shared_experts.{w}.weight"])
+        add_experts(g, t, b, m, X)
+        add_shared_expert(g, t, b, m + "shared_experts.")
     finish(g)
 
 
@@ -493,14 +501,11 @@ def write_minimax_m2(out, cfg, t):
     tokens[:3] = ["<unk>", "<s>", "</s>"]
     add_vocab(g, cfg, tokens, types, merges)
 
-    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
-    g.add_tensor("output_norm.weight", t["model.norm.weight"])
-    g.add_tensor("output.weight", t["lm_head.weight"])
+    add_embeddings(g, t)
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
-            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored (NEOX)
+        add_attention(g, t, p, b)
         # [H * D] and [KV * D]: one RMSNorm over each whole projection.
         g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
         g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
@@ -508,9 +513,7 @@ def write_minimax_m2(out, cfg, t):
         m = p + "block_sparse_moe."
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         g.add_tensor(b + "exp_probs_b.bias", t[m + "e_score_correction_bias"])
-        for gg, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
-            g.add_tensor(b + gg + ".weight",
-                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
+        add_experts(g, t, b, m, X, MIXTRAL)
     finish(g)
 
 
@@ -550,8 +553,7 @@ def write_ernie4_5(out, cfg, t):
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        for x, gg in (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("o", "attn_output")):
-            g.add_tensor(b + gg + ".weight", t[f"{p}self_attn.{x}_proj.weight"])  # as stored
+        add_attention(g, t, p, b)
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         if not moe or i < cfg["moe_layer_start_index"]:
@@ -561,13 +563,8 @@ def write_ernie4_5(out, cfg, t):
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         # [1, experts] as the checkpoint keeps it (GGUF ne {experts, 1}).
         g.add_tensor(b + "exp_probs_b.bias", t[m + "moe_statics.e_score_correction_bias"])
-        for gg, w in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
-                      ("ffn_down_exps", "down_proj")):
-            g.add_tensor(b + gg + ".weight",
-                         np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)]))
-        for gg, w in (("ffn_gate_shexp", "gate_proj"), ("ffn_up_shexp", "up_proj"),
-                      ("ffn_down_shexp", "down_proj")):
-            g.add_tensor(b + gg + ".weight", t[f"{m}shared_experts.{w}.weight"])
+        add_experts(g, t, b, m, X)
+        add_shared_expert(g, t, b, m + "shared_experts.")
     finish(g)
 
 
@@ -677,9 +674,7 @@ def write_gguf(hf, out):
                 g.add_tensor(b + name + ".weight", t[f"{p}mlp.{w}.weight"])
             continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
-        for name, w in (("ffn_gate_exps", "w1"), ("ffn_up_exps", "w3"), ("ffn_down_exps", "w2")):
-            stacked = np.stack([t[f"{m}experts.{e}.{w}.weight"] for e in range(X)])
-            g.add_tensor(b + name + ".weight", stacked)
+        add_experts(g, t, b, m, X, MIXTRAL)
     finish(g)
 
 

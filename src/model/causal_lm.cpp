@@ -447,4 +447,12 @@ void rename_block_sparse_moe(WeightStore& s, const ModelConfig& c) {
   }
 }
 
+void load_shared_expert(const WeightStore& s, const ModelConfig& c, const std::string& prefix,
+                        MoeWeights& m) {
+  const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
+  m.shared_gate = s.matrix(prefix + "gate_proj.weight", F, E);
+  m.shared_up = s.matrix(prefix + "up_proj.weight", F, E);
+  m.shared_down = s.matrix(prefix + "down_proj.weight", E, F);
+}
+
 }  // namespace vllm::model

@@ -176,5 +176,10 @@ MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i);
 // to the shared ones that load_moe reads (mlp.gate, mlp.experts.E.gate_proj / up_proj /
 // down_proj), on every layer; names a checkpoint lacks are left alone (Mixtral, MiniMax-M2).
 void rename_block_sparse_moe(WeightStore& s, const ModelConfig& c);
+// The shared expert of a sparse layer (c.shared_expert_intermediate_size wide):
+// `prefix`gate_proj / up_proj / down_proj.weight into m.shared_* (Qwen2-MoE's
+// mlp.shared_expert., GLM-4.5's and ERNIE 4.5's mlp.shared_experts.).
+void load_shared_expert(const WeightStore& s, const ModelConfig& c, const std::string& prefix,
+                        MoeWeights& m);
 
 }  // namespace vllm::model

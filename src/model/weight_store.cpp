@@ -157,4 +157,13 @@ std::vector<float> WeightStore::vector_f32(const std::string& name, int64_t n) c
   return out;
 }
 
+std::vector<float> WeightStore::vector_or_row_f32(const std::string& name, int64_t n) const {
+  const TensorRef* t = find(name);
+  if (!t || t->shape.size() != 2) return vector_f32(name, n);
+  const vt::cpu::WeightView w = matrix(name, 1, n);  // checks the shape and the type
+  std::vector<float> out(static_cast<size_t>(n));
+  vt::cpu::dequantize_row(w.dtype, w.data, out.data(), n);
+  return out;
+}
+
 }  // namespace vllm::model

@@ -67,6 +67,9 @@ class WeightStore {
                                    int64_t rows, int64_t cols) const;
   // A 1-D tensor converted to f32 (norm weights, biases).
   std::vector<float> vector_f32(const std::string& name, int64_t n) const;
+  // The same from an [n] vector or a [1, n] matrix (a checkpoint's one-row gate or bias, which
+  // a GGUF keeps as a vector).
+  std::vector<float> vector_or_row_f32(const std::string& name, int64_t n) const;
   const std::map<std::string, TensorRef>& all() const { return tensors_; }
   std::string describe_source() const { return source_; }
   void set_source(std::string s) { source_ = std::move(s); }

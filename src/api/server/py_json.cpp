@@ -59,6 +59,36 @@ void append_u_escape(std::string& out, uint32_t v) {
   for (int s = 12; s >= 0; s -= 4) out += hex[(v >> s) & 15];
 }
 
+// json.dumps's two-character escapes (\" \\ \n \r \t \b \f): appends one and returns true, or
+// returns false for any other character.
+bool append_short_escape(std::string& out, uint32_t c) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      return true;
+    case '\\':
+      out += "\\\\";
+      return true;
+    case '\n':
+      out += "\\n";
+      return true;
+    case '\r':
+      out += "\\r";
+      return true;
+    case '\t':
+      out += "\\t";
+      return true;
+    case '\b':
+      out += "\\b";
+      return true;
+    case '\f':
+      out += "\\f";
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::string py_float_repr(double d) {
@@ -99,34 +129,12 @@ JsonCanonicalizer::Step JsonCanonicalizer::fail() {
 
 void JsonCanonicalizer::emit_code_point(uint32_t cp, std::string& out) {
   const bool top = stack_.empty() && !in_key_;
-  switch (cp) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    default:
-      // A lone surrogate stays an escape: it has no UTF-8 spelling.
-      if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF))
-        append_u_escape(out, cp);
-      else
-        utf8_append(out, cp);
+  if (!append_short_escape(out, cp)) {
+    // A lone surrogate stays an escape: it has no UTF-8 spelling.
+    if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF))
+      append_u_escape(out, cp);
+    else
+      utf8_append(out, cp);
   }
   if (top && !(cp >= 0xD800 && cp <= 0xDFFF)) utf8_append(str_, cp);
 }
@@ -371,34 +379,11 @@ std::string py_json_quote(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     const auto c = static_cast<uint8_t>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20)
-          append_u_escape(out, c);
-        else
-          out += ch;
-    }
+    if (append_short_escape(out, c)) continue;
+    if (c < 0x20)
+      append_u_escape(out, c);
+    else
+      out += ch;
   }
   out += '"';
   return out;

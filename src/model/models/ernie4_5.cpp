@@ -80,31 +80,18 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
   }
 }
 
-// The correction bias: [1, experts] in the checkpoint (one group), [experts] in a GGUF.
-std::vector<float> score_bias(const WeightStore& s, const std::string& name, int64_t X) {
-  const TensorRef* t = s.find(name);
-  if (!t || t->shape.size() != 2) return s.vector_f32(name, X);
-  const vt::cpu::WeightView w = s.matrix(name, 1, X);  // checks the shape and the type
-  std::vector<float> out(static_cast<size_t>(X));
-  vt::cpu::dequantize_row(w.dtype, w.data, out.data(), X);
-  return out;
-}
-
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w = load_llama_layer(s, c, i);
   if (w.moe) {
     const std::string p = "model.layers." + std::to_string(i) + ".mlp.";
-    const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
-    MoeWeights& m = w.experts;
-    // llama.cpp's ernie4_5-moe takes a GGUF without the bias (then the choice is on the
-    // probabilities alone); a checkpoint always has it.
+    // [1, experts] in the checkpoint (one group), [experts] in a GGUF. llama.cpp's ernie4_5-moe
+    // takes a GGUF without it (then the choice is on the probabilities alone); a checkpoint
+    // always has it.
     if (!c.from_gguf || s.has(p + "gate.e_score_correction_bias"))
-      m.router_score_bias = score_bias(s, p + "gate.e_score_correction_bias", c.num_experts);
-    if (F > 0) {
-      m.shared_gate = s.matrix(p + "shared_experts.gate_proj.weight", F, E);
-      m.shared_up = s.matrix(p + "shared_experts.up_proj.weight", F, E);
-      m.shared_down = s.matrix(p + "shared_experts.down_proj.weight", E, F);
-    }
+      w.experts.router_score_bias =
+          s.vector_or_row_f32(p + "gate.e_score_correction_bias", c.num_experts);
+    if (c.shared_expert_intermediate_size > 0)
+      load_shared_expert(s, c, p + "shared_experts.", w.experts);
   }
   return w;
 }

@@ -84,14 +84,10 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
     w.attn.k_norm = s.vector_f32(p + "self_attn.k_norm.weight", c.head_dim);
   }
   if (w.moe) {
-    const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
-    MoeWeights& m = w.experts;
-    m.router_score_bias = s.vector_f32(p + "mlp.gate.e_score_correction_bias", c.num_experts);
-    if (F > 0) {
-      m.shared_gate = s.matrix(p + "mlp.shared_experts.gate_proj.weight", F, E);
-      m.shared_up = s.matrix(p + "mlp.shared_experts.up_proj.weight", F, E);
-      m.shared_down = s.matrix(p + "mlp.shared_experts.down_proj.weight", E, F);
-    }
+    w.experts.router_score_bias =
+        s.vector_f32(p + "mlp.gate.e_score_correction_bias", c.num_experts);
+    if (c.shared_expert_intermediate_size > 0)
+      load_shared_expert(s, c, p + "mlp.shared_experts.", w.experts);
   }
   return w;
 }

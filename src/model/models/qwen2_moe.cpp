@@ -31,26 +31,14 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   c.norm_topk_prob = false;  // llama.cpp's qwen2moe takes the softmax weights as they are
 }
 
-// The shared expert's gate: a [1, hidden] matrix (checkpoint) or a [hidden] vector (GGUF).
-std::vector<float> shared_gate(const WeightStore& s, const std::string& name, int64_t E) {
-  const TensorRef* t = s.find(name);
-  if (!t || t->shape.size() != 2) return s.vector_f32(name, E);
-  const vt::cpu::WeightView w = s.matrix(name, 1, E);  // checks the shape and the type
-  std::vector<float> out(static_cast<size_t>(E));
-  vt::cpu::dequantize_row(w.dtype, w.data, out.data(), E);
-  return out;
-}
-
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   LayerWeights w = load_llama_layer(s, c, i);
   if (w.moe && c.shared_expert_intermediate_size > 0) {
     const std::string p = "model.layers." + std::to_string(i) + ".mlp.";
-    const int64_t E = c.hidden_size, F = c.shared_expert_intermediate_size;
-    MoeWeights& m = w.experts;
-    m.shared_gate = s.matrix(p + "shared_expert.gate_proj.weight", F, E);
-    m.shared_up = s.matrix(p + "shared_expert.up_proj.weight", F, E);
-    m.shared_down = s.matrix(p + "shared_expert.down_proj.weight", E, F);
-    m.shared_expert_gate = shared_gate(s, p + "shared_expert_gate.weight", E);
+    load_shared_expert(s, c, p + "shared_expert.", w.experts);
+    // A [1, hidden] matrix in the checkpoint, a [hidden] vector in a GGUF.
+    w.experts.shared_expert_gate =
+        s.vector_or_row_f32(p + "shared_expert_gate.weight", c.hidden_size);
   }
   return w;
 }
