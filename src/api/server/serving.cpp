@@ -263,7 +263,7 @@ ToolParserOptions Generation::tool_options() const {
   // vLLM's GLM parser reads <think> in the content as reasoning only when a reasoning parser
   // runs and the request thinks; MiniMax-M2's drops </think> whenever a reasoning parser runs.
   o.reasoning_markup = ctx_.reasoning.has_value() &&
-                       (ctx_.reasoning != ReasoningParserKind::kGlm45 || opts_.glm_thinking);
+                       (opts_.tool_parser != ToolParserKind::kGlm45 || opts_.glm_thinking);
   return o;
 }
 
