@@ -746,6 +746,45 @@ def request_cases():
     ]
 
 
+def minimax_agent_cases():
+    """Agent loops as MiniMax-M2's template sees them: interleaved thinking (reasoning kept only
+    after the last user turn), typed dict arguments, tool results in a row and as parts, the
+    system message's current_date / current_location, a tool result without a call."""
+    tools = base_messages()[10][2]["tools"]
+    call = lambda name, args: {"id": "c-" + name, "type": "function",
+                               "function": {"name": name, "arguments": args}}
+    u = lambda c: {"role": "user", "content": c}
+    tool = lambda c: {"role": "tool", "tool_call_id": "c", "content": c}
+    args = {"city": "Paris", "days": 3, "metric": True, "opts": {"a": [1, 2.5], "b": None},
+            "note": "multi\nline \"quoted\" é"}
+    loop = [
+        {"role": "system", "content": "You are an agent.", "current_date": "2026-12-05",
+         "current_location": "Lisbon"},
+        u("Weather in Paris and Rome?"),
+        {"role": "assistant", "reasoning_content": "Two cities: two calls.", "content": "Checking.",
+         "tool_calls": [call("get_weather", args), call("get_weather", {"city": "Rome"})]},
+        tool('{"temp": 21}'),
+        tool([{"type": "text", "text": "18C"}, {"output": "cloudy"}]),
+        {"role": "assistant", "content": "<think>\nBoth known.\n</think>\n\nParis 21C, Rome 18C."},
+    ]
+    return [
+        ("agent_loop_interleaved_thinking", loop, {"tools": tools}),
+        ("agent_loop_next_turn", loop + [u("And Oslo?")], {"tools": tools}),
+        ("agent_loop_no_gen", loop, {"tools": tools, "add_generation_prompt": False}),
+        ("think_split_in_history", [
+            u("Hi"),
+            {"role": "assistant", "content": "<think>\n\nplan\n\n</think>\n\nHello.\n",
+             "tool_calls": [call("search", {"q": "x"})]},
+            tool("none")], {"tools": tools}),
+        ("tool_result_without_call", [u("Hi"), tool("orphan")], {"tools": tools}),
+        ("content_parts_everywhere", [
+            {"role": "system", "content": [{"type": "text", "text": "Sys "}, "part"]},
+            u([{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]),
+            {"role": "assistant", "content": [{"type": "text", "text": "seen"}]}],
+            {"add_generation_prompt": False}),
+    ]
+
+
 def build_context(messages, kw, bos, eos):
     ctx = {"messages": messages}
     if not kw.get("_drop_tools"):
@@ -836,14 +875,20 @@ def main():
     # glm46.jinja is GLM-4.6's (llama.cpp's GLM-4.6.jinja; GLM-4.5 uses the same family): tools
     # as tojson(ensure_ascii=False) lines, <tool_call>/<arg_key>/<arg_value> histories,
     # reasoning_content split from '</think>', '/nothink' and enable_thinking.
+    # minimax_m2.jinja is MiniMax-M2's (llama.cpp's MiniMax-M2.jinja): ]~!b[ / ]~b]role turns,
+    # tools as tojson(ensure_ascii=False) lines, <minimax:tool_call> / <invoke> / <parameter>
+    # histories, reasoning_content (or a split of '</think>') only after the last user turn.
     pinned = make_env()
     pinned.globals["strftime_now"] = lambda fmt: "@@STRFTIME[" + fmt + "]@@"
     for name, bos, eos in [("mistral_small_31", "<s>", "</s>"),
                            ("command_r7b", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
                            ("gpt_oss", "<|startoftext|>", "<|return|>"),
-                           ("glm46", "", "<|endoftext|>")]:
+                           ("glm46", "", "<|endoftext|>"),
+                           ("minimax_m2", "", "[e~[")]:
         source = open(os.path.join(args.out, "templates", name + ".jinja"), encoding="utf-8").read()
         cases = [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in msg_cases]
+        if name == "minimax_m2":
+            cases += [(cname, build_context(m, kw, bos, eos)) for cname, m, kw in minimax_agent_cases()]
         rendered = render_cases(pinned, source, cases)
         with open(os.path.join(args.out, name + ".json"), "w", encoding="utf-8") as f:
             json.dump({"template": source, "cases": rendered}, f, ensure_ascii=False, indent=1)

@@ -332,6 +332,15 @@ TEST(HarmonyParser, ServerFlagsMustFitTheModel) {
     expect_refused(glm, "", "GptOssForCausalLM", std::string("--reasoning-parser ") + glm);
     expect_refused("", glm, "GptOssForCausalLM", std::string("--tool-call-parser ") + glm);
   }
+  for (const char* rp : {"minimax_m2", "minimax_m2_append_think"}) {
+    ok.reasoning_parser = rp;
+    ok.tool_call_parser = "minimax_m2";
+    EXPECT_NO_THROW(check_parsers(ok, "MiniMaxM2ForCausalLM"));
+    expect_refused(rp, "", "GptOssForCausalLM", std::string("--reasoning-parser ") + rp);
+  }
+  expect_refused("", "minimax_m2", "GptOssForCausalLM", "--tool-call-parser minimax_m2");
+  expect_refused("minimax_m3", "", "MiniMaxM2ForCausalLM", "--reasoning-parser");
+  expect_refused("", "minimax", "MiniMaxM2ForCausalLM", "--tool-call-parser");
   expect_refused("glm44", "", "Glm4MoeForCausalLM", "--reasoning-parser");
   expect_refused("", "glm4", "Glm4MoeForCausalLM", "--tool-call-parser");
   expect_refused("", "pythonic", "GptOssForCausalLM", "--tool-call-parser");

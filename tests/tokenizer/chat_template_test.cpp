@@ -97,6 +97,9 @@ TEST(ChatTemplateGolden, GptOss) { run_golden("gpt_oss", 35); }
 // GLM-4.6's template (GLM-4.5's family): tools as tojson(ensure_ascii=False) lines, XML-style
 // <tool_call> histories, reasoning_content split out of '</think>', enable_thinking.
 TEST(ChatTemplateGolden, Glm46) { run_golden("glm46", 35); }
+// MiniMax-M2's template: ]~!b[ / ]~b]role turns, tools as tojson(ensure_ascii=False) lines,
+// <minimax:tool_call> / <invoke> / <parameter> histories, reasoning after the last user turn.
+TEST(ChatTemplateGolden, MinimaxM2) { run_golden("minimax_m2", 35); }
 TEST(ChatTemplateGolden, Qwen25Style) { run_golden("qwen25", 35); }
 TEST(ChatTemplateGolden, FeatureSweep) { run_golden("features", 5); }
 

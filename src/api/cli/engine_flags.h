@@ -162,7 +162,7 @@ struct EngineFlags {
     refused_option(app, "--collect-detailed-traces", "OpenTelemetry tracing is not implemented");
     refused_option(app, "--reasoning-parser-plugin",
                    "Python plugins cannot be loaded (built-in: --reasoning-parser qwen3, "
-                   "glm45, glm47, openai_gptoss)");
+                   "glm45, glm47, minimax_m2, minimax_m2_append_think, openai_gptoss)");
     app.add_option("--structured-outputs-config", structured_outputs_config,
                    "JSON object; only its backend is accepted (no effect: one grammar engine)");
   }

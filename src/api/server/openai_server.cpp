@@ -73,10 +73,9 @@ void check_parsers(const ServerConfig& cfg, const std::string& architecture) {
   const bool harmony = is_harmony_architecture(architecture);
   const std::string& rp = cfg.reasoning_parser;
   if (!rp.empty() && rp != "openai_gptoss" && !reasoning_parser_by_name(rp))
-    throw std::invalid_argument(
-        "--reasoning-parser: only 'qwen3', 'glm45', 'glm47' and 'openai_gptoss' are "
-        "supported, got '" +
-        rp + "'");
+    throw std::invalid_argument("--reasoning-parser: '" + rp +
+                                "' is not implemented here; choose one of " +
+                                reasoning_parser_names());
   // As vLLM: gpt-oss output is harmony, read by openai_gptoss (its default there) and nothing
   // else; harmony parsers do not read other models' output.
   if (rp == "openai_gptoss" && !harmony)

@@ -12,12 +12,19 @@ namespace {
 constexpr std::string_view kStart = "<think>";
 constexpr std::string_view kEnd = "</think>";
 constexpr std::string_view kToolCall = "<tool_call>";  // glm45: ends the reasoning, stays
+constexpr std::string_view kMinimaxCall = "<minimax:tool_call>";  // minimax_m2: the same
+constexpr std::string_view kMinimaxCallEnd = "</minimax:tool_call>";
+constexpr std::string_view kMinimaxInvoke = "<invoke name=";
 constexpr std::string_view kGlmTags[] = {kStart, kEnd, kToolCall};
+constexpr std::string_view kMinimaxWholeTags[] = {kStart, kEnd, kMinimaxCall, kMinimaxCallEnd,
+                                                  kMinimaxInvoke};
 
-// The earliest of glm45's tags in `s` from `pos` (npos when none) and which one.
-size_t find_glm_tag(const std::string& s, size_t pos, std::string_view& tag) {
+// The earliest of `tags` in `s` from `pos` (npos when none) and which one.
+template <size_t N>
+size_t find_tag(const std::string& s, size_t pos, const std::string_view (&tags)[N],
+                std::string_view& tag) {
   size_t at = std::string::npos;
-  for (std::string_view t : kGlmTags) {
+  for (std::string_view t : tags) {
     const size_t f = s.find(t, pos);
     if (f < at) {
       at = f;
@@ -40,7 +47,13 @@ size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
 std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name) {
   if (name == "qwen3") return ReasoningParserKind::kQwen3;
   if (name == "glm45" || name == "glm47") return ReasoningParserKind::kGlm45;
+  if (name == "minimax_m2") return ReasoningParserKind::kMinimaxM2;
+  if (name == "minimax_m2_append_think") return ReasoningParserKind::kMinimaxM2AppendThink;
   return std::nullopt;
+}
+
+const char* reasoning_parser_names() {
+  return "qwen3, glm45, glm47, minimax_m2, minimax_m2_append_think, openai_gptoss (gpt-oss)";
 }
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
@@ -49,6 +62,10 @@ ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind) {
   ThinkTags t = think_tags(tokenizer);
+  if (kind == ReasoningParserKind::kMinimaxM2) {
+    if (auto id = tokenizer.token_to_id(kMinimaxCall)) t.implicit_end.push_back(*id);
+    return t;
+  }
   if (kind != ReasoningParserKind::kGlm45) return t;
   if (auto id = tokenizer.token_to_id(kToolCall)) t.implicit_end.push_back(*id);
   for (const char* b : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
@@ -80,12 +97,19 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
   return false;
 }
 
+bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags,
+                           ReasoningParserKind kind) {
+  if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2)
+    return prompt_ends_reasoning(prompt, tags);
+  return prompt_ends_reasoning(prompt, tags.start, tags.end);
+}
+
 ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended) {
   std::string reasoning, content;
   bool in_reasoning = !prompt_ended;
   for (size_t pos = 0;;) {
     std::string_view tag;
-    const size_t at = find_glm_tag(text, pos, tag);
+    const size_t at = find_tag(text, pos, kGlmTags, tag);
     (in_reasoning ? reasoning : content)
         .append(text, pos, at == std::string::npos ? std::string::npos : at - pos);
     if (at == std::string::npos) break;
@@ -104,6 +128,34 @@ ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended)
   if (!reasoning.empty()) r.reasoning = std::move(reasoning);
   if (!content.empty()) r.content = std::move(content);
   return r;
+}
+
+ReasoningSplit split_reasoning_minimax_m2(const std::string& text) {
+  // The stream's rules, all at once: a stream reassembles to this by construction.
+  ReasoningStreamSplitter sp(ReasoningParserKind::kMinimaxM2, false);
+  auto [reasoning, content] = sp.feed(text);
+  auto [r2, c2] = sp.finish();
+  reasoning += r2;
+  content += c2;
+  ReasoningSplit r;
+  if (!reasoning.empty()) r.reasoning = std::move(reasoning);
+  if (!content.empty()) r.content = std::move(content);
+  return r;
+}
+
+ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text,
+                               bool prompt_ended) {
+  switch (kind) {
+    case ReasoningParserKind::kGlm45:
+      return split_reasoning_glm45(text, prompt_ended);
+    case ReasoningParserKind::kMinimaxM2:
+      return split_reasoning_minimax_m2(text);
+    case ReasoningParserKind::kMinimaxM2AppendThink:
+      return {std::nullopt, std::string(kStart) + text};
+    case ReasoningParserKind::kQwen3:
+      break;
+  }
+  return split_reasoning(text);
 }
 
 ReasoningSplit split_reasoning(const std::string& text) {
@@ -132,7 +184,7 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std:
   };
   while (state_ == State::kReasoning) {
     std::string_view tag;
-    const size_t at = find_glm_tag(pending_, 0, tag);
+    const size_t at = find_tag(pending_, 0, kGlmTags, tag);
     if (at == std::string::npos) {
       size_t hold = 0;
       for (std::string_view t : kGlmTags) hold = std::max(hold, partial_tag_suffix(pending_, t));
@@ -153,8 +205,85 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std:
   return {reasoning, content};
 }
 
+std::pair<std::string, std::string> ReasoningStreamSplitter::feed_minimax(
+    const std::string& delta) {
+  std::string reasoning, content;
+  pending_ += delta;
+  auto add_reasoning = [&](std::string_view t) {
+    held_ws_ += t;
+    const size_t e = py_rstrip_end(held_ws_);
+    reasoning.append(held_ws_, 0, e);
+    held_ws_.erase(0, e);
+  };
+  auto add_text = [&](std::string_view t) {
+    if (state_ == State::kReasoning)
+      add_reasoning(t);
+    else
+      content += t;
+  };
+  // Where each tag next occurs (searched again only once passed).
+  constexpr size_t n = std::size(kMinimaxWholeTags);
+  size_t next[n];
+  for (size_t i = 0; i < n; ++i) next[i] = pending_.find(kMinimaxWholeTags[i]);
+  size_t pos = 0;
+  for (;;) {
+    size_t at = std::string::npos, which = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (next[i] != std::string::npos && next[i] < pos)
+        next[i] = pending_.find(kMinimaxWholeTags[i], pos);
+      if (next[i] < at) {
+        at = next[i];
+        which = i;
+      }
+    }
+    if (at == std::string::npos) break;
+    add_text(std::string_view(pending_).substr(pos, at - pos));
+    const std::string_view tag = kMinimaxWholeTags[which];
+    pos = at + tag.size();
+    if (state_ == State::kReasoning) {
+      // <think> is dropped; </think> is dropped and ends; <minimax:tool_call> ends and stays.
+      if (tag == kEnd || tag == kMinimaxCall) {
+        state_ = State::kAfter;
+        held_ws_.clear();
+        if (tag == kMinimaxCall) {
+          span_ = true;
+          content += tag;
+        }
+      } else if (tag != kStart) {
+        if (tag == kMinimaxCallEnd) span_ = false;
+        add_reasoning(tag);
+      }
+      continue;
+    }
+    // After the reasoning (vLLM's engine with tool parsing skipped): tool markup is text, but a
+    // </minimax:tool_call> that no opener began is a stray closer (dropped), and so is </think>.
+    if (tag == kEnd) continue;
+    if (tag == kMinimaxCallEnd) {
+      if (!span_) continue;
+      span_ = false;
+    } else if (tag == kMinimaxCall || tag == kMinimaxInvoke) {
+      span_ = true;
+    }
+    content += tag;
+  }
+  size_t hold = 0;
+  for (std::string_view t : kMinimaxWholeTags)
+    hold = std::max(hold, partial_tag_suffix(pending_, t));
+  hold = std::min(hold, pending_.size() - pos);
+  add_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold));
+  pending_.erase(0, pending_.size() - hold);
+  return {reasoning, content};
+}
+
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
-  if (glm_) return feed_glm(delta);
+  if (kind_ == ReasoningParserKind::kGlm45) return feed_glm(delta);
+  if (kind_ == ReasoningParserKind::kMinimaxM2) return feed_minimax(delta);
+  if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
+    // Nothing is reasoning: "<think>" goes first unless the prompt closed the reasoning.
+    std::string content = state_ == State::kReasoning && !start_seen_ ? std::string(kStart) : "";
+    start_seen_ = true;
+    return {"", content + delta};
+  }
   std::string reasoning, content;
   pending_ += delta;
   while (state_ == State::kReasoning) {
@@ -186,7 +315,13 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
 std::pair<std::string, std::string> ReasoningStreamSplitter::finish() {
   std::string rest;
   rest.swap(pending_);
-  if (glm_ && state_ == State::kReasoning) {
+  if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
+    std::string content = state_ == State::kReasoning && !start_seen_ ? std::string(kStart) : "";
+    start_seen_ = true;
+    return {"", content};
+  }
+  const bool glm = kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kMinimaxM2;
+  if (glm && state_ == State::kReasoning) {
     // A tag cut off by the end is text; trailing whitespace is dropped.
     held_ws_ += rest;
     std::string r = held_ws_.substr(0, py_rstrip_end(held_ws_));

@@ -62,10 +62,7 @@ std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int
                                            ReasoningParserKind kind) {
   const ThinkTags tags = think_tags(llm.tokenizer(), kind);
   if (!tags.end) return std::nullopt;  // no reasoning markers in this vocabulary
-  const bool ended = kind == ReasoningParserKind::kGlm45
-                         ? prompt_ends_reasoning(prompt, tags)
-                         : prompt_ends_reasoning(prompt, tags.start, tags.end);
-  if (ended) return std::nullopt;
+  if (prompt_ends_reasoning(prompt, tags, kind)) return std::nullopt;
   return tags.end;
 }
 
@@ -135,8 +132,11 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   o.chat_logprobs = r.logprobs;
   o.include_reasoning = r.include_reasoning;
   o.glm_thinking = glm_thinking(r.chat_template_kwargs);
-  // As vLLM's engine-based GLM parser (adjust_request): its tags may be special tokens.
-  if (opts.reasoning_parser == ReasoningParserKind::kGlm45) r.sampling.skip_special_tokens = false;
+  // As vLLM's engine-based GLM and MiniMax-M2 parsers (adjust_request): their tags may be
+  // special tokens.
+  if (opts.reasoning_parser == ReasoningParserKind::kGlm45 ||
+      opts.reasoning_parser == ReasoningParserKind::kMinimaxM2)
+    r.sampling.skip_special_tokens = false;
   if (r.return_prompt_text) o.prompt_text = prompt;
   // Echo: the last message is continued when it already has the reply's role.
   if (r.echo) {

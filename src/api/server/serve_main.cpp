@@ -104,15 +104,17 @@ int serve_main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--reasoning-parser", sc.reasoning_parser,
                  "split reasoning out of chat output: qwen3 (<think>), glm45 / glm47 (GLM-4.5 "
-                 "to 4.7: <think>, output starts in the reasoning), openai_gptoss (gpt-oss "
-                 "harmony; on by default for gpt-oss models)");
+                 "to 4.7: <think>, output starts in the reasoning), minimax_m2 (MiniMax-M2: the "
+                 "same), minimax_m2_append_think (MiniMax-M2: nothing split, \"<think>\" put "
+                 "back in front of the content), openai_gptoss (gpt-oss harmony; on by default "
+                 "for gpt-oss models)");
   app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
                "parse tool calls out of the output for tool_choice \"auto\" (needs "
                "--tool-call-parser)");
   app.add_option("--tool-call-parser", sc.tool_call_parser,
                  "how tool calls are written: hermes (Qwen), llama3_json, mistral, glm45 / "
-                 "glm47 (GLM-4.5 to 4.7 <tool_call> with <arg_key>/<arg_value>), openai "
-                 "(gpt-oss)");
+                 "glm47 (GLM-4.5 to 4.7 <tool_call> with <arg_key>/<arg_value>), minimax_m2 "
+                 "(MiniMax-M2 <minimax:tool_call> with <invoke>/<parameter>), openai (gpt-oss)");
   app.add_option("--chat-template", chat_template,
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
@@ -168,7 +170,7 @@ int serve_main(int argc, char** argv) {
   flags.no_effect_flag(app, "--log-error-stack", "errors are answered with their message");
   flags.refused_option(app, "--tool-parser-plugin",
                        "Python plugins cannot be loaded (built-in --tool-call-parser: hermes, "
-                       "llama3_json, mistral, glm45, glm47, openai)");
+                       "llama3_json, mistral, glm45, glm47, minimax_m2, openai)");
   flags.refused_option(app, "--middleware", "Python ASGI middleware cannot be loaded");
   flags.refused_option(app, "--tool-server", "built-in tool servers are not implemented");
   flags.refused_option(app, "--log-config-file",

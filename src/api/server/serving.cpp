@@ -65,21 +65,19 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
   g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
   // Engine ids stay unique even when clients reuse a request_id.
   const std::string engine_prefix = random_id("gen-");
-  const bool glm = ctx.reasoning == ReasoningParserKind::kGlm45;
   const ThinkTags tags =
       ctx.reasoning ? think_tags(ctx.llm.tokenizer(), *ctx.reasoning) : ThinkTags{};
   for (size_t p = 0; p < g->prompts_.size(); ++p) {
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
     const std::vector<int32_t>& ids = g->prompts_[p].ids;
-    const bool thought =
-        glm ? prompt_ends_reasoning(ids, tags) : prompt_ends_reasoning(ids, tags.start, tags.end);
+    const bool thought = ctx.reasoning && prompt_ends_reasoning(ids, tags, *ctx.reasoning);
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
       c.splitter = ctx.reasoning ? ReasoningStreamSplitter(*ctx.reasoning, thought)
                                  : ReasoningStreamSplitter(thought);
       // vLLM starts a whole output's GLM parse in the content only when the vocabulary has the
-      // turn markers that tell this turn's </think> from an earlier one.
+      // turn markers that tell this turn's </think> from an earlier one (never for minimax_m2).
       c.prompt_closed_reasoning = thought && !tags.boundaries.empty();
       if (g->opts_.tool_parser)  // null for kOpenAI: the harmony splitter reads those calls
         c.tools = ToolCallParser::make(*g->opts_.tool_parser, g->tool_options());
@@ -232,6 +230,27 @@ json tool_delta_json(const ToolCallDelta& t) {
 
 }  // namespace
 
+ParsedChatOutput parse_chat_output(const std::string& text,
+                                   std::optional<ReasoningParserKind> reasoning,
+                                   bool prompt_closed_reasoning,
+                                   std::optional<ToolParserKind> tool_parser,
+                                   const ToolParserOptions& tool_options) {
+  ParsedChatOutput r;
+  r.content = text;
+  if (reasoning) {
+    ReasoningSplit s = split_reasoning(*reasoning, text, prompt_closed_reasoning);
+    r.reasoning = std::move(s.reasoning);
+    r.content = std::move(s.content);
+  }
+  if (tool_parser) {
+    r.tools = extract_tool_calls(*tool_parser, r.content.value_or(""), tool_options);
+    // Of the reasoning parsers here only minimax_m2_append_think is not engine-based in vLLM.
+    const bool keep_raw = reasoning == ReasoningParserKind::kMinimaxM2AppendThink;
+    if (r.tools.tools_called || (r.content && !keep_raw)) r.content = r.tools.content;
+  }
+  return r;
+}
+
 bool Generation::splits_reasoning() const {
   if (ctx_.reasoning == ReasoningParserKind::kGlm45) return opts_.glm_thinking;
   return ctx_.reasoning.has_value();
@@ -242,8 +261,9 @@ ToolParserOptions Generation::tool_options() const {
   o.named_function = opts_.named_tool;
   o.tools = opts_.tools;
   // vLLM's GLM parser reads <think> in the content as reasoning only when a reasoning parser
-  // runs and the request thinks.
-  o.reasoning_markup = ctx_.reasoning.has_value() && opts_.glm_thinking;
+  // runs and the request thinks; MiniMax-M2's drops </think> whenever a reasoning parser runs.
+  o.reasoning_markup = ctx_.reasoning.has_value() &&
+                       (opts_.tool_parser != ToolParserKind::kGlm45 || opts_.glm_thinking);
   return o;
 }
 
@@ -272,21 +292,19 @@ json Generation::chat_message(const Choice& c, std::string& finish_reason) const
         calls.push_back(tool_call_json({t.id, t.name, harmony_arguments(t)}));
       if (tools_finish(c, !h.calls.empty())) finish_reason = "tool_calls";
     }
-  } else if (splits_reasoning()) {
-    ReasoningSplit s = ctx_.reasoning == ReasoningParserKind::kGlm45
-                           ? split_reasoning_glm45(c.text, c.prompt_closed_reasoning)
-                           : split_reasoning(c.text);
-    content = s.content;
-    if (s.reasoning && opts_.include_reasoning) reasoning = *s.reasoning;
-  }
-  if (opts_.tool_parser && !harmony_calls) {
-    ExtractedToolCalls x =
-        extract_tool_calls(*opts_.tool_parser, content.value_or(""), tool_options());
-    // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
-    if (!opts_.parallel_tool_calls && x.calls.size() > 1) x.calls.resize(1);
-    if (x.tools_called || content) content = x.content;
-    for (const ToolCall& t : x.calls) calls.push_back(tool_call_json(t));
-    if (tools_finish(c, !x.calls.empty())) finish_reason = "tool_calls";
+  } else {
+    ParsedChatOutput p = parse_chat_output(
+        c.text, splits_reasoning() ? ctx_.reasoning : std::nullopt, c.prompt_closed_reasoning,
+        harmony_calls ? std::nullopt : opts_.tool_parser, tool_options());
+    content = std::move(p.content);
+    if (p.reasoning && opts_.include_reasoning) reasoning = *p.reasoning;
+    if (opts_.tool_parser && !harmony_calls) {
+      // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
+      std::vector<ToolCall>& x = p.tools.calls;
+      if (!opts_.parallel_tool_calls && x.size() > 1) x.resize(1);
+      for (const ToolCall& t : x) calls.push_back(tool_call_json(t));
+      if (tools_finish(c, !x.empty())) finish_reason = "tool_calls";
+    }
   }
   msg["content"] = content || !opts_.chat_echo.empty()
                        ? json(opts_.chat_echo + content.value_or(""))

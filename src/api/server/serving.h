@@ -70,6 +70,21 @@ struct GenerationOptions {
 };
 
 // One HTTP request's generation: its engine requests and the state needed to answer.
+// A whole chat output (not harmony) split as vLLM's chat serving splits it: the reasoning parser's
+// split first (`reasoning`: nullopt when none runs or the request turned it off), then the tool
+// parser over its content (`tool_parser`: nullopt when none runs). Without a call the content is
+// the tool parser's (unfinished call markup left out) when both parsers are engine-based in vLLM,
+// else the reasoning parser's.
+struct ParsedChatOutput {
+  std::optional<std::string> reasoning, content;
+  ExtractedToolCalls tools;
+};
+ParsedChatOutput parse_chat_output(const std::string& text,
+                                   std::optional<ReasoningParserKind> reasoning,
+                                   bool prompt_closed_reasoning,
+                                   std::optional<ToolParserKind> tool_parser,
+                                   const ToolParserOptions& tool_options);
+
 class Generation {
  public:
   enum class Kind { kCompletion, kChat };

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "api/server/glm_tool_parser.h"
+#include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
 
@@ -474,11 +475,12 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   // vLLM registers both names for one GLM parser (GLM-4.7 may write the name and its first
   // <arg_key> on one line, which the glm45 parser reads too).
   if (name == "glm45" || name == "glm47") return ToolParserKind::kGlm45;
+  if (name == "minimax_m2") return ToolParserKind::kMinimaxM2;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
-  return "hermes, llama3_json, mistral, glm45, glm47, openai (gpt-oss)";
+  return "hermes, llama3_json, mistral, glm45, glm47, minimax_m2, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -519,6 +521,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return std::make_unique<NamedParser>(named_function);
     case ToolParserKind::kGlm45:
       return make_glm45_tool_parser(o);
+    case ToolParserKind::kMinimaxM2:
+      return make_minimax_m2_tool_parser(o);
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -584,7 +588,8 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
         r.content = d.content;
       return r;
     }
-    case ToolParserKind::kGlm45: {
+    case ToolParserKind::kGlm45:
+    case ToolParserKind::kMinimaxM2: {
       // vLLM: with calls, the content before the first one, stripped; without, the text
       // outside the (dropped) call blocks. Either way null when empty.
       r.tools_called = !r.calls.empty();

@@ -15,6 +15,9 @@
 //                <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
 //                blocks with bare-text values typed by the request's tool schema
 //                (glm_tool_parser.h)
+//   minimax_m2   MiniMax-M2: content, then <minimax:tool_call> blocks of <invoke name="NAME">
+//                <parameter name="K">V</parameter>...</invoke> calls, values typed by the
+//                request's tool schema (minimax_tool_parser.h)
 // Arguments are re-serialized as Python's json.dumps(..., ensure_ascii=False) writes them
 // (py_json.h), except for `named`, whose arguments are the output text itself (as vLLM).
 //
@@ -34,7 +37,16 @@
 
 namespace vllm::api {
 
-enum class ToolParserKind { kHermes, kLlama3Json, kMistral, kNamed, kRequired, kOpenAI, kGlm45 };
+enum class ToolParserKind {
+  kHermes,
+  kLlama3Json,
+  kMistral,
+  kNamed,
+  kRequired,
+  kOpenAI,
+  kGlm45,
+  kMinimaxM2
+};
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
 std::optional<ToolParserKind> tool_parser_by_name(const std::string& name);
@@ -62,11 +74,12 @@ struct ToolCall {
 // What a parser needs from the request beyond the output text.
 struct ToolParserOptions {
   std::string named_function;  // kNamed: the function tool_choice names
-  // kGlm45: the request's tools (as protocol.h keeps them): calls to other names are dropped and
-  // argument values are typed by each function's parameter schema, as vLLM does.
+  // kGlm45, kMinimaxM2: the request's tools (as protocol.h keeps them): calls to other names are
+  // dropped and argument values are typed by each function's parameter schema, as vLLM does.
   nlohmann::ordered_json tools;
   // kGlm45: <think> / </think> in the content are reasoning markup (a reasoning parser runs and
-  // the request thinks), not text.
+  // the request thinks), not text. kMinimaxM2: a reasoning parser runs, so a </think> in the
+  // content is dropped.
   bool reasoning_markup = false;
   // The whole output comes in one feed (extract_tool_calls): a call's arguments are reported
   // when it ends, never as a partial prefix that a truncated call could contradict.
