@@ -209,18 +209,7 @@ class Glm45Parser : public ToolCallParser {
 
   bool known_tool(const std::string& name) const {
     if (tools_.empty()) return true;
-    return function_of(name) != nullptr;
-  }
-
-  const ojson* function_of(const std::string& name) const {
-    for (const auto& t : tools_) {
-      if (!t.is_object()) continue;
-      auto f = t.find("function");
-      if (f == t.end() || !f->is_object()) continue;
-      auto n = f->find("name");
-      if (n != f->end() && n->is_string() && n->get<std::string>() == name) return &*f;
-    }
-    return nullptr;
+    return tool_function(tools_, name) != nullptr;
   }
 
   // The name is complete (<arg_key> or </tool_call> follows it): keep the call or drop it.
@@ -231,14 +220,7 @@ class Glm45Parser : public ToolCallParser {
     any_kept_ = true;
     held_.clear();
     post_.clear();
-    properties_ = ojson::object();
-    if (const ojson* f = function_of(name_)) {
-      auto p = f->find("parameters");
-      if (p != f->end() && p->is_object()) {
-        auto props = p->find("properties");
-        if (props != p->end() && props->is_object()) properties_ = *props;
-      }
-    }
+    properties_ = tool_properties(tools_, name_);
     ToolCallDelta h;
     h.index = num_calls_++;
     h.header = true;

@@ -247,19 +247,8 @@ class MinimaxM2Parser : public ToolCallParser {
     fast_ = false;
   }
 
-  const ojson* function_of(const std::string& name) const {
-    for (const auto& t : tools_) {
-      if (!t.is_object()) continue;
-      auto f = t.find("function");
-      if (f == t.end() || !f->is_object()) continue;
-      auto n = f->find("name");
-      if (n != f->end() && n->is_string() && n->get<std::string>() == name) return &*f;
-    }
-    return nullptr;
-  }
-
   bool accepted(const std::string& name) const {
-    return !name.empty() && (tools_.empty() || function_of(name) != nullptr);
+    return !name.empty() && (tools_.empty() || tool_function(tools_, name) != nullptr);
   }
 
   // The name is complete: keep the call or drop it. An empty name waits for a "name" in the
@@ -292,14 +281,7 @@ class MinimaxM2Parser : public ToolCallParser {
   void keep() {
     kept_ = true;
     called_ = true;
-    properties_ = ojson::object();
-    if (const ojson* f = function_of(name_)) {
-      auto p = f->find("parameters");
-      if (p != f->end() && p->is_object()) {
-        auto props = p->find("properties");
-        if (props != p->end() && props->is_object()) properties_ = *props;
-      }
-    }
+    properties_ = tool_properties(tools_, name_);
     ToolCallDelta h;
     h.index = num_calls_++;
     h.header = true;

@@ -157,6 +157,29 @@ std::string exact_integer(double v) {
 
 }  // namespace
 
+const ojson* tool_function(const ojson& tools, const std::string& name) {
+  if (!tools.is_array()) return nullptr;
+  for (const auto& t : tools) {
+    if (!t.is_object()) continue;
+    auto f = t.find("function");
+    if (f == t.end() || !f->is_object()) continue;
+    auto n = f->find("name");
+    if (n != f->end() && n->is_string() && n->get<std::string>() == name) return &*f;
+  }
+  return nullptr;
+}
+
+ojson tool_properties(const ojson& tools, const std::string& name) {
+  if (const ojson* f = tool_function(tools, name)) {
+    auto p = f->find("parameters");
+    if (p != f->end() && p->is_object()) {
+      auto props = p->find("properties");
+      if (props != p->end() && props->is_object()) return *props;
+    }
+  }
+  return ojson::object();
+}
+
 std::vector<std::string> schema_types(const ojson& schema) {
   std::set<std::string> types;
   collect_types(schema, types);

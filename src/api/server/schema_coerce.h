@@ -13,6 +13,14 @@
 
 namespace vllm::api {
 
+// The request's function named `name` (tools[i].function), or null.
+const nlohmann::ordered_json* tool_function(const nlohmann::ordered_json& tools,
+                                            const std::string& name);
+// That function's parameters.properties (an empty object when it has none, or is not there):
+// the schemas the bare-text parsers type argument values by.
+nlohmann::ordered_json tool_properties(const nlohmann::ordered_json& tools,
+                                       const std::string& name);
+
 // The JSON Schema types a property schema allows: "type" (a string or a list), the types of
 // "enum" values, and those of "anyOf" / "oneOf" / "allOf" alternatives; ["string"] when
 // nothing says.
