@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The tiny Mixtral, SmolLM3, Granite, Qwen2.5-VL, OLMo 2, GLM-4, Cohere, Cohere2, EXAONE 4.0,
-gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2 and ERNIE 4.5 of tools/make_tiny_models.py
+gpt-oss, Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2, ERNIE 4.5 and Seed-OSS of
+tools/make_tiny_models.py
 (Hugging Face folders) as the GGUFs llama.cpp's converter writes, and llama.cpp's greedy goldens
 for them.
 
@@ -21,6 +22,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/minimax_m2 --out TINY/minimax_m2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/ernie4_5 --out TINY/ernie4_5.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/ernie4_5_moe --out TINY/ernie4_5_moe.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/seed_oss --out TINY/seed_oss.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -98,7 +100,9 @@ expert_feed_forward_length, expert_shared_count and the converter's
 expert_shared_feed_forward_length = intermediate_size / num_key_value_heads), q/k rows as stored
 (rope NORM: transformers' pairs already), tied, the router as ffn_gate_inp with exp_probs_b.bias
 [1, experts], the experts stacked, the shared experts as ffn_*_shexp; BF16 widened to F32
-(exact). All others
+(exact). seed_oss: llama.cpp's `seed_oss` with TextModel's keys (key_length), q/k rows as stored
+(NEOX), q/k/v biases, the pre-MLP norm as post_attention_norm; BF16 widened to F32 (exact). All
+others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
 moved by 0.7 at that step, a router near-tie, not an error of either engine); a 2048-token
@@ -123,7 +127,8 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "olmo2": "olmo2", "glm4": "glm4", "cohere": "command-r", "cohere2": "cohere2",
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
-        "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe"}
+        "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
+        "seed_oss": "seed_oss"}
 
 
 def name_of(hf):
@@ -568,6 +573,33 @@ def write_ernie4_5(out, cfg, t):
     finish(g)
 
 
+def write_seed_oss(out, cfg, t):
+    """llama.cpp's `seed_oss` as convert_hf_to_gguf.py's SeedOssModel (TextModel) writes it."""
+    import gguf
+    L, D = cfg["num_hidden_layers"], cfg["head_dim"]
+    assert cfg["attention_bias"] and not cfg["attention_out_bias"] and not cfg["mlp_bias"]
+    g = text_model_writer(out, cfg)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_key_length(D)
+    g.add_value_length(D)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges, pad=True)
+
+    add_embeddings(g, t)
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        add_attention(g, t, p, b, bias=True)  # rows as stored (NEOX)
+        # seed_oss's pre-MLP norm is ATTN_POST_NORM (post_attention_norm), not ffn_norm.
+        g.add_tensor(b + "post_attention_norm.weight", t[p + "post_attention_layernorm.weight"])
+        for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
+            g.add_tensor(b + gg + ".weight", t[f"{p}mlp.{w}.weight"])
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -586,6 +618,8 @@ def write_gguf(hf, out):
         return write_minimax_m2(out, cfg, t)
     if cfg["model_type"] in ("ernie4_5", "ernie4_5_moe"):
         return write_ernie4_5(out, cfg, t)
+    if cfg["model_type"] == "seed_oss":
+        return write_seed_oss(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -681,5 +715,5 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe, minimax_m2, ernie4_5 or ernie4_5_moe folder "
+              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe, minimax_m2, ernie4_5, ernie4_5_moe or seed_oss folder "
               "(make_tiny_models.py)")

@@ -54,7 +54,8 @@ FP8 checkpoint: quantization_config fp8, the projections as F8_E4M3 codes with F
 weight_scale_inv per 32 x 32 block; the Qwen3 tokenizer), ernie4_5 (BF16, ERNIE-4.5-0.3B's
 config.json: adjacent-pair rotary, tied; no tokenizer) and ernie4_5_moe (BF16, ERNIE-4.5-21B-A3B's:
 layer 0 dense, then 8 experts top 2 behind the softmax router with its correction bias
-(moe_statics), 2 shared experts; no tokenizer).
+(moe_statics), 2 shared experts; no tokenizer), seed_oss (BF16, Seed-OSS-36B's config.json: q/k/v
+bias; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -189,7 +190,7 @@ def decoder(model, cfg, layer_mlp):
     gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text") or \
         (cfg["model_type"] == "glm4_moe" and cfg["use_qk_norm"])
-    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe") or \
+    qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe", "seed_oss") or \
         (cfg["model_type"] == "glm4_moe" and cfg["attention_bias"])  # qwen2_yarn: qwen2
     # OLMoE: RMSNorm over the whole q / k projection (H * D / KV * D wide) before the heads split.
     whole_qk_norm = cfg["model_type"] in ("olmoe", "minimax_m2")
@@ -1048,6 +1049,22 @@ def ernie4_5_moe_mlp(model, cfg):
     return mlp
 
 
+def seed_oss_config():
+    # Seed-OSS-36B's config.json, small: q/k/v bias (attention_bias), no o_proj or MLP bias,
+    # head_dim 32 given (q width 128 against hidden 64), untied, rope_theta 1e7, eps 1e-6; the
+    # dropouts are training-only. No tokenizer (Seed-OSS's is 155136 ids): a 2048 vocabulary,
+    # bos 0, eos 2, pad 1 (the hub's ids).
+    return dict(COMMON, **{
+        "architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss",
+        "attention_bias": True, "attention_dropout": 0.1, "attention_out_bias": False,
+        "bos_token_id": 0, "eos_token_id": 2, "head_dim": 32, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 4096, "mlp_bias": False,
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "pad_token_id": 1, "residual_dropout": 0.1, "rms_norm_eps": 1e-6, "rope_theta": 10000000.0,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 2048,
+    })
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -1186,7 +1203,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1285,6 +1302,10 @@ def main():
         write_model("ernie4_5_moe", c,
                     decoder("ernie4_5_moe", c, ernie4_5_moe_mlp("ernie4_5_moe", c)), "BF16",
                     args.out, None)
+    if "seed_oss" in want:
+        c = seed_oss_config()
+        write_model("seed_oss", c, decoder("seed_oss", c, dense("seed_oss", c)), "BF16", args.out,
+                    None)
     if "smollm3" in want:
         c = smollm3_config()
         write_model("smollm3", c, decoder("smollm3", c, dense("smollm3", c)), "F32", args.out,

@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                                            "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                            "glm4", "cohere", "cohere2", "exaone4", "gpt_oss",
                                            "qwen2_moe", "olmoe", "granitemoe", "glm4_moe",
-                                           "minimax_m2", "ernie4_5", "ernie4_5_moe"));
+                                           "minimax_m2", "ernie4_5", "ernie4_5_moe", "seed_oss"));
 
 // GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
 // layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*
@@ -178,5 +178,20 @@ TEST(Ernie45, GgufAndHfConfigurations) {
       EXPECT_FALSE(c->router_sigmoid);
       EXPECT_TRUE(c->norm_topk_prob);
     }
+  }
+}
+
+// Seed-OSS's two forms: q/k/v biases (config.json's attention_bias; the GGUF's attn_q.bias),
+// rotate-half rotary, the pre-MLP norm from the GGUF's post_attention_norm.
+TEST(SeedOss, GgufAndHfConfigurations) {
+  auto g = vllm::model::GgufFile::open(gguf_path("seed_oss"));
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/seed_oss");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_TRUE(c->attention_bias);
+    EXPECT_FALSE(c->o_bias);
+    EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
+    EXPECT_EQ(c->head_dim, 32);
+    EXPECT_FALSE(c->tie_word_embeddings);
   }
 }

@@ -268,6 +268,12 @@ INSTANTIATE_TEST_SUITE_P(
                    c["use_bias"] = true;
                  },
                  {"use_bias = true", "not supported"}},
+        BadField{"SeedOssOutputBias",
+                 [](json& c) {
+                   c["architectures"] = {"SeedOssForCausalLM"};
+                   c["attention_out_bias"] = true;
+                 },
+                 {"attention_out_bias = true", "not supported"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

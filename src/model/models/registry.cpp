@@ -29,6 +29,7 @@ const ModelFamily& glm4_moe_family();
 const ModelFamily& minimax_m2_family();
 const ModelFamily& ernie4_5_family();
 const ModelFamily& ernie4_5_moe_family();
+const ModelFamily& seed_oss_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
@@ -37,7 +38,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &smollm3_family(),    &granite_family(),  &olmo2_family(),        &glm4_family(),
       &cohere_family(),     &cohere2_family(),  &exaone4_family(),      &gpt_oss_family(),
       &qwen2_moe_family(),  &olmoe_family(),    &granitemoe_family(),   &glm4_moe_family(),
-      &minimax_m2_family(), &ernie4_5_family(), &ernie4_5_moe_family(),
+      &minimax_m2_family(), &ernie4_5_family(), &ernie4_5_moe_family(), &seed_oss_family(),
   };
   return all;
 }
