@@ -9,6 +9,7 @@
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
 #include "api/server/schema_coerce.h"
+#include "api/server/tag_scan.h"
 
 namespace vllm::api {
 namespace {
@@ -72,13 +73,6 @@ bool open_pair(std::string_view s, size_t from, std::string& key, size_t& value_
   return false;
 }
 
-// Length of the longest proper prefix of `tag` that `s` ends with.
-size_t partial_suffix(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
-
 class Glm45Parser : public ToolCallParser {
  public:
   explicit Glm45Parser(const ToolParserOptions& o)
@@ -110,7 +104,7 @@ class Glm45Parser : public ToolCallParser {
     // Hold back what may begin a tag of the current state.
     size_t hold = 0;
     for (std::string_view t : tags())
-      hold = std::max(hold, partial_suffix(std::string_view(pending_).substr(pos), t));
+      hold = std::max(hold, partial_tag_suffix(std::string_view(pending_).substr(pos), t));
     on_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold), out);
     pending_.erase(0, pending_.size() - hold);
     if (st_ == St::kArgs && !whole_) stream_args(out);
@@ -238,8 +232,7 @@ class Glm45Parser : public ToolCallParser {
   }
 
   std::string value_json(const std::string& key, const std::string& value) const {
-    const ojson* s = schema_of(key);
-    return s ? coerce_to_schema_json(value, *s) : py_json_quote(value);
+    return property_value_json(properties_, key, value);
   }
 
   // "{" and the pairs as a dict (first place, last value) written as json.dumps does, without
@@ -294,7 +287,7 @@ class Glm45Parser : public ToolCallParser {
       scanned_ = args_raw_.size();
       if (args_raw_.find(kValueEnd, scan) == std::string::npos) {
         std::string_view v = std::string_view(args_raw_).substr(open_sent_);
-        v.remove_suffix(partial_suffix(v, kValueEnd));
+        v.remove_suffix(partial_tag_suffix(v, kValueEnd));
         open_sent_ += v.size();
         if (v.empty()) return;
         const std::string q = py_json_quote(v);
@@ -320,7 +313,7 @@ class Glm45Parser : public ToolCallParser {
       const ojson* schema = schema_of(key);
       if (!schema || schema_keeps_string(*schema)) {
         std::string_view v = std::string_view(args_raw_).substr(vstart);
-        v.remove_suffix(partial_suffix(v, kValueEnd));
+        v.remove_suffix(partial_tag_suffix(v, kValueEnd));
         const std::string q = py_json_quote(v);
         s += (keys.empty() ? "" : ", ") + py_json_quote(key) + ": " + q.substr(0, q.size() - 1);
         open_at_ = vstart;

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "api/server/tag_scan.h"
 #include "tokenizer/unicode.h"
 
 namespace vllm::api {
 namespace {
 
-bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
@@ -308,7 +308,7 @@ JsonCanonicalizer::Step JsonCanonicalizer::feed(char c, std::string& out) {
     }
     return fail();
   }
-  if (is_ws(c)) return Step::kMore;
+  if (is_json_ws(c)) return Step::kMore;
   if (stack_.empty()) return value_start(c, out);
   Ctx& ctx = stack_.back();
   switch (ctx) {
@@ -399,7 +399,7 @@ bool py_json_dumps(std::string_view text, std::string& out) {
   }
   if (!j.done() && j.finish(out) != JsonCanonicalizer::Step::kDone) return false;
   for (; i < text.size(); ++i)
-    if (!is_ws(text[i])) return false;
+    if (!is_json_ws(text[i])) return false;
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "api/server/py_str.h"
+#include "api/server/tag_scan.h"
 
 namespace vllm::api {
 namespace {
@@ -32,14 +33,6 @@ size_t find_tag(const std::string& s, size_t pos, const std::string_view (&tags)
     }
   }
   return at;
-}
-
-// Length of the longest suffix of `s` that is a proper prefix of `tag`.
-size_t partial_tag_suffix(const std::string& s, std::string_view tag) {
-  const size_t max = std::min(s.size(), tag.size() - 1);
-  for (size_t n = max; n > 0; --n)
-    if (std::string_view(s).substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
 }
 
 }  // namespace

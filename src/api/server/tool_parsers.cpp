@@ -5,9 +5,11 @@
 #include <thread>
 
 #include "api/server/glm_tool_parser.h"
+#include "api/server/json_call_reader.h"
 #include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
+#include "api/server/tag_scan.h"
 
 namespace vllm::api {
 namespace {
@@ -16,210 +18,6 @@ constexpr std::string_view kHermesOpen = "<tool_call>";
 constexpr std::string_view kHermesClose = "</tool_call>";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kMistralBot = "[TOOL_CALLS]";
-
-bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// Length of the longest proper suffix of `s` that begins `tag`.
-size_t partial_suffix(const std::string& s, std::string_view tag) {
-  const size_t max = std::min(s.size(), tag.size() - 1);
-  for (size_t n = max; n > 0; --n)
-    if (std::string_view(s).substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
-
-// Finds `tag` in a stream: text before it is released (to `out`, or dropped when out is
-// null), a possible beginning of the tag at the end is held back.
-class TagScanner {
- public:
-  explicit TagScanner(std::string_view tag) : tag_(tag) {}
-  // True when the tag was completed by c.
-  bool feed(char c, std::string* out) {
-    pending_ += c;
-    if (pending_.size() >= tag_.size() &&
-        std::string_view(pending_).substr(pending_.size() - tag_.size()) == tag_) {
-      if (out) out->append(pending_, 0, pending_.size() - tag_.size());
-      pending_.clear();
-      return true;
-    }
-    const size_t hold = partial_suffix(pending_, tag_);
-    if (out) out->append(pending_, 0, pending_.size() - hold);
-    pending_.erase(0, pending_.size() - hold);
-    return false;
-  }
-  std::string take() {
-    std::string s;
-    s.swap(pending_);
-    return s;
-  }
-
- private:
-  std::string_view tag_;
-  std::string pending_;
-};
-
-// One call object {"name": "...", <args key>: <value>, ...}: reports the name once known and
-// the arguments' canonical text as it comes (held until the name is known).
-class CallReader {
- public:
-  enum class R { kMore, kDone, kError };
-  CallReader(std::vector<std::string_view> args_keys, bool skip_leading_ws)
-      : args_keys_(std::move(args_keys)), skip_ws_(skip_leading_ws) {}
-
-  R feed(char c) {
-    for (;;) {
-      switch (st_) {
-        case St::kStart:
-          if (skip_ws_ && is_ws(c)) return R::kMore;
-          if (c != '{') return R::kError;
-          st_ = St::kKeyOrEnd;
-          return R::kMore;
-        case St::kKeyOrEnd:
-        case St::kKey:
-          if (is_ws(c)) return R::kMore;
-          if (c == '}' && st_ == St::kKeyOrEnd) return end_object();
-          if (c != '"') return R::kError;
-          key_ = JsonCanonicalizer();
-          st_ = St::kInKey;
-          break;  // the quote goes to the key's reader
-        case St::kInKey: {
-          std::string sink;
-          const auto s = key_.feed(c, sink);
-          if (s == JsonCanonicalizer::Step::kError) return R::kError;
-          if (s == JsonCanonicalizer::Step::kDone) st_ = St::kColon;
-          return R::kMore;
-        }
-        case St::kColon:
-          if (is_ws(c)) return R::kMore;
-          if (c != ':') return R::kError;
-          st_ = St::kValueStart;
-          return R::kMore;
-        case St::kValueStart: {
-          if (is_ws(c)) return R::kMore;
-          const std::string& k = key_.string_value();
-          target_ = Target::kOther;
-          if (k == "name") {
-            if (name_known_) return R::kError;
-            target_ = Target::kName;
-          } else {
-            for (std::string_view a : args_keys_)
-              if (k == a) target_ = Target::kArgs;
-            // Python keeps the last of duplicate keys; a stream cannot, so refuse them.
-            if (target_ == Target::kArgs && args_seen_) return R::kError;
-            if (target_ == Target::kArgs) args_seen_ = true;
-          }
-          value_ = JsonCanonicalizer();
-          st_ = St::kInValue;
-          break;
-        }
-        case St::kInValue: {
-          std::string piece;
-          const auto s = value_.feed(c, piece);
-          if (target_ == Target::kArgs) args_ += piece;
-          if (s == JsonCanonicalizer::Step::kError) return R::kError;
-          if (s == JsonCanonicalizer::Step::kMore) return R::kMore;
-          if (target_ == Target::kName) {
-            if (!value_.is_string()) return R::kError;
-            name_ = value_.string_value();
-            name_known_ = true;
-          }
-          st_ = St::kCommaOrEnd;
-          if (s == JsonCanonicalizer::Step::kDone) return R::kMore;
-          break;  // a number ended before c: c is the delimiter
-        }
-        case St::kCommaOrEnd:
-          if (is_ws(c)) return R::kMore;
-          if (c == ',') {
-            st_ = St::kKey;
-            return R::kMore;
-          }
-          if (c == '}') return end_object();
-          return R::kError;
-        case St::kDone:
-          return R::kError;
-      }
-    }
-  }
-  bool name_known() const { return name_known_; }
-  const std::string& name() const { return name_; }
-  std::string take_args() {
-    std::string s;
-    s.swap(args_);
-    return s;
-  }
-
- private:
-  enum class St {
-    kStart,
-    kKeyOrEnd,
-    kKey,
-    kInKey,
-    kColon,
-    kValueStart,
-    kInValue,
-    kCommaOrEnd,
-    kDone
-  };
-  enum class Target { kName, kArgs, kOther };
-  R end_object() {
-    if (!name_known_ || !args_seen_) return R::kError;  // vLLM: a KeyError
-    st_ = St::kDone;
-    return R::kDone;
-  }
-
-  std::vector<std::string_view> args_keys_;
-  bool skip_ws_;
-  St st_ = St::kStart;
-  Target target_ = Target::kOther;
-  JsonCanonicalizer key_, value_;
-  std::string name_, args_;
-  bool name_known_ = false, args_seen_ = false;
-};
-
-// Shared by the parsers: the current call's reader and the deltas it reports.
-class CallEmitter {
- public:
-  CallEmitter(ToolParserKind kind, std::vector<std::string_view> args_keys, bool skip_ws)
-      : kind_(kind), args_keys_(std::move(args_keys)), skip_ws_(skip_ws) {}
-  void begin() {
-    reader_ = std::make_unique<CallReader>(args_keys_, skip_ws_);
-    header_sent_ = false;
-  }
-  CallReader::R feed(char c, ParsedDelta& out, int& num_calls) {
-    const auto r = reader_->feed(c);
-    if (r == CallReader::R::kError) return r;
-    if (!header_sent_ && reader_->name_known()) {
-      ToolCallDelta h;
-      h.index = num_calls++;
-      h.header = true;
-      h.id = make_tool_call_id(kind_);
-      h.name = reader_->name();
-      out.calls.push_back(std::move(h));
-      header_sent_ = true;
-    }
-    if (header_sent_) {
-      std::string a = reader_->take_args();
-      if (!a.empty()) {
-        if (!out.calls.empty() && !out.calls.back().header &&
-            out.calls.back().index == num_calls - 1) {
-          out.calls.back().arguments += a;
-        } else {
-          ToolCallDelta f;
-          f.index = num_calls - 1;
-          f.arguments = std::move(a);
-          out.calls.push_back(std::move(f));
-        }
-      }
-    }
-    return r;
-  }
-
- private:
-  ToolParserKind kind_;
-  std::vector<std::string_view> args_keys_;
-  bool skip_ws_;
-  std::unique_ptr<CallReader> reader_;
-  bool header_sent_ = false;
-};
 
 class HermesParser : public ToolCallParser {
  public:
@@ -263,7 +61,7 @@ class HermesParser : public ToolCallParser {
             return fail(out);
           return;
         }
-        if (close_ == 0 && is_ws(c)) return;
+        if (close_ == 0 && is_json_ws(c)) return;
         if (c != kHermesClose[close_]) return fail(out);
         if (++close_ == kHermesClose.size()) st_ = St::kAfter;
         return;
@@ -397,7 +195,7 @@ class CallArrayParser : public ToolCallParser {
       if (r == CallReader::R::kDone) st_ = St::kCommaOrEnd;
       return;
     }
-    if (is_ws(c)) return;
+    if (is_json_ws(c)) return;
     switch (st_) {
       case St::kOpen:
         if (c != '[') return fail(out);
