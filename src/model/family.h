@@ -46,8 +46,9 @@ struct ModelFamily {
   // mxfp4); any other quantization_config is refused by name.
   std::vector<std::string> hf_quant_methods;
 
-  // GGUF per-layer tensor names beyond the shared Llama table: {"attn_q_norm.weight",
-  // "self_attn.q_norm.weight"} maps blk.N.<first> to model.layers.N.<second>.
+  // GGUF per-layer tensor names beyond the shared table (gguf_weights.cpp: Llama's, the q/k/v
+  // biases and q/k norms, the MoE router and experts): {"post_ffw_norm.weight",
+  // "post_feedforward_layernorm.weight"} maps blk.N.<first> to model.layers.N.<second>.
   std::vector<std::pair<std::string, std::string>> gguf_layer_tensors;
 
   // Rewrites config.json before the shared fields are read (nullptr: none): Gemma 3's

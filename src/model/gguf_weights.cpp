@@ -34,7 +34,14 @@ const NamePair kLayer[] = {
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
-    // Every MoE family's router and stacked experts.
+    // The q/k/v biases and per-head (or whole-projection) q/k norms, wherever a family has them.
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+    {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+    // Every MoE family's router (with its correction bias, where it has one) and stacked experts.
+    {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias"},
     {"ffn_gate_inp.weight", "mlp.gate.weight"},
     {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
     {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},

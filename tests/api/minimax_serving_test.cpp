@@ -12,29 +12,12 @@
 #include "api/llm.h"
 #include "api/server/request_inputs.h"
 #include "api/server/serving.h"
+#include "forced_output_serving.h"
 
 namespace vllm::api {
 namespace {
 
 using nlohmann::json;
-
-std::string tiny_qwen3() {
-  const char* p = std::getenv("VLLM_TINY_MODELS");
-  const char* home = std::getenv("HOME");
-  return (p ? std::string(p)
-            : std::string(home ? home : "/root") + "/.cache/vllm-cpp/tiny-models") +
-         "/qwen3";
-}
-
-// The regex matching exactly `s`.
-std::string literal(const std::string& s) {
-  std::string r;
-  for (char c : s) {
-    if (std::string("|.()[]{}*+?^$\\").find(c) != std::string::npos) r += '\\';
-    r += c;
-  }
-  return r;
-}
 
 const std::string kText =
     "Need the weather.\n</think>\n\nSure.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n"
@@ -55,25 +38,8 @@ const ojson& tools() {
   return t;
 }
 
-class MinimaxServing : public ::testing::Test {
+class MinimaxServing : public testing::ForcedOutputServing {
  protected:
-  static void SetUpTestSuite() {
-    if (!std::filesystem::exists(tiny_qwen3() + "/config.json")) return;
-    engine::EngineConfig cfg;
-    cfg.num_gpu_blocks = 64;
-    llm_ = LLM::load(tiny_qwen3(), cfg).release();
-    engine_ = new engine::AsyncEngine(llm_->engine());
-    ctx_ = new ServingContext{*llm_, *engine_, "m"};
-  }
-  static void TearDownTestSuite() {
-    delete ctx_;
-    delete engine_;
-    delete llm_;
-  }
-  void SetUp() override {
-    if (!llm_) GTEST_SKIP() << "no tiny model at " << tiny_qwen3();
-  }
-
   // A chat request whose output is `text` (forced by the grammar), served with `reasoning`.
   static std::shared_ptr<Generation> run(ReasoningParserKind reasoning, const std::string& text,
                                          bool stream, const ojson& extra = ojson::object()) {
@@ -81,7 +47,7 @@ class MinimaxServing : public ::testing::Test {
     ojson body = {{"messages", {{{"role", "user"}, {"content", "Weather in Paris?"}}}},
                   {"max_tokens", 400},
                   {"stream", stream},
-                  {"structured_outputs", {{"regex", literal(text)}}}};
+                  {"structured_outputs", {{"regex", testing::regex_literal(text)}}}};
     for (auto& [k, v] : extra.items()) body[k] = v;
     InputOptions io;
     io.max_model_len = engine_->config().max_model_len;
@@ -102,54 +68,7 @@ class MinimaxServing : public ::testing::Test {
     return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
                              std::move(in.options));
   }
-
-  // The stream's deltas put together as a message, and its finish_reason.
-  static json streamed(const std::shared_ptr<Generation>& g, std::string& finish) {
-    std::string reasoning, content;
-    bool any_reasoning = false, any_content = false;
-    json calls = json::array();
-    auto write = [&](const std::string& ev) {
-      if (ev.rfind("data: {", 0) != 0) return true;
-      const json j = json::parse(ev.substr(6));
-      for (const json& ch : j.value("choices", json::array())) {
-        const json& d = ch["delta"];
-        if (d.contains("reasoning")) {
-          reasoning += d["reasoning"].get<std::string>();
-          any_reasoning = true;
-        }
-        if (d.contains("content") && !d["content"].get<std::string>().empty()) {
-          content += d["content"].get<std::string>();
-          any_content = true;
-        }
-        for (const json& t : d.value("tool_calls", json::array())) {
-          const size_t i = t["index"];
-          if (t.contains("id")) {
-            EXPECT_EQ(i, calls.size());
-            EXPECT_EQ(t["id"].get<std::string>().rfind("chatcmpl-tool-", 0), 0u);
-            calls.push_back({{"name", t["function"]["name"]}, {"arguments", ""}});
-          }
-          calls[i]["arguments"] = calls[i]["arguments"].get<std::string>() +
-                                  t["function"]["arguments"].get<std::string>();
-        }
-        if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
-      }
-      return true;
-    };
-    while (g->stream_step(write, std::chrono::milliseconds(200))) {
-    }
-    return {{"reasoning", any_reasoning ? json(reasoning) : json(nullptr)},
-            {"content", any_content ? json(content) : json(nullptr)},
-            {"calls", calls}};
-  }
-
-  static LLM* llm_;
-  static engine::AsyncEngine* engine_;
-  static ServingContext* ctx_;
 };
-
-LLM* MinimaxServing::llm_ = nullptr;
-engine::AsyncEngine* MinimaxServing::engine_ = nullptr;
-ServingContext* MinimaxServing::ctx_ = nullptr;
 
 TEST_F(MinimaxServing, ReasoningAndToolCalls) {
   json whole = run(ReasoningParserKind::kMinimaxM2, kText, false, tools())->collect();

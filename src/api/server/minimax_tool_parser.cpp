@@ -292,11 +292,7 @@ class MinimaxM2Parser : public ToolCallParser {
 
   // vLLM's _fix_arg_types: a value is typed only by a property schema that is an object.
   std::string value_json(const std::string& key, const std::string& value) const {
-    if (!properties_.empty()) {
-      auto it = properties_.find(key);
-      if (it != properties_.end() && it->is_object()) return coerce_to_schema_json(value, *it);
-    }
-    return py_json_quote(value);
+    return property_value_json(properties_, key, value);
   }
 
   // vLLM's _streamable_string_keys / _safe_arg_prefix: the last value's text may be sent before

@@ -180,6 +180,15 @@ ojson tool_properties(const ojson& tools, const std::string& name) {
   return ojson::object();
 }
 
+std::string property_value_json(const ojson& properties, const std::string& key,
+                                const std::string& value) {
+  if (properties.is_object()) {
+    auto it = properties.find(key);
+    if (it != properties.end() && it->is_object()) return coerce_to_schema_json(value, *it);
+  }
+  return py_json_quote(value);
+}
+
 std::vector<std::string> schema_types(const ojson& schema) {
   std::set<std::string> types;
   collect_types(schema, types);

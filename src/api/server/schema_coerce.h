@@ -21,6 +21,12 @@ const nlohmann::ordered_json* tool_function(const nlohmann::ordered_json& tools,
 nlohmann::ordered_json tool_properties(const nlohmann::ordered_json& tools,
                                        const std::string& name);
 
+// JSON text of argument `key`'s raw `value`: coerced by its property schema when `properties`
+// has one that is an object (coerce_to_schema_json), else the string itself (vLLM's
+// _fix_arg_types and the GLM parser's coercion both type only by such a schema).
+std::string property_value_json(const nlohmann::ordered_json& properties, const std::string& key,
+                                const std::string& value);
+
 // The JSON Schema types a property schema allows: "type" (a string or a list), the types of
 // "enum" values, and those of "anyOf" / "oneOf" / "allOf" alternatives; ["string"] when
 // nothing says.

@@ -164,9 +164,7 @@ const ModelFamily& gemma3_family() {
     f.sliding_window_period = 6;
     f.gguf_architecture = "gemma3";
     f.qk_norm = true;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"post_attention_norm.weight", "post_attention_norm.weight"},
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_norm.weight"},
                             {"post_ffw_norm.weight", "post_ffw_norm.weight"}};
     f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;

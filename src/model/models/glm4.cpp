@@ -44,10 +44,7 @@ const ModelFamily& glm4_family() {
     f.gguf_architecture = "glm4";
     f.qkv_bias = true;
     f.gguf_rope_interleaved = true;  // rope NORM (adjacent pairs), as transformers
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"post_attention_norm.weight", "post_self_attn_layernorm.weight"},
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_self_attn_layernorm.weight"},
                             {"post_ffw_norm.weight", "post_mlp_layernorm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;

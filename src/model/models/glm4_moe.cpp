@@ -100,13 +100,7 @@ const ModelFamily& glm4_moe_family() {
     f.hf_architectures = {"Glm4MoeForCausalLM"};
     f.gguf_architecture = "glm4moe";
     f.moe = true;
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"post_attention_norm.weight", "post_attention_layernorm.weight"},
-                            {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias"},
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_layernorm.weight"},
                             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight"},
                             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight"},
                             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight"}};

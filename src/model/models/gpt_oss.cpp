@@ -270,10 +270,7 @@ const ModelFamily& gpt_oss_family() {
     f.qkv_bias = true;
     f.moe = true;
     f.hf_quant_methods = {"mxfp4"};
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"attn_output.bias", "self_attn.o_proj.bias"},
+    f.gguf_layer_tensors = {{"attn_output.bias", "self_attn.o_proj.bias"},
                             {"attn_sinks.weight", "self_attn.sinks"},
                             {"post_attention_norm.weight", "post_attention_layernorm.weight"},
                             {"ffn_gate_inp.bias", "mlp.gate.bias"},

@@ -105,9 +105,6 @@ const ModelFamily& minimax_m2_family() {
     f.gguf_architecture = "minimax-m2";
     f.qk_norm = true;
     f.moe = true;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;

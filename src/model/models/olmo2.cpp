@@ -24,9 +24,7 @@ const ModelFamily& olmo2_family() {
     f.gguf_architecture = "olmo2";
     f.qk_norm = true;
     // llama.cpp's ffn_norm would be Llama's post_attention_layernorm: OLMo 2's files have none.
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-                            {"post_attention_norm.weight", "post_attention_layernorm.weight"},
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_layernorm.weight"},
                             {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;

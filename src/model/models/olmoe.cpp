@@ -45,8 +45,6 @@ const ModelFamily& olmoe_family() {
     f.gguf_architecture = "olmoe";
     f.qk_norm = true;
     f.moe = true;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;

@@ -67,9 +67,6 @@ const ModelFamily& qwen2_family() {
     f.gguf_aliases = {"qwen2vl"};
     f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qkv_bias = true;
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"}};
     f.hf_config_json = hf_config_json;
     f.hf_weights = hf_weights;
     f.gguf_config = gguf_config;

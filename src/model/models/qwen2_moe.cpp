@@ -52,10 +52,7 @@ const ModelFamily& qwen2_moe_family() {
     f.gguf_architecture = "qwen2moe";
     f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.moe = true;
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
+    f.gguf_layer_tensors = {{"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
                             {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
                             {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},
                             {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"}};

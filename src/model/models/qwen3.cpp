@@ -57,8 +57,6 @@ const ModelFamily& qwen3_family() {
     f.gguf_architecture = "qwen3";
     f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qk_norm = true;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
     f.hf_config_json = hf_config_json;
     f.hf_weights = hf_weights;
     f.load_layer = load_layer;

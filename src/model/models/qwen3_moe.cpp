@@ -38,8 +38,6 @@ const ModelFamily& qwen3_moe_family() {
     f.hf_sliding_window = ModelFamily::SlidingWindow::kQwen;
     f.qk_norm = true;
     f.moe = true;
-    f.gguf_layer_tensors = {{"attn_q_norm.weight", "self_attn.q_norm.weight"},
-                            {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;
     return f;

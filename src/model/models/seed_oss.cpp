@@ -36,10 +36,7 @@ const ModelFamily& seed_oss_family() {
     ModelFamily f;
     f.hf_architectures = {"SeedOssForCausalLM"};
     f.gguf_architecture = "seed_oss";
-    f.gguf_layer_tensors = {{"attn_q.bias", "self_attn.q_proj.bias"},
-                            {"attn_k.bias", "self_attn.k_proj.bias"},
-                            {"attn_v.bias", "self_attn.v_proj.bias"},
-                            {"post_attention_norm.weight", "post_attention_layernorm.weight"}};
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_layernorm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_llama_layer;
