@@ -2,7 +2,8 @@
 """Writes the fuzzers' seed corpora (fuzz/corpus/<target>/) from the project's real files and
 goldens, so each fuzzer starts from inputs that reach deep into its parser:
 
-  request          request bodies of every endpoint (the shapes the e2e tests send)
+  request          request bodies of every endpoint (the shapes the e2e tests send;
+                   first byte: 0 completions, 1 chat, 2 tokenize, 3 detokenize, 4 responses)
   chat_template    every golden template (real Qwen3 / Llama 3 / Mistral / SmolLM2 / ChatML and
                    the feature snippets) with one of its golden contexts after a NUL byte
   tokenizer_json   the real Qwen3 tokenizer.json cut down to its first 400 tokens and the merges
@@ -60,6 +61,17 @@ def requests():
         (2, {"prompt": "hello", "add_special_tokens": False, "return_token_strs": True}),
         (2, {"messages": msgs, "add_generation_prompt": True}),
         (3, {"tokens": [1, 2, 3, 151643]}),
+        (4, {"model": "m", "input": "Hi", "instructions": "Be brief.", "max_output_tokens": 8,
+             "stream": True, "text": {"format": {"type": "json_object"}}}),
+        (4, {"input": [{"role": "user", "content": [{"type": "input_text", "text": "x"}]},
+                       {"type": "reasoning", "summary": [],
+                        "content": [{"type": "reasoning_text", "text": "r"}]},
+                       {"type": "function_call", "call_id": "c1", "name": "get_weather",
+                        "arguments": "{\"city\": \"Paris\"}"},
+                       {"type": "function_call_output", "call_id": "c1", "output": "sunny"}],
+             "tools": [dict(type="function", **tool["function"])],
+             "tool_choice": {"type": "function", "name": "get_weather"},
+             "reasoning": {"effort": "low"}, "store": False}),
     ]
     for ep, b in bodies:
         put("request", bytes([ep]) + json.dumps(b).encode())

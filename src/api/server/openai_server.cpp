@@ -9,6 +9,7 @@
 #include "api/server/metrics.h"
 #include "api/server/protocol.h"
 #include "api/server/request_inputs.h"
+#include "api/server/responses_api.h"
 #include "api/server/serving.h"
 #include "api/server/tool_parsers.h"
 #include "api/version.h"
@@ -196,8 +197,9 @@ void OpenAIServer::log_request(const char* kind, const GenerationRequest& r, siz
                s.top_p, s.top_k, r.stream, static_cast<long long>(r.priority));
 }
 
-void OpenAIServer::handle_generate(const http::Request& req, http::Response& res, bool chat) {
-  const ojson body = parse_body(req.body);
+std::shared_ptr<Generation> OpenAIServer::start_generation(
+    const ojson& body, const std::string& header_id, bool chat,
+    const std::vector<std::string>& also_ignored, bool* stream) {
   InputOptions io;
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
@@ -205,12 +207,8 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   io.harmony = ctx_->harmony;
   io.response_role = cfg_.response_role;
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
-  // As vLLM: a client's X-Request-Id header names the completion (over the body's request_id).
-  const std::string header_id = req.header("x-request-id");
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
-  std::shared_ptr<Generation> gen;
-  bool stream = false;
   auto count = [](const PreparedInputs& in) {
     size_t n = 0;
     for (const auto& p : in.prompts) n += p.ids.size();
@@ -224,27 +222,34 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
                             "--scheduling-policy priority)",
                         "priority");
   };
+  // As vLLM: a client's X-Request-Id header names the completion (over the body's request_id).
   if (chat) {
     ChatRequest r = parse_chat_request(body, cfg_.parse);
     if (!header_id.empty()) r.request_id = header_id;
+    r.ignored_fields.insert(r.ignored_fields.end(), also_ignored.begin(), also_ignored.end());
     check_model(r.model);
     check_priority(r);
     PreparedInputs in = prepare_chat(llm_, r, io);
     log_request("chat", r, in.prompts.size(), count(in));
-    stream = r.stream;
-    gen = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
-                            std::move(in.options));
-  } else {
-    CompletionRequest r = parse_completion_request(body, cfg_.parse);
-    if (!header_id.empty()) r.request_id = header_id;
-    check_model(r.model);
-    check_priority(r);
-    PreparedInputs in = prepare_completion(llm_, r, io);
-    log_request("completion", r, in.prompts.size(), count(in));
-    stream = r.stream;
-    gen = Generation::start(*ctx_, Generation::Kind::kCompletion, r, std::move(in.prompts),
-                            std::move(in.options));
+    *stream = r.stream;
+    return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
+                             std::move(in.options));
   }
+  CompletionRequest r = parse_completion_request(body, cfg_.parse);
+  if (!header_id.empty()) r.request_id = header_id;
+  check_model(r.model);
+  check_priority(r);
+  PreparedInputs in = prepare_completion(llm_, r, io);
+  log_request("completion", r, in.prompts.size(), count(in));
+  *stream = r.stream;
+  return Generation::start(*ctx_, Generation::Kind::kCompletion, r, std::move(in.prompts),
+                           std::move(in.options));
+}
+
+void OpenAIServer::handle_generate(const http::Request& req, http::Response& res, bool chat) {
+  bool stream = false;
+  std::shared_ptr<Generation> gen =
+      start_generation(parse_body(req.body), req.header("x-request-id"), chat, {}, &stream);
   if (!stream) {
     // The client may hang up while its requests run; then they are aborted, not finished.
     send_json(res, gen->collect([&req] { return req.client_gone(); }));
@@ -254,6 +259,43 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
   res.headers.emplace_back("Cache-Control", "no-cache");
   res.stream = [gen](http::StreamWriter& w) {
     auto write = [&](const std::string& s) { return w.write(s); };
+    while (gen->stream_step(write, 200ms)) {
+    }
+    gen->abort_all();  // a no-op unless the client went away
+  };
+}
+
+// /v1/responses: the chat request it translates to (responses_api.h), its completion or
+// stream translated back.
+void OpenAIServer::handle_responses(const http::Request& req, http::Response& res) {
+  ResponsesOptions ro;
+  ro.auto_tools = cfg_.enable_auto_tool_choice;
+  auto call = std::make_shared<ResponsesCall>(responses_to_chat(parse_body(req.body), ro));
+  const ojson& m = call->chat["model"];
+  call->echo["model"] = m.is_string() ? m.get<std::string>() : names_.front();
+  bool stream = false;
+  std::shared_ptr<Generation> gen =
+      start_generation(call->chat, req.header("x-request-id"), true, call->ignored, &stream);
+  const int64_t created = static_cast<int64_t>(std::time(nullptr));
+  TokenCounter count = [this](const std::string& s) {
+    return static_cast<int64_t>(llm_.tokenizer().encode(s, false).size());
+  };
+  if (!stream) {
+    send_json(res, response_from_chat(gen->collect([&req] { return req.client_gone(); }), *call,
+                                      created, count));
+    return;
+  }
+  res.content_type = "text/event-stream";
+  res.headers.emplace_back("Cache-Control", "no-cache");
+  res.stream = [gen, call, created, count](http::StreamWriter& w) {
+    ResponsesStream rs(*call, created, count);
+    for (const auto& e : rs.start())
+      if (!w.write(e)) return gen->abort_all();
+    auto write = [&](const std::string& s) {
+      for (const auto& e : rs.feed(s))
+        if (!w.write(e)) return false;
+      return true;
+    };
     while (gen->stream_step(write, 200ms)) {
     }
     gen->abort_all();  // a no-op unless the client went away
@@ -360,6 +402,14 @@ void OpenAIServer::install_routes() {
                   inner(w);
                 };
             });
+  s.route("POST", "/v1/responses", [this](Req req, Res res) {
+    if (!authorized(req, res)) return;
+    std::shared_ptr<LoadCount> counted;
+    if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
+    guarded(res, [&] { handle_responses(req, res); });
+    if (counted && res.stream)
+      res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
+  });
   s.route("POST", "/tokenize", [this](Req req, Res res) {
     if (authorized(req, res)) guarded(res, [&] { handle_tokenize(req, res); });
   });

@@ -25,6 +25,8 @@ struct Response;
 
 namespace vllm::api {
 
+class Generation;
+
 class LLM;
 class ServerMetrics;
 struct ServingContext;
@@ -90,6 +92,13 @@ class OpenAIServer {
   bool authorized(const http::Request& req, http::Response& res) const;
   void check_model(const std::optional<std::string>& model) const;
   void handle_generate(const http::Request& req, http::Response& res, bool chat);
+  // Parses and admits a chat (or completions) body; `also_ignored` joins the fields the
+  // request's parser found unknown (logged with --enable-log-requests' debug log).
+  std::shared_ptr<Generation> start_generation(const ojson& body, const std::string& header_id,
+                                               bool chat,
+                                               const std::vector<std::string>& also_ignored,
+                                               bool* stream);
+  void handle_responses(const http::Request& req, http::Response& res);
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
                    size_t n_prompt_tokens) const;
   void handle_tokenize(const http::Request& req, http::Response& res);
