@@ -1,5 +1,6 @@
 // libFuzzer target: the server's request parsing. The first byte picks the endpoint (4: a
-// /v1/responses body translated to its chat request); the rest is the body. A parsed chat request
+// /v1/responses body, 5: a /v1/messages body, each translated to its chat request); the rest
+// is the body. A parsed chat request
 // is also rendered through the real Qwen3 chat template (request content reaches the template
 // engine as values). Only ApiError and ChatTemplateError may come out: anything else would be a 500
 // or a crash in the server.
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/server/anthropic_api.h"
 #include "api/server/protocol.h"
 #include "api/server/responses_api.h"
 #include "tokenizer/chat_template/chat_template.h"
@@ -33,13 +35,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     const ojson j = parse_body(body);
-    switch (data[0] % 5) {
+    const int ep = data[0] % 6;
+    switch (ep) {
       case 0:
         parse_completion_request(j);
         break;
       case 1:
-      case 4: {  // 4: /v1/responses, through the chat request it becomes
-        ChatRequest r = parse_chat_request(data[0] % 5 == 4 ? responses_to_chat(j, {}).chat : j);
+      case 4:    // /v1/responses, through the chat request it becomes
+      case 5: {  // /v1/messages, the same
+        ChatRequest r = parse_chat_request(ep == 4   ? responses_to_chat(j, {}).chat
+                                           : ep == 5 ? anthropic_to_chat(j).chat
+                                                     : j);
         ojson ctx = r.chat_template_kwargs;
         ctx["messages"] = r.messages;
         if (!r.tools.is_null()) ctx["tools"] = r.tools;

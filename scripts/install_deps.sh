@@ -15,8 +15,8 @@ if [ -n "$missing" ]; then
 fi
 # gguf (pinned: tools/make_zoo_models.py must write byte-identical test files) reads and
 # writes the GGUF test models.
-PY_PKGS="numpy safetensors openai pytest jsonschema gguf==0.19.0"
+PY_PKGS="numpy safetensors openai anthropic pytest jsonschema gguf==0.19.0"
 # Debian's own python3 refuses system-wide pip installs (PEP 668); these are test tools only.
-python3 -c "import numpy, safetensors, openai, pytest, jsonschema, gguf" 2>/dev/null ||
+python3 -c "import numpy, safetensors, openai, anthropic, pytest, jsonschema, gguf" 2>/dev/null ||
   python3 -m pip install -q $PY_PKGS 2>/dev/null ||
   python3 -m pip install -q --break-system-packages $PY_PKGS

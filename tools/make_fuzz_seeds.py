@@ -3,7 +3,8 @@
 goldens, so each fuzzer starts from inputs that reach deep into its parser:
 
   request          request bodies of every endpoint (the shapes the e2e tests send;
-                   first byte: 0 completions, 1 chat, 2 tokenize, 3 detokenize, 4 responses)
+                   first byte: 0 completions, 1 chat, 2 tokenize, 3 detokenize, 4 responses,
+                   5 messages)
   chat_template    every golden template (real Qwen3 / Llama 3 / Mistral / SmolLM2 / ChatML and
                    the feature snippets) with one of its golden contexts after a NUL byte
   tokenizer_json   the real Qwen3 tokenizer.json cut down to its first 400 tokens and the merges
@@ -72,6 +73,18 @@ def requests():
              "tools": [dict(type="function", **tool["function"])],
              "tool_choice": {"type": "function", "name": "get_weather"},
              "reasoning": {"effort": "low"}, "store": False}),
+        (5, {"model": "m", "max_tokens": 16, "system": "Be brief.", "stream": True,
+             "messages": [{"role": "user", "content": "Hi"}], "stop_sequences": ["\n"],
+             "thinking": {"type": "disabled"}}),
+        (5, {"max_tokens": 64, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "P"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1",
+                                          "content": "sunny"}]}],
+             "tools": [{"name": "get_weather", "input_schema": tool["function"]["parameters"]}],
+             "tool_choice": {"type": "tool", "name": "get_weather"}}),
     ]
     for ep, b in bodies:
         put("request", bytes([ep]) + json.dumps(b).encode())

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "api/llm.h"
+#include "api/server/anthropic_api.h"
 #include "api/server/harmony_parser.h"
 #include "api/server/http_server.h"
 #include "api/server/metrics.h"
@@ -51,6 +52,27 @@ void guarded(http::Response& res, F&& f) {
     send_error(res, 400, e.what());
   } catch (const std::exception& e) {
     send_error(res, 500, std::string("internal error: ") + e.what());
+  }
+}
+
+// guarded() for Anthropic's routes: the same statuses with Anthropic's error body.
+template <typename F>
+void guarded_anthropic(http::Response& res, F&& f) {
+  auto fail = [&](int status, const std::string& msg) {
+    res.status = status;
+    res.content_type = kJson;
+    res.body = dump(anthropic_error_body(status, msg));
+  };
+  try {
+    f();
+  } catch (const ApiError& e) {
+    fail(e.status(), e.what());
+  } catch (const tok::ChatTemplateError& e) {
+    fail(400, std::string("chat template: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    fail(400, e.what());
+  } catch (const std::exception& e) {
+    fail(500, std::string("internal error: ") + e.what());
   }
 }
 
@@ -302,6 +324,51 @@ void OpenAIServer::handle_responses(const http::Request& req, http::Response& re
   };
 }
 
+// /v1/messages: the chat request it translates to (anthropic_api.h), its completion or stream
+// translated back.
+void OpenAIServer::handle_messages(const http::Request& req, http::Response& res) {
+  const AnthropicCall call = anthropic_to_chat(parse_body(req.body));
+  bool stream = false;
+  std::shared_ptr<Generation> gen =
+      start_generation(call.chat, req.header("x-request-id"), true, call.ignored, &stream);
+  if (!stream) {
+    send_json(res, message_from_chat(gen->collect([&req] { return req.client_gone(); })));
+    return;
+  }
+  res.content_type = "text/event-stream";
+  res.headers.emplace_back("Cache-Control", "no-cache");
+  res.stream = [gen](http::StreamWriter& w) {
+    AnthropicStream as;
+    auto write = [&](const std::string& s) {
+      for (const auto& e : as.feed(s))
+        if (!w.write(e)) return false;
+      return true;
+    };
+    while (gen->stream_step(write, 200ms)) {
+    }
+    gen->abort_all();  // a no-op unless the client went away
+  };
+}
+
+// /v1/messages/count_tokens: the rendered prompt's tokens, as vLLM counts them.
+void OpenAIServer::handle_count_tokens(const http::Request& req, http::Response& res) {
+  const AnthropicCall call = anthropic_to_chat(parse_body(req.body), true);
+  ChatRequest r = parse_chat_request(call.chat, cfg_.parse);
+  check_model(r.model);
+  InputOptions io;
+  io.max_model_len = engine_->config().max_model_len;
+  io.trust_request_chat_template = cfg_.trust_request_chat_template;
+  io.reasoning_parser = reasoning_parser_by_name(cfg_.reasoning_parser);
+  io.harmony = ctx_->harmony;
+  io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
+  if (cfg_.enable_auto_tool_choice)
+    io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
+  const PreparedInputs in = prepare_chat(llm_, r, io);
+  size_t n = 0;
+  for (const auto& p : in.prompts) n += p.ids.size();
+  send_json(res, json{{"input_tokens", n}, {"context_management", {{"original_input_tokens", n}}}});
+}
+
 void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res) {
   const TokenizeRequest r = parse_tokenize_request(parse_body(req.body), cfg_.parse);
   check_model(r.model);
@@ -409,6 +476,17 @@ void OpenAIServer::install_routes() {
     guarded(res, [&] { handle_responses(req, res); });
     if (counted && res.stream)
       res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
+  });
+  s.route("POST", "/v1/messages", [this](Req req, Res res) {
+    if (!authorized(req, res)) return;
+    std::shared_ptr<LoadCount> counted;
+    if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
+    guarded_anthropic(res, [&] { handle_messages(req, res); });
+    if (counted && res.stream)
+      res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
+  });
+  s.route("POST", "/v1/messages/count_tokens", [this](Req req, Res res) {
+    if (authorized(req, res)) guarded_anthropic(res, [&] { handle_count_tokens(req, res); });
   });
   s.route("POST", "/tokenize", [this](Req req, Res res) {
     if (authorized(req, res)) guarded(res, [&] { handle_tokenize(req, res); });

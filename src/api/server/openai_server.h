@@ -99,6 +99,8 @@ class OpenAIServer {
                                                const std::vector<std::string>& also_ignored,
                                                bool* stream);
   void handle_responses(const http::Request& req, http::Response& res);
+  void handle_messages(const http::Request& req, http::Response& res);
+  void handle_count_tokens(const http::Request& req, http::Response& res);
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
                    size_t n_prompt_tokens) const;
   void handle_tokenize(const http::Request& req, http::Response& res);
