@@ -4,14 +4,13 @@ request vLLM builds from it (the system prompt first, blocks as chat messages, t
 function tools), so greedy outputs must be equal, whole and streamed; errors carry
 Anthropic's body, so the client raises its own exception types."""
 import json
-import os
 
 import anthropic
 import jsonschema
 import openai
 import pytest
 
-from conftest import MODEL_NAME, REPO, Server
+from conftest import MODEL_NAME, hermes_tool_server
 
 WEATHER = {"name": "get_weather", "description": "Current weather in a city",
            "input_schema": {"type": "object",
@@ -127,14 +126,8 @@ def test_missing_max_tokens_is_a_400(server):
 
 
 @pytest.fixture(scope="module")
-def tool_clients():
-    with open(os.path.join(REPO, "tests", "golden", "chat_template", "qwen25.json")) as f:
-        template = json.load(f)["template"]
-    path = os.path.join("/tmp", f"anthropic_qwen25_{os.getpid()}.jinja")
-    with open(path, "w") as f:
-        f.write(template)
-    s = Server(["--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-                "--chat-template", path])
+def tool_clients(tmp_path_factory):
+    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
     yield (anthropic.Anthropic(base_url=s.url, api_key="unused", max_retries=0, timeout=120),
            openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120))
     s.stop()

@@ -4,13 +4,12 @@ same server's chat completions: a Responses request is the chat request vLLM bui
 outputs must be equal, whole and streamed; what cannot be honoured is a 400 (or vLLM's 404 for
 previous_response_id, since nothing is stored) naming the field."""
 import json
-import os
 
 import jsonschema
 import openai
 import pytest
 
-from conftest import MODEL_NAME, REPO, Server
+from conftest import MODEL_NAME, hermes_tool_server
 from test_openai_api import post
 
 GREEDY = {"temperature": 0}
@@ -133,14 +132,8 @@ def test_store_and_encrypted_reasoning_include_are_accepted(client):
 
 
 @pytest.fixture(scope="module")
-def tool_client():
-    with open(os.path.join(REPO, "tests", "golden", "chat_template", "qwen25.json")) as f:
-        template = json.load(f)["template"]
-    path = os.path.join("/tmp", f"responses_qwen25_{os.getpid()}.jinja")
-    with open(path, "w") as f:
-        f.write(template)
-    s = Server(["--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-                "--chat-template", path])
+def tool_client(tmp_path_factory):
+    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
     yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
     s.stop()
 

@@ -3,12 +3,11 @@
 own has no tool section). tool_choice required / named forces the calls through the grammar
 engine, so the tiny model reliably makes them."""
 import json
-import os
 
 import openai
 import pytest
 
-from conftest import MODEL_NAME, REPO, Server
+from conftest import MODEL_NAME, hermes_tool_server
 from test_openai_api import post
 
 WEATHER = {"type": "function", "function": {
@@ -31,12 +30,7 @@ HERMES_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n\{"name": "get_weather", "argume
 
 @pytest.fixture(scope="module")
 def tool_server(tmp_path_factory):
-    with open(os.path.join(REPO, "tests", "golden", "chat_template", "qwen25.json")) as f:
-        template = json.load(f)["template"]
-    path = tmp_path_factory.mktemp("tpl") / "qwen25.jinja"
-    path.write_text(template)
-    s = Server(["--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-                "--chat-template", str(path)])
+    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
     yield s
     s.stop()
 

@@ -3,6 +3,7 @@
 #include "api/server/anthropic_api.h"
 
 #include "api/server/api_error.h"
+#include "api/server/chat_translation.h"
 #include "api/server/protocol_fields.h"
 #include "api/server/py_json.h"
 #include "api/server/serving.h"
@@ -11,20 +12,12 @@ namespace vllm::api {
 
 using json = nlohmann::json;
 using detail::Fields;
+using detail::indexed;
+using detail::string_or_empty;
+using detail::unsupported;
 using detail::wrong_type;
 
 namespace {
-
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw bad_request(field + " is not supported by this server: " + why, field);
-}
-
-std::string at(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
-
-std::string str_or(const ojson& o, const char* k) {
-  auto it = o.find(k);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 bool billing_header(const std::string& s) { return s.rfind("x-anthropic-billing-header", 0) == 0; }
 
@@ -35,9 +28,9 @@ std::string system_text(const ojson& v, const std::string& field) {
   if (!v.is_array()) wrong_type(field, "a string or a list of text blocks", v);
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_object() || str_or(v[i], "type") != "text")
-      throw bad_request(at(field, i) + ": only text blocks can be system content", field);
-    const std::string t = str_or(v[i], "text");
+    if (!v[i].is_object() || string_or_empty(v[i], "type") != "text")
+      throw bad_request(indexed(field, i) + ": only text blocks can be system content", field);
+    const std::string t = string_or_empty(v[i], "text");
     if (!billing_header(t)) out += t;
   }
   return out;
@@ -50,11 +43,12 @@ std::string tool_result_text(const ojson& c, const std::string& field) {
   if (!c.is_array()) wrong_type(field, "a string or a list of content blocks", c);
   std::string out;
   for (size_t i = 0; i < c.size(); ++i) {
-    const std::string type = c[i].is_object() ? str_or(c[i], "type") : "";
+    const std::string type = c[i].is_object() ? string_or_empty(c[i], "type") : "";
     if (type != "text")
-      refuse(at(field, i), "'" + type + "' in a tool result (text only; images are not read)");
+      unsupported(indexed(field, i),
+                  "'" + type + "' in a tool result (text only; images are not read)");
     if (i) out += "\n";
-    out += str_or(c[i], "text");
+    out += string_or_empty(c[i], "text");
   }
   return out;
 }
@@ -67,12 +61,12 @@ void convert_blocks(const ojson& blocks, const std::string& role, const std::str
   std::string reasoning;
   bool any_reasoning = false;
   for (size_t j = 0; j < blocks.size(); ++j) {
-    const std::string bf = at(field, j);
+    const std::string bf = indexed(field, j);
     const ojson& b = blocks[j];
     if (!b.is_object()) wrong_type(bf, "a content block (an object)", b);
-    const std::string type = str_or(b, "type");
+    const std::string type = string_or_empty(b, "type");
     if (type == "text") {
-      const std::string t = str_or(b, "text");
+      const std::string t = string_or_empty(b, "text");
       if (!t.empty()) parts.push_back({{"type", "text"}, {"text", t}});
     } else if (type == "thinking") {
       if (b.contains("thinking") && b["thinking"].is_string()) {
@@ -88,19 +82,20 @@ void convert_blocks(const ojson& blocks, const std::string& role, const std::str
       if (!py_json_dumps(input.dump(), args)) args = input.dump();
       calls.push_back({{"id", b.contains("id") && b["id"].is_string() ? b["id"] : ojson("call_0")},
                        {"type", "function"},
-                       {"function", {{"name", str_or(b, "name")}, {"arguments", args}}}});
+                       {"function", {{"name", string_or_empty(b, "name")}, {"arguments", args}}}});
     } else if (type == "tool_result") {
       const std::string text =
           tool_result_text(b.contains("content") ? b["content"] : ojson(), bf + ".content");
       if (role == "user")
-        msgs.push_back(
-            {{"role", "tool"}, {"tool_call_id", str_or(b, "tool_use_id")}, {"content", text}});
+        msgs.push_back({{"role", "tool"},
+                        {"tool_call_id", string_or_empty(b, "tool_use_id")},
+                        {"content", text}});
       else
         parts.push_back({{"type", "text"}, {"text", "Tool result: " + text}});
     } else if (type == "image" || type == "document") {
-      refuse(bf, type + " blocks (images and documents are not read)");
+      unsupported(bf, type + " blocks (images and documents are not read)");
     } else {
-      refuse(bf + ".type", "'" + type + "'");
+      unsupported(bf + ".type", "'" + type + "'");
     }
   }
   if (any_reasoning) msg["reasoning"] = reasoning;
@@ -138,8 +133,6 @@ std::pair<json, json> stop_reason(const std::string& finish, const json& matched
   return {"end_turn", nullptr};
 }
 
-bool nonempty(const json& v) { return v.is_string() && !v.get_ref<const std::string&>().empty(); }
-
 }  // namespace
 
 json anthropic_error_body(int status, const std::string& message) {
@@ -161,9 +154,9 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
   AnthropicCall call;
   ojson& chat = call.chat = ojson::object();
   for (const char* k : {"mcp_servers", "container", "context_management"})
-    if (f.get(k)) refuse(k, "no server-side tools or context editing here");
+    if (f.get(k)) unsupported(k, "no server-side tools or context editing here");
   if (auto st = f.string("service_tier"); st && *st != "auto" && *st != "standard_only")
-    refuse("service_tier", "'" + *st + "'");
+    unsupported("service_tier", "'" + *st + "'");
   f.mark("metadata");  // {user_id}: nothing to do with it here, as vLLM
 
   if (auto m = f.string("model")) chat["model"] = *m;
@@ -176,10 +169,10 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
   if (!m) throw bad_request("messages is required", "messages");
   if (!m->is_array()) wrong_type("messages", "a list of messages", *m);
   for (size_t i = 0; i < m->size(); ++i) {
-    const std::string field = at("messages", i);
+    const std::string field = indexed("messages", i);
     const ojson& in = (*m)[i];
     if (!in.is_object()) wrong_type(field, "a message (an object)", in);
-    const std::string role = str_or(in, "role");
+    const std::string role = string_or_empty(in, "role");
     if (role != "user" && role != "assistant" && role != "system")
       throw bad_request(field + ".role must be user, assistant or system", field + ".role");
     const ojson c = in.contains("content") ? in["content"] : ojson();
@@ -218,8 +211,10 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
   if (const ojson* oc = f.get("output_config")) {
     if (!oc->is_object()) wrong_type("output_config", "an object", *oc);
     if (auto fm = oc->find("format"); fm != oc->end() && !fm->is_null()) {
-      if (!fm->is_object() || str_or(*fm, "type") != "json_schema" || !fm->contains("schema"))
-        refuse("output_config.format", "a {\"type\": \"json_schema\", \"schema\"} format only");
+      if (!fm->is_object() || string_or_empty(*fm, "type") != "json_schema" ||
+          !fm->contains("schema"))
+        unsupported("output_config.format",
+                    "a {\"type\": \"json_schema\", \"schema\"} format only");
       chat["response_format"] = {
           {"type", "json_schema"},
           {"json_schema", {{"name", "json_schema"}, {"schema", (*fm)["schema"]}}}};
@@ -228,7 +223,7 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
   }
   if (const ojson* th = f.get("thinking")) {
     if (!th->is_object()) wrong_type("thinking", "an object", *th);
-    const std::string type = str_or(*th, "type");
+    const std::string type = string_or_empty(*th, "type");
     if (type == "disabled") {
       chat["reasoning_effort"] = "none";
     } else if (type == "enabled") {
@@ -242,14 +237,14 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
 
   if (const ojson* tc = f.get("tool_choice")) {
     if (!tc->is_object()) wrong_type("tool_choice", "an object", *tc);
-    const std::string type = str_or(*tc, "type");
+    const std::string type = string_or_empty(*tc, "type");
     if (auto d = tc->find("disable_parallel_tool_use"); d != tc->end() && d->is_boolean())
       chat["parallel_tool_calls"] = !d->get<bool>();
     if (type == "auto" || type == "none")
       chat["tool_choice"] = type;
     else if (type == "any")
       chat["tool_choice"] = "required";
-    else if (type == "tool" && !str_or(*tc, "name").empty())
+    else if (type == "tool" && !string_or_empty(*tc, "name").empty())
       chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*tc)["name"]}}}};
     else
       throw bad_request("tool_choice.type must be auto, any, none, or tool with a name",
@@ -260,11 +255,12 @@ AnthropicCall anthropic_to_chat(const ojson& body, bool count_tokens) {
     ojson tools = ojson::array();
     for (size_t i = 0; i < t->size(); ++i) {
       const ojson& tool = (*t)[i];
-      const std::string field = at("tools", i);
+      const std::string field = indexed("tools", i);
       if (!tool.is_object()) wrong_type(field, "a tool (an object)", tool);
-      const std::string type = str_or(tool, "type");
+      const std::string type = string_or_empty(tool, "type");
       if (!type.empty() && type != "custom")
-        refuse(field + ".type", "'" + type + "' (server tools do not run here; custom tools only)");
+        unsupported(field + ".type",
+                    "'" + type + "' (server tools do not run here; custom tools only)");
       if (!tool.contains("name") || !tool["name"].is_string())
         throw bad_request(field + ".name is required (a string)", field + ".name");
       if (!tool.contains("input_schema") || !tool["input_schema"].is_object())
@@ -289,11 +285,11 @@ json message_from_chat(const json& completion) {
   const json calls = msg.contains("tool_calls") && msg["tool_calls"].is_array() ? msg["tool_calls"]
                                                                                 : json::array();
   json content = json::array();
-  if (msg.contains("reasoning") && nonempty(msg["reasoning"]))
+  if (msg.contains("reasoning") && nonempty_string(msg["reasoning"]))
     content.push_back({{"type", "thinking"},
                        {"thinking", msg["reasoning"]},
                        {"signature", random_id("").substr(0, 32)}});
-  if (msg.contains("content") && nonempty(msg["content"]))
+  if (msg.contains("content") && nonempty_string(msg["content"]))
     content.push_back({{"type", "text"}, {"text", msg["content"]}});
   for (const json& c : calls) {
     const json& fn = c.at("function");
@@ -358,22 +354,18 @@ void AnthropicStream::stop_and_flush(std::vector<std::string>& out) {
 std::vector<std::string> AnthropicStream::feed(const std::string& sse) {
   std::vector<std::string> out;
   if (done_) return out;
-  if (sse.rfind(":", 0) == 0) {  // a keep-alive comment
-    out.push_back(sse);
-    return out;
-  }
-  if (sse.rfind("data: ", 0) != 0) return out;
-  std::string data = sse.substr(6);
-  while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) data.pop_back();
-  if (data == "[DONE]") {
+  ChatSse ev = read_chat_sse(sse);
+  if (ev.kind == ChatSse::kComment) out.push_back(sse);  // a keep-alive
+  if (ev.kind == ChatSse::kComment || ev.kind == ChatSse::kOther) return out;
+  if (ev.kind == ChatSse::kDone) {
     done_ = true;
     if (failed_) return out;
     stop_and_flush(out);
     emit(out, "message_stop", json::object());
     return out;
   }
-  const json chunk = json::parse(data, nullptr, false);
-  if (chunk.is_discarded() || failed_) return out;
+  const json& chunk = ev.chunk;
+  if (failed_) return out;
   if (chunk.contains("error")) {
     failed_ = true;
     stop(out);
@@ -416,7 +408,7 @@ std::vector<std::string> AnthropicStream::feed(const std::string& sse) {
   }
   if (!c.contains("delta") || !c["delta"].is_object()) return out;
   const json& d = c["delta"];
-  if (d.contains("reasoning") && nonempty(d["reasoning"])) {
+  if (d.contains("reasoning") && nonempty_string(d["reasoning"])) {
     if (cur_ != Block::kThinking) {
       stop_and_flush(out);
       start(out, Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}});
@@ -425,7 +417,7 @@ std::vector<std::string> AnthropicStream::feed(const std::string& sse) {
         out, "content_block_delta",
         {{"index", index_}, {"delta", {{"type", "thinking_delta"}, {"thinking", d["reasoning"]}}}});
   }
-  if (d.contains("content") && nonempty(d["content"])) {
+  if (d.contains("content") && nonempty_string(d["content"])) {
     if (cur_ == Block::kToolUse) {
       pending_text_ += d["content"].get<std::string>();
     } else {
@@ -460,7 +452,8 @@ std::vector<std::string> AnthropicStream::feed(const std::string& sse) {
         for (const auto& [i, known] : tool_ids_)
           if (i == idx) id = known;
       }
-      if (!id.empty() && id == tool_id_ && fn.contains("arguments") && nonempty(fn["arguments"])) {
+      if (!id.empty() && id == tool_id_ && fn.contains("arguments") &&
+          nonempty_string(fn["arguments"])) {
         last_args_ += fn["arguments"].get<std::string>();
         emit(out, "content_block_delta",
              {{"index", index_},

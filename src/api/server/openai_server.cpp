@@ -219,9 +219,7 @@ void OpenAIServer::log_request(const char* kind, const GenerationRequest& r, siz
                s.top_p, s.top_k, r.stream, static_cast<long long>(r.priority));
 }
 
-std::shared_ptr<Generation> OpenAIServer::start_generation(
-    const ojson& body, const std::string& header_id, bool chat,
-    const std::vector<std::string>& also_ignored, bool* stream) {
+InputOptions OpenAIServer::input_options() const {
   InputOptions io;
   io.max_model_len = engine_->config().max_model_len;
   io.trust_request_chat_template = cfg_.trust_request_chat_template;
@@ -231,6 +229,13 @@ std::shared_ptr<Generation> OpenAIServer::start_generation(
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
+  return io;
+}
+
+std::shared_ptr<Generation> OpenAIServer::start_generation(
+    const ojson& body, const std::string& header_id, bool chat,
+    const std::vector<std::string>& also_ignored, bool* stream) {
+  const InputOptions io = input_options();
   auto count = [](const PreparedInputs& in) {
     size_t n = 0;
     for (const auto& p : in.prompts) n += p.ids.size();
@@ -268,6 +273,41 @@ std::shared_ptr<Generation> OpenAIServer::start_generation(
                            std::move(in.options));
 }
 
+namespace {
+
+// Streams a generation as SSE: each chat event through `translate` (none: as it is), after
+// the events of `first`. The client hanging up aborts the generation.
+void stream_generation(http::Response& res, std::shared_ptr<Generation> gen,
+                       std::function<std::vector<std::string>(const std::string&)> translate = {},
+                       std::vector<std::string> first = {}) {
+  res.content_type = "text/event-stream";
+  res.headers.emplace_back("Cache-Control", "no-cache");
+  res.stream = [gen, translate = std::move(translate),
+                first = std::move(first)](http::StreamWriter& w) {
+    for (const auto& e : first)
+      if (!w.write(e)) return gen->abort_all();
+    auto write = [&](const std::string& s) {
+      if (!translate) return w.write(s);
+      for (const auto& e : translate(s))
+        if (!w.write(e)) return false;
+      return true;
+    };
+    while (gen->stream_step(write, 200ms)) {
+    }
+    gen->abort_all();  // a no-op unless the client went away
+  };
+}
+
+}  // namespace
+
+void OpenAIServer::handle_completions(const http::Request& req, http::Response& res) {
+  handle_generate(req, res, false);
+}
+
+void OpenAIServer::handle_chat(const http::Request& req, http::Response& res) {
+  handle_generate(req, res, true);
+}
+
 void OpenAIServer::handle_generate(const http::Request& req, http::Response& res, bool chat) {
   bool stream = false;
   std::shared_ptr<Generation> gen =
@@ -277,14 +317,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
     send_json(res, gen->collect([&req] { return req.client_gone(); }));
     return;
   }
-  res.content_type = "text/event-stream";
-  res.headers.emplace_back("Cache-Control", "no-cache");
-  res.stream = [gen](http::StreamWriter& w) {
-    auto write = [&](const std::string& s) { return w.write(s); };
-    while (gen->stream_step(write, 200ms)) {
-    }
-    gen->abort_all();  // a no-op unless the client went away
-  };
+  stream_generation(res, std::move(gen));
 }
 
 // /v1/responses: the chat request it translates to (responses_api.h), its completion or
@@ -307,21 +340,11 @@ void OpenAIServer::handle_responses(const http::Request& req, http::Response& re
                                       created, count));
     return;
   }
-  res.content_type = "text/event-stream";
-  res.headers.emplace_back("Cache-Control", "no-cache");
-  res.stream = [gen, call, created, count](http::StreamWriter& w) {
-    ResponsesStream rs(*call, created, count);
-    for (const auto& e : rs.start())
-      if (!w.write(e)) return gen->abort_all();
-    auto write = [&](const std::string& s) {
-      for (const auto& e : rs.feed(s))
-        if (!w.write(e)) return false;
-      return true;
-    };
-    while (gen->stream_step(write, 200ms)) {
-    }
-    gen->abort_all();  // a no-op unless the client went away
-  };
+  auto rs = std::make_shared<ResponsesStream>(*call, created, count);
+  std::vector<std::string> first = rs->start();
+  stream_generation(
+      res, std::move(gen), [rs, call](const std::string& s) { return rs->feed(s); },
+      std::move(first));
 }
 
 // /v1/messages: the chat request it translates to (anthropic_api.h), its completion or stream
@@ -335,19 +358,8 @@ void OpenAIServer::handle_messages(const http::Request& req, http::Response& res
     send_json(res, message_from_chat(gen->collect([&req] { return req.client_gone(); })));
     return;
   }
-  res.content_type = "text/event-stream";
-  res.headers.emplace_back("Cache-Control", "no-cache");
-  res.stream = [gen](http::StreamWriter& w) {
-    AnthropicStream as;
-    auto write = [&](const std::string& s) {
-      for (const auto& e : as.feed(s))
-        if (!w.write(e)) return false;
-      return true;
-    };
-    while (gen->stream_step(write, 200ms)) {
-    }
-    gen->abort_all();  // a no-op unless the client went away
-  };
+  auto as = std::make_shared<AnthropicStream>();
+  stream_generation(res, std::move(gen), [as](const std::string& s) { return as->feed(s); });
 }
 
 // /v1/messages/count_tokens: the rendered prompt's tokens, as vLLM counts them.
@@ -355,15 +367,7 @@ void OpenAIServer::handle_count_tokens(const http::Request& req, http::Response&
   const AnthropicCall call = anthropic_to_chat(parse_body(req.body), true);
   ChatRequest r = parse_chat_request(call.chat, cfg_.parse);
   check_model(r.model);
-  InputOptions io;
-  io.max_model_len = engine_->config().max_model_len;
-  io.trust_request_chat_template = cfg_.trust_request_chat_template;
-  io.reasoning_parser = reasoning_parser_by_name(cfg_.reasoning_parser);
-  io.harmony = ctx_->harmony;
-  io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
-  if (cfg_.enable_auto_tool_choice)
-    io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
-  const PreparedInputs in = prepare_chat(llm_, r, io);
+  const PreparedInputs in = prepare_chat(llm_, r, input_options());
   size_t n = 0;
   for (const auto& p : in.prompts) n += p.ids.size();
   send_json(res, json{{"input_tokens", n}, {"context_management", {{"original_input_tokens", n}}}});
@@ -456,35 +460,24 @@ void OpenAIServer::install_routes() {
         send_json(res, json{{"server_load", load_->load()}});
       },
       kInline);
-  for (const bool chat : {false, true})
-    s.route("POST", chat ? "/v1/chat/completions" : "/v1/completions",
-            [this, chat](Req req, Res res) {
-              if (!authorized(req, res)) return;
-              // Counted until the handler returns or, for a stream, until its last chunk.
-              std::shared_ptr<LoadCount> counted;
-              if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
-              guarded(res, [&] { handle_generate(req, res, chat); });
-              if (counted && res.stream)
-                res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) {
-                  inner(w);
-                };
-            });
-  s.route("POST", "/v1/responses", [this](Req req, Res res) {
-    if (!authorized(req, res)) return;
-    std::shared_ptr<LoadCount> counted;
-    if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
-    guarded(res, [&] { handle_responses(req, res); });
-    if (counted && res.stream)
-      res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
-  });
-  s.route("POST", "/v1/messages", [this](Req req, Res res) {
-    if (!authorized(req, res)) return;
-    std::shared_ptr<LoadCount> counted;
-    if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
-    guarded_anthropic(res, [&] { handle_messages(req, res); });
-    if (counted && res.stream)
-      res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
-  });
+  // Generation routes: the API key checked, the request counted for /load while it runs (a
+  // stream until its last chunk), exceptions turned into `guard`'s error bodies.
+  auto generation = [this, &s](const char* path, auto handler, auto guard) {
+    s.route("POST", path, [this, handler, guard](Req req, Res res) {
+      if (!authorized(req, res)) return;
+      std::shared_ptr<LoadCount> counted;
+      if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
+      guard(res, [&] { (this->*handler)(req, res); });
+      if (counted && res.stream)
+        res.stream = [counted, inner = std::move(res.stream)](http::StreamWriter& w) { inner(w); };
+    });
+  };
+  auto openai = [](Res res, auto f) { guarded(res, f); };
+  generation("/v1/completions", &OpenAIServer::handle_completions, openai);
+  generation("/v1/chat/completions", &OpenAIServer::handle_chat, openai);
+  generation("/v1/responses", &OpenAIServer::handle_responses, openai);
+  generation("/v1/messages", &OpenAIServer::handle_messages,
+             [](Res res, auto f) { guarded_anthropic(res, f); });
   s.route("POST", "/v1/messages/count_tokens", [this](Req req, Res res) {
     if (authorized(req, res)) guarded_anthropic(res, [&] { handle_count_tokens(req, res); });
   });

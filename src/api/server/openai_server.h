@@ -26,6 +26,7 @@ struct Response;
 namespace vllm::api {
 
 class Generation;
+struct InputOptions;
 
 class LLM;
 class ServerMetrics;
@@ -92,12 +93,16 @@ class OpenAIServer {
   bool authorized(const http::Request& req, http::Response& res) const;
   void check_model(const std::optional<std::string>& model) const;
   void handle_generate(const http::Request& req, http::Response& res, bool chat);
+  void handle_completions(const http::Request& req, http::Response& res);
+  void handle_chat(const http::Request& req, http::Response& res);
   // Parses and admits a chat (or completions) body; `also_ignored` joins the fields the
   // request's parser found unknown (logged with --enable-log-requests' debug log).
   std::shared_ptr<Generation> start_generation(const ojson& body, const std::string& header_id,
                                                bool chat,
                                                const std::vector<std::string>& also_ignored,
                                                bool* stream);
+  // What prepare_chat / prepare_completion need from the server's flags.
+  InputOptions input_options() const;
   void handle_responses(const http::Request& req, http::Response& res);
   void handle_messages(const http::Request& req, http::Response& res);
   void handle_count_tokens(const http::Request& req, http::Response& res);

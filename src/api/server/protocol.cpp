@@ -16,6 +16,7 @@
 namespace vllm::api {
 
 using detail::Fields;
+using detail::unsupported;
 using detail::wrong_type;
 
 namespace {
@@ -23,10 +24,6 @@ namespace {
 constexpr int64_t kI32 = std::numeric_limits<int32_t>::max();
 
 float as_float(double d) { return static_cast<float>(d); }
-
-[[noreturn]] void unsupported(const std::string& field, const std::string& why) {
-  throw bad_request(field + " is not supported by this server: " + why, field);
-}
 
 // vLLM fields this engine does not implement: accepted only while they hold their default.
 void refuse_unimplemented(Fields& f, bool chat) {

@@ -22,6 +22,19 @@ const char* type_name(const ojson& v) {
   }
 }
 
+void unsupported(const std::string& field, const std::string& why) {
+  throw bad_request(field + " is not supported by this server: " + why, field);
+}
+
+std::string indexed(const std::string& field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+std::string string_or_empty(const ojson& o, const char* k) {
+  auto it = o.find(k);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 void wrong_type(const std::string& field, const char* want, const ojson& v) {
   throw bad_request(field + ": expected " + want + ", got " + type_name(v), field);
 }

@@ -18,6 +18,12 @@ namespace vllm::api::detail {
 
 const char* type_name(const ojson& v);
 [[noreturn]] void wrong_type(const std::string& field, const char* want, const ojson& v);
+// A 400 "FIELD is not supported by this server: WHY" naming the field.
+[[noreturn]] void unsupported(const std::string& field, const std::string& why);
+// "field[i]", the name of a list element in errors.
+std::string indexed(const std::string& field, size_t i);
+// o[k] when it is a string, else "".
+std::string string_or_empty(const ojson& o, const char* k);
 
 class Fields {
  public:

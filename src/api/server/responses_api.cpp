@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/server/api_error.h"
+#include "api/server/chat_translation.h"
 #include "api/server/protocol_fields.h"
 #include "api/server/serving.h"
 
@@ -12,20 +13,12 @@ namespace vllm::api {
 
 using json = nlohmann::json;
 using detail::Fields;
+using detail::indexed;
+using detail::string_or_empty;
+using detail::unsupported;
 using detail::wrong_type;
 
 namespace {
-
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw bad_request(field + " is not supported by this server: " + why, field);
-}
-
-std::string at(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
-
-std::string str_or(const ojson& o, const char* k, const std::string& dflt = {}) {
-  auto it = o.find(k);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : dflt;
-}
 
 // A message item's content for the chat parser: a string, or its text parts (input_text,
 // output_text, text, refusal); an image or file part is refused naming the item.
@@ -34,10 +27,10 @@ ojson item_content(const ojson& c, const std::string& field) {
   if (!c.is_array()) wrong_type(field, "a string or a list of content parts", c);
   for (size_t j = 0; j < c.size(); ++j) {
     const ojson& p = c[j];
-    const std::string type = p.is_object() ? str_or(p, "type") : "";
+    const std::string type = p.is_object() ? string_or_empty(p, "type") : "";
     static const std::set<std::string> kText = {"input_text", "output_text", "text", "refusal"};
     if (!kText.count(type))
-      throw bad_request(at(field, j) + ": content part type '" + type +
+      throw bad_request(indexed(field, j) + ": content part type '" + type +
                             "' is not supported (text parts only; images and files are not read)",
                         field);
   }
@@ -48,9 +41,11 @@ ojson item_content(const ojson& c, const std::string& field) {
 // assistant message before it (a call adds to its tool_calls, reasoning or output text fills
 // what it lacks).
 void add_item(ojson& msgs, const ojson& item, size_t i) {
-  const std::string field = at("input", i);
+  const std::string field = indexed("input", i);
   if (!item.is_object()) wrong_type(field, "an input item (an object)", item);
-  const std::string type = str_or(item, "type", item.contains("role") ? "message" : "");
+  const std::string type = item.contains("type")
+                               ? string_or_empty(item, "type")
+                               : std::string(item.contains("role") ? "message" : "");
   ojson* prev = !msgs.empty() && msgs.back()["role"] == "assistant" ? &msgs.back() : nullptr;
   auto join = [&](const char* key, ojson v) {
     if (prev && (!prev->contains(key) || (*prev)[key].is_null())) {
@@ -87,11 +82,11 @@ void add_item(ojson& msgs, const ojson& item, size_t i) {
       auto it = item.find(k);
       if (text.empty() && it != item.end() && it->is_array() && !it->empty() &&
           (*it)[0].is_object())
-        text = str_or((*it)[0], "text");
+        text = string_or_empty((*it)[0], "text");
     }
     join("reasoning", text);
   } else if (type == "message") {
-    const std::string role = str_or(item, "role");
+    const std::string role = string_or_empty(item, "role");
     const ojson c =
         item_content(item.contains("content") ? item["content"] : ojson(), field + ".content");
     if (role == "assistant") {
@@ -106,13 +101,13 @@ void add_item(ojson& msgs, const ojson& item, size_t i) {
 
 // A flat Responses function tool as the chat tool the template gets.
 ojson chat_tool(const ojson& t, size_t i) {
-  const std::string field = at("tools", i);
+  const std::string field = indexed("tools", i);
   if (!t.is_object()) wrong_type(field, "a tool (an object)", t);
-  const std::string type = str_or(t, "type");
+  const std::string type = string_or_empty(t, "type");
   if (type != "function")
-    refuse(field + ".type", "tool type '" + type +
-                                "' (built-in tools do not run here; "
-                                "function tools only)");
+    unsupported(field + ".type", "tool type '" + type +
+                                     "' (built-in tools do not run here; "
+                                     "function tools only)");
   ojson fn = ojson::object();
   for (auto it = t.begin(); it != t.end(); ++it)
     if (it.key() != "type") fn[it.key()] = it.value();
@@ -121,12 +116,10 @@ ojson chat_tool(const ojson& t, size_t i) {
 
 ojson chat_tool_choice(const ojson& c) {
   if (c.is_string()) return c;
-  if (c.is_object() && str_or(c, "type") == "function" && c.contains("name"))
+  if (c.is_object() && string_or_empty(c, "type") == "function" && c.contains("name"))
     return {{"type", "function"}, {"function", {{"name", c["name"]}}}};
-  refuse("tool_choice", "only \"auto\", \"none\", \"required\" or a function by name");
+  unsupported("tool_choice", "only \"auto\", \"none\", \"required\" or a function by name");
 }
-
-bool nonempty(const json& v) { return v.is_string() && !v.get_ref<const std::string&>().empty(); }
 
 json reasoning_item(const std::string& id, const std::string& text, const json& status) {
   return {{"id", id},
@@ -206,18 +199,18 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
   if (auto p = f.string("previous_response_id"))
     throw ApiError(404, "Response with id '" + *p + "' not found.", "previous_response_id");
   for (const char* k : {"conversation", "prompt", "max_tool_calls", "previous_input_messages"})
-    if (f.get(k)) refuse(k, "responses are not stored and prompts are not templated here");
+    if (f.get(k)) unsupported(k, "responses are not stored and prompts are not templated here");
   if (auto n = f.integer("top_logprobs", 0, 20); n && *n > 0)
-    refuse("top_logprobs", "output logprobs are not returned on /v1/responses here");
+    unsupported("top_logprobs", "output logprobs are not returned on /v1/responses here");
   if (const ojson* inc = f.get("include")) {
     if (!inc->is_array()) wrong_type("include", "a list of strings", *inc);
     for (const auto& v : *inc)
       if (!(v.is_string() && v == "reasoning.encrypted_content"))
-        refuse("include", "'" + (v.is_string() ? v.get<std::string>() : v.dump()) +
-                              "' (reasoning comes back as plain text in each reasoning item)");
+        unsupported("include", "'" + (v.is_string() ? v.get<std::string>() : v.dump()) +
+                                   "' (reasoning comes back as plain text in each reasoning item)");
   }
   if (auto st = f.string("service_tier"); st && *st != "auto" && *st != "default")
-    refuse("service_tier", "'" + *st + "' (one tier here)");
+    unsupported("service_tier", "'" + *st + "' (one tier here)");
   echo["service_tier"] = "auto";
   f.boolean("store");  // vLLM's default: nothing is stored, whatever this says
   f.mark("stream_options");
@@ -310,7 +303,7 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
     if (auto it = r->find("effort"); it != r->end() && !it->is_null())
       chat["reasoning_effort"] = *it;
     if (auto it = r->find("summary"); it != r->end() && !it->is_null() && *it != "auto")
-      refuse("reasoning.summary", "reasoning summaries are not generated (\"auto\" only)");
+      unsupported("reasoning.summary", "reasoning summaries are not generated (\"auto\" only)");
   }
 
   // text.format as response_format.
@@ -319,10 +312,10 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
     if (!t->is_object()) wrong_type("text", "an object", *t);
     text = *t;
     if (auto v = t->find("verbosity"); v != t->end() && !v->is_null() && *v != "medium")
-      refuse("text.verbosity", "the model's verbosity cannot be set (\"medium\" only)");
+      unsupported("text.verbosity", "the model's verbosity cannot be set (\"medium\" only)");
     if (auto fm = t->find("format"); fm != t->end() && !fm->is_null()) {
       if (!fm->is_object()) wrong_type("text.format", "an object", *fm);
-      const std::string type = str_or(*fm, "type");
+      const std::string type = string_or_empty(*fm, "type");
       if (type == "json_schema") {
         ojson js = ojson::object();
         for (const char* k : {"name", "schema", "strict", "description"})
@@ -331,13 +324,13 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
       } else if (type == "json_object") {
         chat["response_format"] = {{"type", "json_object"}};
       } else if (type != "text") {
-        refuse("text.format.type", "'" + type + "'");
+        unsupported("text.format.type", "'" + type + "'");
       }
     }
   }
   echo["text"] = std::move(text);
   if (auto t = f.string("truncation"); t && *t != "disabled") {
-    if (*t != "auto") refuse("truncation", "'" + *t + "'");
+    if (*t != "auto") unsupported("truncation", "'" + *t + "'");
     chat["truncate_prompt_tokens"] = -1;  // vLLM: keep the prompt's last max_model_len tokens
   }
   echo["truncation"] = chat.contains("truncate_prompt_tokens") ? "auto" : "disabled";
@@ -479,14 +472,10 @@ void ResponsesStream::close(std::vector<std::string>& out, const std::string& st
 std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
   std::vector<std::string> out;
   if (done_) return out;
-  if (sse.rfind(":", 0) == 0) {  // a keep-alive comment
-    out.push_back(sse);
-    return out;
-  }
-  if (sse.rfind("data: ", 0) != 0) return out;
-  std::string data = sse.substr(6);
-  while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) data.pop_back();
-  if (data == "[DONE]") {
+  ChatSse ev = read_chat_sse(sse);
+  if (ev.kind == ChatSse::kComment) out.push_back(sse);  // a keep-alive
+  if (ev.kind == ChatSse::kComment || ev.kind == ChatSse::kOther) return out;
+  if (ev.kind == ChatSse::kDone) {
     done_ = true;
     if (failed_) return out;
     const std::string status = finish_ == "length" ? "incomplete" : "completed";
@@ -495,8 +484,7 @@ std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
                {"response", response(status)}});
     return out;
   }
-  const json chunk = json::parse(data, nullptr, false);
-  if (chunk.is_discarded()) return out;
+  const json& chunk = ev.chunk;
   if (chunk.contains("error")) {
     failed_ = true;
     const json& e = chunk["error"];
@@ -512,7 +500,7 @@ std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
     if (c.value("index", 0) != 0 || !c.contains("delta")) continue;
     const json& d = c["delta"];
     const int64_t oi = static_cast<int64_t>(output_.size());
-    if (auto r = d.find("reasoning"); r != d.end() && nonempty(*r)) {
+    if (auto r = d.find("reasoning"); r != d.end() && nonempty_string(*r)) {
       if (cur_ != Item::kReasoning) open(out, Item::kReasoning);
       text_ += r->get<std::string>();
       reasoning_ += r->get<std::string>();
@@ -522,7 +510,7 @@ std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
                  {"content_index", 0},
                  {"delta", *r}});
     }
-    if (auto t = d.find("content"); t != d.end() && nonempty(*t)) {
+    if (auto t = d.find("content"); t != d.end() && nonempty_string(*t)) {
       if (cur_ != Item::kMessage) open(out, Item::kMessage);
       text_ += t->get<std::string>();
       emit(out, {{"type", "response.output_text.delta"},
