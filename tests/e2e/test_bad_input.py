@@ -105,10 +105,17 @@ def _hang_up(server, i):
 
 def _stream_then_hang_up(server, i):
     s = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    story = f"Tell me a long story number {i}:"
+    # Every streaming endpoint in turn: completions, the Responses API, Anthropic's Messages.
+    path, body = [
+        ("/v1/completions", {"prompt": story, "max_tokens": 400, "extra_body_ignored": True}),
+        ("/v1/responses", {"input": story, "max_output_tokens": 400}),
+        ("/v1/messages", {"messages": [{"role": "user", "content": story}], "max_tokens": 400}),
+    ][i % 3]
     try:
-        body = json.dumps({"prompt": f"Tell me a long story number {i}:", "max_tokens": 400,
-                           "stream": True, "extra_body_ignored": True}).encode()
-        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+        body = json.dumps({**body, "stream": True}).encode()
+        s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json"
                   b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
         got = b""
         while b"data: {" not in got:  # wait for the first token, then disappear
@@ -130,7 +137,7 @@ def test_500_clients_hang_up_and_nothing_leaks(server):
     assert all(mid), "a stream never started"
     assert health(server) == 200
     m = kv_idle(server, timeout=60)
-    # The 10 streams cut after their first token were aborted, not run to max_tokens.
+    # The 10 streams cut after their first event were aborted, not run to max_tokens.
     assert m.get("vllm:request_success_total" + lbl, 0.0) - aborted_before >= 10
     # Still serving normally.
     status, body = raw_post(server, "/v1/completions",

@@ -399,7 +399,12 @@ def test_a_request_must_arrive_within_the_deadline(short_deadline_server):
 def test_endpoints_behind_the_api_key(keyed_server):
     auth = {"Authorization": "Bearer " + API_KEY}
     for path, body in (("/tokenize", b'{"prompt": "hi"}'), ("/detokenize", b'{"tokens": [1]}'),
-                       ("/v1/completions", b'{"prompt": "hi", "max_tokens": 1}')):
+                       ("/v1/completions", b'{"prompt": "hi", "max_tokens": 1}'),
+                       ("/v1/responses", b'{"input": "hi", "max_output_tokens": 1}'),
+                       ("/v1/messages", b'{"messages": [{"role": "user", "content": "hi"}], '
+                                        b'"max_tokens": 1}'),
+                       ("/v1/messages/count_tokens",
+                        b'{"messages": [{"role": "user", "content": "hi"}]}')):
         assert post(keyed_server, path, body)[0] == 401
         assert post(keyed_server, path, body, headers={"Authorization": "Bearer wrong"})[0] == 401
         assert post(keyed_server, path, body, headers=auth)[0] == 200
