@@ -12,6 +12,7 @@
 
 #include "api/llm.h"
 #include "api/server/request_inputs.h"
+#include "api/server/responses_api.h"
 #include "api/server/serving.h"
 #include "forced_output_serving.h"
 
@@ -103,6 +104,61 @@ TEST_F(HarmonyServing, ToolCallsWithTheOpenAIParser) {
   whole = run(text, false)->collect();
   EXPECT_FALSE(whole["choices"][0]["message"].contains("tool_calls")) << whole.dump();
   EXPECT_TRUE(whole["choices"][0]["message"]["content"].is_null());
+}
+
+// gpt-oss is what vLLM's Responses API is mostly used with: a /v1/responses request for the
+// same forced output gives vLLM's reasoning and function_call items, whole and streamed.
+TEST_F(HarmonyServing, ResponsesApiItemsFromTheChannels) {
+  const std::string text =
+      "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant"
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"location\":\"Paris\"}";
+  auto items = [&](bool stream) {
+    ResponsesOptions ro;
+    ro.auto_tools = true;
+    const ResponsesCall call = responses_to_chat(
+        {{"input", "Weather in Paris?"},
+         {"max_output_tokens", 400},
+         {"stream", stream},
+         {"tools",
+          {{{"type", "function"}, {"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}},
+         {"structured_outputs", {{"regex", testing::regex_literal(text)}}}},
+        ro);
+    ChatRequest r = parse_chat_request(call.chat);
+    InputOptions io;
+    io.max_model_len = engine_->config().max_model_len;
+    io.harmony = true;
+    io.auto_tool_parser = ToolParserKind::kOpenAI;
+    PreparedInputs in = prepare_chat(*llm_, r, io);
+    auto g = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
+                               std::move(in.options));
+    auto count = [](const std::string& s) { return static_cast<int64_t>(s.size()); };
+    if (!stream) return response_from_chat(g->collect(), call, 0, count);
+    ResponsesStream rs(call, 0, count);
+    json last;
+    auto write = [&](const std::string& ev) {
+      for (const auto& e : rs.feed(ev)) last = json::parse(e.substr(e.find("data: ") + 6));
+      return true;
+    };
+    while (g->stream_step(write, std::chrono::milliseconds(200))) {
+    }
+    EXPECT_EQ(last["type"], "response.completed") << last.dump();
+    return last["response"];
+  };
+  for (const bool stream : {false, true}) {
+    const json r = items(stream);
+    const json& out = r["output"];
+    ASSERT_EQ(out.size(), 2u) << r.dump();
+    EXPECT_EQ(out[0]["type"], "reasoning");
+    EXPECT_EQ(out[0]["content"][0]["text"], "Need weather.");
+    EXPECT_EQ(out[1]["type"], "function_call");
+    EXPECT_EQ(out[1]["name"], "get_weather");
+    // Re-serialized as vLLM's json.dumps in whole responses, as written in streams.
+    EXPECT_EQ(out[1]["arguments"],
+              stream ? "{\"location\":\"Paris\"}" : "{\"location\": \"Paris\"}");
+    EXPECT_EQ(r["status"], "completed");
+    EXPECT_EQ(r["usage"]["output_tokens_details"]["reasoning_tokens"], 13);  // "Need weather."
+  }
 }
 
 }  // namespace
