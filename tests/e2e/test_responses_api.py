@@ -104,8 +104,8 @@ def test_text_format_json_schema_is_enforced(client):
     ({"background": True}, 400, "background"),
     ({"previous_response_id": "resp_123"}, 404, "previous_response_id"),
     ({"tools": [{"type": "web_search"}]}, 400, "tools[0].type"),
-    ({"include": ["message.output_text.logprobs"]}, 400, "include"),
-    ({"top_logprobs": 2}, 400, "top_logprobs"),
+    ({"include": ["file_search_call.results"]}, 400, "include"),
+    ({"top_logprobs": 21, "include": ["message.output_text.logprobs"]}, 400, "top_logprobs"),
     ({"text": {"verbosity": "low"}}, 400, "text.verbosity"),
     ({"reasoning": {"summary": "detailed"}}, 400, "reasoning.summary"),
     ({"input": [{"type": "item_reference", "id": "x"}]}, 400, "input"),
@@ -121,6 +121,30 @@ def test_unsupported_fields_are_refused_naming_them(server, body, status, param)
     code, out = post(server, "/v1/responses", req)
     assert code == status, out
     assert out["error"]["param"] == param and out["error"]["message"]
+
+
+def test_output_logprobs_are_the_chat_logprobs(client):
+    q = "Name a fruit."
+    chat = client.chat.completions.create(model=MODEL_NAME, max_tokens=8, logprobs=True,
+                                          top_logprobs=2, messages=[{"role": "user", "content": q}],
+                                          **GREEDY)
+    want = [(t.token, t.logprob, [a.token for a in t.top_logprobs])
+            for t in chat.choices[0].logprobs.content]
+    kw = dict(model=MODEL_NAME, input=q, max_output_tokens=8, top_logprobs=2,
+              include=["message.output_text.logprobs"], **GREEDY)
+    r = client.responses.create(**kw)
+    got = [(t.token, t.logprob, [a.token for a in t.top_logprobs])
+           for t in r.output[0].content[0].logprobs]
+    assert got == want and r.top_logprobs == 2
+    events = list(client.responses.create(stream=True, **kw))
+    streamed = [(t.token, t.logprob, [a.token for a in t.top_logprobs]) for e in events
+                if e.type == "response.output_text.delta" for t in e.logprobs]
+    assert streamed == want
+    final = events[-1].response.output[0].content[0].logprobs
+    assert [(t.token, t.logprob) for t in final] == [(w[0], w[1]) for w in want]
+    # Without the include there are none, as in vLLM.
+    plain = client.responses.create(model=MODEL_NAME, input=q, max_output_tokens=8, **GREEDY)
+    assert plain.output[0].content[0].logprobs is None
 
 
 def test_store_and_encrypted_reasoning_include_are_accepted(client):

@@ -130,19 +130,31 @@ json reasoning_item(const std::string& id, const std::string& text, const json& 
           {"status", status}};
 }
 
-json text_part(const std::string& text) {
+// An output_text part; `logprobs` (include message.output_text.logprobs): the chat
+// completion's logprobs.content entries ({token, logprob, bytes, top_logprobs}), vLLM's form.
+json text_part(const std::string& text, json logprobs = nullptr) {
   return {{"type", "output_text"},
           {"text", text},
           {"annotations", json::array()},
-          {"logprobs", nullptr}};
+          {"logprobs", std::move(logprobs)}};
 }
 
-json message_item(const std::string& id, const std::string& text, const std::string& status) {
+json message_item(const std::string& id, const std::string& text, const std::string& status,
+                  json logprobs = nullptr) {
   return {{"id", id},
           {"type", "message"},
           {"role", "assistant"},
           {"status", status},
-          {"content", text.empty() ? json::array() : json::array({text_part(text)})}};
+          {"content",
+           text.empty() ? json::array() : json::array({text_part(text, std::move(logprobs))})}};
+}
+
+// A chat choice's logprobs.content ([] when it has none).
+json logprobs_of(const json& choice) {
+  auto lp = choice.find("logprobs");
+  if (lp == choice.end() || !lp->is_object()) return json::array();
+  auto c = lp->find("content");
+  return c != lp->end() && c->is_array() ? *c : json::array();
 }
 
 json call_item(const std::string& id, const std::string& call_id, const std::string& name,
@@ -200,14 +212,23 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
     throw ApiError(404, "Response with id '" + *p + "' not found.", "previous_response_id");
   for (const char* k : {"conversation", "prompt", "max_tool_calls", "previous_input_messages"})
     if (f.get(k)) unsupported(k, "responses are not stored and prompts are not templated here");
-  if (auto n = f.integer("top_logprobs", 0, 20); n && *n > 0)
-    unsupported("top_logprobs", "output logprobs are not returned on /v1/responses here");
+  // top_logprobs counts only with include message.output_text.logprobs, as in vLLM.
+  const int64_t top_logprobs = f.integer("top_logprobs", 0, 20).value_or(0);
   if (const ojson* inc = f.get("include")) {
     if (!inc->is_array()) wrong_type("include", "a list of strings", *inc);
-    for (const auto& v : *inc)
+    for (const auto& v : *inc) {
+      if (v.is_string() && v == "message.output_text.logprobs") {
+        call.logprobs = true;
+        continue;
+      }
       if (!(v.is_string() && v == "reasoning.encrypted_content"))
         unsupported("include", "'" + (v.is_string() ? v.get<std::string>() : v.dump()) +
                                    "' (reasoning comes back as plain text in each reasoning item)");
+    }
+  }
+  if (call.logprobs) {
+    chat["logprobs"] = true;
+    chat["top_logprobs"] = top_logprobs;
   }
   if (auto st = f.string("service_tier"); st && *st != "auto" && *st != "default")
     unsupported("service_tier", "'" + *st + "' (one tier here)");
@@ -344,7 +365,7 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
                 : random_id("resp_");
   echo["background"] = false;
   echo["previous_response_id"] = nullptr;
-  echo["top_logprobs"] = 0;
+  echo["top_logprobs"] = call.logprobs ? top_logprobs : 0;
   call.ignored = f.unknown();
   return call;
 }
@@ -365,7 +386,8 @@ json response_from_chat(const json& completion, const ResponsesCall& call, int64
   json out = json::array();
   if (!reasoning.empty()) out.push_back(reasoning_item(random_id("rs_"), reasoning, nullptr));
   if (!content.empty())
-    out.push_back(message_item(random_id("msg_"), content, calls.empty() ? last : "completed"));
+    out.push_back(message_item(random_id("msg_"), content, calls.empty() ? last : "completed",
+                               call.logprobs ? logprobs_of(choice) : json()));
   for (size_t i = 0; i < calls.size(); ++i) {
     const json& fn = calls[i].at("function");
     out.push_back(call_item(random_id("fc_"), calls[i].value("id", random_id("call_")),
@@ -403,6 +425,7 @@ void ResponsesStream::open(std::vector<std::string>& out, Item kind, const json&
   close(out, "completed");
   cur_ = kind;
   text_.clear();
+  logprobs_ = json::array();
   const int64_t oi = static_cast<int64_t>(output_.size());
   if (kind == Item::kCall) {
     item_id_ = random_id("fc_");
@@ -447,8 +470,9 @@ void ResponsesStream::close(std::vector<std::string>& out, const std::string& st
     item = call_item(item_id_, call_id_, call_name_, text_, status);
   } else {
     const bool reasoning = cur_ == Item::kReasoning;
+    json lps = call_.logprobs && !logprobs_.empty() ? logprobs_ : json();
     const json part =
-        reasoning ? json{{"type", "reasoning_text"}, {"text", text_}} : text_part(text_);
+        reasoning ? json{{"type", "reasoning_text"}, {"text", text_}} : text_part(text_, lps);
     json done = {{"type", reasoning ? "response.reasoning_text.done" : "response.output_text.done"},
                  {"item_id", item_id_},
                  {"output_index", oi},
@@ -461,8 +485,8 @@ void ResponsesStream::close(std::vector<std::string>& out, const std::string& st
                {"output_index", oi},
                {"content_index", 0},
                {"part", part}});
-    item =
-        reasoning ? reasoning_item(item_id_, text_, status) : message_item(item_id_, text_, status);
+    item = reasoning ? reasoning_item(item_id_, text_, status)
+                     : message_item(item_id_, text_, status, std::move(lps));
   }
   emit(out, {{"type", "response.output_item.done"}, {"output_index", oi}, {"item", item}});
   output_.push_back(std::move(item));
@@ -513,12 +537,14 @@ std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
     if (auto t = d.find("content"); t != d.end() && nonempty_string(*t)) {
       if (cur_ != Item::kMessage) open(out, Item::kMessage);
       text_ += t->get<std::string>();
+      json lps = call_.logprobs ? logprobs_of(c) : json::array();
+      for (const json& e : lps) logprobs_.push_back(e);
       emit(out, {{"type", "response.output_text.delta"},
                  {"item_id", item_id_},
                  {"output_index", static_cast<int64_t>(output_.size())},
                  {"content_index", 0},
                  {"delta", *t},
-                 {"logprobs", json::array()}});
+                 {"logprobs", std::move(lps)}});
     }
     if (auto tcs = d.find("tool_calls"); tcs != d.end() && tcs->is_array())
       for (const json& tc : *tcs) {

@@ -6,8 +6,8 @@
 // or its event stream (response.created ... response.completed, vLLM's "simple" events:
 // reasoning, message and function_call items). What cannot be honoured is refused naming the
 // field: built-in tools, `background`, `previous_response_id` (404: nothing is stored, as
-// vLLM), `include` beyond reasoning.encrypted_content, `top_logprobs`, `conversation`,
-// `prompt`, `max_tool_calls`.
+// vLLM), `include` beyond reasoning.encrypted_content and message.output_text.logprobs,
+// `conversation`, `prompt`, `max_tool_calls`.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,7 @@ struct ResponsesCall {
   std::string id;                    // "resp_..."
   std::vector<std::string> ignored;  // request fields vLLM ignores too (logged)
   bool stream = false;
+  bool logprobs = false;  // include has message.output_text.logprobs
 };
 
 struct ResponsesOptions {
@@ -71,6 +72,7 @@ class ResponsesStream {
   nlohmann::json usage_;
   std::string finish_;
   std::string reasoning_;  // every reasoning delta, for usage's reasoning_tokens
+  nlohmann::json logprobs_ = nlohmann::json::array();  // the open message's (call_.logprobs)
   bool failed_ = false, done_ = false;
 };
 
