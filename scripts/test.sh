@@ -52,7 +52,7 @@ if [ -f tools/make_tiny_models.py ]; then
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done
   for g in mixtral smollm3 granite qwen2_5_vl olmo2 glm4 cohere cohere2 exaone4 gpt_oss qwen2_moe olmoe \
-           granitemoe glm4_moe minimax_m2 ernie4_5 ernie4_5_moe seed_oss; do
+           granitemoe glm4_moe minimax_m2 ernie4_5 ernie4_5_moe seed_oss arcee; do
     python3 tools/make_llama_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done

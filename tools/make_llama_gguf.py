@@ -23,6 +23,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/ernie4_5 --out TINY/ernie4_5.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/ernie4_5_moe --out TINY/ernie4_5_moe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/seed_oss --out TINY/seed_oss.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/arcee --out TINY/arcee.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -101,7 +102,9 @@ expert_shared_feed_forward_length = intermediate_size / num_key_value_heads), q/
 (rope NORM: transformers' pairs already), tied, the router as ffn_gate_inp with exp_probs_b.bias
 [1, experts], the experts stacked, the shared experts as ffn_*_shexp; BF16 widened to F32
 (exact). seed_oss: llama.cpp's `seed_oss` with TextModel's keys (key_length), q/k rows as stored
-(NEOX), q/k/v biases, the pre-MLP norm as post_attention_norm; BF16 widened to F32 (exact). All
+(NEOX), q/k/v biases, the pre-MLP norm as post_attention_norm; BF16 widened to F32 (exact).
+arcee: llama.cpp's `arcee` as ArceeModel (LlamaModel) writes it: q/k rows permuted (rope NORM),
+ffn_up / ffn_down only (the ungated relu2 MLP); BF16 widened to F32 (exact). All
 others
 F32 (with F16 experts llama.cpp rounds the activations to f16 before the expert products, and
 in a draft of the random Mixtral one token's router then picked another expert: the logits
@@ -128,7 +131,7 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
-        "seed_oss": "seed_oss"}
+        "seed_oss": "seed_oss", "arcee": "arcee"}
 
 
 def name_of(hf):
@@ -702,10 +705,11 @@ def write_gguf(hf, out):
         if glm4:
             g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
             continue
-        if not X:
+        if not X:  # arcee: no gate (its MLP is ungated)
             for name, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"),
                             ("ffn_down", "down_proj")):
-                g.add_tensor(b + name + ".weight", t[f"{p}mlp.{w}.weight"])
+                if f"{p}mlp.{w}.weight" in t or cfg["model_type"] != "arcee":
+                    g.add_tensor(b + name + ".weight", t[f"{p}mlp.{w}.weight"])
             continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         add_experts(g, t, b, m, X, MIXTRAL)
@@ -715,5 +719,6 @@ def write_gguf(hf, out):
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, name_of, "make_llama_gguf.py",
               "a tiny mixtral, smollm3, granite, qwen2_5_vl, olmo2, glm4, cohere, cohere2, exaone4, "
-              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe, minimax_m2, ernie4_5, ernie4_5_moe or seed_oss folder "
+              "gpt_oss, qwen2_moe, olmoe, granitemoe, glm4_moe, minimax_m2, ernie4_5, ernie4_5_moe, seed_oss or "
+              "arcee folder "
               "(make_tiny_models.py)")

@@ -55,7 +55,7 @@ weight_scale_inv per 32 x 32 block; the Qwen3 tokenizer), ernie4_5 (BF16, ERNIE-
 config.json: adjacent-pair rotary, tied; no tokenizer) and ernie4_5_moe (BF16, ERNIE-4.5-21B-A3B's:
 layer 0 dense, then 8 experts top 2 behind the softmax router with its correction bias
 (moe_statics), 2 shared experts; no tokenizer), seed_oss (BF16, Seed-OSS-36B's config.json: q/k/v
-bias; no tokenizer).
+bias; no tokenizer), arcee (BF16, AFM-4.5B's config.json: the ungated relu2 MLP; no tokenizer).
 See MODELS below for the exact shapes.
 """
 import argparse
@@ -1065,6 +1065,33 @@ def seed_oss_config():
     })
 
 
+def arcee_config():
+    # AFM-4.5B's config.json (arcee-ai/AFM-4.5B), small: the Llama block with the ungated MLP
+    # down(relu2(up x)) (hidden_act relu2; no gate_proj), GQA 4 / 2, head_dim 32, untied,
+    # rope_theta 1e4 (the hub's YaRN scaling is left out: the rope is generic). No tokenizer
+    # (AFM's is 128004 ids): a 2048 vocabulary, bos 1, eos 2.
+    return dict(COMMON, **{
+        "architectures": ["ArceeForCausalLM"], "model_type": "arcee",
+        "attention_bias": False, "bos_token_id": 1, "eos_token_id": 2, "head_dim": 32,
+        "hidden_act": "relu2", "hidden_size": 64, "intermediate_size": 160,
+        "max_position_embeddings": 4096, "mlp_bias": False, "num_attention_heads": 4,
+        "num_hidden_layers": 3, "num_key_value_heads": 2, "rms_norm_eps": 1e-5,
+        "rope_scaling": None, "rope_theta": 10000.0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 2048,
+    })
+
+
+def ungated_mlp(model, cfg):
+    # Arcee's MLP: up_proj and down_proj only.
+    E, F = cfg["hidden_size"], cfg["intermediate_size"]
+
+    def mlp(i, p):
+        return [(p + "up_proj.weight", normalish(model, p + "up_proj.weight", (F, E), STD_PROJ)),
+                (p + "down_proj.weight", normalish(model, p + "down_proj.weight", (E, F), STD_OUT))]
+
+    return mlp
+
+
 def olmoe_config():
     # OLMoE-1B-7B-0924's config.json (-0125 and the -Instruct models have the same keys), small:
     # 4 experts top 2 in every layer (softmax over all experts, norm_topk_prob false: the two
@@ -1203,7 +1230,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1302,6 +1329,9 @@ def main():
         write_model("ernie4_5_moe", c,
                     decoder("ernie4_5_moe", c, ernie4_5_moe_mlp("ernie4_5_moe", c)), "BF16",
                     args.out, None)
+    if "arcee" in want:
+        c = arcee_config()
+        write_model("arcee", c, decoder("arcee", c, ungated_mlp("arcee", c)), "BF16", args.out, None)
     if "seed_oss" in want:
         c = seed_oss_config()
         write_model("seed_oss", c, decoder("seed_oss", c, dense("seed_oss", c)), "BF16", args.out,

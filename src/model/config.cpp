@@ -257,9 +257,11 @@ void read_hf_fields(ModelConfig& c, const json& j) {
       c.hidden_act = Activation::kSilu;
     else if (act == "gelu_pytorch_tanh" || act == "gelu_tanh")
       c.hidden_act = Activation::kGeluTanh;
+    else if (act == "relu2")
+      c.hidden_act = Activation::kRelu2;
     else
       throw LoadError(c.source, std::string("unsupported ") + key + " '" + act +
-                                    "' (supported: silu, gelu_pytorch_tanh)");
+                                    "' (supported: silu, gelu_pytorch_tanh, relu2)");
     break;
   }
   read_hf_rope_scaling(c, j);

@@ -50,7 +50,9 @@ struct RopeScaling {
 
 // The MLP's gate activation: SiLU (SwiGLU: Llama, Qwen, Mistral) or tanh-approximated GELU
 // (GeGLU: Gemma's gelu_pytorch_tanh).
-enum class Activation { kSilu, kGeluTanh };
+// The MLP's activation: kSilu / kGeluTanh gate the up projection (SwiGLU / GeGLU); kRelu2 is
+// the ungated MLP down(relu(up x)^2) (Arcee's AFM: "relu2"; the layer has no gate weight).
+enum class Activation { kSilu, kGeluTanh, kRelu2 };
 
 struct ModelConfig {
   std::string architecture;  // Hugging Face class name (config.json "architectures"[0])

@@ -183,16 +183,27 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   const bool ln = c.layer_norm;
   // A parallel block's MLP reads what the attention read: h, which the attention left intact.
   if (!c.parallel_block) ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
-  ex.op([=] {
-    MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
-    vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
-    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-      if (gelu)
-        vt::cpu::gelu_tanh_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
-      else
-        vt::cpu::silu_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
+  if (c.hidden_act == Activation::kRelu2)  // ungated: act = relu(up h)^2 (exact on every ISA)
+    ex.op([=] {
+      vt::cpu::matmul(wp->up, h, E, n, act, F, *pp);
+      per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+        for (float *a = act + t0 * F, *e = act + t1 * F; a < e; ++a) {
+          const float r = *a > 0.0f ? *a : 0.0f;
+          *a = r * r;
+        }
+      });
     });
-  });
+  else
+    ex.op([=] {
+      MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
+      vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
+      per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+        if (gelu)
+          vt::cpu::gelu_tanh_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
+        else
+          vt::cpu::silu_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
+      });
+    });
   ex.op([=] {
     vt::cpu::matmul(wp->down, act, F, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {

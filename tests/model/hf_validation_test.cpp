@@ -255,6 +255,23 @@ INSTANTIATE_TEST_SUITE_P(
                    c["attention_out_bias"] = true;
                  },
                  {"attention_out_bias = true", "not supported"}},
+        // relu2 is Arcee's ungated MLP; on a gated one it is refused by name, and Arcee's MLP
+        // with another activation or a bias too.
+        BadField{"Relu2OnAGatedMlp",
+                 [](json& c) { c["hidden_act"] = "relu2"; },
+                 {"hidden_act relu2", "LlamaForCausalLM's gated one"}},
+        BadField{"ArceeWithSilu",
+                 [](json& c) {
+                   c["architectures"] = {"ArceeForCausalLM"};
+                   c["hidden_act"] = "silu";
+                 },
+                 {"hidden_act", "relu2 only"}},
+        BadField{"ArceeMlpBias",
+                 [](json& c) {
+                   c["architectures"] = {"ArceeForCausalLM"};
+                   c["mlp_bias"] = true;
+                 },
+                 {"mlp_bias = true", "not supported"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

@@ -30,6 +30,7 @@ const ModelFamily& minimax_m2_family();
 const ModelFamily& ernie4_5_family();
 const ModelFamily& ernie4_5_moe_family();
 const ModelFamily& seed_oss_family();
+const ModelFamily& arcee_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
@@ -39,6 +40,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &cohere_family(),     &cohere2_family(),  &exaone4_family(),      &gpt_oss_family(),
       &qwen2_moe_family(),  &olmoe_family(),    &granitemoe_family(),   &glm4_moe_family(),
       &minimax_m2_family(), &ernie4_5_family(), &ernie4_5_moe_family(), &seed_oss_family(),
+      &arcee_family(),
   };
   return all;
 }

@@ -1,0 +1,56 @@
+// Arcee (ArceeForCausalLM, GGUF `arcee`: Arcee's AFM-4.5B): the Llama block with an ungated MLP,
+// down(relu(up x)^2) (hidden_act relu2, ArceeConfig's default; Activation::kRelu2): the layers
+// have no gate_proj. llama.cpp's converter permutes the q/k rows as Llama's (rope NORM). Another
+// activation on this MLP, or an MLP bias (mlp_bias), is refused by name.
+#include <nlohmann/json.hpp>
+
+#include "model/causal_lm.h"
+#include "model/family.h"
+#include "model/gguf.h"
+#include "model/load_error.h"
+#include "model/weight_store.h"
+#include "tokenizer/json_number.h"
+
+namespace vllm::model {
+
+namespace {
+
+void hf_config(ModelConfig& c, const nlohmann::json& j) {
+  if (!j.contains("hidden_act") || j["hidden_act"].is_null()) c.hidden_act = Activation::kRelu2;
+  if (c.hidden_act != Activation::kRelu2)
+    throw tok::JsonFieldError("hidden_act: Arcee's ungated MLP is supported with relu2 only");
+  if (tok::json_bool_or(j, "mlp_bias", false))
+    throw tok::JsonFieldError("mlp_bias = true: that bias is not supported");
+}
+
+void gguf_config(ModelConfig& c, const GgufFile&, const std::string&) {
+  c.hidden_act = Activation::kRelu2;  // llama.cpp's arcee graph: LLM_FFN_RELU_SQR, no gate
+}
+
+LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = "model.layers." + std::to_string(i) + ".";
+  LayerWeights w;
+  w.attn = load_attention(s, c, i);
+  w.mlp.norm = s.vector_f32(p + "post_attention_layernorm.weight", c.hidden_size);
+  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
+  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
+  return w;
+}
+
+}  // namespace
+
+const ModelFamily& arcee_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"ArceeForCausalLM"};
+    f.gguf_architecture = "arcee";
+    f.gguf_rope_interleaved = true;
+    f.hf_config = hf_config;
+    f.gguf_config = gguf_config;
+    f.load_layer = load_layer;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace vllm::model
