@@ -210,5 +210,36 @@ TEST(ResponsesApi, CutStreamEndsIncompleteAndErrorsEndTheStream) {
   EXPECT_EQ(e2.back()["message"], "boom");
 }
 
+TEST(ResponsesApi, StoreContinuesAndForgetsTheOldest) {
+  ResponsesStore store(2);
+  store.put("resp_a", {J(R"([{"role": "system", "content": "S"},
+                              {"role": "user", "content": "Hi"}])"),
+                       json::parse(R"({"output": [{"type": "reasoning"},
+                         {"type": "message", "content": [{"type": "output_text", "text": "Yo"}]}]})")});
+  ResponsesOptions o;
+  o.store = &store;
+  const ResponsesCall c = responses_to_chat(
+      J(R"({"input": "Again", "instructions": "New", "previous_response_id": "resp_a"})"), o);
+  // vLLM's construct_input_messages: the new instructions, the stored turn without its system
+  // message, the previous output's message as an assistant turn (reasoning skipped), the input.
+  EXPECT_EQ(c.chat["messages"], J(R"([{"role": "system", "content": "New"},
+                                      {"role": "user", "content": "Hi"},
+                                      {"role": "assistant", "content": "Yo"},
+                                      {"role": "user", "content": "Again"}])"));
+  EXPECT_TRUE(c.store);
+  EXPECT_EQ(c.echo["previous_response_id"], "resp_a");
+  EXPECT_FALSE(responses_to_chat(J(R"({"input": "x", "store": false})"), o).store);
+  store.put("resp_b", {});
+  store.put("resp_c", {});
+  EXPECT_FALSE(store.get("resp_a"));  // the oldest of three, past the capacity of two
+  EXPECT_TRUE(store.get("resp_c"));
+  try {
+    responses_to_chat(J(R"({"input": "x", "previous_response_id": "resp_a"})"), o);
+    ADD_FAILURE() << "an evicted id continued";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 404);
+  }
+}
+
 }  // namespace
 }  // namespace vllm::api

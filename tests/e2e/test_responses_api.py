@@ -4,12 +4,13 @@ same server's chat completions: a Responses request is the chat request vLLM bui
 outputs must be equal, whole and streamed; what cannot be honoured is a 400 (or vLLM's 404 for
 previous_response_id, since nothing is stored) naming the field."""
 import json
+import os
 
 import jsonschema
 import openai
 import pytest
 
-from conftest import MODEL_NAME, hermes_tool_server
+from conftest import MODEL_NAME, Server, hermes_tool_server
 from test_openai_api import post
 
 GREEDY = {"temperature": 0}
@@ -211,3 +212,45 @@ def test_streamed_function_call(tool_client):
     final = events[-1].response
     assert final.status == "completed"
     assert [o.id for o in final.output if o.type == "function_call"][0] == first
+
+
+@pytest.fixture(scope="module")
+def store_client():
+    s = Server([], env=dict(os.environ, VLLM_ENABLE_RESPONSES_API_STORE="1"))
+    yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    s.stop()
+
+
+def test_store_continues_a_previous_response(store_client):
+    c = store_client
+    first = c.responses.create(model=MODEL_NAME, input="My name is Ann.", instructions="Be kind.",
+                               max_output_tokens=12, **GREEDY)
+    assert first.store is True
+    second = c.responses.create(model=MODEL_NAME, input="What is my name?",
+                                previous_response_id=first.id, max_output_tokens=12, **GREEDY)
+    assert second.previous_response_id == first.id
+    # vLLM's construct_input_messages: the stored turn without its instructions, the previous
+    # output as an assistant message, then the new input.
+    text, _ = _chat_text(c, [{"role": "user", "content": "My name is Ann."},
+                             {"role": "assistant", "content": first.output_text},
+                             {"role": "user", "content": "What is my name?"}], 12)
+    assert second.output_text == text
+    got = c.responses.retrieve(first.id)
+    assert got.id == first.id and got.output_text == first.output_text
+    # Streamed responses are stored too; store false ones are not.
+    events = list(c.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=4,
+                                      stream=True, **GREEDY))
+    sid = events[-1].response.id
+    assert c.responses.retrieve(sid).output_text == events[-1].response.output_text
+    off = c.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=4, store=False,
+                             **GREEDY)
+    with pytest.raises(openai.NotFoundError):
+        c.responses.retrieve(off.id)
+    with pytest.raises(openai.NotFoundError):
+        c.responses.create(model=MODEL_NAME, input="x", previous_response_id=off.id)
+
+
+def test_without_the_store_nothing_is_retrievable(client):
+    r = client.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=2, **GREEDY)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(r.id)

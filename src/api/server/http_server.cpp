@@ -141,6 +141,12 @@ struct Server::Impl {
   // nullptr with *status set (404 / 405, allow filled) when the request has no handler.
   const std::pair<Handler, bool>* find(const Request& req, int* status, std::string* allow) {
     auto it = routes.find(req.path);
+    // A route ending in "/*" takes one more non-empty path segment (/v1/responses/{id}).
+    if (it == routes.end()) {
+      const size_t slash = req.path.rfind('/');
+      if (slash != std::string::npos && slash + 1 < req.path.size())
+        it = routes.find(req.path.substr(0, slash + 1) + "*");
+    }
     if (it == routes.end()) {
       *status = 404;
       return nullptr;

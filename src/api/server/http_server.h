@@ -97,7 +97,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Routes are fixed before bind(). `inline_handler`: run on the polling thread.
+  // Routes are fixed before bind(). `inline_handler`: run on the polling thread. A path ending
+  // in "/*" matches any one further segment ("/v1/responses/*": /v1/responses/resp_1).
   void route(const std::string& method, const std::string& path, Handler h,
              bool inline_handler = false);
 

@@ -126,6 +126,7 @@ void check_parsers(const ServerConfig& cfg, const std::string& architecture) {
 }
 
 OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::move(cfg)) {
+  if (cfg_.responses_store) responses_store_ = std::make_unique<ResponsesStore>();
   names_ = cfg_.served_model_names;
   if (names_.empty()) names_.push_back(llm_.model_path());
   check_parsers(cfg_, llm_.model().config().architecture);
@@ -325,6 +326,7 @@ void OpenAIServer::handle_generate(const http::Request& req, http::Response& res
 void OpenAIServer::handle_responses(const http::Request& req, http::Response& res) {
   ResponsesOptions ro;
   ro.auto_tools = cfg_.enable_auto_tool_choice;
+  ro.store = responses_store_.get();
   auto call = std::make_shared<ResponsesCall>(responses_to_chat(parse_body(req.body), ro));
   const ojson& m = call->chat["model"];
   call->echo["model"] = m.is_string() ? m.get<std::string>() : names_.front();
@@ -335,15 +337,24 @@ void OpenAIServer::handle_responses(const http::Request& req, http::Response& re
   TokenCounter count = [this](const std::string& s) {
     return static_cast<int64_t>(llm_.tokenizer().encode(s, false).size());
   };
+  ResponsesStore* store = call->store ? responses_store_.get() : nullptr;
   if (!stream) {
-    send_json(res, response_from_chat(gen->collect([&req] { return req.client_gone(); }), *call,
-                                      created, count));
+    json r = response_from_chat(gen->collect([&req] { return req.client_gone(); }), *call, created,
+                                count);
+    if (store) store->put(call->id, {call->chat["messages"], r});
+    send_json(res, r);
     return;
   }
   auto rs = std::make_shared<ResponsesStream>(*call, created, count);
   std::vector<std::string> first = rs->start();
   stream_generation(
-      res, std::move(gen), [rs, call](const std::string& s) { return rs->feed(s); },
+      res, std::move(gen),
+      [rs, call, store](const std::string& s) {
+        std::vector<std::string> events = rs->feed(s);
+        if (store && rs->final_response() && !events.empty())
+          store->put(call->id, {call->chat["messages"], *rs->final_response()});
+        return events;
+      },
       std::move(first));
 }
 
@@ -478,6 +489,16 @@ void OpenAIServer::install_routes() {
   generation("/v1/responses", &OpenAIServer::handle_responses, openai);
   generation("/v1/messages", &OpenAIServer::handle_messages,
              [](Res res, auto f) { guarded_anthropic(res, f); });
+  // GET /v1/responses/{id}: a stored response (VLLM_ENABLE_RESPONSES_API_STORE=1), else 404.
+  s.route("GET", "/v1/responses/*", [this](Req req, Res res) {
+    if (!authorized(req, res)) return;
+    guarded(res, [&] {
+      const std::string id = req.path.substr(req.path.rfind('/') + 1);
+      std::optional<StoredResponse> r = responses_store_ ? responses_store_->get(id) : std::nullopt;
+      if (!r) throw ApiError(404, "Response with id '" + id + "' not found.", "response_id");
+      send_json(res, r->response);
+    });
+  });
   s.route("POST", "/v1/messages/count_tokens", [this](Req req, Res res) {
     if (authorized(req, res)) guarded_anthropic(res, [&] { handle_count_tokens(req, res); });
   });

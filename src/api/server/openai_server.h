@@ -26,6 +26,7 @@ struct Response;
 namespace vllm::api {
 
 class Generation;
+class ResponsesStore;
 struct InputOptions;
 
 class LLM;
@@ -64,6 +65,9 @@ struct ServerConfig {
   std::string root_path;              // --root-path: a prefix proxies may leave on paths
   std::string unix_socket;            // --uds: listen here instead of host:port
   bool exclude_tools_when_tool_choice_none = false;  // --exclude-tools-when-tool-choice-none
+  // VLLM_ENABLE_RESPONSES_API_STORE=1: /v1/responses keeps responses in memory for
+  // previous_response_id and GET /v1/responses/{id} (vLLM's opt-in store).
+  bool responses_store = false;
 };
 
 // Throws std::invalid_argument naming the flag when --reasoning-parser / --tool-call-parser is
@@ -115,6 +119,7 @@ class OpenAIServer {
   ServerConfig cfg_;
   std::vector<std::string> names_;
   std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<ResponsesStore> responses_store_;  // cfg_.responses_store
   std::unique_ptr<engine::AsyncEngine> engine_;
   std::unique_ptr<ServingContext> ctx_;
   std::unique_ptr<http::Server> http_;

@@ -208,10 +208,14 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
         "This vLLM engine does not support `store=True` and therefore does not support the "
         "background mode.",
         "background");
-  if (auto p = f.string("previous_response_id"))
-    throw ApiError(404, "Response with id '" + *p + "' not found.", "previous_response_id");
+  std::optional<StoredResponse> prev;
+  if (auto p = f.string("previous_response_id")) {
+    if (opts.store) prev = opts.store->get(*p);
+    if (!prev)
+      throw ApiError(404, "Response with id '" + *p + "' not found.", "previous_response_id");
+  }
   for (const char* k : {"conversation", "prompt", "max_tool_calls", "previous_input_messages"})
-    if (f.get(k)) unsupported(k, "responses are not stored and prompts are not templated here");
+    if (f.get(k)) unsupported(k, "conversations and prompt templates are not kept here");
   // top_logprobs counts only with include message.output_text.logprobs, as in vLLM.
   const int64_t top_logprobs = f.integer("top_logprobs", 0, 20).value_or(0);
   if (const ojson* inc = f.get("include")) {
@@ -233,7 +237,8 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
   if (auto st = f.string("service_tier"); st && *st != "auto" && *st != "default")
     unsupported("service_tier", "'" + *st + "' (one tier here)");
   echo["service_tier"] = "auto";
-  f.boolean("store");  // vLLM's default: nothing is stored, whatever this says
+  // vLLM's default (no store): nothing is stored, whatever this says.
+  call.store = opts.store && f.boolean("store").value_or(true);
   f.mark("stream_options");
   f.mark("prompt_cache_key");
   f.mark("safety_identifier");
@@ -246,6 +251,16 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
     msgs.push_back({{"role", "system"}, {"content", *instr}});
   }
   echo["instructions"] = instr ? *instr : ojson();
+  // vLLM's construct_input_messages: the stored conversation without its system message (the
+  // instructions do not carry over), then the previous output's messages as assistant turns.
+  if (prev) {
+    for (const auto& m : prev->messages)
+      if (m.value("role", std::string()) != "system") msgs.push_back(m);
+    for (const auto& item : prev->response.value("output", nlohmann::json::array()))
+      if (item.value("type", std::string()) == "message")
+        for (const auto& part : item.value("content", nlohmann::json::array()))
+          msgs.push_back({{"role", "assistant"}, {"content", part.value("text", std::string())}});
+  }
   const ojson* input = f.get("input");
   if (!input) throw bad_request("input is required", "input");
   if (input->is_string()) {
@@ -364,7 +379,8 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
                 ? chat["request_id"].get<std::string>()
                 : random_id("resp_");
   echo["background"] = false;
-  echo["previous_response_id"] = nullptr;
+  echo["previous_response_id"] = prev ? body["previous_response_id"] : ojson();
+  echo["store"] = call.store;
   echo["top_logprobs"] = call.logprobs ? top_logprobs : 0;
   call.ignored = f.unknown();
   return call;
@@ -397,6 +413,22 @@ json response_from_chat(const json& completion, const ResponsesCall& call, int64
   const std::string status = finish == "length" ? "incomplete" : "completed";
   return base_response(call, created_at, status, std::move(out),
                        usage_of(completion.value("usage", json()), reasoning, count));
+}
+
+void ResponsesStore::put(const std::string& id, StoredResponse r) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (map_.insert_or_assign(id, std::move(r)).second) order_.push_back(id);
+  while (order_.size() > capacity_) {
+    map_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+std::optional<StoredResponse> ResponsesStore::get(const std::string& id) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = map_.find(id);
+  if (it == map_.end()) return std::nullopt;
+  return it->second;
 }
 
 ResponsesStream::ResponsesStream(const ResponsesCall& call, int64_t created_at, TokenCounter count)
@@ -504,8 +536,9 @@ std::vector<std::string> ResponsesStream::feed(const std::string& sse) {
     if (failed_) return out;
     const std::string status = finish_ == "length" ? "incomplete" : "completed";
     close(out, status);
+    final_ = response(status);
     emit(out, {{"type", status == "incomplete" ? "response.incomplete" : "response.completed"},
-               {"response", response(status)}});
+               {"response", final_}});
     return out;
   }
   const json& chunk = ev.chunk;

@@ -1,19 +1,23 @@
-// The OpenAI Responses API (POST /v1/responses) as vLLM serves it without a response store
-// (VLLM_ENABLE_RESPONSES_API_STORE unset, its default): a request becomes the chat-completions
+// The OpenAI Responses API (POST /v1/responses) as vLLM serves it, with or without its opt-in
+// response store (VLLM_ENABLE_RESPONSES_API_STORE): a request becomes the chat-completions
 // request that runs it (vLLM's construct_input_messages: `instructions` as the system message,
 // input items as chat messages, flat function tools as chat tools, `text.format` as
 // response_format), and the chat completion, whole or streamed, becomes the Response object
 // or its event stream (response.created ... response.completed, vLLM's "simple" events:
 // reasoning, message and function_call items). What cannot be honoured is refused naming the
-// field: built-in tools, `background`, `previous_response_id` (404: nothing is stored, as
+// field: built-in tools, `background`, `previous_response_id` (404 unless the store is on, as
 // vLLM), `include` beyond reasoning.encrypted_content and message.output_text.logprobs,
 // `conversation`, `prompt`, `max_tool_calls`.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "api/server/protocol.h"
@@ -21,21 +25,47 @@
 namespace vllm::api {
 
 struct ResponsesCall {
-  ojson chat;                        // the chat-completions body that runs the request
-  ojson echo;                        // the Response's fields that repeat the request
-  std::string id;                    // "resp_..."
+  ojson chat;          // the chat-completions body that runs the request
+  bool store = false;  // keep the response for previous_response_id (a store, and store true)
+  ojson echo;          // the Response's fields that repeat the request
+  std::string id;      // "resp_..."
   std::vector<std::string> ignored;  // request fields vLLM ignores too (logged)
   bool stream = false;
   bool logprobs = false;  // include has message.output_text.logprobs
+};
+
+// A stored response (VLLM_ENABLE_RESPONSES_API_STORE=1, as vLLM): the chat messages its request
+// ran on and the Response it gave.
+struct StoredResponse {
+  ojson messages;
+  nlohmann::json response;
+};
+
+// vLLM's in-memory response store: previous_response_id continues a stored response, GET
+// /v1/responses/{id} returns one. vLLM's never forgets; this one keeps the newest `capacity`
+// (an older id is then a 404 like an unknown one).
+class ResponsesStore {
+ public:
+  explicit ResponsesStore(size_t capacity = 10000) : capacity_(capacity) {}
+  void put(const std::string& id, StoredResponse r);
+  std::optional<StoredResponse> get(const std::string& id) const;
+
+ private:
+  mutable std::mutex mu_;
+  size_t capacity_;
+  std::unordered_map<std::string, StoredResponse> map_;
+  std::deque<std::string> order_;
 };
 
 struct ResponsesOptions {
   // --enable-auto-tool-choice: without it tool_choice "auto" renders the tools but leaves the
   // output unparsed, as vLLM's Responses path does (its chat path answers 400 instead).
   bool auto_tools = false;
+  // The store, when enabled (null: vLLM's default, nothing is stored).
+  const ResponsesStore* store = nullptr;
 };
 
-// Throws ApiError: 400 naming the field, 404 for a previous_response_id.
+// Throws ApiError: 400 naming the field, 404 for a previous_response_id not in the store.
 ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts);
 
 // Counts the tokens of a text (the reasoning tokens of usage.output_tokens_details).
@@ -53,6 +83,8 @@ class ResponsesStream {
   // response.created and response.in_progress.
   std::vector<std::string> start();
   std::vector<std::string> feed(const std::string& chat_sse);
+  // The whole Response once the stream completed (null before, or after an error).
+  const nlohmann::json* final_response() const { return final_.is_null() ? nullptr : &final_; }
 
  private:
   enum class Item { kNone, kReasoning, kMessage, kCall };
@@ -74,6 +106,7 @@ class ResponsesStream {
   std::string reasoning_;  // every reasoning delta, for usage's reasoning_tokens
   nlohmann::json logprobs_ = nlohmann::json::array();  // the open message's (call_.logprobs)
   bool failed_ = false, done_ = false;
+  nlohmann::json final_;
 };
 
 }  // namespace vllm::api

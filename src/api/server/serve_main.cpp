@@ -217,6 +217,16 @@ int serve_main(int argc, char** argv) {
                                 : ""));
   if (sc.api_keys.empty())
     if (const char* k = std::getenv("VLLM_API_KEY"); k && *k) sc.api_keys.push_back(k);
+  // vLLM's switch for its in-memory Responses store, an integer as vLLM's envs read it.
+  if (const char* v = std::getenv("VLLM_ENABLE_RESPONSES_API_STORE"); v && *v) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (*end != '\0')
+      throw std::invalid_argument(std::string("VLLM_ENABLE_RESPONSES_API_STORE: expected an "
+                                              "integer (0 or 1), got '") +
+                                  v + "'");
+    sc.responses_store = n != 0;
+  }
   sc.allowed_origins = json_list(origins, "--allowed-origins");
   sc.allowed_methods = json_list(methods, "--allowed-methods");
   sc.allowed_headers = json_list(headers, "--allowed-headers");
