@@ -233,6 +233,15 @@ TEST(ResponsesApi, StoreContinuesAndForgetsTheOldest) {
   store.put("resp_c", {});
   EXPECT_FALSE(store.get("resp_a"));  // the oldest of three, past the capacity of two
   EXPECT_TRUE(store.get("resp_c"));
+  // And past the byte budget: a 2 KB response evicts everything older once the 3 KB is full.
+  ResponsesStore small(100, 3000);
+  small.put("x", {J("[]"), json{{"t", std::string(1000, 'a')}}});
+  small.put("y", {J("[]"), json{{"t", std::string(1000, 'b')}}});
+  EXPECT_TRUE(small.get("x"));
+  small.put("z", {J("[]"), json{{"t", std::string(2000, 'c')}}});
+  EXPECT_FALSE(small.get("x"));
+  EXPECT_FALSE(small.get("y"));
+  EXPECT_TRUE(small.get("z"));
   try {
     responses_to_chat(J(R"({"input": "x", "previous_response_id": "resp_a"})"), o);
     ADD_FAILURE() << "an evicted id continued";

@@ -43,17 +43,23 @@ struct StoredResponse {
 
 // vLLM's in-memory response store: previous_response_id continues a stored response, GET
 // /v1/responses/{id} returns one. vLLM's never forgets; this one keeps the newest `capacity`
-// (an older id is then a 404 like an unknown one).
+// responses within `max_bytes` of their JSON text (a long chain of continued responses stores
+// its history again in every link), and an evicted id is a 404 like an unknown one.
 class ResponsesStore {
  public:
-  explicit ResponsesStore(size_t capacity = 10000) : capacity_(capacity) {}
+  explicit ResponsesStore(size_t capacity = 10000, size_t max_bytes = size_t{256} << 20)
+      : capacity_(capacity), max_bytes_(max_bytes) {}
   void put(const std::string& id, StoredResponse r);
   std::optional<StoredResponse> get(const std::string& id) const;
 
  private:
+  struct Entry {
+    StoredResponse r;
+    size_t bytes = 0;
+  };
   mutable std::mutex mu_;
-  size_t capacity_;
-  std::unordered_map<std::string, StoredResponse> map_;
+  size_t capacity_, max_bytes_, bytes_ = 0;
+  std::unordered_map<std::string, Entry> map_;
   std::deque<std::string> order_;
 };
 
