@@ -305,7 +305,8 @@ def safetensors_files():
                         ("GraniteMoeForCausalLM", {"granite": True, "granitemoe": True}),
                         ("Glm4MoeForCausalLM", {"bias": True, "qk_norm": True, "glm4_moe": True}),
                         ("MiniMaxM2ForCausalLM", {"minimax_m2": True}),
-                        ("Ernie4_5_MoeForCausalLM", {"ernie_moe": True})):
+                        ("Ernie4_5_MoeForCausalLM", {"ernie_moe": True}),
+                        ("ArceeForCausalLM", {"arcee": True})):
         cfg = {"architectures": [arch], "hidden_size": hidden, "intermediate_size": ffn,
                "num_hidden_layers": 1, "num_attention_heads": heads,
                "num_key_value_heads": kv_heads, "head_dim": hd, "vocab_size": vocab,
@@ -332,6 +333,8 @@ def safetensors_files():
             cfg.update({"moe_num_experts": 2, "moe_k": 1, "moe_intermediate_size": 32,
                         "moe_num_shared_experts": 1, "moe_layer_start_index": 0,
                         "moe_layer_interval": 1, "use_bias": False})
+        if extra.get("arcee"):  # the ungated relu2 MLP
+            cfg["hidden_act"] = "relu2"
         if extra.get("shared"):  # Qwen2-MoE's shared expert
             cfg["shared_expert_intermediate_size"] = 48
         if extra.get("mixtral"):
@@ -481,6 +484,9 @@ def safetensors_files():
                 t(pre + f"mlp.experts.{e}.down_proj.weight", (hidden, 32))
             for n, shape in (("gate", (32, hidden)), ("up", (32, hidden)), ("down", (hidden, 32))):
                 t(pre + f"mlp.shared_experts.{n}_proj.weight", shape)
+        elif extra.get("arcee"):  # up and down projections only
+            t(pre + "mlp.up_proj.weight", (ffn, hidden))
+            t(pre + "mlp.down_proj.weight", (hidden, ffn))
         elif extra.get("mixtral"):
             t(pre + "block_sparse_moe.gate.weight", (2, hidden))
             for e in range(2):

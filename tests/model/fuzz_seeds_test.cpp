@@ -2,7 +2,7 @@
 // a model of that family, so fuzzing starts from inputs that reach the family's own loading
 // code (gpt-oss's expert rewrite, Qwen2-MoE's shared expert, OLMoE's norms, GraniteMoE's fused
 // experts, GLM-4.5's router, MiniMax-M2's names, FP8 dequantization,
-// ERNIE 4.5's router) rather than an early error.
+// ERNIE 4.5's router, Arcee's ungated MLP) rather than an early error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -119,6 +119,16 @@ TEST(FuzzSeeds, Fp8CheckpointLoadsToAModelWithBf16Projections) {
                          EXPECT_EQ(m.layers()[0].mlp.down.dtype, vt::DType::BF16);
                        }),
             1);
+}
+
+TEST(FuzzSeeds, ArceeLoadsToAModelWithAnUngatedMlp) {
+  EXPECT_EQ(load_seeds("ArceeForCausalLM",
+                       [](const CausalLM& m) {
+                         EXPECT_EQ(m.config().hidden_act, vllm::model::Activation::kRelu2);
+                         EXPECT_EQ(m.layers()[0].mlp.gate.rows, 0);
+                         EXPECT_EQ(m.layers()[0].mlp.up.rows, 64);
+                       }),
+            2);
 }
 
 TEST(FuzzSeeds, Ernie45MoeLoadsToAModelWithItsBiasedSoftmaxRouter) {
