@@ -195,20 +195,41 @@ def add_embeddings(g, t, tied=False):
         g.add_tensor("output.weight", t["lm_head.weight"])
 
 
-def add_attention(g, t, p, b, bias=False):
+def add_attention(g, t, p, b, bias=False, qk_norm=False):
     """q/k/v (with their biases) and o rows as stored: rope NEOX, or a converter that does not
-    permute them."""
+    permute them; then the q/k norms (per head, or over the whole projection: the checkpoint's
+    shapes)."""
     for x in "qkv":
         g.add_tensor(f"{b}attn_{x}.weight", t[f"{p}self_attn.{x}_proj.weight"])
         if bias:
             g.add_tensor(f"{b}attn_{x}.bias", t[f"{p}self_attn.{x}_proj.bias"])
     g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+    if qk_norm:
+        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
+        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
 
 
 def add_shared_expert(g, t, b, prefix):
     """A shared expert's SwiGLU MLP (`prefix`{gate,up,down}_proj) as blk.N.ffn_*_shexp."""
     for kind, w in SWIGLU:
         g.add_tensor(f"{b}ffn_{kind}_shexp.weight", t[f"{prefix}{w}.weight"])
+
+
+def add_dense_mlp(g, t, b, m, kinds=("gate", "up", "down")):
+    """A dense MLP (`m`{gate,up,down}_proj, the kinds present) as blk.N.ffn_{gate,up,down}."""
+    for kind, w in SWIGLU:
+        if kind in kinds:
+            g.add_tensor(f"{b}ffn_{kind}.weight", t[f"{m}{w}.weight"])
+
+
+def add_sparse_layer(g, t, b, m, X, score_bias):
+    """A DeepSeek-style sparse layer (GLM-4.5, ERNIE 4.5): the router, its correction bias
+    (`m` + score_bias, [1, experts] or [experts] as the checkpoint keeps it), the stacked
+    experts and the shared experts."""
+    g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+    g.add_tensor(b + "exp_probs_b.bias", t[m + score_bias])
+    add_experts(g, t, b, m, X)
+    add_shared_expert(g, t, b, m + "shared_experts.")
 
 
 def write_gpt_oss(out, cfg, t):
@@ -360,10 +381,8 @@ def write_olmoe(out, cfg, t):
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        add_attention(g, t, p, b)
-        # [H * D] and [KV * D] = [n_embd]: one RMSNorm over the whole projection.
-        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
-        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        # q/k norms [H * D] and [KV * D] = [n_embd]: one RMSNorm over the whole projection.
+        add_attention(g, t, p, b, qk_norm=True)
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
@@ -465,21 +484,14 @@ def write_glm4moe(out, cfg, t):
             g.add_tensor(b + "nextn.hnorm.weight", t[p + "hnorm.weight"])
             g.add_tensor(b + "nextn.shared_head_norm.weight", t[p + "shared_head.norm.weight"])
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        add_attention(g, t, p, b, bias=True)  # rows as stored (NEOX)
-        if cfg["use_qk_norm"]:
-            g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
-            g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        add_attention(g, t, p, b, bias=True, qk_norm=cfg["use_qk_norm"])  # rows as stored (NEOX)
         # glm4moe's pre-MLP norm is ATTN_POST_NORM (post_attention_norm), not ffn_norm.
         g.add_tensor(b + "post_attention_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         if i < cfg["first_k_dense_replace"]:
-            for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
-                g.add_tensor(b + gg + ".weight", t[f"{m}{w}.weight"])
-            continue
-        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
-        g.add_tensor(b + "exp_probs_b.bias", t[m + "gate.e_score_correction_bias"])
-        add_experts(g, t, b, m, X)
-        add_shared_expert(g, t, b, m + "shared_experts.")
+            add_dense_mlp(g, t, b, m)
+        else:
+            add_sparse_layer(g, t, b, m, X, "gate.e_score_correction_bias")
     finish(g)
 
 
@@ -513,10 +525,8 @@ def write_minimax_m2(out, cfg, t):
     for i in range(L):
         p, b = f"model.layers.{i}.", f"blk.{i}."
         g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
-        add_attention(g, t, p, b)
-        # [H * D] and [KV * D]: one RMSNorm over each whole projection.
-        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.q_norm.weight"])
-        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.k_norm.weight"])
+        # q/k norms [H * D] and [KV * D]: one RMSNorm over each whole projection.
+        add_attention(g, t, p, b, qk_norm=True)
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "block_sparse_moe."
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
@@ -565,14 +575,9 @@ def write_ernie4_5(out, cfg, t):
         g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
         m = p + "mlp."
         if not moe or i < cfg["moe_layer_start_index"]:
-            for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
-                g.add_tensor(b + gg + ".weight", t[f"{m}{w}.weight"])
-            continue
-        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
-        # [1, experts] as the checkpoint keeps it (GGUF ne {experts, 1}).
-        g.add_tensor(b + "exp_probs_b.bias", t[m + "moe_statics.e_score_correction_bias"])
-        add_experts(g, t, b, m, X)
-        add_shared_expert(g, t, b, m + "shared_experts.")
+            add_dense_mlp(g, t, b, m)
+        else:  # the bias [1, experts] as the checkpoint keeps it (GGUF ne {experts, 1})
+            add_sparse_layer(g, t, b, m, X, "moe_statics.e_score_correction_bias")
     finish(g)
 
 
@@ -598,8 +603,7 @@ def write_seed_oss(out, cfg, t):
         add_attention(g, t, p, b, bias=True)  # rows as stored (NEOX)
         # seed_oss's pre-MLP norm is ATTN_POST_NORM (post_attention_norm), not ffn_norm.
         g.add_tensor(b + "post_attention_norm.weight", t[p + "post_attention_layernorm.weight"])
-        for gg, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
-            g.add_tensor(b + gg + ".weight", t[f"{p}mlp.{w}.weight"])
+        add_dense_mlp(g, t, b, p + "mlp.")
     finish(g)
 
 
@@ -706,10 +710,8 @@ def write_gguf(hf, out):
             g.add_tensor(b + "ffn_down.weight", t[p + "mlp.down_proj.weight"])
             continue
         if not X:  # arcee: no gate (its MLP is ungated)
-            for name, w in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"),
-                            ("ffn_down", "down_proj")):
-                if f"{p}mlp.{w}.weight" in t or cfg["model_type"] != "arcee":
-                    g.add_tensor(b + name + ".weight", t[f"{p}mlp.{w}.weight"])
+            add_dense_mlp(g, t, b, p + "mlp.",
+                          ("up", "down") if cfg["model_type"] == "arcee" else ("gate", "up", "down"))
             continue
         g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
         add_experts(g, t, b, m, X, MIXTRAL)

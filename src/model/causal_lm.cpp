@@ -343,11 +343,6 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
 
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = layer_prefix(i);
-  if (c.hidden_act == Activation::kRelu2)  // ungated: only a family that reads it so (Arcee)
-    throw LoadError(c.source,
-                    "hidden_act relu2 is supported for ArceeForCausalLM's ungated MLP "
-                    "only, not for " +
-                        c.architecture + "'s gated one");
   MlpWeights m;
   m.norm = s.vector_f32(p + "post_attention_layernorm.weight", c.hidden_size);
   m.gate = s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
@@ -409,9 +404,6 @@ LayerWeights load_llama_layer(const WeightStore& s, const ModelConfig& c, int64_
 }
 
 MoeWeights load_moe(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  if (c.hidden_act == Activation::kRelu2)  // the experts are SwiGLU here
-    throw LoadError(c.source,
-                    "hidden_act relu2 is not supported for " + c.architecture + "'s experts");
   const std::string p = layer_prefix(i) + "mlp.";
   const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
   MoeWeights m;

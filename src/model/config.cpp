@@ -318,6 +318,11 @@ ModelConfig config_from_hf_json(const std::string& config_json, const std::strin
         throw LoadError(c.source, std::string("missing or mistyped field: ") + e.what());
       }
     }
+    if (c.hidden_act == Activation::kRelu2 && !f->ungated_mlp)
+      throw LoadError(c.source,
+                      "hidden_act relu2 is supported for ArceeForCausalLM's ungated MLP "
+                      "only, not for " +
+                          c.architecture + "'s gated one");
   } else {
     c.num_experts = 0;  // the unknown architecture is reported by the model loader
   }

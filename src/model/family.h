@@ -32,6 +32,9 @@ struct ModelFamily {
   bool qk_norm = false;   // per-head RMSNorm on q and k before RoPE
   bool moe = false;       // may have sparse MoE layers (else num_experts is forced to 0)
   bool gguf_rope_interleaved = false;  // llama.cpp's converter permuted the q/k rows (rope NORM)
+  // The MLP is down(relu(up x)^2) with no gate (Activation::kRelu2, Arcee); hidden_act relu2
+  // on any other family is refused, its MLP being gated (or its experts SwiGLU).
+  bool ungated_mlp = false;
   // How config.json's sliding window reaches the layers (Hugging Face's rule for the class):
   // kNone: never (the class has no sliding window); kEveryLayer: `sliding_window` on every
   // layer, or on the "sliding_attention" entries of `layer_types` (Mistral); kQwen: only with

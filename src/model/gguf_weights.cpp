@@ -46,6 +46,10 @@ const NamePair kLayer[] = {
     {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
     {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
     {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
+    // Shared experts under DeepSeek's name (GLM-4.5, ERNIE 4.5; Qwen2-MoE's own names win).
+    {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight"},
+    {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight"},
+    {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight"},
 };
 
 std::string hf_name(const std::string& gguf_name, const ModelFamily& family) {
@@ -54,10 +58,11 @@ std::string hf_name(const std::string& gguf_name, const ModelFamily& family) {
   static const std::regex blk(R"(blk\.(\d+)\.(.+))");
   std::smatch m;
   if (std::regex_match(gguf_name, m, blk)) {
-    for (const auto& p : kLayer)
-      if (m[2] == p.gguf) return "model.layers." + m[1].str() + "." + p.hf;
+    // The family's names first: they may rename a shared one.
     for (const auto& [gguf, hf] : family.gguf_layer_tensors)
       if (m[2] == gguf) return "model.layers." + m[1].str() + "." + hf;
+    for (const auto& p : kLayer)
+      if (m[2] == p.gguf) return "model.layers." + m[1].str() + "." + p.hf;
   }
   return "gguf:" + gguf_name;  // kept, but no layer asks for it
 }
@@ -69,10 +74,10 @@ std::string gguf_name(const std::string& name, const ModelFamily& family) {
   static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
   std::smatch m;
   if (std::regex_match(name, m, layer)) {
-    for (const auto& p : kLayer)
-      if (m[2] == p.hf) return "blk." + m[1].str() + "." + p.gguf;
     for (const auto& [gguf, hf] : family.gguf_layer_tensors)
       if (m[2] == hf) return "blk." + m[1].str() + "." + gguf;
+    for (const auto& p : kLayer)
+      if (m[2] == p.hf) return "blk." + m[1].str() + "." + p.gguf;
   }
   return "";
 }

@@ -32,9 +32,9 @@ TEST(ReasoningParser, WholeOutputIsSplitAtTheEndTag) {
   EXPECT_FALSE(s.content);  // empty content is null, as vLLM returns
 }
 
-// Feeds `text` cut at `cut`, concatenating what comes out.
-std::pair<std::string, std::string> stream(const std::string& text, std::vector<size_t> cuts) {
-  ReasoningStreamSplitter sp;
+// Feeds `text` to `sp` cut at `cuts`, concatenating what comes out.
+std::pair<std::string, std::string> stream(const std::string& text, std::vector<size_t> cuts,
+                                           ReasoningStreamSplitter sp = ReasoningStreamSplitter()) {
   std::string r, c;
   size_t at = 0;
   cuts.push_back(text.size());
@@ -121,18 +121,8 @@ TEST(Glm45Reasoning, OutputStartsInTheReasoning) {
 
 std::pair<std::string, std::string> stream_glm(const std::string& text, std::vector<size_t> cuts,
                                                bool prompt_ended = false) {
-  ReasoningStreamSplitter sp(ReasoningParserKind::kGlm45, prompt_ended);
-  std::string r, c;
-  size_t at = 0;
-  cuts.push_back(text.size());
-  for (size_t cut : cuts) {
-    auto [dr, dc] = sp.feed(text.substr(at, cut - at));
-    r += dr;
-    c += dc;
-    at = cut;
-  }
-  auto [fr, fc] = sp.finish();
-  return {r + fr, c + fc};
+  return stream(text, std::move(cuts),
+                ReasoningStreamSplitter(ReasoningParserKind::kGlm45, prompt_ended));
 }
 
 TEST(Glm45Reasoning, StreamMatchesTheWholeOutputWhereverItIsCut) {

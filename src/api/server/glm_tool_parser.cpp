@@ -193,23 +193,13 @@ class Glm45Parser : public ToolCallParser {
       if (!any_kept_) post_ += t;
       return;
     }
-    held_ += t;
-    const size_t end = py_rstrip_end(held_);
-    if (end == 0) return;
-    out.content.append(held_, 0, end);
-    held_.erase(0, end);
-    content_started_ = true;
-  }
-
-  bool known_tool(const std::string& name) const {
-    if (tools_.empty()) return true;
-    return tool_function(tools_, name) != nullptr;
+    if (release_before_trailing_space(held_, t, out.content)) content_started_ = true;
   }
 
   // The name is complete (<arg_key> or </tool_call> follows it): keep the call or drop it.
   void decide_name(ParsedDelta& out) {
     name_ = py_strip(name_raw_);
-    kept_ = !name_.empty() && known_tool(name_);
+    kept_ = tool_call_allowed(tools_, name_);
     if (!kept_) return;
     any_kept_ = true;
     held_.clear();
@@ -264,16 +254,8 @@ class Glm45Parser : public ToolCallParser {
   }
 
   void emit_args(const std::string& text, ParsedDelta& out) {
-    if (text.size() <= streamed_.size()) return;
-    if (text.compare(0, streamed_.size(), streamed_) != 0) {
-      broken_ = true;  // a repeated key rewrote what was sent: nothing more can follow it
-      return;
-    }
-    ToolCallDelta f;
-    f.index = num_calls_ - 1;
-    f.arguments = text.substr(streamed_.size());
-    out.calls.push_back(std::move(f));
-    streamed_ = text;
+    // A repeated key that rewrote what was sent: nothing more can follow it.
+    if (!stream_args_extension(streamed_, text, num_calls_ - 1, out)) broken_ = true;
   }
 
   // Streaming: the part of the open call's arguments no later text can change.

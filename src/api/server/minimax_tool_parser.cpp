@@ -229,12 +229,7 @@ class MinimaxM2Parser : public ToolCallParser {
       if (!raw_kept_) post_ += t;
       return;
     }
-    held_ += t;
-    const size_t end = py_rstrip_end(held_);
-    if (end == 0) return;
-    out_->content.append(held_, 0, end);
-    held_.erase(0, end);
-    content_started_ = true;
+    if (release_before_trailing_space(held_, t, out_->content)) content_started_ = true;
   }
 
   void start_call() {
@@ -245,10 +240,6 @@ class MinimaxM2Parser : public ToolCallParser {
     streamed_.clear();
     kept_ = name_pending_ = false;
     fast_ = false;
-  }
-
-  bool accepted(const std::string& name) const {
-    return !name.empty() && (tools_.empty() || tool_function(tools_, name) != nullptr);
   }
 
   // The name is complete: keep the call or drop it. An empty name waits for a "name" in the
@@ -271,11 +262,11 @@ class MinimaxM2Parser : public ToolCallParser {
   // when it builds the whole response's calls. The call is returned on the second.
   void decide(const std::string& written) {
     name_ = py_strip(written);
-    if (accepted(written)) {
+    if (tool_call_allowed(tools_, written)) {
       raw_kept_ = true;
       post_.clear();
     }
-    if (accepted(name_)) keep();
+    if (tool_call_allowed(tools_, name_)) keep();
   }
 
   void keep() {
@@ -328,13 +319,8 @@ class MinimaxM2Parser : public ToolCallParser {
   }
 
   void emit_args(const std::string& text) {
-    if (text.size() <= streamed_.size() || text.compare(0, streamed_.size(), streamed_) != 0)
-      return;  // not an extension of what was sent (vLLM sends nothing then)
-    ToolCallDelta f;
-    f.index = num_calls_ - 1;
-    f.arguments = text.substr(streamed_.size());
-    out_->calls.push_back(std::move(f));
-    streamed_ = text;
+    // Not an extension of what was sent: vLLM sends nothing then.
+    stream_args_extension(streamed_, text, num_calls_ - 1, *out_);
   }
 
   // Streaming: the part of the open call's arguments no later text can change.

@@ -61,6 +61,18 @@ inline size_t py_rstrip_end(std::string_view s) {
   return end;
 }
 
+// Streaming text whose trailing whitespace must wait (it is dropped if the text ends there, as
+// Python's rstrip would): appends `t` to `held`, moves all but held's trailing whitespace to
+// `out`; true when anything moved.
+inline bool release_before_trailing_space(std::string& held, std::string_view t, std::string& out) {
+  held += t;
+  const size_t end = py_rstrip_end(held);
+  if (end == 0) return false;
+  out.append(held, 0, end);
+  held.erase(0, end);
+  return true;
+}
+
 inline std::string py_rstrip(std::string_view s) {
   return std::string(s.substr(0, py_rstrip_end(s)));
 }

@@ -170,10 +170,7 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std:
   // Reasoning text goes out but its trailing whitespace waits: it is dropped if the reasoning
   // ends there.
   auto add_reasoning = [&](std::string_view t) {
-    held_ws_ += t;
-    const size_t e = py_rstrip_end(held_ws_);
-    reasoning.append(held_ws_, 0, e);
-    held_ws_.erase(0, e);
+    release_before_trailing_space(held_ws_, t, reasoning);
   };
   while (state_ == State::kReasoning) {
     std::string_view tag;
@@ -203,10 +200,7 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_minimax(
   std::string reasoning, content;
   pending_ += delta;
   auto add_reasoning = [&](std::string_view t) {
-    held_ws_ += t;
-    const size_t e = py_rstrip_end(held_ws_);
-    reasoning.append(held_ws_, 0, e);
-    held_ws_.erase(0, e);
+    release_before_trailing_space(held_ws_, t, reasoning);
   };
   auto add_text = [&](std::string_view t) {
     if (state_ == State::kReasoning)

@@ -16,6 +16,11 @@ namespace vllm::api {
 // The request's function named `name` (tools[i].function), or null.
 const nlohmann::ordered_json* tool_function(const nlohmann::ordered_json& tools,
                                             const std::string& name);
+// Whether a call to `name` is kept: a non-empty name the request's tools define, any when
+// there are none (vLLM's GLM and MiniMax parsers drop the rest).
+inline bool tool_call_allowed(const nlohmann::ordered_json& tools, const std::string& name) {
+  return !name.empty() && (tools.empty() || tool_function(tools, name) != nullptr);
+}
 // That function's parameters.properties (an empty object when it has none, or is not there):
 // the schemas the bare-text parsers type argument values by.
 nlohmann::ordered_json tool_properties(const nlohmann::ordered_json& tools,

@@ -67,6 +67,21 @@ struct ParsedDelta {
   std::vector<ToolCallDelta> calls;
 };
 
+// Streams what `args` (a call's arguments so far) adds to `streamed` (what went out for call
+// `index`) and records it as sent. False, sending nothing, when `args` is longer but does not
+// extend `streamed`: a fragment that went out cannot be taken back.
+inline bool stream_args_extension(std::string& streamed, const std::string& args, int index,
+                                  ParsedDelta& out) {
+  if (args.size() <= streamed.size()) return true;
+  if (args.compare(0, streamed.size(), streamed) != 0) return false;
+  ToolCallDelta f;
+  f.index = index;
+  f.arguments = args.substr(streamed.size());
+  out.calls.push_back(std::move(f));
+  streamed = args;
+  return true;
+}
+
 struct ToolCall {
   std::string id, name, arguments;
 };

@@ -45,6 +45,7 @@ const ModelFamily& arcee_family() {
     f.hf_architectures = {"ArceeForCausalLM"};
     f.gguf_architecture = "arcee";
     f.gguf_rope_interleaved = true;
+    f.ungated_mlp = true;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;

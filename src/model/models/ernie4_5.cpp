@@ -118,9 +118,6 @@ const ModelFamily& ernie4_5_moe_family() {
   static const ModelFamily f = [] {
     ModelFamily f = base(kErnieMoe, "ernie4_5-moe");
     f.moe = true;
-    f.gguf_layer_tensors = {{"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight"},
-                            {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight"},
-                            {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight"}};
     f.hf_weights = hf_weights;
     return f;
   }();

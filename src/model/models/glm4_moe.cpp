@@ -100,10 +100,7 @@ const ModelFamily& glm4_moe_family() {
     f.hf_architectures = {"Glm4MoeForCausalLM"};
     f.gguf_architecture = "glm4moe";
     f.moe = true;
-    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_layernorm.weight"},
-                            {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight"},
-                            {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight"},
-                            {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight"}};
+    f.gguf_layer_tensors = {{"post_attention_norm.weight", "post_attention_layernorm.weight"}};
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.load_layer = load_layer;
