@@ -95,16 +95,16 @@ constexpr int64_t kKqDecBlock = 4096;
 
 template <DType T, int TT = kKqTMax<T>>
 void kq_tile_dec_n(int n, const uint8_t* grp, const uint8_t* dec, int64_t nb, const ActView& a,
-                   int64_t t0, float* y, int64_t ldy, int n_rows) {
+                   int64_t t0, float* y, int64_t ldy, int n_rows, const GroupPrefetch& pf) {
   if constexpr (TT > 0) {
-    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, GroupPrefetch(), dec);
-    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows);
+    if (n == TT) return kq_tile<T, TT, true>(grp, nb, a, t0, y, ldy, n_rows, pf, dec);
+    kq_tile_dec_n<T, TT - 1>(n, grp, dec, nb, a, t0, y, ldy, n_rows, pf);
   }
 }
 
 // Many tokens: each 16-row group is decoded into a per-thread buffer once per token chunk
-// (packed_groups' group step, which also takes the prefetch: one pass over the packed
-// bytes) and every token tile reads the decoded bytes. Each (row, token) still takes the
+// (packed_groups' group step: one pass over the packed bytes) and every token tile reads the
+// decoded bytes (and prefetches the next group). Each (row, token) still takes the
 // same integer dots and float steps in the same order, so the result is the tiles' own, bit
 // for bit. Every type on both ISAs takes this path. VNNI, 2-core Zen 5, no decoded path vs
 // each type decoded: Qwen3-0.6B-shape prefill 128 Q5_K_M 787 -> 857 tok/s, Q4_K_M +1-6%,
@@ -122,8 +122,8 @@ void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int6
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
   packed_groups<kKqTMax<T>, 1>(
       w, a, r0, r1,
-      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch&) {
-        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows);
+      [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
+        kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows, pf);
       },
       [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
 }
