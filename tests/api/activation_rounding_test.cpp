@@ -23,6 +23,7 @@ std::string tiny_qwen3() {
 std::unique_ptr<LLM> load(bool round) {
   engine::EngineConfig cfg;
   cfg.num_gpu_blocks = 32;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
   cfg.bf16_activations = round;
   return LLM::load(tiny_qwen3(), cfg);
 }

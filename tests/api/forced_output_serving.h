@@ -44,6 +44,7 @@ class ForcedOutputServing : public ::testing::Test {
     if (!std::filesystem::exists(tiny_qwen3() + "/config.json")) return;
     engine::EngineConfig cfg;
     cfg.num_gpu_blocks = 64;
+    cfg.block_size = 16;  // block counts here are of 16-slot blocks
     llm_ = LLM::load(tiny_qwen3(), cfg).release();
     engine_ = new engine::AsyncEngine(llm_->engine());
     ctx_ = new ServingContext{*llm_, *engine_, "m"};

@@ -23,6 +23,7 @@ TEST(PaddedVocab, GeneratedPaddingIdsDecodeToNothingAndNeverFailTheRequest) {
   ASSERT_TRUE(std::filesystem::exists(path + "/config.json")) << path << " missing";
   engine::EngineConfig cfg;
   cfg.num_gpu_blocks = 64;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
   auto llm = LLM::load(path, cfg);
   const int32_t n_text = llm->tokenizer().vocab_size();
   ASSERT_LT(n_text, llm->model().config().vocab_size);

@@ -54,6 +54,7 @@ Trace run(const std::vector<Job>& jobs, bool eager, DecodeGraphOptions g = {}) {
   cfg.max_num_seqs = 8;
   cfg.max_model_len = 512;
   cfg.num_gpu_blocks = 256;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
   cfg.enforce_eager = eager;
   cfg.graph = g;
   Trace tr;

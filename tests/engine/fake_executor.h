@@ -142,6 +142,7 @@ inline Finished run_alone(const std::vector<int32_t>& prompt, const SamplingPara
   PagedFakeExecutor ex(vocab, max_len);
   EngineConfig c;
   c.num_gpu_blocks = 4096;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   LLMEngine eng(c, ex, bracket_streams(), eos);
   eng.add_request("alone", prompt, p);
   return run_to_completion(eng)["alone"];

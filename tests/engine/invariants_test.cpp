@@ -212,6 +212,7 @@ TEST(Invariants, PreemptionHappensInTinyPools) {
   PagedFakeExecutor ex(256, 160);
   EngineConfig c;
   c.num_gpu_blocks = 10;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   c.max_num_batched_tokens = 2048;
   LLMEngine eng(c, ex);
   std::mt19937_64 rng(1);

@@ -111,6 +111,7 @@ TEST_F(EngineFixture, StopStringsNeedADetokenizer) {
 
 TEST_F(EngineFixture, ConfigIsResolvedAgainstTheModel) {
   EngineConfig c;
+  c.block_size = 16;
   c.kv_cache_memory_bytes = 64 * 16 * 10 + 5;  // 10 blocks of the fake's 64 B/slot
   LLMEngine eng(c, ex);
   EXPECT_EQ(*eng.config().num_gpu_blocks, 10);

@@ -156,6 +156,7 @@ TEST(LogitsProcessors, EngineRejectsOutOfVocabularyIdsAndTooManyLogprobs) {
   PagedFakeExecutor ex(kVocab, 256);
   EngineConfig c;
   c.num_gpu_blocks = 64;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   c.max_logprobs = 5;
   LLMEngine eng(c, ex, bracket_streams());
   auto expect_reject = [&](SamplingParams p, const std::string& needle) {
@@ -197,6 +198,7 @@ TEST(LogitsProcessors, PriorityPolicyAdmitsLowerPriorityValuesFirst) {
   PagedFakeExecutor ex(kVocab, 256);
   EngineConfig c;
   c.num_gpu_blocks = 64;
+  c.block_size = 16;   // block counts here are of 16-slot blocks
   c.max_num_seqs = 1;  // one at a time: admission order is visible in finish order
   c.scheduling_policy = SchedulingPolicy::kPriority;
   LLMEngine eng(c, ex, bracket_streams());
@@ -229,6 +231,7 @@ TEST(LogitsProcessors, PromptLogprobsAreLogSoftmaxOfEveryPromptPositionAcrossChu
   PagedFakeExecutor ex(kVocab, 256);
   EngineConfig c;
   c.num_gpu_blocks = 64;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   c.max_num_batched_tokens = 3;
   LLMEngine eng(c, ex, bracket_streams());
   // Without prompt logprobs, the model's logits of position k are what the engine samples

@@ -46,6 +46,7 @@ std::map<std::string, Entries> score(model::CausalLM& m,
   CpuModelExecutor ex(m);
   EngineConfig c;
   c.num_gpu_blocks = 64;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   c.max_num_batched_tokens = budget;
   c.kv_cache_dtype = vt::DType::F32;  // compared with transformers' fp32 forward at 5e-5
   LLMEngine eng(c, ex);
@@ -150,6 +151,7 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
     CpuModelExecutor ex(*m);
     EngineConfig c;
     c.num_gpu_blocks = blocks;
+    c.block_size = 16;  // block counts here are of 16-slot blocks
     c.max_num_batched_tokens = budget;
     LLMEngine eng(c, ex);
     for (size_t i : which) eng.add_request("r" + std::to_string(i), prompts[i], params[i]);

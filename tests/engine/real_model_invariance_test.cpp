@@ -98,7 +98,7 @@ std::map<std::string, Result> check_invariance(model::CausalLM& m,
   // Reference: every request alone.
   std::map<std::string, Result> alone;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    EngineConfig c;
+    EngineConfig c;  // the default block size
     c.num_gpu_blocks = 64;
     c.enable_prefix_caching = false;
     c.kv_cache_dtype = kv;
@@ -108,16 +108,20 @@ std::map<std::string, Result> check_invariance(model::CausalLM& m,
     int64_t budget;
     bool caching;
     int64_t blocks;
+    int block_size;  // where a key lives never changes its arithmetic
   };
-  // 12 blocks hold any single request (at most 74 tokens) but not the batch: preemption.
-  for (const Case& k : {Case{16, false, 256}, Case{64, true, 256}, Case{2048, true, 256},
-                        Case{2048, false, 256}, Case{64, true, 12}}) {
+  // 12 blocks of 16 hold any single request (at most 74 tokens) but not the batch: preemption.
+  for (const Case& k :
+       {Case{16, false, 256, 16}, Case{64, true, 128, 32}, Case{2048, true, 256, 16},
+        Case{2048, false, 128, 32}, Case{64, true, 12, 16}}) {
     SCOPED_TRACE("budget=" + std::to_string(k.budget) + " caching=" + std::to_string(k.caching) +
-                 " blocks=" + std::to_string(k.blocks));
+                 " blocks=" + std::to_string(k.blocks) +
+                 " block_size=" + std::to_string(k.block_size));
     EngineConfig c;
     c.max_num_batched_tokens = k.budget;
     c.enable_prefix_caching = k.caching;
     c.num_gpu_blocks = k.blocks;
+    c.block_size = k.block_size;
     c.max_num_seqs = 32;
     c.kv_cache_dtype = kv;
     int64_t preempted = 0;
@@ -161,6 +165,7 @@ TEST(RealModelInvariance, SmolLM2F32KvCacheIsBatchInvariantAndCloseToFp16) {
   const auto prompts = invariance_prompts(m);
   EngineConfig c;
   c.num_gpu_blocks = 64;
+  c.block_size = 16;  // block counts here are of 16-slot blocks
   c.enable_prefix_caching = false;
   int agreed = 0;
   for (int i = 0; i < 8; ++i) {

@@ -58,6 +58,7 @@ std::map<int, Result> run(const std::vector<Spec>& all, const std::vector<int>& 
   cfg.max_num_seqs = 32;
   cfg.max_model_len = 512;
   cfg.num_gpu_blocks = blocks;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
   cfg.max_num_batched_tokens = budget;
   cfg.enforce_eager = eager;
   auto llm = vllm::api::LLM::load(gguf_path(), cfg);
@@ -140,6 +141,7 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
   EngineConfig cfg;
   cfg.max_model_len = 512;
   cfg.num_gpu_blocks = 64;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
   auto llm = vllm::api::LLM::load(gguf_path(), cfg);
   auto g = llm->grammar_compiler().compile(so::GrammarKind::kRegex, "[0-9]{3}-[0-9]{2}");
   const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
