@@ -367,11 +367,10 @@ inline void kq6_decode_groups(const uint8_t* pb, uint8_t* out, __m256i m4, __m25
 // Group grp's nb super-blocks as kq_decoded reads them: the weight decode of the tiles, done
 // once for every token tile of a chunk instead of once per tile.
 template <DType T>
-void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPrefetch& pf) {
+void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec) {
   const int64_t block = kquant_layout(T).block, qs = kquant_layout(T).qs;
   const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
   for (int64_t b = 0; b < nb; ++b) {
-    pf.at(b);
     const uint8_t* pb = grp + b * block;
     uint8_t* out = dec + b * kKqDecBlock;
     if constexpr (T == DType::Q6_K) {

@@ -120,12 +120,12 @@ void kquant_rows_decoded(const WeightView& w, const ActView& a, int64_t r0, int6
   if (buf.size() < static_cast<size_t>(nb * kKqDecStride + 64))
     buf.resize(static_cast<size_t>(nb * kKqDecStride + 64));
   uint8_t* dec = buf.data() + (-reinterpret_cast<uintptr_t>(buf.data()) & 63);
-  packed_groups<kKqTMax<T>, 1>(
+  packed_groups<kKqTMax<T>, kKqPasses>(
       w, a, r0, r1,
       [&](const uint8_t* grp, int64_t r, int n_rows, int64_t t0, int n, const GroupPrefetch& pf) {
         kq_tile_dec_n<T>(n, grp, dec, nb, a, t0, y + r, ldy, n_rows, pf);
       },
-      [&](const uint8_t* grp, const GroupPrefetch& pf) { kq_decode_group<T>(grp, nb, dec, pf); });
+      [&](const uint8_t* grp) { kq_decode_group<T>(grp, nb, dec); });
 }
 
 // The tile for n tokens, 1 <= n <= the maximum (packed_groups' token tiles).

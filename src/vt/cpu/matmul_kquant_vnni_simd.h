@@ -250,12 +250,11 @@ void kq_tile(const uint8_t* grp, int64_t nb, const ActView& a, int64_t t0, float
 // Group grp's nb super-blocks as kq_decoded reads them: the weight decode of the tiles, done
 // once for every token tile of a chunk instead of once per tile.
 template <DType T>
-void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec, const GroupPrefetch& pf) {
+void kq_decode_group(const uint8_t* grp, int64_t nb, uint8_t* dec) {
   constexpr KQuantLayout L = kquant_layout(T);
   const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30),
                 c16 = _mm512_set1_epi8(16);
   for (int64_t b = 0; b < nb; ++b) {
-    pf.at(b);
     const uint8_t* pb = grp + b * L.block;
     uint8_t* out = dec + b * kKqDecStride;
     auto put = [&](int piece, __m512i w) { _mm512_store_si512(out + 64 * piece, w); };

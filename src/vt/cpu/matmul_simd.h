@@ -79,6 +79,7 @@ struct GroupPrefetch {
   GroupPrefetch() = default;
   GroupPrefetch(const uint8_t* next_group, int64_t group_bytes, int64_t steps)
       : next(next_group), slice((group_bytes + steps * 64 - 1) / (steps * 64) * 64) {}
+  // The same prefetch `steps` block steps further on (empty stays empty).
   GroupPrefetch shifted(int64_t steps) const {
     GroupPrefetch p = *this;
     p.next += steps * slice;
@@ -194,15 +195,15 @@ struct FloatKernel {
 // (few tokens) or the next one prefetched by the group's first tile. tile(grp, r, n_rows,
 // t0, n, pf) multiplies group `grp` (rows r.., n_rows of them) by tokens [t0, t0 + n);
 // PASSES is how many passes over a group a tile makes (pf.at steps = passes x blocks).
-// With a `group` callback, group(grp, pf) runs once per group and token chunk before its
-// tiles with no prefetch, and the next group's prefetch is spread over all the chunk's tiles
+// With a `group` callback, group(grp) runs once per group and token chunk before its
+// tiles, and the next group's prefetch is spread over all the chunk's tiles
 // (a slice per block step of each), the compute-bound part. Burst into the short group step
 // instead, it left the group step waiting on DRAM: 2-core Zen 5 VM, Qwen3-0.6B-shape Q5_K_M,
 // `vllm bench latency --input-len 128 --output-len 1 --num-iters 10` 1191-1262 -> 1274-1312
 // tok/s (four alternations), the group step's share of the 32-request decode phase 17% ->
 // 8%, bench_matmul '.../tok:32/cold' mostly faster.
 struct NoGroupStep {
-  void operator()(const uint8_t*, const GroupPrefetch&) const {}
+  void operator()(const uint8_t*) const {}
 };
 template <int TMAX, int PASSES, class Tile, class Group = NoGroupStep>
 inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int64_t r1,
@@ -217,20 +218,21 @@ inline void packed_groups(const WeightView& w, const ActView& a, int64_t r0, int
     const int64_t ahead = c1 - c0 < TMAX ? 2 : 1;
     for (int64_t r = r0; r < r1; r += kPackRows) {
       const uint8_t* grp = base + (r / kPackRows) * gbytes;
-      const GroupPrefetch pf = r + (ahead + 1) * kPackRows <= r1
-                                   ? GroupPrefetch(grp + ahead * gbytes, gbytes, PASSES * nb)
-                                   : GroupPrefetch();
+      // The next prefetch target (none past the rows this call covers), a slice per block
+      // step of each pass of its tiles.
+      const bool pf_ok = r + (ahead + 1) * kPackRows <= r1;
+      auto prefetch = [&](int64_t steps) {
+        return pf_ok ? GroupPrefetch(grp + ahead * gbytes, gbytes, steps) : GroupPrefetch();
+      };
       const int n_rows = static_cast<int>(std::min<int64_t>(kPackRows, r1 - r));
       if constexpr (kGroupStep) {
-        const int64_t n_tiles = (c1 - c0 + TMAX - 1) / TMAX;
-        const GroupPrefetch tpf =
-            pf.next != nullptr ? GroupPrefetch(grp + ahead * gbytes, gbytes, n_tiles * PASSES * nb)
-                               : GroupPrefetch();
-        group(grp, GroupPrefetch());
+        group(grp);
+        const GroupPrefetch pf = prefetch((c1 - c0 + TMAX - 1) / TMAX * PASSES * nb);
         for (int64_t t = c0, i = 0; t < c1; t += TMAX, ++i)
           tile(grp, r, n_rows, t, static_cast<int>(std::min<int64_t>(TMAX, c1 - t)),
-               tpf.next != nullptr ? tpf.shifted(i * PASSES * nb) : tpf);
+               pf.shifted(i * PASSES * nb));
       } else {
+        const GroupPrefetch pf = prefetch(PASSES * nb);
         for (int64_t t = c0; t < c1; t += TMAX)
           tile(grp, r, n_rows, t, static_cast<int>(std::min<int64_t>(TMAX, c1 - t)),
                t == c0 ? pf : GroupPrefetch());
