@@ -172,6 +172,9 @@ F32_KV = ("gpt_oss", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2
           "seed_oss", "arcee")
 
 
+LONG_N_CTX = 1024
+
+
 def write_twin_goldens(gguf_path, arch, tool):
     """llama.cpp's greedy steps on a tiny model's GGUF twin, for the id prompts of
     tests/golden/hf/<arch>, into tests/golden/<arch>/greedy.json (with the GGUF's sha256)."""
@@ -192,6 +195,22 @@ def write_twin_goldens(gguf_path, arch, tool):
         print(f"prompt{k}: {len(ids)} ids, min gap {min(gaps):.4f}, "
               f"{agree}/{N_STEPS} steps equal to transformers' greedy")
         entries.append({"name": f"prompt{k}", "prompt_ids": ids, "steps": steps})
+    # longrope past its original length (tests/golden/hf/<arch>'s long_prompts): llama.cpp with
+    # a context past it (LONG_N_CTX), where it rotates with rope_factors_long.
+    long_entries = []
+    if idx.get("long_prompts"):
+        del llm
+        llm = llama_cpp.Llama(model_path=gguf_path, n_ctx=LONG_N_CTX, n_batch=LONG_N_CTX,
+                              n_ubatch=LONG_N_CTX, n_threads=2, n_threads_batch=2, seed=0,
+                              verbose=False, **kv)
+        for k, p in enumerate(idx["long_prompts"]):
+            ids = p["prompt_ids"]
+            steps = llamacpp_greedy(llm, ids, V, N_STEPS)
+            agree = sum(1 for a, b in zip(steps, p["greedy_ids"]) if a["id"] == b)
+            print(f"long{k}: {len(ids)} ids at n_ctx {LONG_N_CTX}, "
+                  f"{agree}/{N_STEPS} steps equal to transformers' greedy")
+            long_entries.append({"name": f"long{k}", "n_ctx": LONG_N_CTX, "prompt_ids": ids,
+                                 "steps": steps})
     golden = {"model_file": arch + ".gguf", "gguf_sha256": sha256(gguf_path),
               "reference": dict({"llama_cpp_python": llama_cpp.__version__, "n_threads": 2,
                                  "n_ctx": 512, "n_batch": 512},
@@ -200,6 +219,8 @@ def write_twin_goldens(gguf_path, arch, tool):
               "command": "python3 tools/make_tiny_models.py --out DIR && "
                          f"python3 tools/{tool} --hf DIR/{arch} --out DIR/{arch}.gguf --goldens",
               "prompts": entries}
+    if long_entries:
+        golden["long_prompts"] = long_entries
     os.makedirs(os.path.dirname(golden_path(arch)), exist_ok=True)
     with open(golden_path(arch), "w") as f:
         json.dump(golden, f, indent=1)

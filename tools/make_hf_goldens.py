@@ -63,6 +63,15 @@ MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2",
           "granite", "olmo2", "phi3_5", "qwen2_yarn", "phi4_mini", "glm4", "cohere", "cohere2", "exaone4",
           "gpt_oss", "gpt_oss_plain", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "qwen3_fp8",
           "ernie4_5", "ernie4_5_moe", "seed_oss", "arcee"]
+# longrope models: one id prompt running LONG_OVER positions past the original length.
+LONG_OVER = 88
+LONG_KEEP = 8
+
+
+def LONG_PROMPT(orig):
+    return [1] + [(i * 53 + 7) % 2048 for i in range(orig + LONG_OVER - 1)]
+
+
 # Multimodal checkpoints, run through their own class (text-only prompts).
 MULTIMODAL = ("mistral3", "qwen2_5_vl", "qwen3_vl")
 
@@ -229,6 +238,32 @@ def make(model_name, model_dir, out_dir, command):
               f"distinct {len(set(greedy))}, min gap {min(gaps):.4f}")
         if len(set(greedy)) < 2:
             sys.exit(f"{model_name} prompt{k}: greedy output is one repeated token; fix the weights")
+    long_entries = []
+    rs = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
+    if rs.get("rope_type", rs.get("type")) == "longrope" and rs.get("long_factor"):
+        # Past the original length transformers rotates every position with the long factors
+        # (its rotary embedding picks them by the pass's length), which is what the engine
+        # does for any sequence once --max-model-len is past that length (vLLM's rule). Only
+        # the last LONG_KEEP positions' logits are kept (the file stays small).
+        orig = rs["original_max_position_embeddings"]
+        ids = LONG_PROMPT(orig)
+        logits, greedy, t2i, t2l = run_prompt(model, ids)
+        fn = "long0.logits.f32"
+        logits[-LONG_KEEP:].astype("<f4").tofile(os.path.join(out_dir, fn))
+        gaps = [a - b for a, b in t2l]
+        long_entries.append({
+            "max_model_len": cfg.max_position_embeddings,
+            "prompt_ids": ids,
+            "logits_file": fn,
+            "logits_from": len(ids) - LONG_KEEP,
+            "logits_shape": [LONG_KEEP, V],
+            "greedy_ids": greedy,
+            "greedy_top2_ids": t2i,
+            "greedy_top2_logits": t2l,
+            "min_greedy_top2_gap": min(gaps),
+        })
+        print(f"{model_name} long0: {len(ids)} ids past the original {orig}, greedy {greedy[:8]}..., "
+              f"min gap {min(gaps):.4f}")
     index = {
         "model": model_name,
         "architecture": cfg.architectures[0],
@@ -244,6 +279,8 @@ def make(model_name, model_dir, out_dir, command):
         "command": command,
         "prompts": entries,
     }
+    if long_entries:
+        index["long_prompts"] = long_entries
     with open(os.path.join(out_dir, "index.json"), "w", encoding="utf-8") as f:
         json.dump(index, f, indent=1, ensure_ascii=False)
         f.write("\n")

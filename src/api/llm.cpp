@@ -67,6 +67,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   if (!mo.bf16_activations && std::getenv("VT_BF16_ACTIVATIONS") == nullptr)
     mo.bf16_activations = true;
   mo.disable_sliding_window = cfg.disable_sliding_window;
+  mo.max_model_len = cfg.max_model_len;
   mo.hf_overrides = cfg.hf_overrides;
   llm->model_ = model::CausalLM::load(path, vt::ThreadPool::global(), mo);
   if (!opts.tokenizer.empty()) {

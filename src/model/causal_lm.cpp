@@ -12,6 +12,7 @@
 #include "model/gguf.h"
 #include "model/gguf_weights.h"
 #include "model/load_error.h"
+#include "model/rope_scaling.h"
 #include "vt/cpu/matmul_half.h"
 #include "vt/cpu/ops_extra.h"
 
@@ -90,6 +91,9 @@ void CausalLM::use_backend(const LoadOptions& opts) {
 }
 
 void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) {
+  const bool long_rope = use_longrope_factors(
+      config_, opts.max_model_len,
+      !config_.rope_scaling.long_factor.empty() || store_.has("rope_factors_long.weight"));
   if (opts.disable_sliding_window && config_.max_sliding_window() > 0) {
     int32_t w = config_.max_sliding_window();
     for (int32_t x : config_.sliding_window)
@@ -124,9 +128,9 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     local.rope_scaling = RopeScaling{};
     inv_freq_local_ = local.rope_inv_freq();
   }
-  // GGUF per-frequency divisors: llama3 scaling's rope_freqs, and longrope's short factors
-  // (Phi-3.5: llama.cpp's rope_factors_short, used while the context is within the original
-  // length).
+  // GGUF per-frequency divisors: llama3 scaling's rope_freqs, and longrope's short or long
+  // factors (Phi-3.5: llama.cpp's rope_factors_short / _long; llama.cpp also takes the long
+  // ones for a context past the original length).
   auto divide_frequencies = [&](const char* name) {
     const std::vector<float> f = store_.vector_f32(name, c.rope_dim() / 2);
     for (size_t i = 0; i < inv_freq_.size(); ++i) {
@@ -137,7 +141,9 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
       inv_freq_[i] /= f[i];
     }
   };
-  if (c.rope_scaling.type == "longrope" && store_.has("rope_factors_short.weight"))
+  if (long_rope && store_.has("rope_factors_long.weight"))
+    divide_frequencies("rope_factors_long.weight");
+  else if (c.rope_scaling.type == "longrope" && store_.has("rope_factors_short.weight"))
     divide_frequencies("rope_factors_short.weight");
   if (store_.has("rope_freqs.weight")) divide_frequencies("rope_freqs.weight");
   layers_.reserve(c.num_layers);

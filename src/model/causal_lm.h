@@ -42,6 +42,10 @@ struct LoadOptions {
   // context (max_position_embeddings) is capped at the smallest sliding window so that no
   // token ever sees more than the model was trained to.
   bool disable_sliding_window = false;
+  // The context the engine will serve (vLLM's --max-model-len; 0: the model's own). Past
+  // longrope's original length it selects the long factors (rope_scaling.h
+  // use_longrope_factors); other models ignore it here (the engine checks it against theirs).
+  int64_t max_model_len = 0;
   // vLLM's --hf-overrides: a JSON object whose fields replace config.json's top-level ones
   // (a Hugging Face folder; a GGUF is refused with it). Empty: none.
   std::string hf_overrides;

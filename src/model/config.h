@@ -36,11 +36,16 @@ struct RopeScaling {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
-  // longrope (Phi-3.5, Phi-3-*-128k) within original_max_position_embeddings: the short
-  // factors divide the frequencies, and cos / sin are scaled by attention_factor (so the
-  // attention scores by its square). The long factors beyond it are not implemented: the
-  // context is capped there.
+  // longrope (Phi-3.5, Phi-3-*-128k): the short factors divide the frequencies while the
+  // served context stays within original_max_position_embeddings (the default: the context is
+  // capped there); a longer --max-model-len (LoadOptions::max_model_len) selects the long
+  // factors for every position, vLLM's rule (`use_long`), and restores the checkpoint's whole
+  // context (long_max_position_embeddings). Either way cos / sin are scaled by
+  // attention_factor (so the attention scores by its square).
   std::vector<float> short_factor;
+  std::vector<float> long_factor;            // config.json; a GGUF's are a tensor
+  int64_t long_max_position_embeddings = 0;  // the context before the cap
+  bool use_long = false;
   double attention_factor = 1.0;  // longrope and yarn
   // yarn: the dimensions between the correction range of beta_fast and beta_slow rotations
   // blend interpolated (/ factor) and original frequencies.

@@ -95,13 +95,14 @@ void ModelConfig::validate() const {
   positive("rms_norm_eps", rms_norm_eps, 1.0);
   positive("rope_theta", rope_theta, limits::kMaxRopeTheta);
   if (rope_scaling.type == "longrope") {
-    if (!rope_scaling.short_factor.empty() &&
-        static_cast<int64_t>(rope_scaling.short_factor.size()) != rope_dim() / 2)
-      bad("rope_scaling.short_factor",
-          std::to_string(rope_scaling.short_factor.size()) + " entries",
-          "must give one per rotated pair, " + std::to_string(rope_dim() / 2));
-    for (float f : rope_scaling.short_factor)
-      positive("rope_scaling.short_factor", f, limits::kMaxRopeFactor);
+    for (const auto& [name, f] :
+         {std::pair{"rope_scaling.short_factor", &rope_scaling.short_factor},
+          std::pair{"rope_scaling.long_factor", &rope_scaling.long_factor}}) {
+      if (!f->empty() && static_cast<int64_t>(f->size()) != rope_dim() / 2)
+        bad(name, std::to_string(f->size()) + " entries",
+            "must give one per rotated pair, " + std::to_string(rope_dim() / 2));
+      for (float x : *f) positive(name, x, limits::kMaxRopeFactor);
+    }
     positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);
   } else if (rope_scaling.type == "yarn") {
     positive("rope_scaling.attention_factor", rope_scaling.attention_factor, 1e3);

@@ -17,8 +17,10 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
   std::vector<float> inv(rd / 2);
   for (int64_t i = 0; i < rd / 2; ++i) {
     float expo = static_cast<float>(2 * i) / static_cast<float>(rd);
-    const float ext = rope_scaling.type == "longrope" && !rope_scaling.short_factor.empty()
-                          ? rope_scaling.short_factor[i]
+    const std::vector<float>& lf =
+        rope_scaling.use_long ? rope_scaling.long_factor : rope_scaling.short_factor;
+    const float ext = rope_scaling.type == "longrope" && !lf.empty()
+                          ? lf[i]
                           : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
     inv[i] = 1.0f / (ext * std::pow(static_cast<float>(rope_theta), expo));
   }
@@ -100,10 +102,9 @@ double read_original_and_factor(ModelConfig& c, const json& j, const json& rs, d
 }
 
 // longrope (Phi-3.5-mini, Phi-3-*-128k), transformers' rule: attention_factor is rope_scaling's
-// or sqrt(1 + ln(factor) / ln(original)) (1 when factor <= 1). Within the
-// original length transformers and vLLM rotate with the short factors; past it they switch to
-// the long ones, which this engine does not implement: the context is capped at the original
-// length (a longer --max-model-len is refused naming it).
+// or sqrt(1 + ln(factor) / ln(original)) (1 when factor <= 1), for the short and the long
+// factors alike. The context is capped at the original length, where the short factors apply,
+// unless the load asks for more (use_longrope_factors).
 void read_longrope(ModelConfig& c, const json& j, const json& rs) {
   using tok::json_float;
   using tok::json_float_or;
@@ -119,6 +120,13 @@ void read_longrope(ModelConfig& c, const json& j, const json& rs) {
   for (const auto& x : rs["short_factor"])
     r.short_factor.push_back(
         static_cast<float>(json_float(x, "rope_scaling.short_factor", 0, L::kMaxRopeFactor)));
+  if (rs.contains("long_factor") && !rs["long_factor"].is_null()) {
+    if (!rs["long_factor"].is_array())
+      throw tok::JsonFieldError("rope_scaling.long_factor: must be a list of factors");
+    for (const auto& x : rs["long_factor"])
+      r.long_factor.push_back(
+          static_cast<float>(json_float(x, "rope_scaling.long_factor", 0, L::kMaxRopeFactor)));
+  }
   r.attention_factor =
       rs.contains("attention_factor") && !rs["attention_factor"].is_null()
           ? json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p)
@@ -219,10 +227,25 @@ void apply_rope_parameters(json& config) {
 
 void cap_at_longrope_original(ModelConfig& c, const std::string& key) {
   const int64_t orig = c.rope_scaling.original_max_position_embeddings;
+  c.rope_scaling.long_max_position_embeddings = c.max_position_embeddings;
   if (c.max_position_embeddings > orig)
     c.max_len_note = "longrope: past " + key + " = " + std::to_string(orig) +
-                     " the long factors apply, which this engine does not implement";
+                     " the long factors apply; a longer --max-model-len selects them";
   c.max_position_embeddings = std::min(c.max_position_embeddings, orig);
+}
+
+bool use_longrope_factors(ModelConfig& c, int64_t max_model_len, bool have_long) {
+  RopeScaling& r = c.rope_scaling;
+  if (r.type != "longrope" || max_model_len <= r.original_max_position_embeddings) return false;
+  if (!have_long) {
+    c.max_len_note = "longrope: the checkpoint has no long factors for a context past " +
+                     std::to_string(r.original_max_position_embeddings);
+    return false;
+  }
+  r.use_long = true;
+  c.max_position_embeddings = std::max(c.max_position_embeddings, r.long_max_position_embeddings);
+  c.max_len_note.clear();
+  return true;
 }
 
 void read_hf_rope_scaling(ModelConfig& c, const json& j) {

@@ -26,8 +26,17 @@ void apply_rope_parameters(nlohmann::json& config);
 // LoadError naming it; a bad field a tok::JsonFieldError.
 void read_hf_rope_scaling(ModelConfig& c, const nlohmann::json& config);
 
-// longrope runs within its original length only (the short factors): caps the context there,
-// saying why (`key` names where the original length came from) when that shortens it.
+// longrope runs within its original length by default (the short factors): caps the context
+// there, saying why (`key` names where the original length came from) when that shortens it,
+// and keeps the checkpoint's length for use_longrope_factors.
 void cap_at_longrope_original(ModelConfig& c, const std::string& key);
+
+// A served context of max_model_len past longrope's original length: the long factors for
+// every position (vLLM's rule: a sequence never switches factors, so its cached keys stay
+// valid; transformers switches per forward pass by its length, the same for a pass past the
+// original length) and the checkpoint's whole context again. `have_long`: the checkpoint has
+// long factors (config.json's long_factor, a GGUF's rope_factors_long); without them the cap
+// stays, its note saying so. Returns whether the long factors apply.
+bool use_longrope_factors(ModelConfig& c, int64_t max_model_len, bool have_long);
 
 }  // namespace vllm::model

@@ -4,7 +4,7 @@ make_phi3_gguf.py, make_llama_gguf.py, in VLLM_TINY_MODELS: Gemma 3's sliding-wi
 positions beside a full one, Gemma 2's soft-capping, Phi-3's fused matrices, Mixtral's 8 experts
 as llama.cpp's `llama` with stacked expert tensors, SmolLM3's layer without rotary embedding,
 Granite's four multipliers, Qwen2.5-VL's text model as `qwen2vl`, OLMo 2's output and
-whole-projection q/k norms, Phi-3.5's longrope within its original length, gpt-oss's MXFP4
+whole-projection q/k norms, Phi-3.5's longrope (short and long factors), gpt-oss's MXFP4
 experts, attention sinks and YaRN) continue each
 golden prompt with llama.cpp's greedy tokens (tests/golden/<arch>/greedy.json) from token-id
 prompts, alone and as concurrent requests (paged KV, decode graphs, batches of several
@@ -77,12 +77,24 @@ def test_greedy_tokens_match_llama_cpp_alone_and_batched(gemma):
     assert batched == alone * 2
 
 
-def test_longrope_serves_within_its_original_length():
-    # Phi-3.5's longrope runs with its short factors up to the original 512 positions; a longer
-    # context would need the long factors, and asking for one is refused naming them.
+def test_longrope_long_factors_past_its_original_length():
+    # Phi-3.5's longrope rotates with its short factors within the original 512 positions (the
+    # default context); a longer --max-model-len selects the long factors for every position,
+    # as vLLM does, and as llama.cpp does at a context past the original length: its greedy
+    # tokens (rope_factors_long, n_ctx 1024) for a 600-token prompt, every step. Past the
+    # checkpoint's own 4096 positions the context is refused.
     path = os.path.join(TINY, "phi3_5.gguf")
-    code, out = run_serve(path, "--max-model-len", "1024")
-    assert code != 0 and "maximum length of 512" in out and "longrope" in out, out
+    gold = json.load(open(os.path.join(GOLDENS, "phi3_5", "greedy.json")))["long_prompts"][0]
+    s = Serve([path, "--served-model-name", "gemma", "--max-model-len", str(gold["n_ctx"])],
+              log_name="phi3_5_long")
+    try:
+        client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0)
+        ours = complete(client, gold["prompt_ids"], len(gold["steps"]))
+        assert ours == [st["id"] for st in gold["steps"]]
+    finally:
+        s.stop()
+    code, out = run_serve(path, "--max-model-len", "8192")
+    assert code != 0 and "maximum length of 4096" in out, out
 
 
 def test_disable_sliding_window_caps_the_context():

@@ -30,9 +30,13 @@ class Serve:
         self.ctx = ssl.create_default_context(cafile=cafile) if cafile else None
         self.log_path = f"/tmp/vllm_e2e_{log_name}_{self.port}.log"
         self.log = open(self.log_path, "w+")
+        # A small context and cache unless the test asks for its own (the last flag would win).
+        defaults = [f for flag, value in (("--max-model-len", "512"),
+                                          ("--kv-cache-memory", str(128 << 20)))
+                    if flag not in args for f in (flag, value)]
         self.proc = subprocess.Popen(
             [_binary(), "serve", *args, "--host", "127.0.0.1", "--port", str(self.port),
-             "--max-model-len", "512", "--kv-cache-memory", str(128 << 20)],
+             *defaults],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
         deadline = time.time() + 120
         while time.time() < deadline:

@@ -35,10 +35,26 @@ TEST_P(GgufTwin, GreedyAndTopLogitsMatchLlamaCpp) {
   const int64_t V = m->config().vocab_size;
   int total_agreed = 0, total_steps = 0, near_ties = 0;
   ASSERT_GE(gold["prompts"].size(), 3u);
-  for (const auto& p : gold["prompts"]) {
+  // longrope past its original length (phi3_5, phi4_mini): llama.cpp at a context past it
+  // rotates with rope_factors_long, as the engine does when loaded for such a context.
+  std::unique_ptr<CausalLM> long_model;
+  auto prompts = gold["prompts"];
+  for (const auto& p : gold.value("long_prompts", nlohmann::json::array())) {
+    vllm::model::LoadOptions opts;
+    opts.max_model_len = p["n_ctx"].get<int64_t>();
+    long_model = CausalLM::load(gguf_path(arch), vt::ThreadPool::global(), opts);
+    EXPECT_TRUE(long_model->config().rope_scaling.use_long);
+    EXPECT_GT(p["prompt_ids"].size(),
+              static_cast<size_t>(m->config().rope_scaling.original_max_position_embeddings));
+    prompts.push_back(p);
+  }
+  for (const auto& p : prompts) {
+    const bool is_long = p.contains("n_ctx");
+    CausalLM& model = is_long ? *long_model : *m;
     const auto ids = p["prompt_ids"].get<std::vector<int32_t>>();
     const auto& steps = p["steps"];
-    StaticBatch sb(*m, 1, static_cast<int64_t>(ids.size() + steps.size()) + 1, 16, vt::DType::F32);
+    StaticBatch sb(model, 1, static_cast<int64_t>(ids.size() + steps.size()) + 1, 16,
+                   vt::DType::F32);
     const std::vector<float>* logits = &sb.prefill({ids});
     for (size_t s = 0; s < steps.size(); ++s) {
       const float* l = logits->data();
@@ -46,6 +62,10 @@ TEST_P(GgufTwin, GreedyAndTopLogitsMatchLlamaCpp) {
       const int32_t ref = steps[s]["id"].get<int32_t>();
       const auto top2 = steps[s]["top2_logits"].get<std::vector<double>>();
       if (ours != ref) {
+        // The long prompts' top-2 gaps are wide (0.015 and more at every step in transformers,
+        // llama.cpp equal to it): no near-tie stop there.
+        EXPECT_FALSE(is_long) << p["name"].get<std::string>() << " step " << s << ": ours " << ours
+                              << ", llama.cpp " << ref;
         EXPECT_LT(top2[0] - top2[1], 0.5)
             << p["name"].get<std::string>() << " step " << s << ": ours " << ours << ", llama.cpp "
             << ref << " (not a near-tie)";

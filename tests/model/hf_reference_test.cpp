@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "model/causal_lm.h"
+#include "model/config.h"
+#include "model/rope_scaling.h"
 #include "model/static_batch.h"
 #include "test_paths.h"
 
@@ -74,6 +76,49 @@ void check_against_transformers(const std::string& name, const std::string& mdir
     std::printf("[%s] %lld positions, rel max err %.2e, %zu greedy tokens\n", name.c_str(),
                 static_cast<long long>(n), worst, greedy.size());
   }
+  // longrope past the original length: loaded for a longer context, every position rotates
+  // with the long factors, as transformers does for a pass that long (the golden keeps the
+  // last logits_shape[0] positions' logits).
+  for (const auto& p : index.value("long_prompts", nlohmann::json::array())) {
+    vllm::model::LoadOptions opts;
+    opts.max_model_len = p["max_model_len"].get<int64_t>();
+    auto lm = CausalLM::load(mdir, vt::ThreadPool::global(), opts);
+    EXPECT_TRUE(lm->config().rope_scaling.use_long) << name;
+    EXPECT_EQ(lm->config().max_position_embeddings, opts.max_model_len) << name;
+    // Without the longer context the model stays within its original length.
+    EXPECT_EQ(m->config().max_position_embeddings,
+              m->config().rope_scaling.original_max_position_embeddings)
+        << name;
+    const std::vector<int32_t> ids = p["prompt_ids"].get<std::vector<int32_t>>();
+    const int64_t n = static_cast<int64_t>(ids.size());
+    const int64_t from = p["logits_from"].get<int64_t>(), kept = n - from;
+    ASSERT_GT(n, m->config().rope_scaling.original_max_position_embeddings) << name;
+    const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), kept * V);
+    const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
+    StaticBatch sb(*lm, 1, n + static_cast<int64_t>(greedy.size()) + 1, 16, vt::DType::F32);
+    const std::vector<float> logits = sb.prefill_all(0, ids);
+    double worst = 0;
+    for (int64_t t = 0; t < kept; ++t) {
+      const float* a = logits.data() + (from + t) * V;
+      const float* b = gold.data() + t * V;
+      double max_abs_ref = 0, max_err = 0;
+      for (int64_t i = 0; i < V; ++i) {
+        max_abs_ref = std::max(max_abs_ref, std::fabs(double(b[i])));
+        max_err = std::max(max_err, std::fabs(double(a[i]) - double(b[i])));
+      }
+      worst = std::max(worst, max_err / max_abs_ref);
+    }
+    EXPECT_LE(worst, 1e-4) << name << " long prompt: relative max logit error";
+    std::vector<int32_t> ours;
+    int32_t next = argmax(logits.data() + (n - 1) * V, V);
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      ours.push_back(next);
+      if (s + 1 < greedy.size()) next = argmax(sb.decode({next}).data(), V);
+    }
+    EXPECT_EQ(ours, greedy) << name << ": long prompt greedy ids differ";
+    std::printf("[%s] long prompt, %lld positions (long factors), rel max err %.2e\n", name.c_str(),
+                static_cast<long long>(n), worst);
+  }
 }
 
 class HfReference : public ::testing::TestWithParam<std::string> {};
@@ -113,3 +158,31 @@ TEST_P(HfReference, Transformers5ConfigGivesTheSameModel) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, HfReference, ::testing::ValuesIn(tiny_hf_models()));
 
 }  // namespace
+
+// longrope's context: the original length by default; a longer one with the long factors and
+// the checkpoint's whole length; without long factors the cap stays, its note naming them.
+TEST(Longrope, ContextAndFactorsFollowTheAskedLength) {
+  using vllm::model::use_longrope_factors;
+  const auto base = vllm::model::config_from_hf_dir(tiny_models_dir() + "/phi3_5");
+  EXPECT_EQ(base.max_position_embeddings, 512);
+  EXPECT_EQ(base.rope_scaling.long_max_position_embeddings, 4096);
+  EXPECT_NE(base.max_len_note.find("long factors"), std::string::npos) << base.max_len_note;
+  auto c = base;
+  EXPECT_FALSE(use_longrope_factors(c, 512, true));  // within the original length
+  EXPECT_FALSE(c.rope_scaling.use_long);
+  EXPECT_EQ(c.max_position_embeddings, 512);
+  EXPECT_TRUE(use_longrope_factors(c, 513, true));
+  EXPECT_TRUE(c.rope_scaling.use_long);
+  EXPECT_EQ(c.max_position_embeddings, 4096);
+  EXPECT_TRUE(c.max_len_note.empty());
+  // Every frequency is the long factor's, not the short one's.
+  const auto shrt = base.rope_inv_freq(), lng = c.rope_inv_freq();
+  ASSERT_EQ(shrt.size(), lng.size());
+  for (size_t i = 0; i < lng.size(); ++i)
+    EXPECT_FLOAT_EQ(lng[i] * base.rope_scaling.long_factor[i],
+                    shrt[i] * base.rope_scaling.short_factor[i]);
+  auto none = base;
+  EXPECT_FALSE(use_longrope_factors(none, 1024, false));
+  EXPECT_EQ(none.max_position_embeddings, 512);
+  EXPECT_NE(none.max_len_note.find("no long factors"), std::string::npos) << none.max_len_note;
+}

@@ -285,6 +285,29 @@ INSTANTIATE_TEST_SUITE_P(
                    c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}};
                  },
                  {"rope_scaling.short_factor = 2 entries", "one per rotated pair, 8"}},
+        BadField{"LongropeLongFactorsPerPair",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "longrope"},
+                                        {"short_factor", std::vector<double>(8, 1.0)},
+                                        {"long_factor", {1.0, 2.0, 3.0}}};
+                 },
+                 {"rope_scaling.long_factor = 3 entries", "one per rotated pair, 8"}},
+        BadField{"LongropeLongFactorNotPositive",
+                 [](json& c) {
+                   std::vector<double> lf(8, 4.0);
+                   lf[3] = 0;
+                   c["rope_scaling"] = {{"type", "longrope"},
+                                        {"short_factor", std::vector<double>(8, 1.0)},
+                                        {"long_factor", lf}};
+                 },
+                 {"rope_scaling.long_factor"}},
+        BadField{"LongropeLongFactorsNotAList",
+                 [](json& c) {
+                   c["rope_scaling"] = {{"type", "longrope"},
+                                        {"short_factor", std::vector<double>(8, 1.0)},
+                                        {"long_factor", 4.0}};
+                 },
+                 {"rope_scaling.long_factor", "list"}},
         BadField{"LongropeWithoutShortFactors",
                  [](json& c) {
                    c["rope_scaling"] = {{"type", "longrope"}};

@@ -6,9 +6,11 @@
 // sliding_window (2047 on Phi-3-mini-4k) applies to every layer; llama.cpp ignores
 // phi3.attention.sliding_window ("Phi SWA is currently disabled"), so a GGUF attends to its
 // whole context as llama.cpp does. longrope (Phi-3.5-mini, Phi-3-*-128k) runs within its
-// original context (the short factors, as transformers and vLLM there; ModelConfig's
-// read_longrope caps the context). Phi-4-mini: partial rotary (the first 0.75 of each head
-// rotates; ModelConfig::rotary_dim), a tied embedding and the o200k ("gpt-4o") vocabulary.
+// original context by default (the short factors, as transformers and vLLM there; the context
+// is capped there), and with its long factors everywhere when --max-model-len asks for more
+// (rope_scaling.h use_longrope_factors, vLLM's rule). Phi-4-mini: partial rotary (the first 0.75 of
+// each head rotates; ModelConfig::rotary_dim), a tied embedding and the o200k ("gpt-4o")
+// vocabulary.
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -24,8 +26,8 @@ namespace {
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   // longrope (llama.cpp: rope_factors_short / _long tensors, rope.scaling.attn_factor and
-  // original_context_length): within the original length, as for config.json (the short
-  // factors divide the frequencies at load, model/causal_lm.cpp).
+  // original_context_length), as for config.json: the short or the long factors divide the
+  // frequencies at load (model/causal_lm.cpp).
   if (g.find_tensor("rope_factors_short.weight") || g.find_tensor("rope_factors_long.weight")) {
     RopeScaling& r = c.rope_scaling;
     r.type = "longrope";
