@@ -78,6 +78,7 @@ TEST(ResponsesApi, RefusalsNameTheField) {
   EXPECT_EQ(param(R"({"input": "x", "previous_response_id": "resp_1"})"),
             "404 previous_response_id");
   EXPECT_EQ(param(R"({"input": "x", "background": true})"), "400 background");
+  EXPECT_EQ(param(R"({"input": "x", "background": true, "store": false})"), "400 background");
   EXPECT_EQ(param(R"({"input": "x", "tools": [{"type": "file_search"}]})"), "400 tools[0].type");
   EXPECT_EQ(param(R"({"input": [{"type": "reasoning", "encrypted_content": "zz"}]})"), "400 input");
   EXPECT_EQ(param(R"({"input": "x", "truncation": "middle"})"), "400 truncation");
@@ -248,6 +249,33 @@ TEST(ResponsesApi, StoreContinuesAndForgetsTheOldest) {
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status(), 404);
   }
+}
+
+// With the store, background is accepted (vLLM's order of checks: the request's store flag
+// first), echoed, and its queued Response has no output and no usage.
+TEST(ResponsesApi, BackgroundNeedsTheStoreAndStoreTrue) {
+  ResponsesStore store;
+  ResponsesOptions o;
+  o.store = &store;
+  const ResponsesCall c = responses_to_chat(J(R"({"input": "x", "background": true})"), o);
+  EXPECT_TRUE(c.background);
+  EXPECT_TRUE(c.store);
+  EXPECT_EQ(c.echo["background"], true);
+  const json q = queued_response(c, 7);
+  EXPECT_EQ(q["status"], "queued");
+  EXPECT_EQ(q["id"], c.id);
+  EXPECT_EQ(q["created_at"], 7);
+  EXPECT_TRUE(q["output"].is_array() && q["output"].empty());
+  EXPECT_TRUE(q["usage"].is_null());
+  EXPECT_EQ(q["background"], true);
+  try {
+    responses_to_chat(J(R"({"input": "x", "background": true, "store": false})"), o);
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "background");
+    EXPECT_NE(std::string(e.what()).find("`store` is true"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(responses_to_chat(J(R"({"input": "x"})"), o).background);
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 same server's chat completions: a Responses request is the chat request vLLM builds from it
 (instructions as the system message, input items as messages, flat function tools), so greedy
 outputs must be equal, whole and streamed; what cannot be honoured is a 400 (or vLLM's 404 for
-previous_response_id, since nothing is stored) naming the field."""
+previous_response_id, since nothing is stored) naming the field. With the store on
+(VLLM_ENABLE_RESPONSES_API_STORE=1): previous_response_id, GET /v1/responses/{id}, and the
+background mode (polling, cancel, resumable streams)."""
 import json
 import os
+import time
 
 import jsonschema
 import openai
@@ -254,3 +257,85 @@ def test_without_the_store_nothing_is_retrievable(client):
     r = client.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=2, **GREEDY)
     with pytest.raises(openai.NotFoundError):
         client.responses.retrieve(r.id)
+
+
+def _wait_done(c, rid, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = c.responses.retrieve(rid)
+        if r.status not in ("queued", "in_progress"):
+            return r
+        time.sleep(0.05)
+    raise AssertionError(f"{rid} still {r.status}")
+
+
+def test_background_response_runs_on_and_is_polled(store_client):
+    # vLLM's background mode (with its store): the create call returns the queued Response at
+    # once, GET polls it until it is the Response a foreground request gives.
+    c = store_client
+    fg = c.responses.create(model=MODEL_NAME, input="Name three colors.", max_output_tokens=24,
+                            **GREEDY)
+    bg = c.responses.create(model=MODEL_NAME, input="Name three colors.", max_output_tokens=24,
+                            background=True, **GREEDY)
+    assert bg.background is True and bg.status == "queued" and bg.output == []
+    assert bg.usage is None
+    done = _wait_done(c, bg.id)
+    assert done.status == fg.status and done.output_text == fg.output_text
+    assert done.usage.output_tokens == fg.usage.output_tokens and done.background is True
+    # A finished response cannot be cancelled; an unknown one is a 404.
+    with pytest.raises(openai.BadRequestError, match="Cannot cancel a synchronous response"):
+        c.responses.cancel(bg.id)
+    with pytest.raises(openai.NotFoundError):
+        c.responses.cancel("resp_unknown")
+    # background needs store: true (vLLM's check).
+    with pytest.raises(openai.BadRequestError, match="`store` is true"):
+        c.responses.create(model=MODEL_NAME, input="x", background=True, store=False)
+
+
+def test_background_response_cancel_stops_it(store_client):
+    c = store_client
+    bg = c.responses.create(model=MODEL_NAME, input="Write a long story about a dragon.",
+                            max_output_tokens=400, background=True, **GREEDY)
+    t0 = time.time()
+    r = c.responses.cancel(bg.id)
+    assert r.id == bg.id and r.status == "cancelled"
+    # The cancel returns once the generation stopped: far sooner than 400 tokens, and the
+    # response stays cancelled (its generation never completes it).
+    assert time.time() - t0 < 5
+    time.sleep(0.3)
+    assert c.responses.retrieve(bg.id).status == "cancelled"
+    with pytest.raises(openai.BadRequestError):
+        c.responses.cancel(bg.id)
+    # The server serves on.
+    assert c.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=2,
+                              **GREEDY).status in ("completed", "incomplete")
+
+
+def test_background_stream_is_resumable(store_client):
+    # Streamed in the background: the events of a foreground stream; GET ?stream=true with
+    # starting_after replays the events after that sequence number (vLLM's resumption), even
+    # after the first reader is gone.
+    c = store_client
+    fg = list(c.responses.create(model=MODEL_NAME, input="Name a fruit.", max_output_tokens=12,
+                                 stream=True, **GREEDY))
+    events = list(c.responses.create(model=MODEL_NAME, input="Name a fruit.",
+                                     max_output_tokens=12, stream=True, background=True,
+                                     **GREEDY))
+    assert [e.type for e in events] == [e.type for e in fg]
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    final = events[-1].response
+    assert final.output_text == fg[-1].response.output_text and final.background is True
+    again = list(c.responses.retrieve(final.id, stream=True, starting_after=2))
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in events[3:]]
+    assert _wait_done(c, final.id).output_text == final.output_text
+    # A reader that leaves early does not stop it.
+    s = c.responses.create(model=MODEL_NAME, input="Name a color.", max_output_tokens=12,
+                           stream=True, background=True, **GREEDY)
+    first = next(iter(s))
+    s.close()
+    done = _wait_done(c, first.response.id)
+    assert done.status in ("completed", "incomplete") and done.output_text
+    # A response that was not streamed has no events to replay.
+    plain = c.responses.create(model=MODEL_NAME, input="Hi", max_output_tokens=2, **GREEDY)
+    with pytest.raises(openai.BadRequestError, match="Unknown response_id"):
+        list(c.responses.retrieve(plain.id, stream=True))

@@ -1,4 +1,5 @@
-// Request's helpers (declared in http_server.h): header lookup by name and the hang-up check.
+// Request's helpers (declared in http_server.h): header and query lookup by name and the
+// hang-up check.
 #include <poll.h>
 
 #include "api/server/http_server.h"
@@ -17,6 +18,12 @@ std::string Request::header(std::string_view name) const {
   for (const auto& [k, v] : headers)
     if (k == n) return v;
   return {};
+}
+
+const std::string* Request::query_arg(std::string_view name) const {
+  for (const auto& [k, v] : query)
+    if (k == name) return &v;
+  return nullptr;
 }
 
 bool Request::client_gone() const {

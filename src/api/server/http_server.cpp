@@ -141,11 +141,15 @@ struct Server::Impl {
   // nullptr with *status set (404 / 405, allow filled) when the request has no handler.
   const std::pair<Handler, bool>* find(const Request& req, int* status, std::string* allow) {
     auto it = routes.find(req.path);
-    // A route ending in "/*" takes one more non-empty path segment (/v1/responses/{id}).
-    if (it == routes.end()) {
-      const size_t slash = req.path.rfind('/');
-      if (slash != std::string::npos && slash + 1 < req.path.size())
-        it = routes.find(req.path.substr(0, slash + 1) + "*");
+    // A "*" segment of a route takes one non-empty path segment: the last one
+    // (/v1/responses/{id}) or the one before it (/v1/responses/{id}/cancel).
+    const size_t slash = req.path.rfind('/');
+    if (it == routes.end() && slash != std::string::npos && slash + 1 < req.path.size())
+      it = routes.find(req.path.substr(0, slash + 1) + "*");
+    if (it == routes.end() && slash != std::string::npos && slash > 0) {
+      const size_t prev = req.path.rfind('/', slash - 1);
+      if (prev != std::string::npos && prev + 1 < slash)
+        it = routes.find(req.path.substr(0, prev + 1) + "*" + req.path.substr(slash));
     }
     if (it == routes.end()) {
       *status = 404;
@@ -250,6 +254,10 @@ struct Server::Impl {
     req->headers.emplace_back(header_name(key ? key : ""), value ? value : "");
     return MHD_YES;
   }
+  static MHD_Result collect_query(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    static_cast<Request*>(cls)->query.emplace_back(key ? key : "", value ? value : "");
+    return MHD_YES;
+  }
 
   MHD_Result on_access(MHD_Connection* c, const char* url, const char* method, const char* upload,
                        size_t* upload_size, void** req_cls) {
@@ -267,6 +275,7 @@ struct Server::Impl {
       ex->req.path = url ? url : "";
       strip_root_path(opts.root_path, ex->req.path);
       MHD_get_connection_values(c, MHD_HEADER_KIND, &collect_header, &ex->req);
+      MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &collect_query, &ex->req);
       *req_cls = new std::shared_ptr<Exchange>(ex);
       Response res;
       int status = 0;

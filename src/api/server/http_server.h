@@ -33,8 +33,12 @@ struct Request {
   std::string path;    // without the query string
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
+  // The query string's arguments (?name=value&...), decoded, in order.
+  std::vector<std::pair<std::string, std::string>> query;
   // The header's value, or "" when absent (names compare case-insensitively).
   std::string header(std::string_view name) const;
+  // The first query argument named `name`, or null.
+  const std::string* query_arg(std::string_view name) const;
   // True once the client has closed its end of the connection (checked on the socket). Valid
   // on workers while the handler runs; inline handlers never need it.
   bool client_gone() const;

@@ -27,6 +27,7 @@ namespace vllm::api {
 
 class Generation;
 class ResponsesStore;
+class BackgroundResponses;
 struct InputOptions;
 
 class LLM;
@@ -108,6 +109,8 @@ class OpenAIServer {
   // What prepare_chat / prepare_completion need from the server's flags.
   InputOptions input_options() const;
   void handle_responses(const http::Request& req, http::Response& res);
+  void handle_get_response(const http::Request& req, http::Response& res);
+  void handle_cancel_response(const http::Request& req, http::Response& res);
   void handle_messages(const http::Request& req, http::Response& res);
   void handle_count_tokens(const http::Request& req, http::Response& res);
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
@@ -120,6 +123,7 @@ class OpenAIServer {
   std::vector<std::string> names_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<ResponsesStore> responses_store_;  // cfg_.responses_store
+  std::unique_ptr<BackgroundResponses> background_;  // with the store: background responses
   std::unique_ptr<engine::AsyncEngine> engine_;
   std::unique_ptr<ServingContext> ctx_;
   std::unique_ptr<http::Server> http_;

@@ -195,6 +195,10 @@ json base_response(const ResponsesCall& call, int64_t created, const std::string
 
 }  // namespace
 
+json queued_response(const ResponsesCall& call, int64_t created_at) {
+  return base_response(call, created_at, "queued", json::array(), json());
+}
+
 ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts) {
   if (!body.is_object()) wrong_type("body", "a JSON object", body);
   Fields f(body, "request");
@@ -202,12 +206,7 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
   ojson& chat = call.chat = ojson::object();
   ojson& echo = call.echo = ojson::object();
 
-  // Refused: what needs a response store or runs tools server-side.
-  if (auto b = f.boolean("background"); b && *b)
-    throw bad_request(
-        "This vLLM engine does not support `store=True` and therefore does not support the "
-        "background mode.",
-        "background");
+  // Refused: what needs a response store (background: below) or runs tools server-side.
   std::optional<StoredResponse> prev;
   if (auto p = f.string("previous_response_id")) {
     if (opts.store) prev = opts.store->get(*p);
@@ -238,7 +237,21 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
     unsupported("service_tier", "'" + *st + "' (one tier here)");
   echo["service_tier"] = "auto";
   // vLLM's default (no store): nothing is stored, whatever this says.
-  call.store = opts.store && f.boolean("store").value_or(true);
+  const bool store = f.boolean("store").value_or(true);
+  call.store = opts.store && store;
+  // background: the response runs on without its client, as vLLM runs it with its store
+  // (openai_server.cpp). vLLM's checks, in its order: the request's own store flag, then the
+  // server's store.
+  if (auto b = f.boolean("background"); b && *b) {
+    if (!store) throw bad_request("background can only be used when `store` is true", "background");
+    if (!opts.store)
+      throw bad_request(
+          "This vLLM engine does not support `store=True` and therefore does not support the "
+          "background mode. To enable these features, set the environment variable "
+          "`VLLM_ENABLE_RESPONSES_API_STORE=1` when launching the vLLM server.",
+          "background");
+    call.background = true;
+  }
   f.mark("stream_options");
   f.mark("prompt_cache_key");
   f.mark("safety_identifier");
@@ -378,7 +391,7 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
   call.id = chat.contains("request_id") && chat["request_id"].is_string()
                 ? chat["request_id"].get<std::string>()
                 : random_id("resp_");
-  echo["background"] = false;
+  echo["background"] = call.background;
   echo["previous_response_id"] = prev ? body["previous_response_id"] : ojson();
   echo["store"] = call.store;
   echo["top_logprobs"] = call.logprobs ? top_logprobs : 0;

@@ -5,7 +5,8 @@
 // response_format), and the chat completion, whole or streamed, becomes the Response object
 // or its event stream (response.created ... response.completed, vLLM's "simple" events:
 // reasoning, message and function_call items). What cannot be honoured is refused naming the
-// field: built-in tools, `background`, `previous_response_id` (404 unless the store is on, as
+// field: built-in tools, `background` without the store (with it the response runs on without
+// its client: openai_server.cpp), `previous_response_id` (404 unless the store is on, as
 // vLLM), `include` beyond reasoning.encrypted_content and message.output_text.logprobs,
 // `conversation`, `prompt`, `max_tool_calls`.
 #pragma once
@@ -28,7 +29,8 @@ struct ResponsesCall {
   std::string id;      // "resp_..."
   std::vector<std::string> ignored;  // request fields vLLM ignores too (logged)
   bool stream = false;
-  bool logprobs = false;  // include has message.output_text.logprobs
+  bool logprobs = false;    // include has message.output_text.logprobs
+  bool background = false;  // runs on without its client (needs the store)
 };
 
 struct ResponsesOptions {
@@ -44,6 +46,9 @@ ResponsesCall responses_to_chat(const ojson& body, const ResponsesOptions& opts)
 
 // Counts the tokens of a text (the reasoning tokens of usage.output_tokens_details).
 using TokenCounter = std::function<int64_t(const std::string&)>;
+
+// A background response before it finished (vLLM's: status "queued", no output, no usage).
+nlohmann::json queued_response(const ResponsesCall& call, int64_t created_at);
 
 // A finished chat completion (choice 0) as the Response object.
 nlohmann::json response_from_chat(const nlohmann::json& completion, const ResponsesCall& call,
