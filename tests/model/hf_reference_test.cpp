@@ -36,49 +36,57 @@ int32_t argmax(const float* x, int64_t n) {
   return static_cast<int32_t>(std::max_element(x, x + n) - x);
 }
 
+// One golden prompt (index.json's prompts or long_prompts entry) on model `m`: the logits of
+// its positions from `logits_from` on (all of them by default) within 1e-4 of transformers'
+// (relative to the largest), and the greedy continuation exact. Returns the relative error.
+double check_prompt(CausalLM& m, const std::string& gdir, const nlohmann::json& p,
+                    const std::string& what) {
+  const int64_t V = m.config().vocab_size;
+  const std::vector<int32_t> ids = p["prompt_ids"].get<std::vector<int32_t>>();
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const int64_t from = p.value("logits_from", int64_t{0}), kept = n - from;
+  const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), kept * V);
+  const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
+  // The fp32 reference gate keeps an fp32 KV cache (16-bit is the serving default).
+  StaticBatch sb(m, 1, n + static_cast<int64_t>(greedy.size()) + 1, 16, vt::DType::F32);
+  const std::vector<float> logits = sb.prefill_all(0, ids);
+  double worst = 0;
+  for (int64_t t = 0; t < kept; ++t) {
+    const float* a = logits.data() + (from + t) * V;
+    const float* b = gold.data() + t * V;
+    double max_abs_ref = 0, max_err = 0;
+    for (int64_t i = 0; i < V; ++i) {
+      max_abs_ref = std::max(max_abs_ref, std::fabs(double(b[i])));
+      max_err = std::max(max_err, std::fabs(double(a[i]) - double(b[i])));
+    }
+    worst = std::max(worst, max_err / max_abs_ref);
+  }
+  EXPECT_LE(worst, 1e-4) << what << ": relative max logit error";
+  // Greedy continuation, exact.
+  std::vector<int32_t> ours;
+  int32_t next = argmax(logits.data() + (n - 1) * V, V);
+  for (size_t s = 0; s < greedy.size(); ++s) {
+    ours.push_back(next);
+    if (s + 1 < greedy.size()) next = argmax(sb.decode({next}).data(), V);
+  }
+  EXPECT_EQ(ours, greedy) << what << ": greedy ids differ";
+  std::printf("[%s] %lld positions, rel max err %.2e, %zu greedy tokens\n", what.c_str(),
+              static_cast<long long>(n), worst, greedy.size());
+  return worst;
+}
+
 // The tiny checkpoint `name` loaded from `mdir` against tests/golden/hf/<name>.
 void check_against_transformers(const std::string& name, const std::string& mdir) {
   const std::string gdir = golden_dir() + "/hf/" + name;
   const auto index = read_json_file(gdir + "/index.json");
   auto m = CausalLM::load(mdir);
-  const int64_t V = m->config().vocab_size;
-  ASSERT_EQ(V, index["vocab_size"].get<int64_t>());
+  ASSERT_EQ(m->config().vocab_size, index["vocab_size"].get<int64_t>());
   EXPECT_EQ(m->config().architecture, index["architecture"].get<std::string>());
-  for (const auto& p : index["prompts"]) {
-    const std::vector<int32_t> ids = p["prompt_ids"].get<std::vector<int32_t>>();
-    const int64_t n = static_cast<int64_t>(ids.size());
-    const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), n * V);
-    const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
-    // The fp32 reference gate keeps an fp32 KV cache (16-bit is the serving default).
-    StaticBatch sb(*m, 1, n + static_cast<int64_t>(greedy.size()) + 1, 16, vt::DType::F32);
-    const std::vector<float> logits = sb.prefill_all(0, ids);
-    double worst = 0;
-    for (int64_t t = 0; t < n; ++t) {
-      const float* a = logits.data() + t * V;
-      const float* b = gold.data() + t * V;
-      double max_abs_ref = 0, max_err = 0;
-      for (int64_t i = 0; i < V; ++i) {
-        max_abs_ref = std::max(max_abs_ref, std::fabs(double(b[i])));
-        max_err = std::max(max_err, std::fabs(double(a[i]) - double(b[i])));
-      }
-      worst = std::max(worst, max_err / max_abs_ref);
-    }
-    EXPECT_LE(worst, 1e-4) << name << " prompt '" << p.value("text", std::string("ids"))
-                           << "': relative max logit error";
-    // Greedy continuation, exact.
-    std::vector<int32_t> ours;
-    int32_t next = argmax(logits.data() + (n - 1) * V, V);
-    for (size_t s = 0; s < greedy.size(); ++s) {
-      ours.push_back(next);
-      if (s + 1 < greedy.size()) next = argmax(sb.decode({next}).data(), V);
-    }
-    EXPECT_EQ(ours, greedy) << name << ": greedy ids differ";
-    std::printf("[%s] %lld positions, rel max err %.2e, %zu greedy tokens\n", name.c_str(),
-                static_cast<long long>(n), worst, greedy.size());
-  }
+  for (const auto& p : index["prompts"])
+    check_prompt(*m, gdir, p, name + " prompt '" + p.value("text", std::string("ids")) + "'");
   // longrope past the original length: loaded for a longer context, every position rotates
   // with the long factors, as transformers does for a pass that long (the golden keeps the
-  // last logits_shape[0] positions' logits).
+  // last positions' logits).
   for (const auto& p : index.value("long_prompts", nlohmann::json::array())) {
     vllm::model::LoadOptions opts;
     opts.max_model_len = p["max_model_len"].get<int64_t>();
@@ -86,38 +94,10 @@ void check_against_transformers(const std::string& name, const std::string& mdir
     EXPECT_TRUE(lm->config().rope_scaling.use_long) << name;
     EXPECT_EQ(lm->config().max_position_embeddings, opts.max_model_len) << name;
     // Without the longer context the model stays within its original length.
-    EXPECT_EQ(m->config().max_position_embeddings,
-              m->config().rope_scaling.original_max_position_embeddings)
-        << name;
-    const std::vector<int32_t> ids = p["prompt_ids"].get<std::vector<int32_t>>();
-    const int64_t n = static_cast<int64_t>(ids.size());
-    const int64_t from = p["logits_from"].get<int64_t>(), kept = n - from;
-    ASSERT_GT(n, m->config().rope_scaling.original_max_position_embeddings) << name;
-    const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), kept * V);
-    const std::vector<int32_t> greedy = p["greedy_ids"].get<std::vector<int32_t>>();
-    StaticBatch sb(*lm, 1, n + static_cast<int64_t>(greedy.size()) + 1, 16, vt::DType::F32);
-    const std::vector<float> logits = sb.prefill_all(0, ids);
-    double worst = 0;
-    for (int64_t t = 0; t < kept; ++t) {
-      const float* a = logits.data() + (from + t) * V;
-      const float* b = gold.data() + t * V;
-      double max_abs_ref = 0, max_err = 0;
-      for (int64_t i = 0; i < V; ++i) {
-        max_abs_ref = std::max(max_abs_ref, std::fabs(double(b[i])));
-        max_err = std::max(max_err, std::fabs(double(a[i]) - double(b[i])));
-      }
-      worst = std::max(worst, max_err / max_abs_ref);
-    }
-    EXPECT_LE(worst, 1e-4) << name << " long prompt: relative max logit error";
-    std::vector<int32_t> ours;
-    int32_t next = argmax(logits.data() + (n - 1) * V, V);
-    for (size_t s = 0; s < greedy.size(); ++s) {
-      ours.push_back(next);
-      if (s + 1 < greedy.size()) next = argmax(sb.decode({next}).data(), V);
-    }
-    EXPECT_EQ(ours, greedy) << name << ": long prompt greedy ids differ";
-    std::printf("[%s] long prompt, %lld positions (long factors), rel max err %.2e\n", name.c_str(),
-                static_cast<long long>(n), worst);
+    const int64_t orig = m->config().rope_scaling.original_max_position_embeddings;
+    EXPECT_EQ(m->config().max_position_embeddings, orig) << name;
+    ASSERT_GT(static_cast<int64_t>(p["prompt_ids"].size()), orig) << name;
+    check_prompt(*lm, gdir, p, name + " long prompt (long factors)");
   }
 }
 
