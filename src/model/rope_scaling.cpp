@@ -255,6 +255,7 @@ void read_hf_rope_scaling(ModelConfig& c, const json& j) {
   if (!j.contains("rope_scaling") || !j["rope_scaling"].is_object()) return;
   const json& rs = j["rope_scaling"];
   std::string type = rs.value("rope_type", rs.value("type", std::string()));
+  if (type == "su") type = "longrope";  // Phi-3-*-128k's first configs (vLLM and transformers)
   if (type == "longrope") {
     read_longrope(c, j, rs);
   } else if (type == "yarn") {

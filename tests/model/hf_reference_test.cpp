@@ -166,3 +166,13 @@ TEST(Longrope, ContextAndFactorsFollowTheAskedLength) {
   EXPECT_EQ(none.max_position_embeddings, 512);
   EXPECT_NE(none.max_len_note.find("no long factors"), std::string::npos) << none.max_len_note;
 }
+
+// Phi-3-*-128k's first configs name longrope "su" (vLLM and transformers read it as longrope).
+TEST(Longrope, LegacySuTypeIsLongrope) {
+  auto j = read_json_file(tiny_models_dir() + "/phi3_5/config.json");
+  j["rope_scaling"]["type"] = "su";
+  const auto c = vllm::model::config_from_hf_json(j.dump(), "su-config");
+  EXPECT_EQ(c.rope_scaling.type, "longrope");
+  EXPECT_EQ(c.rope_scaling.long_factor.size(), 8u);
+  EXPECT_EQ(c.max_position_embeddings, 512);
+}
