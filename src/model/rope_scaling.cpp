@@ -15,13 +15,13 @@ std::vector<float> ModelConfig::rope_inv_freq() const {
   // Same float arithmetic as transformers: base ** (arange(0, d, 2) / d) in float32.
   const int64_t rd = rope_dim();  // transformers: dim = head_dim * partial_rotary_factor
   std::vector<float> inv(rd / 2);
+  // longrope's factors (HF: 1 / (ext_factors * base ** (arange / d))), none otherwise.
+  const std::vector<float>* ext_factors = nullptr;
+  if (rope_scaling.type == "longrope")
+    ext_factors = rope_scaling.use_long ? &rope_scaling.long_factor : &rope_scaling.short_factor;
   for (int64_t i = 0; i < rd / 2; ++i) {
     float expo = static_cast<float>(2 * i) / static_cast<float>(rd);
-    const std::vector<float>& lf =
-        rope_scaling.use_long ? rope_scaling.long_factor : rope_scaling.short_factor;
-    const float ext = rope_scaling.type == "longrope" && !lf.empty()
-                          ? lf[i]
-                          : 1.0f;  // HF: 1 / (ext_factors * base ** (arange / d))
+    const float ext = ext_factors && !ext_factors->empty() ? (*ext_factors)[i] : 1.0f;
     inv[i] = 1.0f / (ext * std::pow(static_cast<float>(rope_theta), expo));
   }
   if (rope_scaling.type == "yarn") {
