@@ -77,6 +77,7 @@ std::shared_ptr<RequestStream> AsyncEngine::add_request(const std::string& reque
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (stop_) throw EngineStopped("the engine is shutting down");
+    if (draining_) throw EngineStopped("the server is shutting down");
     int64_t running;
     {
       std::lock_guard<std::mutex> mlk(metrics_mu_);
@@ -87,11 +88,44 @@ std::shared_ptr<RequestStream> AsyncEngine::add_request(const std::string& reque
           "The server is overloaded: " + std::to_string(opts_.max_waiting_requests) +
           " requests are already waiting. Retry later.");
     ++num_unfinished_;
+    queued_tokens_ += static_cast<int64_t>(prompt_token_ids.size());
     submits_.push_back(Submission{request_id, std::move(prompt_token_ids), params, priority, stream,
                                   Clock::now()});
   }
   cv_.notify_one();
   return stream;
+}
+
+void AsyncEngine::check_admission(int64_t n) const {
+  // The messages and the order of the two checks are vLLM's (AsyncLLM.check_admission).
+  if (opts_.max_num_queued_reqs && num_unfinished_.load() + n > *opts_.max_num_queued_reqs) {
+    if (observer_) observer_->on_admission_rejected("max_num_queued_reqs");
+    throw EngineOverloaded(
+        "The engine is currently busy and cannot accept new requests. Please try again later "
+        "or on a different instance.");
+  }
+  if (opts_.max_num_queued_tokens && queued_tokens_.load() >= *opts_.max_num_queued_tokens) {
+    if (observer_) observer_->on_admission_rejected("max_num_queued_tokens");
+    throw EngineOverloaded(
+        "The engine has reached its prefill token backlog limit. Please try again later or on "
+        "a different instance.");
+  }
+}
+
+int64_t AsyncEngine::drain(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    draining_ = true;
+  }
+  const auto deadline = Clock::now() + grace;
+  while (num_unfinished_.load() > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return num_unfinished_.load();
+}
+
+void AsyncEngine::release_queued(Live& l) {
+  queued_tokens_ -= l.queued_tokens;
+  l.queued_tokens = 0;
 }
 
 void AsyncEngine::abort(const std::string& request_id) {
@@ -124,16 +158,18 @@ void AsyncEngine::shutdown() {
 }
 
 void AsyncEngine::admit(Submission& s) {
+  const auto n_prompt = static_cast<int64_t>(s.prompt.size());  // s.prompt is moved below
   try {
     engine_.add_request(s.id, std::move(s.prompt), s.params, s.priority);
   } catch (const std::exception& e) {
     s.stream->admit(e.what());
+    queued_tokens_ -= n_prompt;
     --num_unfinished_;
     if (observer_) observer_->on_rejected();
     return;
   }
   s.stream->admit({});
-  live_[s.id] = Live{s.stream, s.arrival, s.arrival, false};
+  live_[s.id] = Live{s.stream, s.arrival, s.arrival, false, n_prompt};
 }
 
 void AsyncEngine::apply_abort(const std::string& id) {
@@ -149,6 +185,7 @@ void AsyncEngine::apply_abort(const std::string& id) {
     observer_->on_finished(
         out, std::chrono::duration<double>(Clock::now() - it->second.arrival).count());
   it->second.stream->push(std::move(out));
+  release_queued(it->second);
   live_.erase(it);
   --num_unfinished_;
 }
@@ -166,6 +203,7 @@ void AsyncEngine::deliver(RequestOutput& out, Clock::time_point now) {
     }
     l.last_token = now;
   }
+  if (!out.new_token_ids.empty() || out.finished) release_queued(l);
   const bool finished = out.finished;
   if (finished && observer_)
     observer_->on_finished(out, std::chrono::duration<double>(now - l.arrival).count());
@@ -185,6 +223,7 @@ void AsyncEngine::fail_all(const std::string& why) {
     out.finish_reason = "abort";
     out.error = why;
     l.stream->push(std::move(out));
+    release_queued(l);
     --num_unfinished_;
   }
   live_.clear();
@@ -207,6 +246,7 @@ void AsyncEngine::loop() {
     if (stopping) {
       for (auto& s : submits) {
         s.stream->admit("the engine is shutting down");
+        queued_tokens_ -= static_cast<int64_t>(s.prompt.size());
         --num_unfinished_;
       }
       fail_all("the engine is shutting down");

@@ -78,11 +78,20 @@ class EngineStatsObserver {
   virtual void on_inter_token(double itl_s) = 0;
   virtual void on_finished(const RequestOutput& final_out, double e2e_s) = 0;
   virtual void on_rejected() {}
+  // check_admission refused a request; `reason` is vLLM's label (max_num_queued_reqs or
+  // max_num_queued_tokens). Called on the refused caller's thread.
+  virtual void on_admission_rejected(const char* /*reason*/) {}
 };
 
 struct AsyncEngineOptions {
   // Requests queued but not yet running above which add_request throws EngineOverloaded.
   int64_t max_waiting_requests = 1024;
+  // vLLM's --max-num-queued-reqs: unfinished requests (waiting + running, a choice of n > 1
+  // each) past which check_admission refuses.
+  std::optional<int64_t> max_num_queued_reqs;
+  // vLLM's --max-num-queued-tokens: prompt tokens of requests still in prefill (their whole
+  // prompt until their first token, as vLLM counts them) at which check_admission refuses.
+  std::optional<int64_t> max_num_queued_tokens;
 };
 
 class AsyncEngine {
@@ -107,6 +116,18 @@ class AsyncEngine {
   EngineMetrics metrics() const;
   // Requests submitted and not finished (queued, waiting or running).
   int64_t num_unfinished() const { return num_unfinished_.load(); }
+  // Prompt tokens of the requests submitted that have not made their first token yet.
+  int64_t num_queued_tokens() const { return queued_tokens_.load(); }
+
+  // vLLM's admission check for a request of `n` sequences, before its add_request calls:
+  // throws EngineOverloaded with vLLM's message when --max-num-queued-reqs or
+  // --max-num-queued-tokens would be exceeded (HTTP 503, so a client retries elsewhere).
+  void check_admission(int64_t n) const;
+
+  // Graceful stop (vLLM's --shutdown-timeout): new requests are refused with EngineStopped
+  // from now on, and the requests already submitted run on until they finish or `grace` has
+  // passed. Returns how many were still unfinished then (shutdown() aborts them).
+  int64_t drain(std::chrono::milliseconds grace);
   const EngineConfig& config() const { return config_; }
 
   // Finishes: aborts everything still running, closes every stream, joins the thread.
@@ -126,6 +147,7 @@ class AsyncEngine {
     std::chrono::steady_clock::time_point arrival;
     std::chrono::steady_clock::time_point last_token;
     bool got_first = false;
+    int64_t queued_tokens = 0;  // its share of queued_tokens_ until its first token
   };
 
   void loop();
@@ -133,6 +155,7 @@ class AsyncEngine {
   void apply_abort(const std::string& id);
   void deliver(RequestOutput& out, std::chrono::steady_clock::time_point now);
   void fail_all(const std::string& why);
+  void release_queued(Live& l);
 
   LLMEngine& engine_;
   const EngineConfig config_;
@@ -144,10 +167,12 @@ class AsyncEngine {
   std::vector<Submission> submits_;
   std::vector<std::string> aborts_;
   bool stop_ = false;
+  bool draining_ = false;
 
   mutable std::mutex metrics_mu_;
   EngineMetrics metrics_;
   std::atomic<int64_t> num_unfinished_{0};
+  std::atomic<int64_t> queued_tokens_{0};
 
   // Engine-thread only.
   std::unordered_map<std::string, Live> live_;

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "../engine/fake_executor.h"
 
@@ -219,6 +221,129 @@ TEST(AsyncEngine, TheWaitingQueueIsBounded) {
   EXPECT_TRUE(wait_until([&] { return ae.num_unfinished() == 0; }));
   auto c = ae.add_request("c", prompt_of(4, 3), greedy(2));
   EXPECT_EQ(drain(*c).tokens.size(), 2u);
+}
+
+struct AdmissionObserver : EngineStatsObserver {
+  void on_first_token(double) override {}
+  void on_inter_token(double) override {}
+  void on_finished(const RequestOutput&, double) override {}
+  void on_admission_rejected(const char* reason) override { reasons.push_back(reason); }
+  std::vector<std::string> reasons;
+};
+
+// vLLM's --max-num-queued-reqs: waiting + running requests, a request of n sequences taking n.
+TEST(AsyncEngine, AdmissionCountsWaitingAndRunningRequests) {
+  GatedExecutor ex(256, 1024);
+  LLMEngine eng(roomy(), ex, bracket_streams());
+  AsyncEngineOptions opts;
+  opts.max_num_queued_reqs = 3;
+  AdmissionObserver obs;
+  AsyncEngine ae(eng, opts, &obs);
+  ex.set_open(false);
+  ae.check_admission(3);  // nothing in flight: three sequences fit
+  EXPECT_THROW(ae.check_admission(4), EngineOverloaded);
+  auto a = ae.add_request("a", prompt_of(4, 1), greedy(2));
+  ex.wait_entered(1);  // a is running
+  auto b = ae.add_request("b", prompt_of(4, 2), greedy(2));
+  ae.check_admission(1);
+  try {
+    ae.check_admission(2);
+    FAIL() << "a request of n=2 over the limit was admitted";
+  } catch (const EngineOverloaded& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "The engine is currently busy and cannot accept new requests. Please try again "
+              "later or on a different instance.");
+  }
+  ex.set_open(true);
+  EXPECT_EQ(drain(*a).tokens.size(), 2u);
+  EXPECT_EQ(drain(*b).tokens.size(), 2u);
+  EXPECT_TRUE(wait_until([&] { return ae.num_unfinished() == 0; }));
+  ae.check_admission(3);
+  EXPECT_EQ(obs.reasons, (std::vector<std::string>{"max_num_queued_reqs", "max_num_queued_reqs"}));
+}
+
+// vLLM's --max-num-queued-tokens: the prompts of requests that have not made a token yet.
+TEST(AsyncEngine, AdmissionCountsThePromptsStillInPrefill) {
+  GatedExecutor ex(256, 1024);
+  LLMEngine eng(roomy(), ex, bracket_streams());
+  AsyncEngineOptions opts;
+  opts.max_num_queued_tokens = 10;
+  AdmissionObserver obs;
+  AsyncEngine ae(eng, opts, &obs);
+  ex.set_open(false);
+  auto a = ae.add_request("a", prompt_of(6, 1), greedy(3));
+  ex.wait_entered(1);  // held inside a's prefill step
+  EXPECT_EQ(ae.num_queued_tokens(), 6);
+  ae.check_admission(1);  // 6 < 10
+  auto b = ae.add_request("b", prompt_of(5, 2), greedy(3));
+  EXPECT_EQ(ae.num_queued_tokens(), 11);
+  EXPECT_THROW(ae.check_admission(1), EngineOverloaded);
+  EXPECT_EQ(obs.reasons, std::vector<std::string>{"max_num_queued_tokens"});
+  // Once both have their first token, their prompts no longer count, though they still run.
+  ex.allow(3);
+  EXPECT_TRUE(wait_until([&] { return ae.num_queued_tokens() == 0; }));
+  EXPECT_GT(ae.num_unfinished(), 0);
+  ae.check_admission(1);
+  ex.set_open(true);
+  EXPECT_EQ(drain(*a).tokens.size(), 3u);
+  EXPECT_EQ(drain(*b).tokens.size(), 3u);
+  // A rejected or aborted request gives its share back too.
+  auto bad = ae.add_request("bad", prompt_of(7, 1), greedy(0));
+  EXPECT_NE(bad->wait_admitted(), "");
+  ex.set_open(false);
+  int steps;
+  {
+    std::lock_guard<std::mutex> lk(ex.mu);
+    steps = ex.entered;
+  }
+  auto c = ae.add_request("c", prompt_of(9, 3), greedy(50));
+  ex.wait_entered(steps + 1);
+  ae.abort("c");
+  ex.set_open(true);
+  EXPECT_EQ(drain(*c).finish_reason, "abort");
+  EXPECT_TRUE(wait_until([&] { return ae.num_unfinished() == 0; }));
+  EXPECT_EQ(ae.num_queued_tokens(), 0);
+}
+
+// --shutdown-timeout: drain() refuses new work at once and lets the running requests finish.
+TEST(AsyncEngine, DrainLetsRunningRequestsFinishAndRefusesNewOnes) {
+  PagedFakeExecutor ex(256, 1024);
+  LLMEngine eng(roomy(), ex, bracket_streams());
+  AsyncEngine ae(eng);
+  auto a = ae.add_request("a", prompt_of(4, 1), greedy(40));
+  ASSERT_EQ(a->wait_admitted(), "");
+  std::thread drainer([&] { EXPECT_EQ(ae.drain(20s), 0); });
+  EXPECT_TRUE(wait_until([&] {
+    try {
+      ae.add_request("late", prompt_of(4, 2), greedy(2));
+      ae.abort("late");
+      return false;
+    } catch (const EngineStopped& e) {
+      return std::string(e.what()) == "the server is shutting down";
+    }
+  }));
+  drainer.join();
+  const Finished f = drain(*a);
+  EXPECT_TRUE(f.finished);
+  EXPECT_EQ(f.finish_reason, "length");
+  EXPECT_EQ(f.tokens.size(), 40u);
+}
+
+// A drain that runs out of time returns what is left; shutdown() then aborts it.
+TEST(AsyncEngine, DrainTimesOutAndShutdownAbortsTheRest) {
+  GatedExecutor ex(256, 1024);
+  LLMEngine eng(roomy(), ex, bracket_streams());
+  AsyncEngine ae(eng);
+  ex.set_open(false);
+  auto a = ae.add_request("a", prompt_of(4, 1), greedy(40));
+  ex.wait_entered(1);
+  EXPECT_EQ(ae.drain(100ms), 1);
+  std::thread closer([&] { ae.shutdown(); });
+  ex.set_open(true);
+  closer.join();
+  const Finished f = drain(*a);
+  EXPECT_EQ(f.finish_reason, "abort");
+  EXPECT_LT(f.tokens.size(), 40u);
 }
 
 TEST(AsyncEngine, AReaderThatNeverReadsStallsNobody) {

@@ -74,6 +74,13 @@ ServerMetrics::ServerMetrics(const std::string& model_name)
                   .Register(reg);
   for (const char* r : {"stop", "length", "abort"})
     success_->Add({{"model_name", model_}, {"finished_reason", r}});
+  admission_rejections_ =
+      &BuildCounter()
+           .Name("vllm:admission_rejections_total")
+           .Help("Number of admission attempts rejected by a queue limit, by reason.")
+           .Register(reg);
+  for (const char* r : {"max_num_queued_reqs", "max_num_queued_tokens"})
+    admission_rejections_->Add({{"model_name", model_}, {"reason", r}});
   const prometheus::Histogram::BucketBoundaries ttft_b = {
       0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
       1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
@@ -108,6 +115,10 @@ void ServerMetrics::on_inter_token(double s) { itl_->Observe(s); }
 void ServerMetrics::on_finished(const engine::RequestOutput& o, double e2e_s) {
   e2e_->Observe(e2e_s);
   success_->Add({{"model_name", model_}, {"finished_reason", o.finish_reason}}).Increment();
+}
+
+void ServerMetrics::on_admission_rejected(const char* reason) {
+  admission_rejections_->Add({{"model_name", model_}, {"reason", reason}}).Increment();
 }
 
 std::string ServerMetrics::render(const engine::EngineMetrics& m) {

@@ -29,6 +29,7 @@ class ServerMetrics : public engine::EngineStatsObserver {
   void on_first_token(double ttft_s) override;
   void on_inter_token(double itl_s) override;
   void on_finished(const engine::RequestOutput& final_out, double e2e_s) override;
+  void on_admission_rejected(const char* reason) override;
 
   // Prometheus text exposition, after folding in the engine's current counters.
   std::string render(const engine::EngineMetrics& m);
@@ -47,6 +48,7 @@ class ServerMetrics : public engine::EngineStatsObserver {
   prometheus::Counter* prefix_queries_;
   prometheus::Counter* prefix_hits_;
   prometheus::Family<prometheus::Counter>* success_;
+  prometheus::Family<prometheus::Counter>* admission_rejections_;
   prometheus::Histogram* ttft_;
   prometheus::Histogram* itl_;
   prometheus::Histogram* e2e_;

@@ -146,6 +146,8 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   metrics_ = std::make_unique<ServerMetrics>(names_.front());
   engine::AsyncEngineOptions opts;
   opts.max_waiting_requests = cfg_.max_waiting_requests;
+  opts.max_num_queued_reqs = cfg_.max_num_queued_reqs;
+  opts.max_num_queued_tokens = cfg_.max_num_queued_tokens;
   engine_ = std::make_unique<engine::AsyncEngine>(llm_.engine(), opts, metrics_.get());
   ctx_ = std::make_unique<ServingContext>(ServingContext{
       llm_, *engine_, names_.front(), reasoning_parser_by_name(cfg_.reasoning_parser),
@@ -181,9 +183,20 @@ bool OpenAIServer::bind() {
 
 void OpenAIServer::serve() { http_->wait(); }
 
-void OpenAIServer::stop() {
-  std::call_once(stopped_, [this] {
+void OpenAIServer::stop(bool graceful) {
+  std::call_once(stopped_, [this, graceful] {
     http_->stop_accepting();
+    if (graceful && cfg_.shutdown_timeout_s > 0) {
+      const int64_t n = engine_->num_unfinished();
+      if (n > 0)
+        std::fprintf(stderr,
+                     "vllm.cpp: draining %lld in-flight requests (--shutdown-timeout %d s)\n",
+                     static_cast<long long>(n), cfg_.shutdown_timeout_s);
+      const int64_t left = engine_->drain(std::chrono::seconds(cfg_.shutdown_timeout_s));
+      if (left > 0)
+        std::fprintf(stderr, "vllm.cpp: aborting %lld requests still running at the timeout\n",
+                     static_cast<long long>(left));
+    }
     engine_->shutdown();                         // closes every stream, so every handler returns
     if (background_) background_->cancel_all();  // their threads end too, and their replays
     http_->drain();

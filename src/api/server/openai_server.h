@@ -45,6 +45,10 @@ struct ServerConfig {
   size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
   int request_timeout_s = 30;                   // a whole request must arrive within this
   int64_t max_waiting_requests = 1024;          // beyond this, 503
+  // vLLM's admission limits (--max-num-queued-reqs / --max-num-queued-tokens): 503 beyond.
+  std::optional<int64_t> max_num_queued_reqs, max_num_queued_tokens;
+  // --shutdown-timeout: seconds stop(true) lets the requests already taken finish (0: abort).
+  int shutdown_timeout_s = 0;
   // CORS (vLLM's defaults: any origin, method and header, no credentials); empty origins: no
   // CORS headers at all.
   std::vector<std::string> allowed_origins = {"*"};
@@ -87,8 +91,9 @@ class OpenAIServer {
   int port() const { return port_; }
   // Serves until stop() (from another thread or a signal handler thread) has finished.
   void serve();
-  // Stops taking requests, aborts what runs, waits for the handlers; idempotent.
-  void stop();
+  // Stops taking requests, aborts what runs, waits for the handlers; idempotent. `graceful`
+  // (SIGTERM / SIGINT) first lets what runs finish for up to --shutdown-timeout seconds.
+  void stop(bool graceful = false);
 
   engine::AsyncEngine& engine() { return *engine_; }
   const std::string& model_name() const { return names_.front(); }

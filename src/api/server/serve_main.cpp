@@ -174,7 +174,7 @@ int serve_main(int argc, char** argv) {
   flags.refused_option(app, "--middleware", "Python ASGI middleware cannot be loaded");
   flags.refused_option(app, "--tool-server", "built-in tool servers are not implemented");
   flags.refused_option(app, "--log-config-file",
-                       "logging is set by --uvicorn-log-level and VLLM_LOGGING_LEVEL");
+                       "logging is set by --log-level, --uvicorn-log-level and VLLM_LOGGING_LEVEL");
   flags.refused_flag(app, "--enable-tokenizer-info-endpoint",
                      "there is no /tokenizer_info endpoint");
   app.add_option("--uds", sc.unix_socket,
@@ -193,6 +193,31 @@ int serve_main(int argc, char** argv) {
   flags.no_effect_option(app, "--stream-interval", "every token is streamed as it is made", {"1"});
   app.add_option("--max-waiting-requests", sc.max_waiting_requests,
                  "queued requests beyond which the server answers 503");
+  int64_t max_num_queued_reqs = -1, max_num_queued_tokens = -1;
+  app.add_option("--max-num-queued-reqs", max_num_queued_reqs,
+                 "unfinished requests (waiting + running; n > 1 counts n) beyond which a new one "
+                 "gets 503 (default: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-num-queued-tokens", max_num_queued_tokens,
+                 "prompt tokens of requests still in prefill at which a new request gets 503 "
+                 "(default: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--shutdown-timeout", sc.shutdown_timeout_s,
+                 "seconds SIGTERM / SIGINT lets the requests already taken finish before they are "
+                 "aborted (default 0: abort at once)")
+      ->check(CLI::Range(0, 86400));
+  int sse_keep_alive = 0;
+  app.add_option("--sse-keep-alive-interval", sse_keep_alive,
+                 "accepted: an idle stream (queued, prefill, between tokens) always gets a "
+                 "': keep-alive' comment after 1 s, which meets any interval (it also finds "
+                 "clients that hung up)")
+      ->check(CLI::NonNegativeNumber);
+  std::string engine_log_level;
+  app.add_option("--log-level", engine_log_level,
+                 "DEBUG also logs request fields that were ignored; WARNING, ERROR and CRITICAL "
+                 "drop the startup and request lines (default: VLLM_LOGGING_LEVEL, else INFO)")
+      ->check(CLI::IsMember({"CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET"},
+                            CLI::ignore_case));
   app.add_option("--max-request-bytes", sc.max_body_bytes,
                  "largest request body accepted (413 beyond; chunked bodies too)");
   app.add_option("--request-read-timeout", sc.request_timeout_s,
@@ -239,15 +264,23 @@ int serve_main(int argc, char** argv) {
     sc.tls_key_pem = read_file(ssl_keyfile, "--ssl-keyfile");
     sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
   }
+  if (max_num_queued_reqs >= 0) sc.max_num_queued_reqs = max_num_queued_reqs;
+  if (max_num_queued_tokens >= 0) sc.max_num_queued_tokens = max_num_queued_tokens;
+  // vLLM's --log-level (its LoggingConfig), defaulting to VLLM_LOGGING_LEVEL.
+  std::string level = engine_log_level;
+  if (level.empty())
+    if (const char* env_level = std::getenv("VLLM_LOGGING_LEVEL")) level = env_level;
+  for (char& ch : level) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  sc.debug_log =
+      log_level == "debug" || log_level == "trace" || level == "DEBUG" || level == "NOTSET";
+  const bool quiet = level == "WARNING" || level == "ERROR" || level == "CRITICAL";
+  if (quiet) enable_log_requests = false;
   sc.log_requests = enable_log_requests && !disable_log_requests;
   // As vLLM: outputs are logged by the request logger, which only --enable-log-requests makes.
   sc.log_outputs = enable_log_outputs && sc.log_requests;
-  if (enable_log_outputs && !sc.log_requests)
+  if (enable_log_outputs && !sc.log_requests && !quiet)
     cli::warn("--enable-log-outputs has no effect without --enable-log-requests (as in vLLM)");
   check_mm_limits(limit_mm);
-  const char* env_level = std::getenv("VLLM_LOGGING_LEVEL");
-  sc.debug_log = log_level == "debug" || log_level == "trace" ||
-                 (env_level && std::string(env_level) == "DEBUG");
   sc.parse.max_logprobs = ec.max_logprobs;
   sc.parse.content_parts = content_format == "openai";
   if (!default_kwargs.empty()) {
@@ -304,10 +337,15 @@ int serve_main(int argc, char** argv) {
     int s = 0;
     sigwait(&set, &s);
     std::fprintf(stderr, "vllm.cpp: signal %d, shutting down\n", s);
-    server.stop();
+    server.stop(/*graceful=*/true);
   });
   sig.detach();
   const auto& cfg = llm->engine().config();
+  if (quiet) {
+    server.serve();
+    server.stop();
+    return 0;
+  }
   if (defaults.empty())
     std::printf("vllm.cpp generation config: %s\n", defaults.source.c_str());
   else

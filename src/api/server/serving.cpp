@@ -71,6 +71,13 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
     const std::vector<int32_t>& ids = g->prompts_[p].ids;
     const bool thought = ctx.reasoning && prompt_ends_reasoning(ids, tags, *ctx.reasoning);
+    // vLLM checks its queue limits once per prompt, for its n sequences, before adding them.
+    try {
+      ctx.engine.check_admission(req.n);
+    } catch (const engine::EngineOverloaded& e) {
+      g->abort_all();
+      throw ApiError(503, e.what());
+    }
     for (int i = 0; i < req.n; ++i) {
       Choice& c = g->choices_[p * req.n + i];
       c.index = static_cast<int>(p * req.n + i);
