@@ -9,6 +9,9 @@
 //   roof/vnni_bcast   GOP/s of the AVX-512 VNNI K-quant / Q8 tiles' inner step: broadcast 4
 //                     activation bytes, vpdpbusd with a held weight vector (eight token chains
 //                     per thread); skipped without AVX-512 VNNI
+//   roof/vnni_ktile   roof/vnni_bcast's vpdpbusd inside the Q4_K / Q5_K tile's instruction mix
+//                     (its scale folds, mins and super-block scales; see ktile_mix): what the
+//                     K-quant tiles can reach where those multiplies share the vpdpbusd pipes
 //   roof/dpbf16       GFLOP/s (2 per multiply-add) of independent AVX512-BF16 vdpbf16ps chains
 //                     (sixteen 16-lane chains per thread), the ceiling of the BF16 products
 //                     with bf16 activations; skipped without AVX512-BF16
@@ -179,6 +182,66 @@ void BM_VnniBcast(benchmark::State& state) {
              [] { return dpbusd_chains(kChainIters, roof_acts()); });
 }
 
+// The Q4_K / Q5_K tile's instruction mix (matmul_kquant_vnni_simd.h, kq45_tile), one super-block
+// of 256 weights for 16 rows and 8 tokens per iteration: 8 sub-blocks of 8 vpdpbusd per token,
+// each sub-block folded into a float with its scale (vsubps + vfmadd), then the mins (4
+// vpdpwssd per token) and the super-block's d / dmin (2 vmulps, vfmadd, vfnmadd, vcvtdq2ps).
+// On cores where the multiplies share the vpdpbusd pipes this is the tiles' ceiling: 512
+// vpdpbusd and 128 other multiplies per iteration. Counted like roof/vnni_bcast (the vpdpbusd
+// multiply-adds only), so the ratio of the two is the fraction the mix leaves.
+__attribute__((target("avx512f,avx512vnni"))) float ktile_mix(int64_t iters, const int8_t* act) {
+#define VT_ROOF_KINIT(k)                \
+  __m512 acc##k = _mm512_set1_ps(0.0f); \
+  __m512 f##k = _mm512_set1_ps(0.0f);   \
+  __m512i is##k = _mm512_set1_epi32(1000);
+  VT_ROOF_TOKENS(VT_ROOF_KINIT)
+  __m512i w = _mm512_set1_epi8(3);
+  __m512 sc = _mm512_set1_ps(1e-3f), dw = _mm512_set1_ps(1e-3f);
+  asm("" : "+v"(w), "+v"(sc), "+v"(dw));
+  for (int64_t n = 0; n < iters; ++n) {
+    const int8_t* a = act + (n & 63) * 32;
+    for (int j = 0; j < 8; ++j) {
+#define VT_ROOF_KDOT(k)                                                                           \
+  is##k = _mm512_dpbusd_epi32(is##k, w,                                                           \
+                              _mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a + 4 * (k)))); \
+  asm("" : "+v"(is##k));
+      for (int c = 0; c < 8; ++c) {
+        VT_ROOF_TOKENS(VT_ROOF_KDOT)
+      }
+#define VT_ROOF_KFOLD(k)                                                                          \
+  f##k =                                                                                          \
+      _mm512_fmadd_ps(sc, _mm512_sub_ps(_mm512_castsi512_ps(is##k), _mm512_set1_ps(1.0f)), f##k); \
+  is##k = _mm512_set1_epi32(1000);                                                                \
+  asm("" : "+v"(f##k), "+v"(is##k));
+      VT_ROOF_TOKENS(VT_ROOF_KFOLD)
+    }
+#define VT_ROOF_KSB(k)                                                                           \
+  {                                                                                              \
+    __m512i ms = _mm512_setzero_si512();                                                         \
+    for (int q = 0; q < 4; ++q)                                                                  \
+      ms = _mm512_dpwssd_epi32(ms, w,                                                            \
+                               _mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a + 4 * q))); \
+    const __m512 dx = _mm512_set1_ps(a[k] * 1e-3f);                                              \
+    acc##k = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), f##k, acc##k);                               \
+    acc##k = _mm512_fnmadd_ps(_mm512_mul_ps(sc, dx), _mm512_cvtepi32_ps(ms), acc##k);            \
+    f##k = _mm512_setzero_ps();                                                                  \
+    asm("" : "+v"(acc##k), "+v"(f##k));                                                          \
+  }
+    VT_ROOF_TOKENS(VT_ROOF_KSB)
+  }
+  __m512 t = _mm512_setzero_ps();
+#define VT_ROOF_KSUM(k) t = _mm512_add_ps(t, acc##k);
+  VT_ROOF_TOKENS(VT_ROOF_KSUM)
+  return _mm512_reduce_add_ps(t);
+}
+
+void BM_VnniKTile(benchmark::State& state) {
+  if (!VT_ROOF_HAS_AVX512("avx512vnni")) return state.SkipWithError("needs AVX-512 VNNI");
+  // 512 vpdpbusd x 64 multiply-adds x 2 ops per iteration, on every thread.
+  run_chains(state, "GOP/s", kChainIters / 64 * 65536.0,
+             [] { return ktile_mix(kChainIters / 64, roof_acts()); });
+}
+
 #define VT_ROOF_BCHAINS(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
@@ -213,5 +276,6 @@ BENCHMARK(BM_StreamRead)->Name("roof/stream_read")->UseRealTime()->Unit(benchmar
 BENCHMARK(BM_FmaPeak)->Name("roof/fma_fp32")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Int8Bcast)->Name("roof/int8_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_VnniBcast)->Name("roof/vnni_bcast")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VnniKTile)->Name("roof/vnni_ktile")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Bf16Peak)->Name("roof/dpbf16")->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
