@@ -42,6 +42,13 @@ struct EngineConfig {
   std::optional<bool> bf16_activations;
   int64_t max_num_batched_tokens = 2048;
   int32_t max_num_seqs = 256;
+  // vLLM's scheduler knobs (SchedulerConfig has the rules): --long-prefill-token-threshold
+  // (0: off) and its -adaptive switch, --max-num-active-seqs and --max-num-scheduled-tokens
+  // (0: max_num_seqs / max_num_batched_tokens).
+  int64_t long_prefill_token_threshold = 0;
+  bool long_prefill_token_threshold_adaptive = false;
+  int32_t max_num_active_seqs = 0;
+  int64_t max_num_scheduled_tokens = 0;
   // 0: the model's own limit (ModelExecutor::max_model_len()).
   int32_t max_model_len = 0;
   bool enable_prefix_caching = true;

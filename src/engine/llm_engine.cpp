@@ -41,6 +41,22 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   if (config_.block_size < 1) reject("block_size must be at least 1");
   if (config_.max_num_batched_tokens < 1) reject("max_num_batched_tokens must be at least 1");
   if (config_.max_num_seqs < 1) reject("max_num_seqs must be at least 1");
+  // vLLM's SchedulerConfig checks, in its words.
+  if (config_.max_num_active_seqs < 0) reject("max_num_active_seqs must be at least 1");
+  if (config_.max_num_active_seqs > config_.max_num_seqs)
+    reject("max_num_active_seqs (" + std::to_string(config_.max_num_active_seqs) +
+           ") cannot be greater than max_num_seqs (" + std::to_string(config_.max_num_seqs) + ").");
+  if (config_.max_num_scheduled_tokens < 0) reject("max_num_scheduled_tokens must be at least 1");
+  if (config_.max_num_scheduled_tokens > config_.max_num_batched_tokens)
+    reject("max_num_scheduled_tokens (" + std::to_string(config_.max_num_scheduled_tokens) +
+           ") cannot be greater than max_num_batched_tokens (" +
+           std::to_string(config_.max_num_batched_tokens) + ")");
+  if (config_.long_prefill_token_threshold < 0)
+    reject("long_prefill_token_threshold must be at least 0");
+  if (config_.long_prefill_token_threshold > config_.max_model_len)
+    reject("long_prefill_token_threshold (" + std::to_string(config_.long_prefill_token_threshold) +
+           ") cannot be greater than the max_model_len (" + std::to_string(config_.max_model_len) +
+           ").");
   if (!config_.kv_cache_dtype) config_.kv_cache_dtype = executor.default_kv_cache_dtype();
   const vt::DType kv_dtype = *config_.kv_cache_dtype;
   if (!config_.num_gpu_blocks && config_.gpu_memory_utilization) {
@@ -72,6 +88,10 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   sc.max_num_seqs = config_.max_num_seqs;
   sc.max_model_len = config_.max_model_len;
   sc.policy = config_.scheduling_policy;
+  sc.long_prefill_token_threshold = config_.long_prefill_token_threshold;
+  sc.long_prefill_token_threshold_adaptive = config_.long_prefill_token_threshold_adaptive;
+  sc.max_num_active_seqs = config_.max_num_active_seqs;
+  sc.max_num_scheduled_tokens = config_.max_num_scheduled_tokens;
   DecodeGraphOptions graph = config_.graph;
   graph.enabled = graph.enabled && !config_.enforce_eager;
   core_ = std::make_unique<EngineCore>(sc, *config_.num_gpu_blocks, config_.block_size,

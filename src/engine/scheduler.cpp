@@ -66,12 +66,23 @@ SchedulerOutput Scheduler::schedule() {
   SchedulerOutput out;
   out.finished_req_ids.swap(finished_since_last_);
   int64_t budget = config_.max_num_batched_tokens;
+  if (config_.max_num_scheduled_tokens > 0)
+    budget = std::min(budget, config_.max_num_scheduled_tokens);
   int64_t logprob_rows = config_.max_prompt_logprob_rows;
+  // vLLM's long-prefill cap, counted once per step: a lone request is starving nobody.
+  const auto eligible = static_cast<int64_t>(running_.size() + waiting_.size());
+  int64_t long_cap = eligible > 1 ? config_.long_prefill_token_threshold : 0;
+  if (long_cap > 0 && config_.long_prefill_token_threshold_adaptive)
+    long_cap = std::max(long_cap, config_.max_num_batched_tokens / eligible);
+  auto capped = [long_cap](int64_t n) { return long_cap > 0 && long_cap < n ? long_cap : n; };
+  const size_t max_active = config_.max_num_active_seqs > 0
+                                ? static_cast<size_t>(config_.max_num_active_seqs)
+                                : static_cast<size_t>(config_.max_num_seqs);
 
   // Running requests, oldest first; the newest one gives way when blocks run out.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request* req = running_[i];
-    int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
+    int64_t n = std::min(capped(req->num_tokens() - req->num_computed_tokens), budget);
     n = fit_prompt_logprob_rows(*req, n, &logprob_rows);
     if (n <= 0) {
       ++i;
@@ -111,14 +122,13 @@ SchedulerOutput Scheduler::schedule() {
 
   // Waiting requests in arrival order, unless this step already had to preempt.
   if (out.preempted_req_ids.empty()) {
-    while (!waiting_.empty() && budget > 0 &&
-           running_.size() < static_cast<size_t>(config_.max_num_seqs)) {
+    while (!waiting_.empty() && budget > 0 && running_.size() < max_active) {
       Request* req = waiting_.front();
       // Prompt logprobs need the logits of every prompt position: no prefix-cache hit (as
       // vLLM), though the blocks it computes are published for others.
       ComputedBlocks hit =
           req->wants_prompt_logprobs() ? ComputedBlocks{} : kv_.get_computed_blocks(*req);
-      int64_t n = std::min(req->num_tokens() - hit.num_tokens, budget);
+      int64_t n = std::min(capped(req->num_tokens() - hit.num_tokens), budget);
       n = fit_prompt_logprob_rows(*req, n, &logprob_rows);
       if (n <= 0) break;
       if (!kv_.allocate_slots(*req, n, &hit)) {

@@ -1,8 +1,8 @@
 // Scheduler: vLLM V1's policy. One token budget per step; running requests first (decodes and
 // unfinished prefill chunks), then waiting ones in FCFS order (or by (priority, arrival) under
-// the priority policy); a chunk is min(remaining, budget). When blocks run out the newest
-// running request (the lowest-priority one under the priority policy) is preempted (blocks
-// freed, all of its tokens recomputed later). It owns the Requests and the KVCacheManager.
+// the priority policy); a chunk is min(remaining, the long-prefill cap, budget). When blocks run
+// out the newest running request (the lowest-priority one under the priority policy) is preempted
+// (blocks freed, all of its tokens recomputed later). It owns the Requests and the KVCacheManager.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,17 @@ struct SchedulerConfig {
   // vocabulary row, so this bounds the step's logits buffer (256 rows of a 152k vocabulary are
   // 155 MiB). Requests asking for prompt logprobs get shorter prefill chunks instead.
   int64_t max_prompt_logprob_rows = 256;
+  // vLLM's --long-prefill-token-threshold: while more than one request is running or waiting,
+  // no request gets a chunk longer than this (0: no cap). With the adaptive switch the cap is
+  // raised to max_num_batched_tokens / (running + waiting) when that is larger.
+  int64_t long_prefill_token_threshold = 0;
+  bool long_prefill_token_threshold_adaptive = false;
+  // vLLM's --max-num-active-seqs: waiting requests are admitted while fewer than this many run
+  // (default max_num_seqs).
+  int32_t max_num_active_seqs = 0;  // 0: max_num_seqs
+  // vLLM's --max-num-scheduled-tokens: tokens issued per step (default and at most
+  // max_num_batched_tokens here, where no step appends speculative tokens).
+  int64_t max_num_scheduled_tokens = 0;  // 0: max_num_batched_tokens
 };
 
 struct ScheduledRequest {

@@ -1,8 +1,9 @@
-"""vLLM's serving-operations flags on a real server through the official `openai` client:
-admission limits (--max-num-queued-reqs / --max-num-queued-tokens answer 503 with vLLM's
-messages and count vllm:admission_rejections_total), a graceful stop (--shutdown-timeout lets
-the requests already taken finish after SIGTERM, then exits), --log-level and
---sse-keep-alive-interval."""
+"""vLLM's serving-operations and scheduler flags on a real server, through the official
+`openai` client: admission limits (--max-num-queued-reqs / --max-num-queued-tokens answer 503
+with vLLM's messages and count vllm:admission_rejections_total), a graceful stop
+(--shutdown-timeout lets the requests already taken finish after SIGTERM, then exits),
+--log-level, --sse-keep-alive-interval, and the scheduler knobs --max-num-active-seqs,
+--long-prefill-token-threshold and --max-num-scheduled-tokens."""
 import json
 import signal
 import socket
@@ -229,3 +230,59 @@ def test_sse_keep_alive_interval_is_met_by_the_idle_comments():
         assert data.index(b": keep-alive") < data.index(b"data: {")
     finally:
         srv.stop()
+
+
+def test_scheduler_flags_keep_the_tokens_and_bound_the_running_set():
+    """--max-num-active-seqs bounds the running set (seen on /metrics while four requests run);
+    --long-prefill-token-threshold and --max-num-scheduled-tokens only reshape the chunks, so
+    greedy tokens equal a default server's."""
+    prompts = ["The capital of France is " * k for k in (1, 30, 60, 90)]
+
+    def run_all(srv):
+        c = _client(srv)
+        out = [None] * len(prompts)
+
+        def one(i):
+            out[i] = c.completions.create(model=MODEL_NAME, prompt=prompts[i], max_tokens=24,
+                                          temperature=0,
+                                          extra_body={"ignore_eos": True}).choices[0].text
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(prompts))]
+        for t in threads:
+            t.start()
+        peak_running, peak_waiting = 0, 0
+        while any(t.is_alive() for t in threads):
+            m = srv.metrics()
+            peak_running = max(peak_running, m.get(
+                'vllm:num_requests_running{model_name="%s"}' % MODEL_NAME, 0))
+            peak_waiting = max(peak_waiting, m.get(
+                'vllm:num_requests_waiting{model_name="%s"}' % MODEL_NAME, 0))
+            time.sleep(0.01)
+        for t in threads:
+            t.join()
+        return out, peak_running, peak_waiting
+
+    srv = Server([])
+    try:
+        reference, _, _ = run_all(srv)
+    finally:
+        srv.stop()
+    srv = Server(["--max-num-active-seqs", "1", "--long-prefill-token-threshold", "64",
+                  "--long-prefill-token-threshold-adaptive", "--max-num-scheduled-tokens", "256"])
+    try:
+        got, peak_running, peak_waiting = run_all(srv)
+        assert got == reference
+        assert peak_running == 1
+        assert peak_waiting >= 1
+    finally:
+        srv.stop()
+    for flags, message in (
+            (["--max-num-seqs", "4", "--max-num-active-seqs", "8"],
+             "max_num_active_seqs (8) cannot be greater than max_num_seqs (4)."),
+            (["--long-prefill-token-threshold", "100000"],
+             "long_prefill_token_threshold (100000) cannot be greater than the max_model_len"),
+            (["--max-num-batched-tokens", "512", "--max-num-scheduled-tokens", "1024"],
+             "max_num_scheduled_tokens (1024) cannot be greater than max_num_batched_tokens")):
+        bad = subprocess.run([_binary(), "serve", _model(), "--max-model-len", "512"] + flags,
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode != 0
+        assert message in bad.stderr, bad.stderr

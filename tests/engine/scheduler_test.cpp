@@ -75,6 +75,58 @@ TEST(Scheduler, MaxNumSeqsCapsTheRunningSet) {
   EXPECT_EQ(so.finished_req_ids, std::vector<std::string>{"a"});
 }
 
+// vLLM's --long-prefill-token-threshold: no chunk longer than the cap while another request
+// runs or waits; a request alone takes the whole budget.
+TEST(Scheduler, LongPrefillThresholdCapsChunksOnlyWithCompany) {
+  SchedulerConfig c{64, 8, 1024};
+  c.long_prefill_token_threshold = 8;
+  Scheduler s(c, 64, 4, false);
+  s.add_request(make_req("a", 40));
+  EXPECT_EQ(step(s), (M{{"a", 40}}));  // alone: no cap
+  s.add_request(make_req("b", 30, 100, 500));
+  s.add_request(make_req("c", 5, 100, 900));
+  EXPECT_EQ(step(s), (M{{"a", 1}, {"b", 8}, {"c", 5}}));  // decodes and short prompts pass
+  EXPECT_EQ(step(s), (M{{"a", 1}, {"b", 8}, {"c", 1}}));
+}
+
+// The adaptive switch floors the cap at max_num_batched_tokens / (running + waiting).
+TEST(Scheduler, AdaptiveLongPrefillThresholdTakesAFairShare) {
+  SchedulerConfig c{64, 8, 1024};
+  c.long_prefill_token_threshold = 8;
+  c.long_prefill_token_threshold_adaptive = true;
+  Scheduler s(c, 64, 4, false);
+  s.add_request(make_req("a", 50));
+  s.add_request(make_req("b", 50, 100, 500));
+  EXPECT_EQ(step(s), (M{{"a", 32}, {"b", 32}}));  // max(8, 64 / 2)
+  s.add_request(make_req("c", 50, 100, 900));
+  s.add_request(make_req("d", 50, 100, 1300));
+  EXPECT_EQ(step(s), (M{{"a", 16}, {"b", 16}, {"c", 16}, {"d", 16}}));  // max(8, 64 / 4)
+}
+
+// vLLM's --max-num-active-seqs: admission into the running set, below max_num_seqs.
+TEST(Scheduler, MaxNumActiveSeqsCapsTheRunningSet) {
+  SchedulerConfig c{1000, 8, 1024};
+  c.max_num_active_seqs = 1;
+  Scheduler s(c, 64, 4, false);
+  s.add_request(make_req("a", 5, 2));
+  s.add_request(make_req("b", 5, 2, 500));
+  EXPECT_EQ(step(s), (M{{"a", 5}}));
+  EXPECT_EQ(step(s), (M{{"a", 1}}));
+  s.finish_request("a", RequestStatus::FINISHED_LENGTH_CAPPED);
+  EXPECT_EQ(step(s), (M{{"b", 5}}));
+}
+
+// vLLM's --max-num-scheduled-tokens: the step's token budget when below the batch's.
+TEST(Scheduler, MaxNumScheduledTokensIsTheStepBudget) {
+  SchedulerConfig c{64, 8, 1024};
+  c.max_num_scheduled_tokens = 10;
+  Scheduler s(c, 64, 4, false);
+  s.add_request(make_req("a", 25));
+  EXPECT_EQ(step(s), (M{{"a", 10}}));
+  EXPECT_EQ(step(s), (M{{"a", 10}}));
+  EXPECT_EQ(step(s), (M{{"a", 5}}));
+}
+
 TEST(Scheduler, PreemptsTheNewestRunningRequestAndResumesIt) {
   // 4 blocks of 4 slots: a and b take 2 blocks each; growing past 8 tokens must preempt.
   Scheduler s({100, 8, 1024}, 4, 4, false);

@@ -59,6 +59,21 @@ struct EngineFlags {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
     app.add_option("--max-model-len", cfg.max_model_len, "context length (default: the model's)");
     app.add_option("--max-num-batched-tokens", cfg.max_num_batched_tokens, "tokens per step");
+    app.add_option("--max-num-scheduled-tokens", cfg.max_num_scheduled_tokens,
+                   "tokens issued per step (default and at most --max-num-batched-tokens)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--max-num-active-seqs", cfg.max_num_active_seqs,
+                   "requests running at once (default --max-num-seqs, at most it)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--long-prefill-token-threshold", cfg.long_prefill_token_threshold,
+                   "while other requests wait or run, no prompt chunk is longer than this "
+                   "(0: no cap)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_flag(
+        "--long-prefill-token-threshold-adaptive,!--no-long-prefill-token-threshold-"
+        "adaptive",
+        cfg.long_prefill_token_threshold_adaptive,
+        "raise that cap to --max-num-batched-tokens / (running + waiting) when larger");
     app.add_option("--block-size", cfg.block_size, "KV cache block size in tokens");
     app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefix,
                  "reuse KV blocks of shared prompt prefixes (default on)");
