@@ -2,8 +2,8 @@
 `openai` client: admission limits (--max-num-queued-reqs / --max-num-queued-tokens answer 503
 with vLLM's messages and count vllm:admission_rejections_total), a graceful stop
 (--shutdown-timeout lets the requests already taken finish after SIGTERM, then exits),
---log-level, --sse-keep-alive-interval, and the scheduler knobs --max-num-active-seqs,
---long-prefill-token-threshold and --max-num-scheduled-tokens."""
+--log-level, --sse-keep-alive-interval, --fingerprint-mode, and the scheduler knobs
+--max-num-active-seqs, --long-prefill-token-threshold and --max-num-scheduled-tokens."""
 import json
 import signal
 import socket
@@ -286,3 +286,46 @@ def test_scheduler_flags_keep_the_tokens_and_bound_the_running_set():
                              capture_output=True, text=True, timeout=120)
         assert bad.returncode != 0
         assert message in bad.stderr, bad.stderr
+
+
+def test_system_fingerprint_modes():
+    """vLLM 0.33's system_fingerprint: on every chat / completions response and on the final
+    chunk of a stream (the usage chunk when one follows); --fingerprint-mode none / custom."""
+    import re
+    srv = Server([])
+    try:
+        c = _client(srv)
+        msgs = [{"role": "user", "content": "Hi"}]
+        a = c.chat.completions.create(model=MODEL_NAME, messages=msgs, max_tokens=2)
+        b = c.completions.create(model=MODEL_NAME, prompt="Hi", max_tokens=2)
+        assert re.fullmatch(r"vllm\.cpp-[0-9.]+-[0-9a-f]{8}", a.system_fingerprint)
+        assert b.system_fingerprint == a.system_fingerprint
+        chunks = list(c.chat.completions.create(model=MODEL_NAME, messages=msgs, max_tokens=3,
+                                                stream=True))
+        stamped = [ch for ch in chunks if ch.system_fingerprint]
+        assert len(stamped) == 1 and stamped[0] is chunks[-1]
+        assert stamped[0].choices[0].finish_reason == "length"
+        chunks = list(c.completions.create(model=MODEL_NAME, prompt="Hi", max_tokens=3,
+                                           stream=True,
+                                           stream_options={"include_usage": True}))
+        stamped = [ch for ch in chunks if ch.system_fingerprint]
+        assert len(stamped) == 1 and stamped[0] is chunks[-1] and stamped[0].usage is not None
+    finally:
+        srv.stop()
+    srv = Server(["--fingerprint-mode", "none"])
+    try:
+        r = _client(srv).chat.completions.create(model=MODEL_NAME, max_tokens=2,
+                                                 messages=[{"role": "user", "content": "Hi"}])
+        assert r.system_fingerprint is None
+    finally:
+        srv.stop()
+    srv = Server(["--fingerprint-mode", "custom", "--fingerprint-value", "fp-blue-7"])
+    try:
+        r = _client(srv).completions.create(model=MODEL_NAME, prompt="Hi", max_tokens=2)
+        assert r.system_fingerprint == "fp-blue-7"
+    finally:
+        srv.stop()
+    bad = subprocess.run([_binary(), "serve", _model(), "--fingerprint-mode", "custom"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0
+    assert "--fingerprint-mode custom needs --fingerprint-value" in bad.stderr

@@ -153,6 +153,7 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
       llm_, *engine_, names_.front(), reasoning_parser_by_name(cfg_.reasoning_parser),
       cfg_.log_outputs, cfg_.max_log_len});
   ctx_->harmony = is_harmony_architecture(llm_.model().config().architecture);
+  ctx_->system_fingerprint = system_fingerprint();
   http::Options ho;
   ho.host = cfg_.host;
   ho.port = cfg_.port;
@@ -174,6 +175,26 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
 }
 
 OpenAIServer::~OpenAIServer() { stop(); }
+
+// vLLM's "vllm-VERSION-HASH8", HASH8 the start of a hash of what decides the computation
+// (vLLM: VllmConfig.compute_hash): here the model file, its architecture, the KV cache's type,
+// block size and length, and the weight products' activation rounding. FNV-1a, so the same
+// server configuration gives the same fingerprint in every build.
+std::optional<std::string> OpenAIServer::system_fingerprint() const {
+  if (cfg_.fingerprint_mode == "none") return std::nullopt;
+  if (cfg_.fingerprint_mode == "custom") return cfg_.fingerprint_value;
+  const engine::EngineConfig& ec = engine_->config();
+  std::string key = std::string(kVersion) + '\n' + llm_.model_path() + '\n' +
+                    llm_.model().config().architecture + '\n' +
+                    std::string(vt::dtype_name(ec.kv_cache_dtype.value_or(vt::DType::F32))) + '\n' +
+                    std::to_string(ec.block_size) + '\n' + std::to_string(ec.max_model_len) + '\n' +
+                    std::to_string(ec.bf16_activations.value_or(true));
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : key) h = (h ^ ch) * 0x100000001b3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "vllm.cpp-" + std::string(kVersion) + "-" + std::string(hex, 8);
+}
 
 bool OpenAIServer::bind() {
   if (!http_->bind()) return false;

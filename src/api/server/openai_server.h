@@ -47,6 +47,10 @@ struct ServerConfig {
   int64_t max_waiting_requests = 1024;          // beyond this, 503
   // vLLM's admission limits (--max-num-queued-reqs / --max-num-queued-tokens): 503 beyond.
   std::optional<int64_t> max_num_queued_reqs, max_num_queued_tokens;
+  // --fingerprint-mode full / hash (both vllm.cpp-VERSION-HASH8 here: there is no parallelism
+  // to name), custom (fingerprint_value) or none.
+  std::string fingerprint_mode = "full";
+  std::optional<std::string> fingerprint_value;
   // --shutdown-timeout: seconds stop(true) lets the requests already taken finish (0: abort).
   int shutdown_timeout_s = 0;
   // CORS (vLLM's defaults: any origin, method and header, no credentials); empty origins: no
@@ -111,6 +115,8 @@ class OpenAIServer {
                                                bool chat,
                                                const std::vector<std::string>& also_ignored,
                                                bool* stream);
+  // --fingerprint-mode's system_fingerprint (none: nullopt).
+  std::optional<std::string> system_fingerprint() const;
   // What prepare_chat / prepare_completion need from the server's flags.
   InputOptions input_options() const;
   void handle_responses(const http::Request& req, http::Response& res);

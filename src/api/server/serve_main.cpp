@@ -206,6 +206,13 @@ int serve_main(int argc, char** argv) {
                  "seconds SIGTERM / SIGINT lets the requests already taken finish before they are "
                  "aborted (default 0: abort at once)")
       ->check(CLI::Range(0, 86400));
+  app.add_option("--fingerprint-mode", sc.fingerprint_mode,
+                 "system_fingerprint of chat / completions responses: full or hash "
+                 "(vllm.cpp-VERSION-HASH8), custom (--fingerprint-value) or none")
+      ->check(CLI::IsMember({"full", "hash", "custom", "none"}));
+  std::string fingerprint_value;
+  CLI::Option* fp_value = app.add_option("--fingerprint-value", fingerprint_value,
+                                         "the system_fingerprint of --fingerprint-mode custom");
   int sse_keep_alive = 0;
   app.add_option("--sse-keep-alive-interval", sse_keep_alive,
                  "accepted: an idle stream (queued, prefill, between tokens) always gets a "
@@ -264,6 +271,11 @@ int serve_main(int argc, char** argv) {
     sc.tls_key_pem = read_file(ssl_keyfile, "--ssl-keyfile");
     sc.tls_cert_pem = read_file(ssl_certfile, "--ssl-certfile");
   }
+  if (fp_value->count() > 0) sc.fingerprint_value = fingerprint_value;
+  if (sc.fingerprint_mode == "custom" && !sc.fingerprint_value)
+    throw std::invalid_argument("--fingerprint-mode custom needs --fingerprint-value");
+  if (sc.fingerprint_mode != "custom" && sc.fingerprint_value)
+    cli::warn("--fingerprint-value has no effect without --fingerprint-mode custom");
   if (max_num_queued_reqs >= 0) sc.max_num_queued_reqs = max_num_queued_reqs;
   if (max_num_queued_tokens >= 0) sc.max_num_queued_tokens = max_num_queued_tokens;
   // vLLM's --log-level (its LoggingConfig), defaulting to VLLM_LOGGING_LEVEL.

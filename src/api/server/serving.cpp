@@ -359,6 +359,8 @@ json Generation::collect(const std::function<bool()>& client_gone) {
               {"created", created_},
               {"model", ctx_.model_name},
               {"choices", choices},
+              {"system_fingerprint",
+               ctx_.system_fingerprint ? json(*ctx_.system_fingerprint) : json(nullptr)},
               {"usage", usage()}};
   if (kind_ == Kind::kChat) {
     out["prompt_logprobs"] =
@@ -367,6 +369,13 @@ json Generation::collect(const std::function<bool()>& client_gone) {
     if (opts_.prompt_text) out["prompt_text"] = *opts_.prompt_text;
   }
   return out;
+}
+
+// vLLM stamps its fingerprint on a choice's final chunk when no usage chunk follows (that one
+// carries it instead).
+void Generation::stamp_fingerprint(json& chunk) const {
+  if (ctx_.system_fingerprint && !include_usage_)
+    chunk["system_fingerprint"] = *ctx_.system_fingerprint;
 }
 
 json Generation::chunk_header() const {
@@ -485,6 +494,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (c.done && last) ch["stop_reason"] = c.stop_reason;
       json chunk = chunk_header();
       chunk["choices"] = json::array({std::move(ch)});
+      if (c.done && last) stamp_fingerprint(chunk);
       if (continuous_usage_) chunk["usage"] = running_usage(c.completion_tokens);
       ev.push_back(sse(chunk));
     }
@@ -494,6 +504,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
   if (c.done) choice["stop_reason"] = c.stop_reason;
   json chunk = chunk_header();
   chunk["choices"] = json::array({choice});
+  if (c.done) stamp_fingerprint(chunk);
   if (continuous_usage_) {
     chunk["usage"] = running_usage(c.completion_tokens);
   }
@@ -540,6 +551,7 @@ bool Generation::stream_step(const std::function<bool(const std::string&)>& writ
       json u = chunk_header();
       u["choices"] = json::array();
       u["usage"] = usage();
+      if (ctx_.system_fingerprint) u["system_fingerprint"] = *ctx_.system_fingerprint;
       if (!send(sse(u))) return false;
     }
     send("data: [DONE]\n\n");

@@ -38,6 +38,9 @@ struct ServingContext {
   // gpt-oss: chat output is harmony (harmony_parser.h), split into reasoning, content and (with
   // --tool-call-parser openai) tool calls, as vLLM does for model type gpt_oss.
   bool harmony = false;
+  // vLLM's system_fingerprint (--fingerprint-mode): on every chat / completions response, and
+  // on a stream's final chunk; none: null in responses, absent from streams.
+  std::optional<std::string> system_fingerprint;
 };
 
 // One prompt of a request, tokenized (and truncated) for the engine.
@@ -140,6 +143,7 @@ class Generation {
   // completion tokens so far.
   nlohmann::json running_usage(int64_t completion_tokens) const;
   nlohmann::json chunk_header() const;
+  void stamp_fingerprint(nlohmann::json& chunk) const;
   std::string label(int32_t id) const;
   // The completions logprobs entries of a choice: the echoed prompt (first = unscored), then
   // the new tokens.
