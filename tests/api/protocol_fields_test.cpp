@@ -81,6 +81,30 @@ TEST(ProtocolFields, ChatOnlyFields) {
   EXPECT_TRUE(c.ignored_fields.empty());
 }
 
+// --reasoning-effort-map: the validated effort rewritten for the template, enable_thinking
+// from the rewritten value; efforts not in the map pass through.
+TEST(ProtocolFields, ReasoningEffortMapRewritesTheEffortTheTemplateSees) {
+  ParseOptions o;
+  o.reasoning_effort_map = {{"medium", "low"}, {"xhigh", "max"}, {"minimal", "none"}};
+  auto body = [](const char* e) {
+    const std::string b =
+        std::string(R"({"messages":[{"role":"user","content":"x"}],"reasoning_effort":")") + e +
+        "\"}";
+    return J(b.c_str());
+  };
+  auto c = parse_chat_request(body("medium"), o);
+  EXPECT_EQ(c.chat_template_kwargs["reasoning_effort"], "low");
+  c = parse_chat_request(body("xhigh"), o);
+  EXPECT_EQ(c.chat_template_kwargs["reasoning_effort"], "max");
+  c = parse_chat_request(body("high"), o);
+  EXPECT_EQ(c.chat_template_kwargs["reasoning_effort"], "high");
+  c = parse_chat_request(body("minimal"), o);
+  EXPECT_EQ(c.chat_template_kwargs["reasoning_effort"], "none");
+  EXPECT_EQ(c.chat_template_kwargs["enable_thinking"], false);
+  // The request's own value is still checked before the map.
+  EXPECT_EQ(error_of([&] { parse_chat_request(body("extreme"), o); }).param(), "reasoning_effort");
+}
+
 TEST(ProtocolFields, ConflictsAndBadValuesAre400sNamingTheField) {
   struct Case {
     const char* body;

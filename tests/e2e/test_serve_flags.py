@@ -236,6 +236,44 @@ def test_chat_template_flag_and_trusted_request_template(tmp_path):
         s.stop()
 
 
+def test_reasoning_effort_map_rewrites_what_the_template_sees(tmp_path):
+    """vLLM 0.33's --reasoning-effort-map, through the chat, Responses and Messages APIs."""
+    tpl = tmp_path / "effort.jinja"
+    tpl.write_text("effort={{ reasoning_effort }} thinking={{ enable_thinking }}"
+                   "{% for m in messages %} {{ m.content }}{% endfor %}")
+    s = Serve([_model(), "--chat-template", str(tpl),
+               "--reasoning-effort-map", '{"medium": "low", "xhigh": "max"}'], log_name="effort")
+    try:
+        def prompt_text(effort):
+            st, _, r = s.request("/v1/chat/completions", {
+                "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1,
+                "reasoning_effort": effort, "return_prompt_text": True})
+            assert st == 200, r
+            return r["prompt_text"]
+        assert prompt_text("medium") == "effort=low thinking=True hi"
+        assert prompt_text("xhigh") == "effort=max thinking=True hi"
+        assert prompt_text("high") == "effort=high thinking=True hi"
+        st, _, r = s.request("/v1/chat/completions", {
+            "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1,
+            "reasoning_effort": "enormous"})
+        assert st == 400 and r["error"]["param"] == "reasoning_effort"
+        # The Responses API's reasoning.effort takes the same map: its rendered prompt has the
+        # mapped effort's token count, not the requested one's.
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+        mapped = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
+                                    reasoning={"effort": "medium"})
+        direct = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
+                                    reasoning={"effort": "low"})
+        assert mapped.usage.input_tokens == direct.usage.input_tokens
+        unmapped = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
+                                      reasoning={"effort": "high"})
+        assert unmapped.usage.input_tokens != mapped.usage.input_tokens
+    finally:
+        s.stop()
+    code, out = run_serve(_model(), "--reasoning-effort-map", '["low"]')
+    assert code != 0 and "--reasoning-effort-map: expected a JSON object" in out
+
+
 def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     code, out = run_serve(_model(), "-tp", "2")
     assert code != 0 and "--tensor-parallel-size 2: not yet" in out

@@ -312,10 +312,13 @@ ChatRequest parse_chat_request(const ojson& body, const ParseOptions& opts) {
                             "' is not one of none, minimal, low, "
                             "medium, high, xhigh, max",
                         "reasoning_effort");
-    // As vLLM: the template sees it, and models that gate thinking on enable_thinking get it.
-    r.chat_template_kwargs["reasoning_effort"] = *e;
+    // As vLLM: the template sees it (through --reasoning-effort-map), and models that gate
+    // thinking on enable_thinking get it.
+    const auto mapped = opts.reasoning_effort_map.find(*e);
+    const std::string effort = mapped == opts.reasoning_effort_map.end() ? *e : mapped->second;
+    r.chat_template_kwargs["reasoning_effort"] = effort;
     if (!r.chat_template_kwargs.contains("enable_thinking"))
-      r.chat_template_kwargs["enable_thinking"] = *e != "none";
+      r.chat_template_kwargs["enable_thinking"] = effort != "none";
   }
   detail::merge_default_kwargs(r.chat_template_kwargs, opts.default_chat_template_kwargs);
   if (auto v = f.boolean("include_reasoning")) r.include_reasoning = *v;

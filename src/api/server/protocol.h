@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct ParseOptions {
   // --chat-template-content-format openai: message content reaches the template as a list of
   // {"type": "text", "text": ...} parts instead of one string.
   bool content_parts = false;
+  // --reasoning-effort-map: a request's reasoning_effort (chat, Responses, Messages) rewritten
+  // to the value the chat template knows, after it is validated (vLLM's map_reasoning_effort).
+  std::map<std::string, std::string> reasoning_effort_map;
 };
 
 // A structured-output constraint as the request asked for it (compiled later, in the HTTP

@@ -122,6 +122,10 @@ int serve_main(int argc, char** argv) {
   app.add_option("--default-chat-template-kwargs", default_kwargs,
                  "JSON object of chat template variables for every request (e.g. "
                  "'{\"enable_thinking\": false}'); a request's chat_template_kwargs win");
+  std::string effort_map;
+  app.add_option("--reasoning-effort-map", effort_map,
+                 "JSON object rewriting a request's reasoning_effort to one the chat template "
+                 "knows (e.g. '{\"medium\": \"low\", \"xhigh\": \"max\"}')");
   app.add_option("--chat-template-content-format", content_format,
                  "message content in templates: string (auto: the default here) or openai "
                  "(a list of {\"type\": \"text\", \"text\": ...} parts)")
@@ -301,6 +305,18 @@ int serve_main(int argc, char** argv) {
     if (!sc.parse.default_chat_template_kwargs.is_object())
       throw std::invalid_argument("--default-chat-template-kwargs: expected a JSON object, got " +
                                   default_kwargs);
+  }
+  if (!effort_map.empty()) {
+    const nlohmann::json m = nlohmann::json::parse(effort_map, nullptr, false);
+    if (!m.is_object())
+      throw std::invalid_argument("--reasoning-effort-map: expected a JSON object, got " +
+                                  effort_map);
+    for (const auto& [k, v] : m.items()) {
+      if (!v.is_string())
+        throw std::invalid_argument("--reasoning-effort-map: the value of '" + k +
+                                    "' must be a string, got " + v.dump());
+      sc.parse.reasoning_effort_map[k] = v.get<std::string>();
+    }
   }
   if (!sc.root_path.empty() && (sc.root_path[0] != '/' || sc.root_path.back() == '/'))
     throw std::invalid_argument(
