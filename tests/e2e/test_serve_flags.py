@@ -242,7 +242,9 @@ def test_reasoning_effort_map_rewrites_what_the_template_sees(tmp_path):
     tpl.write_text("effort={{ reasoning_effort }} thinking={{ enable_thinking }}"
                    "{% for m in messages %} {{ m.content }}{% endfor %}")
     s = Serve([_model(), "--chat-template", str(tpl),
-               "--reasoning-effort-map", '{"medium": "low", "xhigh": "max"}'], log_name="effort")
+               "--reasoning-effort-map",
+               '{"medium": "low", "xhigh": "max", "minimal": "very very very low"}'],
+              log_name="effort")
     try:
         def prompt_text(effort):
             st, _, r = s.request("/v1/chat/completions", {
@@ -265,9 +267,10 @@ def test_reasoning_effort_map_rewrites_what_the_template_sees(tmp_path):
         direct = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
                                     reasoning={"effort": "low"})
         assert mapped.usage.input_tokens == direct.usage.input_tokens
-        unmapped = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
-                                      reasoning={"effort": "high"})
-        assert unmapped.usage.input_tokens != mapped.usage.input_tokens
+        longer = c.responses.create(model=_model(), input="hi", max_output_tokens=1,
+                                    reasoning={"effort": "minimal"})
+        assert prompt_text("minimal") == "effort=very very very low thinking=True hi"
+        assert longer.usage.input_tokens > mapped.usage.input_tokens
     finally:
         s.stop()
     code, out = run_serve(_model(), "--reasoning-effort-map", '["low"]')
