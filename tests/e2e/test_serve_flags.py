@@ -160,7 +160,9 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
             "--generation-config", "vllm", "--scheduling-policy", "priority", "--device", "cpu",
             "--quantization", "gguf", "--async-scheduling", "--limit-mm-per-prompt",
             '{"image": 0, "video": {"count": 0}}', "--disable-uvicorn-access-log",
-            "--stream-interval", "1"]
+            "--stream-interval", "1", "--hf-token", "hf_x", "-O3", "--performance-mode",
+            "throughput", "--disable-hybrid-kv-cache-manager", "--no-use-tqdm-on-load",
+            "--safetensors-load-strategy", "lazy", "--cudagraph-capture-sizes", "1", "2"]
     s = Serve(args, env={"HF_HUB_CACHE": hf_cache, "VLLM_API_KEY": "secret-1"},
               cafile=str(cert), log_name="tls")
     try:
@@ -168,7 +170,10 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
         assert "--trust-remote-code is accepted but has no effect" in out
         assert "--swap-space is accepted but has no effect" in out
         for flag in ("--quantization", "--async-scheduling", "--disable-uvicorn-access-log",
-                     "--stream-interval"):
+                     "--stream-interval", "--hf-token", "--optimization-level",
+                     "--performance-mode", "--disable-hybrid-kv-cache-manager",
+                     "--use-tqdm-on-load", "--safetensors-load-strategy",
+                     "--cudagraph-capture-sizes"):
             assert f"{flag} is accepted but has no effect" in out, flag
         assert "https://" in out and "smollm2-135m-instruct-q4_1.gguf" in out
         body = {"model": "smol", "prompt": "Hi", "max_tokens": 1}
@@ -339,7 +344,13 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
                        (["--default-chat-template-kwargs", "[1]"],
                         "--default-chat-template-kwargs: expected a JSON object"),
                        (["--chat-template-content-format", "xml"], "--chat-template-content-format"),
-                       (["--root-path", "api/"], "--root-path: expected a path like /api")]:
+                       (["--root-path", "api/"], "--root-path: expected a path like /api"),
+                       (["--max-loras", "2"], "--max-loras: not supported by vllm.cpp (LoRA"),
+                       (["--spec-method", "ngram"], "--spec-method: not supported"),
+                       (["--logits-processors", "m.P"], "--logits-processors: not supported"),
+                       (["--kv-cache-metrics"], "--kv-cache-metrics: not supported"),
+                       (["-O", "5"], "5 not in {0,1,2,3}"),
+                       (["--performance-mode", "fast"], "--performance-mode")]:
         code, out = run_serve(_model(), *args)
         assert code != 0 and want in out, (args, out)
 

@@ -48,6 +48,7 @@ struct EngineFlags {
   std::string scheduling_policy = "fcfs";
   CLI::Option* kv_dtype_opt = nullptr;
   CLI::Option* gpu_util_opt = nullptr;
+  CLI::Option* hf_token_opt = nullptr;
   // vLLM flags accepted without effect: (option, why it has none).
   std::vector<std::pair<CLI::Option*, std::string>> no_effect;
   // vLLM flags refused when given: (option, why).
@@ -159,11 +160,45 @@ struct EngineFlags {
     no_effect_flag(app, "--enable-expert-parallel",
                    "there is one process; MoE experts all run in it");
     no_effect_flag(app, "--calculate-kv-scales", "the KV cache is 16- or 32-bit, never fp8");
+    no_effect_option(app, "--cudagraph-capture-sizes",
+                     "decode graphs are captured at any batch width", {}, true);
+    no_effect_option(app, "-O,--optimization-level",
+                     "decode step graphs are always on and cost nothing at start-up",
+                     {"0", "1", "2", "3"});
+    no_effect_option(app, "--performance-mode", "one set of kernels serves every batch size",
+                     {"balanced", "interactivity", "throughput"});
+    no_effect_option(app, "--safetensors-load-strategy",
+                     "safetensors files are memory-mapped and read as the weights are packed",
+                     {"lazy", "eager", "prefetch"});
+    no_effect_flag(app, "--use-tqdm-on-load,!--no-use-tqdm-on-load", "no progress bar is drawn");
+    no_effect_flag(app, "--disable-cascade-attn,!--no-disable-cascade-attn",
+                   "there is no cascade attention (vLLM 0.33 removed it too)");
+    no_effect_flag(app, "--disable-hybrid-kv-cache-manager,!--no-disable-hybrid-kv-cache-manager",
+                   "every layer's KV cache already has the same size (there is no hybrid KV "
+                   "cache manager)");
+    no_effect_flag(app, "--language-model-only", "models are served text only");
+    no_effect_flag(app, "--numa-bind,!--no-numa-bind", "there are no GPU worker processes");
+    hf_token_opt = app.add_option("--hf-token", ignored_values.emplace_back(),
+                                  "accepted, no effect: nothing is downloaded")
+                       ->expected(0, 1);
+    no_effect.emplace_back(hf_token_opt, "nothing is downloaded");
     no_effect_option(app, "--allowed-local-media-path", "there are no multimodal inputs");
     no_effect_option(app, "--allowed-media-domains", "there are no multimodal inputs", {}, true);
     refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
     refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
     refused_option(app, "--speculative-config", "speculative decoding is not implemented");
+    for (const char* f : {"--spec-method", "--spec-model", "--spec-tokens"})
+      refused_option(app, f, "speculative decoding is not implemented");
+    for (const char* f : {"--max-loras", "--max-lora-rank", "--max-cpu-loras", "--lora-dtype"})
+      refused_option(app, f, "LoRA adapters are not implemented");
+    refused_flag(app, "--fully-sharded-loras", "LoRA adapters are not implemented");
+    refused_option(app, "--logits-processors",
+                   "Python logits processor classes cannot be loaded (built-in: min_p, "
+                   "logit_bias, min_tokens, bad_words, allowed_token_ids)");
+    refused_flag(app, "--kv-cache-metrics", "KV cache residency metrics are not implemented");
+    refused_flag(app, "--enable-mfu-metrics", "MFU metrics are not implemented");
+    refused_flag(app, "--enable-return-routed-experts",
+                 "returning routed experts is not implemented");
     refused_option(app, "--kv-transfer-config", "disaggregated prefill is not implemented");
     refused_flag(app, "--enable-sleep-mode", "there is no sleep mode (/sleep, /wake_up)");
     refused_flag(app, "--skip-tokenizer-init",
