@@ -39,11 +39,11 @@ if [ -f tools/make_tiny_models.py ]; then
   export VLLM_TINY_MODELS="$CACHE/tiny-models"
   python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >/dev/null
   python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
-  # The tiny Gemma 2, Gemma 3, Phi-3, Mixtral, SmolLM3, Granite, Qwen2.5-VL (text), OLMo 2, GLM-4,
+  # The tiny Gemma, Gemma 2, Gemma 3, Phi-3, Mixtral, SmolLM3, Granite, Qwen2.5-VL (text), OLMo 2, GLM-4,
   # Cohere, Cohere2, EXAONE 4.0, gpt-oss (MXFP4 experts), Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2, ERNIE 4.5 and Seed-OSS as
   # llama.cpp's converter writes them (checked against the sha256 their llama.cpp goldens were
   # made from).
-  for g in gemma2 gemma3; do
+  for g in gemma gemma2 gemma3; do
     python3 tools/make_gemma_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The tiny Gemma 2 / Gemma 3 of tools/make_tiny_models.py (Hugging Face folders) as the GGUF
-llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
+"""The tiny Gemma / Gemma 2 / Gemma 3 of tools/make_tiny_models.py (Hugging Face folders) as the
+GGUF llama.cpp's converter writes, and llama.cpp's greedy goldens for them.
 
   python3 tools/make_gemma_gguf.py --hf TINY/gemma3 --out TINY/gemma3.gguf [--goldens]
   python3 tools/make_gemma_gguf.py --hf TINY/gemma2 --out TINY/gemma2.gguf [--goldens]
+  python3 tools/make_gemma_gguf.py --hf TINY/gemma --out TINY/gemma.gguf [--goldens]
 
-The GGUF: architecture `gemma2` / `gemma3` (from config.json's model_type); RMSNorm weights
+gemma: Llama's tensor names (post_attention_layernorm -> ffn_norm), the norms' 1 added back,
+tied, no window or soft-capping keys. The GGUF: architecture `gemma2` / `gemma3` (from config.json's model_type); RMSNorm weights
 with Gemma's 1 added back (Hugging Face stores w - 1); pre_feedforward_layernorm -> ffn_norm,
 post_attention_layernorm -> post_attention_norm, post_feedforward_layernorm -> post_ffw_norm;
 q/k rows as stored (Gemma's RoPE is NEOX in llama.cpp); the sliding window and its per-layer
@@ -37,7 +39,7 @@ def golden_path(arch):
 
 
 def arch_of(hf):
-    return {"gemma2": "gemma2", "gemma3_text": "gemma3"}[
+    return {"gemma": "gemma", "gemma2": "gemma2", "gemma3_text": "gemma3"}[
         json.load(open(os.path.join(hf, "config.json")))["model_type"]]
 N_STEPS = 24
 
@@ -101,12 +103,14 @@ def write_gguf(hf, out):
         g.add_float32("gemma3.rope.freq_base_swa", cfg["rope_local_base_freq"])
         g.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         g.add_rope_scaling_factor(cfg["rope_scaling"]["factor"])
-    else:
+    elif arch == "gemma2":
         g.add_float32("gemma2.attn_logit_softcapping", cfg["attn_logit_softcapping"])
         g.add_float32("gemma2.final_logit_softcapping", cfg["final_logit_softcapping"])
-    g.add_sliding_window(cfg["sliding_window"])
-    n = cfg.get("sliding_window_pattern", 2)
-    g.add_array(f"{arch}.attention.sliding_window_pattern", [bool((i + 1) % n) for i in range(L)])
+    if arch != "gemma":  # Gemma (1) has no window
+        g.add_sliding_window(cfg["sliding_window"])
+        n = cfg.get("sliding_window_pattern", 2)
+        g.add_array(f"{arch}.attention.sliding_window_pattern",
+                    [bool((i + 1) % n) for i in range(L)])
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     add_vocab(g, cfg, *vocab(cfg["vocab_size"]), pad=True)
     embed = t["model.embed_tokens.weight"]
@@ -124,8 +128,11 @@ def write_gguf(hf, out):
              "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
              "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
-    if arch == "gemma2":  # no q/k norms
+    if arch in ("gemma", "gemma2"):  # no q/k norms
         del names["self_attn.q_norm"], names["self_attn.k_norm"]
+    if arch == "gemma":  # Llama's two norms: post_attention_layernorm is the MLP's input norm
+        del names["pre_feedforward_layernorm"], names["post_feedforward_layernorm"]
+        names["post_attention_layernorm"] = "ffn_norm"
     for i in range(L):
         for hf_name, gg in names.items():
             w = t[f"model.layers.{i}.{hf_name}.weight"]
@@ -249,4 +256,4 @@ def twin_main(doc, write, name_of, tool, hf_help):
 
 if __name__ == "__main__":
     twin_main(__doc__, write_gguf, arch_of, "make_gemma_gguf.py",
-              "the tiny gemma2 or gemma3 folder (make_tiny_models.py)")
+              "the tiny gemma, gemma2 or gemma3 folder (make_tiny_models.py)")

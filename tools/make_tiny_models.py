@@ -19,7 +19,8 @@ Models (each a folder under --out): qwen3 (BF16, tied), qwen3_moe (F32, 2 shards
 layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32,
 q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
-block with soft-capping, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+block with soft-capping, no tokenizer), gemma (F32, Gemma 2B's layout small: multi-query,
+tied, the legacy hidden_act "gelu", no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -187,7 +188,7 @@ def decoder(model, cfg, layer_mlp):
     E, V = cfg["hidden_size"], cfg["vocab_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
-    gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
+    gemma = cfg["model_type"] in ("gemma", "gemma2", "gemma3_text")
     qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text") or \
         (cfg["model_type"] == "glm4_moe" and cfg["use_qk_norm"])
     qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe", "seed_oss") or \
@@ -200,7 +201,7 @@ def decoder(model, cfg, layer_mlp):
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         norms = ["input_layernorm", "post_attention_layernorm"]
-        if gemma:
+        if gemma and cfg["model_type"] != "gemma":
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         for nm in norms:
             t.append((p + nm + ".weight", norm(model, p + nm + ".weight", E)))
@@ -318,6 +319,29 @@ def gemma2_config():
         "torch_dtype": "float32", "transformers_version": "4.51.0", "use_cache": True,
         "vocab_size": 2048,
     }
+
+
+def gemma_config():
+    # Gemma (1)'s block, small: Gemma 2B's layout (multi-query attention, head_dim above
+    # hidden / heads, tied) with the released config.json's legacy hidden_act "gelu" that both
+    # transformers and vLLM read as the tanh GELU; no window, no soft-capping, two norms.
+    return {
+        "architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+        "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 2, "eos_token_id": 1,
+        "pad_token_id": 0, "head_dim": 24, "hidden_act": "gelu", "hidden_activation": None,
+        "hidden_size": 64, "initializer_range": 0.02, "intermediate_size": 128,
+        "max_position_embeddings": 512, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 1, "rms_norm_eps": 1e-6, "rope_scaling": None,
+        "rope_theta": 10000.0, "tie_word_embeddings": True, "torch_dtype": "float32",
+        "transformers_version": "4.51.0", "use_cache": True, "vocab_size": 2048,
+    }
+
+
+def gemma_tensors(cfg, tensors):
+    # Tied and times sqrt(hidden_size) on the way in: smaller embeddings keep each step's input
+    # token from dominating its own logits (as the gemma2 twin's).
+    return [(n, a * np.float32(0.25) if n == "model.embed_tokens.weight" else a)
+            for n, a in tensors]
 
 
 def phi3_config():
@@ -1230,7 +1254,7 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1288,6 +1312,10 @@ def main():
         c = exaone4_config()
         write_model("exaone4", c, output_norm_decoder("exaone4", c, False), "F32", args.out,
                     None)
+    if "gemma" in want:
+        c = gemma_config()
+        write_model("gemma", c, gemma_tensors(c, decoder("gemma", c, dense("gemma", c))), "F32",
+                    args.out, None)
     if "gemma2" in want:
         c = gemma2_config()
         write_model("gemma2", c, decoder("gemma2", c, dense("gemma2", c)), "F32", args.out, None)

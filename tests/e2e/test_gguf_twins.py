@@ -25,7 +25,7 @@ MODEL = os.path.join(TINY, "gemma3.gguf")
 GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden")
 
 
-@pytest.fixture(scope="module", params=["gemma3", "gemma2", "phi3", "mixtral", "smollm3",
+@pytest.fixture(scope="module", params=["gemma3", "gemma2", "gemma", "phi3", "mixtral", "smollm3",
                                         "granite", "qwen2_5_vl", "olmo2", "phi3_5", "phi4_mini",
                                         "glm4", "cohere", "cohere2", "exaone4", "gpt_oss", "qwen2_moe",
                                         "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "ernie4_5",

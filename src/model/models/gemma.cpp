@@ -1,11 +1,13 @@
-// Gemma 2 and Gemma 3 (text): the Llama block with Gemma's extras. A norm after attention and
-// after the MLP too ("sandwich" norms, four per layer); GeGLU with the tanh GELU; embeddings
-// times sqrt(hidden_size); attention scaled by query_pre_attn_scalar^-0.5; sliding-window
-// layers. Gemma 2: every other layer sliding (window 4096), one rope base, attention scores and
-// logits soft-capped (cap * tanh(x / cap)). Gemma 3: per-head RMSNorm on q and k, five layers
-// of every six sliding with their own rope base (10000), the full ones with rope_theta (1e6)
-// and any rope scaling, no soft-capping. Hugging Face stores the RMSNorm weights as w - 1
-// (x * (1 + w)); llama.cpp's converter adds the 1 back, so GGUF norms are used as stored.
+// Gemma (1), Gemma 2 and Gemma 3 (text). Gemma: the Llama block with GeGLU (the tanh GELU),
+// embeddings times sqrt(hidden_size) and w - 1 norms. Gemma 2 and 3: the Llama block with Gemma's
+// extras. A norm after attention and after the MLP too ("sandwich" norms, four per layer); GeGLU
+// with the tanh GELU; embeddings times sqrt(hidden_size); attention scaled by
+// query_pre_attn_scalar^-0.5; sliding-window layers. Gemma 2: every other layer sliding (window
+// 4096), one rope base, attention scores and logits soft-capped (cap * tanh(x / cap)). Gemma 3:
+// per-head RMSNorm on q and k, five layers of every six sliding with their own rope base (10000),
+// the full ones with rope_theta (1e6) and any rope scaling, no soft-capping. Hugging Face stores
+// the RMSNorm weights as w - 1 (x * (1 + w)); llama.cpp's converter adds the 1 back, so GGUF norms
+// are used as stored.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,13 @@ const char* const kGemma3Defaults = R"({
   "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072,
   "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
   "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+  "tie_word_embeddings": true, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0})";
+
+// GemmaConfig's defaults (transformers; Gemma 7B's shape).
+const char* const kGemma1Defaults = R"({
+  "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576,
+  "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256,
+  "max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
   "tie_word_embeddings": true, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0})";
 
 bool is_gemma2(const std::string& architecture) { return architecture == "Gemma2ForCausalLM"; }
@@ -135,7 +144,55 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   return w;
 }
 
+// Gemma (1): the released configs say hidden_act "gelu" (and later hidden_activation
+// "gelu_pytorch_tanh"); transformers and vLLM both read "gelu" there as the tanh GELU.
+nlohmann::json gemma1_config_json(const nlohmann::json& j) {
+  nlohmann::json c = text_config_over(kGemma1Defaults, j);
+  const bool no_activation = !c.contains("hidden_activation") || c["hidden_activation"].is_null();
+  if (no_activation && (!c.contains("hidden_act") || c["hidden_act"] == "gelu"))
+    c["hidden_act"] = "gelu_pytorch_tanh";
+  return c;
+}
+
+void gemma1_hf_config(ModelConfig& c, const nlohmann::json& j) {
+  if (tok::json_bool_or(j, "use_bidirectional_attention", false))
+    throw LoadError(c.source, "use_bidirectional_attention: only causal Gemma is supported");
+  c.scale_embeddings = true;
+  c.norm_weight_offset = 1.0f;
+}
+
+// llama.cpp's gemma: the tanh GELU, scaled embeddings, 1/sqrt(head_dim).
+void gemma1_gguf_config(ModelConfig& c, const GgufFile&, const std::string&) {
+  c.hidden_act = Activation::kGeluTanh;
+  c.scale_embeddings = true;
+}
+
+// Llama's two norms (input_layernorm, post_attention_layernorm before the MLP), stored w - 1.
+LayerWeights gemma1_load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
+  const std::string p = "model.layers." + std::to_string(i) + ".";
+  LayerWeights w = load_llama_layer(s, c, i);
+  w.attn.norm = norm(s, c, p + "input_layernorm.weight", c.hidden_size);
+  w.mlp.norm = norm(s, c, p + "post_attention_layernorm.weight", c.hidden_size);
+  return w;
+}
+
 }  // namespace
+
+// Gemma 2B / 7B, Gemma 1.1, CodeGemma: the Llama block with Gemma's GeGLU, scaled embeddings
+// and w - 1 norms; no sandwich norms, windows or soft-capping.
+const ModelFamily& gemma1_family() {
+  static const ModelFamily f = [] {
+    ModelFamily f;
+    f.hf_architectures = {"GemmaForCausalLM"};
+    f.gguf_architecture = "gemma";
+    f.hf_config_json = gemma1_config_json;
+    f.hf_config = gemma1_hf_config;
+    f.gguf_config = gemma1_gguf_config;
+    f.load_layer = gemma1_load_layer;
+    return f;
+  }();
+  return f;
+}
 
 const ModelFamily& gemma2_family() {
   static const ModelFamily f = [] {
