@@ -176,7 +176,7 @@ def sha256(path):
 # 0.044 (3.6e-5 with F32) and flips a 0.008 greedy near-tie at step 10 of prompt 0; on the tiny
 # GraniteMoE it moves the prompt logits by up to 0.045 (2.5e-5 with F32).
 F32_KV = ("gpt_oss", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "ernie4_5", "ernie4_5_moe",
-          "seed_oss", "arcee")
+          "seed_oss", "arcee", "hunyuan_dense")
 
 
 LONG_N_CTX = 1024

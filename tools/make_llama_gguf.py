@@ -24,6 +24,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/ernie4_5_moe --out TINY/ernie4_5_moe.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/seed_oss --out TINY/seed_oss.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/arcee --out TINY/arcee.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/hunyuan_dense --out TINY/hunyuan_dense.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -131,11 +132,12 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
-        "seed_oss": "seed_oss", "arcee": "arcee"}
+        "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense"}
 
 
 def name_of(hf):
-    return json.load(open(os.path.join(hf, "config.json")))["model_type"]
+    mt = json.load(open(os.path.join(hf, "config.json")))["model_type"]
+    return {"hunyuan_v1_dense": "hunyuan_dense"}.get(mt, mt)  # the tiny folder's name
 
 
 def mxfp4_to_ggml(blocks, scales):
@@ -607,6 +609,42 @@ def write_seed_oss(out, cfg, t):
     finish(g)
 
 
+def write_hunyuan_dense(out, cfg, t):
+    """llama.cpp's `hunyuan-dense` as convert_hf_to_gguf.py's HunYuanModel (TextModel) writes it:
+    the "dynamic" rope_scaling's alpha folded into the base (rope_theta * alpha^(D / (D - 2)),
+    rope scaling NONE, factor 1, original context and context 256 Ki), q/k rows as stored
+    (NEOX), the per-head norms as attn_q_norm / attn_k_norm, tied (no output.weight)."""
+    import gguf
+    L, D = cfg["num_hidden_layers"], cfg["head_dim"]
+    assert not cfg["attention_bias"] and not cfg["mlp_bias"] and cfg["tie_word_embeddings"]
+    g = text_model_writer(out, cfg)
+    rs = cfg["rope_scaling"]
+    g.add_rope_freq_base(cfg["rope_theta"] * rs["alpha"] ** (D / (D - 2)))
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_key_length(D)
+    g.add_value_length(D)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    g.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+    g.add_rope_scaling_factor(1)
+    g.add_rope_scaling_orig_ctx_len(256 * 1024)
+    g.add_context_length(256 * 1024)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    tokens[:3] = ["<unk>", "<s>", "</s>"]
+    add_vocab(g, cfg, tokens, types, merges, pad=True)
+    add_embeddings(g, t, tied=True)
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        for x in "qkv":
+            g.add_tensor(f"{b}attn_{x}.weight", t[f"{p}self_attn.{x}_proj.weight"])
+        g.add_tensor(b + "attn_output.weight", t[p + "self_attn.o_proj.weight"])
+        g.add_tensor(b + "attn_q_norm.weight", t[p + "self_attn.query_layernorm.weight"])
+        g.add_tensor(b + "attn_k_norm.weight", t[p + "self_attn.key_layernorm.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        add_dense_mlp(g, t, b, p + "mlp.")
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -627,6 +665,8 @@ def write_gguf(hf, out):
         return write_ernie4_5(out, cfg, t)
     if cfg["model_type"] == "seed_oss":
         return write_seed_oss(out, cfg, t)
+    if cfg["model_type"] == "hunyuan_v1_dense":
+        return write_hunyuan_dense(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)

@@ -20,7 +20,8 @@ layer 1 dense), llama (F16, llama3 rope scaling, tied, no tokenizer), qwen2 (F32
 q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 3's block,
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
 block with soft-capping, no tokenizer), gemma (F32, Gemma 2B's layout small: multi-query,
-tied, the legacy hidden_act "gelu", no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+tied, the legacy hidden_act "gelu", no tokenizer), hunyuan_dense (F32, Hunyuan dense: q/k norms
+after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -189,7 +190,8 @@ def decoder(model, cfg, layer_mlp):
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim", E // H)
     gemma = cfg["model_type"] in ("gemma", "gemma2", "gemma3_text")
-    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text") or \
+    qk_norm = cfg["model_type"] in ("qwen3", "qwen3_moe", "gemma3_text", "qwen3_vl_text",
+                                    "hunyuan_v1_dense") or \
         (cfg["model_type"] == "glm4_moe" and cfg["use_qk_norm"])
     qkv_bias = cfg["model_type"] in ("qwen2", "qwen2_5_vl", "glm4", "qwen2_moe", "seed_oss") or \
         (cfg["model_type"] == "glm4_moe" and cfg["attention_bias"])  # qwen2_yarn: qwen2
@@ -335,6 +337,29 @@ def gemma_config():
         "rope_theta": 10000.0, "tie_word_embeddings": True, "torch_dtype": "float32",
         "transformers_version": "4.51.0", "use_cache": True, "vocab_size": 2048,
     }
+
+
+def hunyuan_dense_config():
+    # Hunyuan-1.8B-Instruct's config.json small: per-head q/k norms after RoPE
+    # (query_layernorm / key_layernorm), the "dynamic" rope_scaling with alpha 1000 that is a
+    # fixed NTK stretch of the base, tied, eps 1e-5.
+    return dict(COMMON, **{
+        "architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense",
+        "attention_bias": False, "mlp_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+        "pad_token_id": 0, "eod_token_id": 3, "head_dim": 16, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 512, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-5,
+        "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                         "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"},
+        "rope_theta": 10000.0, "tie_word_embeddings": True, "torch_dtype": "float32",
+        "use_qk_norm": True, "vocab_size": 2048,
+    })
+
+
+def hunyuan_dense_tensors(tensors):
+    # Hugging Face's names for the per-head norms.
+    return [(n.replace("self_attn.q_norm.", "self_attn.query_layernorm.")
+             .replace("self_attn.k_norm.", "self_attn.key_layernorm."), a) for n, a in tensors]
 
 
 def gemma_tensors(cfg, tensors):
@@ -1254,7 +1279,8 @@ def main():
     ap.add_argument("--models", default="qwen3,qwen3_moe,llama,qwen2,mistral,gemma3,gemma2,phi3,mixtral,"
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
-                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma",
+                    "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
+                    "hunyuan_dense",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1312,6 +1338,11 @@ def main():
         c = exaone4_config()
         write_model("exaone4", c, output_norm_decoder("exaone4", c, False), "F32", args.out,
                     None)
+    if "hunyuan_dense" in want:
+        c = hunyuan_dense_config()
+        write_model("hunyuan_dense", c,
+                    hunyuan_dense_tensors(decoder("hunyuan_dense", c, dense("hunyuan_dense", c))),
+                    "F32", args.out, None)
     if "gemma" in want:
         c = gemma_config()
         write_model("gemma", c, gemma_tensors(c, decoder("gemma", c, dense("gemma", c))), "F32",

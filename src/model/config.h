@@ -137,6 +137,8 @@ struct ModelConfig {
   bool sandwich_norms = false;  // a norm after attention and after the MLP too (Gemma)
   // OLMo 2: q and k RMSNorm-ed over the whole projection (heads x head_dim), not per head.
   bool qk_norm_whole = false;
+  // Hunyuan: the per-head q / k RMSNorm after RoPE instead of before it.
+  bool qk_norm_after_rope = false;
   // Gemma 2's soft-capping, cap * tanh(x / cap), of the attention scores and of the logits
   // (0: none).
   double attn_logit_softcap = 0;

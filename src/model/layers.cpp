@@ -116,6 +116,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool rope = w.rope;
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
+  const bool norm_after_rope = c.qk_norm && c.qk_norm_after_rope && !c.qk_norm_whole;
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
   ex.op([=] {
@@ -136,7 +137,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
         vt::cpu::rms_norm(kt, kvd, wp->k_norm.data(), t1 - t0, kvd, eps, kt, kvd);
       });
     });
-  else if (c.qk_norm)
+  else if (c.qk_norm && !c.qk_norm_after_rope)
     ex.op([=] {
       per_token(*pp, n, [=](int64_t t0, int64_t t1) {
         float *qt = q + t0 * qd, *kt = k + t0 * kvd;
@@ -152,6 +153,11 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
                       mscale);
         vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style, rd,
                       mscale);
+      }
+      if (norm_after_rope) {  // Hunyuan: the per-head norms see the rotated q and k
+        float *qt = q + t0 * qd, *kt = k + t0 * kvd;
+        vt::cpu::rms_norm(qt, D, wp->q_norm.data(), m * nh, D, eps, qt, D);
+        vt::cpu::rms_norm(kt, D, wp->k_norm.data(), m * nkv, D, eps, kt, D);
       }
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });

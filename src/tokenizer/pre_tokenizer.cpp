@@ -61,6 +61,16 @@ const char* const kDeepseekCoderPatterns[] = {
     R"(\p{N})",
 };
 
+// DeepSeek-V3's split (its tokenizer.json's three Split steps; llama.cpp's DEEPSEEK3_LLM, which
+// Hunyuan's dense GGUFs, "hunyuan-dense", take too): up to three digits, runs of CJK
+// ideographs and kana, then words (one leading ASCII punctuation mark kept on a Latin word),
+// punctuation runs with their line breaks, and whitespace.
+const char* const kDeepseekV3Patterns[] = {
+    R"(\p{N}{1,3})",
+    "[\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+",
+    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+};
+
 void PreTokenizer::add_regex(const std::string& pattern, Kind kind, bool literal) {
   steps_.push_back(Step{kind, std::make_unique<Regex>(pattern, literal)});
 }
@@ -130,6 +140,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     p->ignore_merges_hint_ = pre == "glm4";
   } else if (pre == "deepseek-llm") {
     for (const char* pat : kDeepseekLlmPatterns) p->add_regex(pat, Kind::kIsolate);
+  } else if (pre == "deepseek-v3" || pre == "hunyuan-dense") {
+    for (const char* pat : kDeepseekV3Patterns) p->add_regex(pat, Kind::kIsolate);
   } else if (pre == "deepseek-coder") {
     for (const char* pat : kDeepseekCoderPatterns) p->add_regex(pat, Kind::kIsolate);
   } else if (pre == "tekken") {
@@ -151,7 +163,8 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     throw std::invalid_argument(
         "unsupported tokenizer.ggml.pre '" + pre +
         "' (supported: qwen2, megrez, llama-bpe, falcon3, smaug-bpe, pixtral, "
-        "midm-2.0, dbrx, glm4, chatglm-bpe, deepseek-llm, deepseek-coder, tekken, gpt-4o, "
+        "midm-2.0, dbrx, glm4, chatglm-bpe, deepseek-llm, deepseek-coder, deepseek-v3, "
+        "hunyuan-dense, tekken, gpt-4o, "
         "minimax-m2, smollm, "
         "starcoder, "
         "refact, command-r, gpt-2, exaone4, default)");

@@ -272,6 +272,26 @@ INSTANTIATE_TEST_SUITE_P(
                    c["mlp_bias"] = true;
                  },
                  {"mlp_bias = true", "not supported"}},
+        // Hunyuan dense: biases and configs without its q/k norms, and plain dynamic NTK
+        // scaling (no alpha: lengths past the original stretch it as they go).
+        BadField{"HunyuanAttentionBias",
+                 [](json& c) {
+                   c["architectures"] = {"HunYuanDenseV1ForCausalLM"};
+                   c["attention_bias"] = true;
+                 },
+                 {"attention_bias = true", "not supported"}},
+        BadField{"HunyuanWithoutQkNorm",
+                 [](json& c) {
+                   c["architectures"] = {"HunYuanDenseV1ForCausalLM"};
+                   c["use_qk_norm"] = false;
+                 },
+                 {"use_qk_norm = false", "not supported"}},
+        BadField{"HunyuanDynamicWithoutAlpha",
+                 [](json& c) {
+                   c["architectures"] = {"HunYuanDenseV1ForCausalLM"};
+                   c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
+                 },
+                 {"unsupported rope_scaling type 'dynamic'"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

@@ -38,8 +38,9 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
     hf_not_llama_cpp[pre] += j.contains("llama_cpp_ids");
     ids_of[pre][text] = ids;
   }
-  for (const char* pre : {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "pixtral",
-                          "megrez", "midm-2.0", "dbrx", "gpt-4o", "glm4", "chatglm-bpe"}) {
+  for (const char* pre :
+       {"deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "pixtral", "megrez", "midm-2.0",
+        "dbrx", "gpt-4o", "glm4", "chatglm-bpe", "deepseek-v3", "hunyuan-dense"}) {
     EXPECT_GE(cases[pre], 300u) << pre << ": golden cases missing";
     // The name changes the splits: texts tokenize differently from SmolLM2's own pre
     // (measured: 21 of 398 for the Llama 3 pattern, glm4 and chatglm-bpe included, most for
@@ -52,6 +53,8 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
   // 49,152 tokens). Their ids are falcon3's on every text.
   EXPECT_EQ(ids_of["glm4"], ids_of["chatglm-bpe"]);
   EXPECT_EQ(ids_of["glm4"], ids_of["falcon3"]);
+  // hunyuan-dense is one case of llama.cpp's switch with deepseek-v3 (DEEPSEEK3_LLM).
+  EXPECT_EQ(ids_of["hunyuan-dense"], ids_of["deepseek-v3"]);
   // gpt-4o: llama.cpp runs a rewrite of o200k's pattern with lookaheads, whose letter runs leave
   // combining marks out; Hugging Face (vLLM) runs the pattern as written. They differ on 3 of the
   // 420 texts, all a decomposed accent before a contraction ("cafe\u0301's": llama.cpp splits
