@@ -27,6 +27,11 @@ def _client(srv):
     return openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=120)
 
 
+def _rejections(srv, reason):
+    return srv.metrics()['vllm:admission_rejections_total{model_name="%s",reason="%s"}'
+                         % (MODEL_NAME, reason)]
+
+
 def _first_chunk_then_rest(stream):
     """Reads a completions stream: the first text chunk, then the rest (text, finish reason)."""
     it = iter(stream)
@@ -69,10 +74,8 @@ def test_max_num_queued_reqs_answers_503_and_counts_the_rejection():
         with pytest.raises(openai.APIStatusError) as e:
             c.completions.create(model=MODEL_NAME, prompt="Hi", max_tokens=2, n=3)
         assert e.value.status_code == 503
-        m = srv.metrics()
-        key = ('vllm:admission_rejections_total{model_name="%s",reason="%s"}' % (MODEL_NAME, "%s"))
-        assert m[key % "max_num_queued_reqs"] == 3
-        assert m[key % "max_num_queued_tokens"] == 0
+        assert _rejections(srv, "max_num_queued_reqs") == 3
+        assert _rejections(srv, "max_num_queued_tokens") == 0
     finally:
         srv.stop()
 
@@ -88,9 +91,7 @@ def test_max_num_queued_tokens_answers_503_with_vllms_message():
                                       messages=[{"role": "user", "content": "Hi"}])
         assert e.value.status_code == 503
         assert e.value.body["message"] == BACKLOG
-        m = srv.metrics()
-        assert m['vllm:admission_rejections_total{model_name="%s",reason="max_num_queued_tokens"}'
-                 % MODEL_NAME] == 1
+        assert _rejections(srv, "max_num_queued_tokens") == 1
     finally:
         srv.stop()
     srv = Server(["--max-num-queued-tokens", "100000"])
