@@ -21,7 +21,8 @@ q/k/v bias), mistral (F32, sliding window 16, no tokenizer), gemma3 (F32, Gemma 
 no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (F32, Gemma 2's
 block with soft-capping, no tokenizer), gemma (F32, Gemma 2B's layout small: multi-query,
 tied, the legacy hidden_act "gelu", no tokenizer), hunyuan_dense (F32, Hunyuan dense: q/k norms
-after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), olmo3 (F32, OLMo 2's
+block with three sliding layers of four and YaRN on the full one, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -698,6 +699,23 @@ def olmo2_config():
     })
 
 
+def olmo3_config():
+    # Olmo-3-7B's block, small: OLMo 2's norms, four layers (Olmo3Config's default layer_types:
+    # three sliding of every four, window 8 here), YaRN (factor 8 from 64 positions, Olmo-3's
+    # attention_factor rule) on the full layer only.
+    return dict(COMMON, **{
+        "architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3",
+        "bos_token_id": None, "eos_token_id": 2, "pad_token_id": 1, "hidden_size": 64,
+        "intermediate_size": 192, "max_position_embeddings": 512, "num_attention_heads": 4,
+        "num_hidden_layers": 4, "num_key_value_heads": 2, "attention_bias": False,
+        "rms_norm_eps": 1e-6, "rope_theta": 500000.0, "sliding_window": 8,
+        "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 64,
+                         "attention_factor": 1.2079441541679836, "beta_fast": 32,
+                         "beta_slow": 1},
+        "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
 def exaone4_config():
     # EXAONE 4.0 32B's block, small: OLMo 2's output norms with per-head q/k norms, four layers
     # in its hybrid pattern (sliding_window_pattern "LLLG" and the layer_types it implies:
@@ -1280,7 +1298,7 @@ def main():
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
                     "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
-                    "hunyuan_dense",
+                    "hunyuan_dense,olmo3",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1403,6 +1421,10 @@ def main():
         c = granite_config()
         write_model("granite", c, decoder("granite", c, dense("granite", c)), "F32", args.out,
                     None)
+    if "olmo3" in want:
+        c = olmo3_config()
+        write_model("olmo3", c, output_norm_decoder("olmo3", c, True), "F32", args.out, None,
+                    gen=(1, 2))
     if "olmo2" in want:
         c = olmo2_config()
         write_model("olmo2", c, output_norm_decoder("olmo2", c, True), "F32", args.out, None,

@@ -94,7 +94,12 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const float eps = static_cast<float>(c.rms_norm_eps);
   const auto style = c.rope_style;
   const int rd = static_cast<int>(c.rope_dim());
-  const float mscale = static_cast<float>(c.rope_scaling.attention_factor);
+  // The sliding-window layers of a family with a local rope base rotate without the global
+  // rope scaling (CausalLM's inv_freq_local_), so without its attention factor too (OLMo 3's
+  // YaRN on the full layers only; Gemma 3's linear scaling has none).
+  const float mscale = w.sliding_window > 0 && c.rope_local_theta > 0
+                           ? 1.0f
+                           : static_cast<float>(c.rope_scaling.attention_factor);
   float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
   float *attn = ws.attn.data(), *tmp = ws.tmp.data();
   const AttentionWeights* wp = &w;

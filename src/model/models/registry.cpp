@@ -13,6 +13,7 @@ const ModelFamily& qwen3_moe_family();
 const ModelFamily& internlm2_family();
 const ModelFamily& gemma1_family();
 const ModelFamily& hunyuan_dense_family();
+const ModelFamily& olmo3_family();
 const ModelFamily& gemma2_family();
 const ModelFamily& gemma3_family();
 const ModelFamily& phi3_family();
@@ -42,7 +43,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &glm4_family(),      &cohere_family(),     &cohere2_family(),       &exaone4_family(),
       &gpt_oss_family(),   &qwen2_moe_family(),  &olmoe_family(),         &granitemoe_family(),
       &glm4_moe_family(),  &minimax_m2_family(), &ernie4_5_family(),      &ernie4_5_moe_family(),
-      &seed_oss_family(),  &arcee_family(),      &hunyuan_dense_family(),
+      &seed_oss_family(),  &arcee_family(),      &hunyuan_dense_family(), &olmo3_family(),
   };
   return all;
 }
