@@ -25,6 +25,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/seed_oss --out TINY/seed_oss.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/arcee --out TINY/arcee.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/hunyuan_dense --out TINY/hunyuan_dense.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/stablelm --out TINY/stablelm.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -132,7 +133,8 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "exaone4": "exaone4", "gpt_oss": "gpt-oss", "qwen2_moe": "qwen2moe", "olmoe": "olmoe",
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
-        "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense"}
+        "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense",
+        "stablelm": "stablelm"}
 
 
 def name_of(hf):
@@ -645,6 +647,42 @@ def write_hunyuan_dense(out, cfg, t):
     finish(g)
 
 
+def write_stablelm(out, cfg, t):
+    """llama.cpp's `stablelm` as convert_hf_to_gguf.py's StableLMModel writes it: its own keys
+    (no rope base: llama.cpp's 10000; rope.dimension_count the rotary quarter of the head;
+    use_parallel_residual; attention.layer_norm_epsilon), LayerNorm weights and biases, q/k/v
+    rows as stored (NEOX) with their biases, untied."""
+    import gguf
+    L, E, H = cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"]
+    assert cfg["rope_theta"] == 10000 and cfg["use_qkv_bias"] and not cfg["qk_layernorm"]
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_block_count(L)
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_rope_dimension_count(int(cfg["partial_rotary_factor"] * (E // H)))
+    g.add_head_count(H)
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g.add_parallel_residual(cfg["use_parallel_residual"])
+    g.add_layer_norm_eps(cfg["layer_norm_eps"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    add_vocab(g, cfg, tokens, types, merges)
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    g.add_tensor("output_norm.weight", t["model.norm.weight"])
+    g.add_tensor("output_norm.bias", t["model.norm.bias"])
+    g.add_tensor("output.weight", t["lm_head.weight"])
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        for hf_n, gg in (("input_layernorm", "attn_norm"), ("post_attention_layernorm", "ffn_norm")):
+            g.add_tensor(f"{b}{gg}.weight", t[f"{p}{hf_n}.weight"])
+            g.add_tensor(f"{b}{gg}.bias", t[f"{p}{hf_n}.bias"])
+        add_attention(g, t, p, b, bias=True)
+        add_dense_mlp(g, t, b, p + "mlp.")
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -667,6 +705,8 @@ def write_gguf(hf, out):
         return write_seed_oss(out, cfg, t)
     if cfg["model_type"] == "hunyuan_v1_dense":
         return write_hunyuan_dense(out, cfg, t)
+    if cfg["model_type"] == "stablelm":
+        return write_stablelm(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)

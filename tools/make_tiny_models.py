@@ -22,7 +22,8 @@ no tokenizer; gemma3_mm: the same as a Gemma3ForConditionalGeneration), gemma2 (
 block with soft-capping, no tokenizer), gemma (F32, Gemma 2B's layout small: multi-query,
 tied, the legacy hidden_act "gelu", no tokenizer), hunyuan_dense (F32, Hunyuan dense: q/k norms
 after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), olmo3 (F32, OLMo 2's
-block with three sliding layers of four and YaRN on the full one, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+block with three sliding layers of four and YaRN on the full one, no tokenizer), stablelm (F32,
+LayerNorms with biases, q/k/v biases, rotary on a quarter of each head, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -716,6 +717,39 @@ def olmo3_config():
     })
 
 
+def stablelm_config():
+    # StableLM 2 1.6B's config.json small: LayerNorms with biases, q/k/v biases, rotary on the
+    # first quarter of each head (8 of 32 dims), untied.
+    return dict(COMMON, **{
+        "architectures": ["StableLmForCausalLM"], "model_type": "stablelm",
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_size": 64,
+        "intermediate_size": 128, "layer_norm_eps": 1e-5, "max_position_embeddings": 512,
+        "num_attention_heads": 2, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "partial_rotary_factor": 0.25, "qk_layernorm": False, "rope_theta": 10000,
+        "tie_word_embeddings": False, "torch_dtype": "float32", "use_parallel_residual": False,
+        "use_qkv_bias": True, "vocab_size": 2048,
+    })
+
+
+def stablelm_tensors(model, cfg):
+    E, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = E // H
+    t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
+
+    def layer_norm(name):
+        return [(name + ".weight", norm_w(model, name + ".weight", E)),
+                (name + ".bias", normalish(model, name + ".bias", (E,), STD_BIAS))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t += layer_norm(p + "input_layernorm") + layer_norm(p + "post_attention_layernorm")
+        t += attention(model, p, E, H, KV, D, False, True)
+        t += dense_mlp(model, p + "mlp.", E, F)
+    t += layer_norm("model.norm")
+    t.append(("lm_head.weight", normalish(model, "lm_head.weight", (V, E), STD_EMBED)))
+    return t
+
+
 def exaone4_config():
     # EXAONE 4.0 32B's block, small: OLMo 2's output norms with per-head q/k norms, four layers
     # in its hybrid pattern (sliding_window_pattern "LLLG" and the layer_types it implies:
@@ -1298,7 +1332,7 @@ def main():
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
                     "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
-                    "hunyuan_dense,olmo3",
+                    "hunyuan_dense,olmo3,stablelm",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1421,6 +1455,9 @@ def main():
         c = granite_config()
         write_model("granite", c, decoder("granite", c, dense("granite", c)), "F32", args.out,
                     None)
+    if "stablelm" in want:
+        c = stablelm_config()
+        write_model("stablelm", c, stablelm_tensors("stablelm", c), "F32", args.out, None)
     if "olmo3" in want:
         c = olmo3_config()
         write_model("olmo3", c, output_norm_decoder("olmo3", c, True), "F32", args.out, None,

@@ -116,6 +116,8 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   else
     lm_head_ = store_.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   final_norm_ = store_.vector_f32("model.norm.weight", c.hidden_size);
+  if (c.layer_norm && store_.has("model.norm.bias"))
+    final_norm_bias_ = store_.vector_f32("model.norm.bias", c.hidden_size);
   for (float& w : final_norm_) w += c.norm_weight_offset;
   // Gemma's normalizer: sqrt(hidden_size) as a float (llama.cpp, and transformers in fp32;
   // transformers running bf16 weights rounds it to bf16).
@@ -294,6 +296,7 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const vt::cpu::WeightView* embed = &embed_;
   const vt::cpu::WeightView* head = &lm_head_;
   const float* final_norm = final_norm_.data();
+  const float* final_bias = final_norm_bias_.empty() ? nullptr : final_norm_bias_.data();
   const float eps = static_cast<float>(c.rms_norm_eps);
   const int32_t *ids = b.token_ids, *logit_idx = b.logits_indices;
   vt::ThreadPool* pool = pool_;
@@ -320,9 +323,10 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const bool ln = c.layer_norm;
   ex.op([=] {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
-    if (ln)
+    if (ln) {
       vt::cpu::layer_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
-    else
+      if (final_bias) vt::cpu::add_bias(rows, E, n_logits, final_bias, E);
+    } else
       vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping

@@ -140,6 +140,7 @@ class CausalLM {
   WeightStore store_;
   vt::ThreadPool* pool_ = nullptr;
   std::vector<float> final_norm_;
+  std::vector<float> final_norm_bias_;  // a LayerNorm family's final bias (StableLM); or empty
   std::vector<float> inv_freq_;
   std::vector<float> inv_freq_local_;  // the sliding-window layers' (rope_local_theta); or empty
   float embed_scale_ = 0;              // scale_embeddings: sqrt(hidden_size); 0: none

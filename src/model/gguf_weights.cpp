@@ -19,6 +19,7 @@ struct NamePair {
 const NamePair kGlobal[] = {
     {"token_embd.weight", "model.embed_tokens.weight"},
     {"output_norm.weight", "model.norm.weight"},
+    {"output_norm.bias", "model.norm.bias"},  // LayerNorm families with biases (StableLM)
     {"output.weight", "lm_head.weight"},
     {"rope_freqs.weight", "rope_freqs.weight"},
     {"rope_factors_short.weight", "rope_factors_short.weight"},
@@ -31,6 +32,8 @@ const NamePair kLayer[] = {
     {"attn_v.weight", "self_attn.v_proj.weight"},
     {"attn_output.weight", "self_attn.o_proj.weight"},
     {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"attn_norm.bias", "input_layernorm.bias"},
+    {"ffn_norm.bias", "post_attention_layernorm.bias"},
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},

@@ -73,14 +73,15 @@ void per_token(vt::ThreadPool& pool, int64_t n, F&& fn) {
 // itself when the block has no input norm (an empty `w`: OLMo 2 normalizes the blocks' outputs
 // instead).
 void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& w, int64_t n,
-                int64_t E, float eps, float* h, bool ln) {
-  per_token(pool, n, [=, &w](int64_t t0, int64_t t1) {
+                int64_t E, float eps, float* h, bool ln, const std::vector<float>& bias = {}) {
+  per_token(pool, n, [=, &w, &bias](int64_t t0, int64_t t1) {
     if (w.empty())
       std::copy(x + t0 * E, x + t1 * E, h + t0 * E);
     else if (ln)
       vt::cpu::layer_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
     else
       vt::cpu::rms_norm(x + t0 * E, E, w.data(), t1 - t0, E, eps, h + t0 * E, E);
+    if (!bias.empty()) vt::cpu::add_bias(h + t0 * E, E, t1 - t0, bias.data(), E);
   });
 }
 }  // namespace
@@ -123,7 +124,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool ln = c.layer_norm;
   const bool norm_after_rope = c.qk_norm && c.qk_norm_after_rope && !c.qk_norm_whole;
 
-  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln, wp->norm_bias); });
   ex.op([=] {
     MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
     vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
@@ -193,7 +194,8 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
   // A parallel block's MLP reads what the attention read: h, which the attention left intact.
-  if (!c.parallel_block) ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln); });
+  if (!c.parallel_block)
+    ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln, wp->norm_bias); });
   if (c.hidden_act == Activation::kRelu2)  // ungated: act = relu(up h)^2 (exact on every ISA)
     ex.op([=] {
       vt::cpu::matmul(wp->up, h, E, n, act, F, *pp);

@@ -15,7 +15,8 @@
 namespace vllm::model {
 
 struct AttentionWeights {
-  std::vector<float> norm;  // input_layernorm (empty: none, OLMo 2)
+  std::vector<float> norm;       // input_layernorm (empty: none, OLMo 2)
+  std::vector<float> norm_bias;  // its LayerNorm bias (empty: none; StableLM has one)
   vt::cpu::WeightView q, k, v, o;
   std::vector<float> q_bias, k_bias, v_bias;  // empty: no bias
   std::vector<float> q_norm, k_norm;          // empty: no per-head norm
@@ -29,6 +30,7 @@ struct AttentionWeights {
 struct MlpWeights {
   std::vector<float>
       norm;  // post_attention_layernorm (Gemma: pre_feedforward_layernorm; empty: none)
+  std::vector<float> norm_bias;  // its LayerNorm bias (empty: none)
   vt::cpu::WeightView gate, up, down;
   std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the MLP output (Gemma)
 };

@@ -292,6 +292,18 @@ INSTANTIATE_TEST_SUITE_P(
                    c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
                  },
                  {"unsupported rope_scaling type 'dynamic'"}},
+        BadField{"StableLmQkLayerNorm",
+                 [](json& c) {
+                   c["architectures"] = {"StableLmForCausalLM"};
+                   c["qk_layernorm"] = true;
+                 },
+                 {"qk_layernorm = true", "not supported"}},
+        BadField{"StableLmParallelResidual",
+                 [](json& c) {
+                   c["architectures"] = {"StableLmForCausalLM"};
+                   c["use_parallel_residual"] = true;
+                 },
+                 {"use_parallel_residual = true", "not supported"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

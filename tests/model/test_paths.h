@@ -34,7 +34,7 @@ inline const std::vector<std::string>& tiny_hf_models() {
       "glm4",      "cohere",       "cohere2",    "exaone4",  "gpt_oss",    "gpt_oss_plain",
       "qwen2_moe", "olmoe",        "granitemoe", "glm4_moe", "minimax_m2", "qwen3_fp8",
       "ernie4_5",  "ernie4_5_moe", "seed_oss",   "arcee",    "gemma",      "hunyuan_dense",
-      "olmo3"};
+      "olmo3",     "stablelm"};
   return names;
 }
 inline std::string golden_dir() { return std::string(VLLM_SOURCE_DIR) + "/tests/golden"; }
