@@ -124,6 +124,7 @@ int64_t AsyncEngine::drain(std::chrono::milliseconds grace) {
 }
 
 void AsyncEngine::release_queued(Live& l) {
+  if (l.queued_tokens == 0) return;  // released already: no atomic write per later token
   queued_tokens_ -= l.queued_tokens;
   l.queued_tokens = 0;
 }

@@ -115,10 +115,8 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     lm_head_ = embed_;
   else
     lm_head_ = store_.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
-  final_norm_ = store_.vector_f32("model.norm.weight", c.hidden_size);
-  if (c.layer_norm && store_.has("model.norm.bias"))
-    final_norm_bias_ = store_.vector_f32("model.norm.bias", c.hidden_size);
-  for (float& w : final_norm_) w += c.norm_weight_offset;
+  final_norm_ = load_norm(store_, c, "model.norm.weight", c.hidden_size);
+  if (c.layer_norm_bias) final_norm_bias_ = store_.vector_f32("model.norm.bias", c.hidden_size);
   // Gemma's normalizer: sqrt(hidden_size) as a float (llama.cpp, and transformers in fp32;
   // transformers running bf16 weights rounds it to bf16).
   if (c.scale_embeddings) embed_scale_ = std::sqrt(static_cast<float>(c.hidden_size));
@@ -334,11 +332,19 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   });
 }
 
+std::vector<float> load_norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
+                             int64_t n) {
+  std::vector<float> w = s.vector_f32(name, n);
+  for (float& x : w) x += c.norm_weight_offset;
+  return w;
+}
+
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = layer_prefix(i);
   const int64_t E = c.hidden_size, qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
   AttentionWeights a;
-  a.norm = s.vector_f32(p + "input_layernorm.weight", E);
+  a.norm = load_norm(s, c, p + "input_layernorm.weight", E);
+  if (c.layer_norm_bias) a.norm_bias = s.vector_f32(p + "input_layernorm.bias", E);
   a.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
   a.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
   a.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
@@ -354,7 +360,9 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = layer_prefix(i);
   MlpWeights m;
-  m.norm = s.vector_f32(p + "post_attention_layernorm.weight", c.hidden_size);
+  m.norm = load_norm(s, c, p + "post_attention_layernorm.weight", c.hidden_size);
+  if (c.layer_norm_bias)
+    m.norm_bias = s.vector_f32(p + "post_attention_layernorm.bias", c.hidden_size);
   m.gate = s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
   m.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
   m.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);

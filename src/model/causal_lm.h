@@ -154,6 +154,12 @@ class CausalLM {
 };
 
 // Pieces the families (models/*.cpp) share.
+// A norm's weight as the forward applies it: plus ModelConfig::norm_weight_offset (Hugging Face
+// Gemma stores w - 1).
+std::vector<float> load_norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
+                             int64_t n);
+// load_attention / load_mlp read the input norms through load_norm, and their biases when
+// ModelConfig::layer_norm_bias.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
 // Rows [first, first + n) of a stored matrix, as a matrix of their own (fused projections:

@@ -133,6 +133,7 @@ struct ModelConfig {
   // Cohere: LayerNorm (weight only; eps in rms_norm_eps) wherever RMSNorm would be, and a
   // parallel block (the MLP reads the attention's normalized input; x += attn + mlp).
   bool layer_norm = false;
+  bool layer_norm_bias = false;  // StableLM: every LayerNorm also adds a bias (`<name>.bias`)
   bool parallel_block = false;
   bool sandwich_norms = false;  // a norm after attention and after the MLP too (Gemma)
   // OLMo 2: q and k RMSNorm-ed over the whole projection (heads x head_dim), not per head.

@@ -122,7 +122,15 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool rope = w.rope;
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
-  const bool norm_after_rope = c.qk_norm && c.qk_norm_after_rope && !c.qk_norm_whole;
+  // Per-head q / k RMSNorm of tokens [t0, t0 + m): before RoPE (Qwen3, Gemma 3), or after it
+  // (Hunyuan), in the rope op.
+  const bool head_norms = c.qk_norm && !c.qk_norm_whole;
+  const bool norm_after_rope = head_norms && c.qk_norm_after_rope;
+  auto norm_heads = [=](int64_t t0, int64_t m) {
+    float *qt = q + t0 * qd, *kt = k + t0 * kvd;
+    vt::cpu::rms_norm(qt, D, wp->q_norm.data(), m * nh, D, eps, qt, D);
+    vt::cpu::rms_norm(kt, D, wp->k_norm.data(), m * nkv, D, eps, kt, D);
+  };
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln, wp->norm_bias); });
   ex.op([=] {
@@ -143,14 +151,8 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
         vt::cpu::rms_norm(kt, kvd, wp->k_norm.data(), t1 - t0, kvd, eps, kt, kvd);
       });
     });
-  else if (c.qk_norm && !c.qk_norm_after_rope)
-    ex.op([=] {
-      per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-        float *qt = q + t0 * qd, *kt = k + t0 * kvd;
-        vt::cpu::rms_norm(qt, D, wp->q_norm.data(), (t1 - t0) * nh, D, eps, qt, D);
-        vt::cpu::rms_norm(kt, D, wp->k_norm.data(), (t1 - t0) * nkv, D, eps, kt, D);
-      });
-    });
+  else if (head_norms && !norm_after_rope)
+    ex.op([=] { per_token(*pp, n, [=](int64_t t0, int64_t t1) { norm_heads(t0, t1 - t0); }); });
   ex.op([=] {
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       const int64_t m = t1 - t0;
@@ -160,11 +162,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
         vt::cpu::rope(k + t0 * kvd, kvd, m, nkv, static_cast<int>(D), pos + t0, inv_freq, style, rd,
                       mscale);
       }
-      if (norm_after_rope) {  // Hunyuan: the per-head norms see the rotated q and k
-        float *qt = q + t0 * qd, *kt = k + t0 * kvd;
-        vt::cpu::rms_norm(qt, D, wp->q_norm.data(), m * nh, D, eps, qt, D);
-        vt::cpu::rms_norm(kt, D, wp->k_norm.data(), m * nkv, D, eps, kt, D);
-      }
+      if (norm_after_rope) norm_heads(t0, m);  // Hunyuan: the norms see the rotated q, k
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });
   });

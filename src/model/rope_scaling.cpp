@@ -260,6 +260,19 @@ void read_hf_rope_scaling(ModelConfig& c, const json& j) {
     read_longrope(c, j, rs);
   } else if (type == "yarn") {
     read_yarn(c, j, rs);
+  } else if (type == "dynamic" && rs.contains("alpha")) {
+    // Hunyuan's "dynamic" with alpha is a fixed NTK stretch of the base, not dynamic scaling:
+    // rope_theta * alpha^(d / (d - 2)) at every length (transformers' ntk_alpha, vLLM's
+    // DynamicNTKAlphaRotaryEmbedding; what llama.cpp's converter writes into a GGUF).
+    const double alpha = json_float_or(rs, "alpha", 1.0, 1e-6, 1e9, "rope_scaling");
+    const double d = static_cast<double>(c.head_dim);
+    if (c.head_dim <= 2)
+      throw tok::JsonFieldError("head_dim must be above 2 for the NTK alpha rope");
+    c.rope_theta *= std::pow(alpha, d / (d - 2));
+    if (!(c.rope_theta <= L::kMaxRopeTheta))
+      throw tok::JsonFieldError("rope_scaling.alpha = " + rs["alpha"].dump() +
+                                ": the stretched rope base passes " +
+                                std::to_string(L::kMaxRopeTheta));
   } else if (type != "default" && !type.empty()) {
     if (type != "llama3" && type != "linear")
       throw LoadError(c.source, "unsupported rope_scaling type '" + type + "'");

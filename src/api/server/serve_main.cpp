@@ -369,41 +369,38 @@ int serve_main(int argc, char** argv) {
   });
   sig.detach();
   const auto& cfg = llm->engine().config();
-  if (quiet) {
-    server.serve();
-    server.stop();
-    return 0;
+  if (!quiet) {  // the INFO start-up lines (--log-level WARNING and above drop them)
+    if (defaults.empty())
+      std::printf("vllm.cpp generation config: %s\n", defaults.source.c_str());
+    else
+      std::printf(
+          "vllm.cpp: default sampling parameters have been overridden by the model's generation "
+          "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
+          defaults.source.c_str(), defaults.to_json().dump().c_str());
+    std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
+    if (const std::string& note = llm->model().packed_weights_note(); !note.empty())
+      std::printf("vllm.cpp packed weights: %s\n", note.c_str());
+    const vt::DType kv_dtype = cfg.kv_cache_dtype.value_or(llm->model().default_kv_dtype());
+    std::printf("vllm.cpp KV cache: %lld blocks x %d tokens of %s (%.2f GiB%s)\n",
+                static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
+                std::string(vt::dtype_name(kv_dtype)).c_str(),
+                double(cfg.num_gpu_blocks.value_or(0)) *
+                    double(llm->model().kv_bytes_per_block(cfg.block_size, kv_dtype)) /
+                    double(1 << 30),
+                cfg.gpu_memory_utilization
+                    ? (", " + std::to_string(*cfg.gpu_memory_utilization).substr(0, 4) +
+                       " of the available memory; --gpu-memory-utilization / --kv-cache-memory")
+                          .c_str()
+                    : "");
+    const std::string where = !sc.unix_socket.empty()
+                                  ? "unix:" + sc.unix_socket
+                                  : std::string(sc.tls_key_pem.empty() ? "http" : "https") + "://" +
+                                        sc.host + ":" + std::to_string(server.port());
+    std::printf("vllm.cpp serving %s on %s (max_model_len=%d, kv blocks=%lld x %d)\n",
+                server.model_name().c_str(), where.c_str(), cfg.max_model_len,
+                static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);
+    std::fflush(stdout);
   }
-  if (defaults.empty())
-    std::printf("vllm.cpp generation config: %s\n", defaults.source.c_str());
-  else
-    std::printf(
-        "vllm.cpp: default sampling parameters have been overridden by the model's generation "
-        "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
-        defaults.source.c_str(), defaults.to_json().dump().c_str());
-  std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
-  if (const std::string& note = llm->model().packed_weights_note(); !note.empty())
-    std::printf("vllm.cpp packed weights: %s\n", note.c_str());
-  const vt::DType kv_dtype = cfg.kv_cache_dtype.value_or(llm->model().default_kv_dtype());
-  std::printf("vllm.cpp KV cache: %lld blocks x %d tokens of %s (%.2f GiB%s)\n",
-              static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size,
-              std::string(vt::dtype_name(kv_dtype)).c_str(),
-              double(cfg.num_gpu_blocks.value_or(0)) *
-                  double(llm->model().kv_bytes_per_block(cfg.block_size, kv_dtype)) /
-                  double(1 << 30),
-              cfg.gpu_memory_utilization
-                  ? (", " + std::to_string(*cfg.gpu_memory_utilization).substr(0, 4) +
-                     " of the available memory; --gpu-memory-utilization / --kv-cache-memory")
-                        .c_str()
-                  : "");
-  const std::string where = !sc.unix_socket.empty()
-                                ? "unix:" + sc.unix_socket
-                                : std::string(sc.tls_key_pem.empty() ? "http" : "https") + "://" +
-                                      sc.host + ":" + std::to_string(server.port());
-  std::printf("vllm.cpp serving %s on %s (max_model_len=%d, kv blocks=%lld x %d)\n",
-              server.model_name().c_str(), where.c_str(), cfg.max_model_len,
-              static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);
-  std::fflush(stdout);
   server.serve();
   server.stop();
   return 0;

@@ -108,13 +108,6 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
     c.rope_local_theta = g.get_float_or(p + "rope.freq_base_swa", 1e4);
 }
 
-std::vector<float> norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
-                        int64_t n) {
-  std::vector<float> w = s.vector_f32(name, n);
-  for (float& x : w) x += c.norm_weight_offset;
-  return w;
-}
-
 // Hugging Face's names for the four norms, moved to the slots the shared loaders read:
 // pre_feedforward_layernorm is the MLP's input norm (Llama's post_attention_layernorm), and
 // Gemma's post_attention_layernorm (after attention) gets a name of its own, as llama.cpp's
@@ -132,15 +125,13 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
   const int64_t E = c.hidden_size, D = c.head_dim;
-  LayerWeights w = load_llama_layer(s, c, i);
-  w.attn.norm = norm(s, c, p + "input_layernorm.weight", E);
-  if (c.qk_norm) {  // Gemma 3
-    w.attn.q_norm = norm(s, c, p + "self_attn.q_norm.weight", D);
-    w.attn.k_norm = norm(s, c, p + "self_attn.k_norm.weight", D);
+  LayerWeights w = load_llama_layer(s, c, i);  // the two input norms, through load_norm
+  if (c.qk_norm) {                             // Gemma 3
+    w.attn.q_norm = load_norm(s, c, p + "self_attn.q_norm.weight", D);
+    w.attn.k_norm = load_norm(s, c, p + "self_attn.k_norm.weight", D);
   }
-  w.attn.post_norm = norm(s, c, p + "post_attention_norm.weight", E);
-  w.mlp.norm = norm(s, c, p + "post_attention_layernorm.weight", E);
-  w.mlp.post_norm = norm(s, c, p + "post_ffw_norm.weight", E);
+  w.attn.post_norm = load_norm(s, c, p + "post_attention_norm.weight", E);
+  w.mlp.post_norm = load_norm(s, c, p + "post_ffw_norm.weight", E);
   return w;
 }
 
@@ -167,15 +158,6 @@ void gemma1_gguf_config(ModelConfig& c, const GgufFile&, const std::string&) {
   c.scale_embeddings = true;
 }
 
-// Llama's two norms (input_layernorm, post_attention_layernorm before the MLP), stored w - 1.
-LayerWeights gemma1_load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  LayerWeights w = load_llama_layer(s, c, i);
-  w.attn.norm = norm(s, c, p + "input_layernorm.weight", c.hidden_size);
-  w.mlp.norm = norm(s, c, p + "post_attention_layernorm.weight", c.hidden_size);
-  return w;
-}
-
 }  // namespace
 
 // Gemma 2B / 7B, Gemma 1.1, CodeGemma: the Llama block with Gemma's GeGLU, scaled embeddings
@@ -188,7 +170,7 @@ const ModelFamily& gemma1_family() {
     f.hf_config_json = gemma1_config_json;
     f.hf_config = gemma1_hf_config;
     f.gguf_config = gemma1_gguf_config;
-    f.load_layer = gemma1_load_layer;
+    f.load_layer = load_llama_layer;  // Llama's two norms, stored w - 1 (load_norm)
     return f;
   }();
   return f;

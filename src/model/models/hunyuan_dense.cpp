@@ -1,11 +1,9 @@
 // Hunyuan dense (HunYuanDenseV1ForCausalLM, GGUF `hunyuan-dense`: Hunyuan-0.5B / 1.8B / 4B /
 // 7B): the Llama block with a per-head RMSNorm on q and k applied after RoPE (Qwen3 applies
 // it before), named query_layernorm / key_layernorm. The released configs' rope_scaling
-// {"type": "dynamic", "alpha": A} is a fixed NTK stretch, not dynamic scaling: the base becomes
-// rope_theta * A^(head_dim / (head_dim - 2)) at every length (transformers' ntk_alpha, vLLM's
-// DynamicNTKAlphaRotaryEmbedding); llama.cpp's converter writes that base into the GGUF.
+// {"type": "dynamic", "alpha": A} (a fixed NTK stretch of the base) is read by the shared
+// read_hf_rope_scaling; llama.cpp's converter writes the stretched base into the GGUF.
 // q/k/v/o or MLP biases and configs without the q/k norms are refused by name.
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -21,26 +19,6 @@ namespace vllm::model {
 LayerWeights load_qwen3_layer_attention_only(const WeightStore& s, const ModelConfig& c, int64_t i);
 
 namespace {
-
-nlohmann::json hf_config_json(const nlohmann::json& j) {
-  nlohmann::json c = j;
-  if (!c.contains("rope_scaling") || !c["rope_scaling"].is_object()) return c;
-  const nlohmann::json& rs = c["rope_scaling"];
-  const nlohmann::json type =
-      rs.contains("rope_type") ? rs["rope_type"] : rs.value("type", nlohmann::json(""));
-  if (type != "dynamic" || !rs.contains("alpha")) return c;
-  const double alpha = tok::json_float_or(rs, "alpha", 1.0, 1e-6, 1e9, "rope_scaling");
-  const int64_t heads = tok::json_int_or(c, "num_attention_heads", 32, 1, limits::kMaxHeads);
-  const int64_t hidden = tok::json_int_or(c, "hidden_size", 4096, 1, limits::kMaxHidden);
-  const int64_t d = c.contains("head_dim") && !c["head_dim"].is_null()
-                        ? tok::json_int_or(c, "head_dim", hidden / heads, 4, limits::kMaxHidden)
-                        : hidden / heads;
-  if (d <= 2) throw tok::JsonFieldError("head_dim must be above 2 for the NTK alpha rope");
-  const double theta = tok::json_float_or(c, "rope_theta", 10000.0, 0, limits::kMaxRopeTheta);
-  c["rope_theta"] = theta * std::pow(alpha, static_cast<double>(d) / static_cast<double>(d - 2));
-  c["rope_scaling"] = nullptr;
-  return c;
-}
 
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
   c.qk_norm_after_rope = true;
@@ -83,7 +61,6 @@ const ModelFamily& hunyuan_dense_family() {
     f.hf_architectures = {"HunYuanDenseV1ForCausalLM"};
     f.gguf_architecture = "hunyuan-dense";
     f.qk_norm = true;
-    f.hf_config_json = hf_config_json;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;

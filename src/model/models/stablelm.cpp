@@ -23,6 +23,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
         "qk_layernorm = true: StableLM's per-head q/k LayerNorms are not "
         "supported");
   c.layer_norm = true;
+  c.layer_norm_bias = true;
   c.rms_norm_eps = tok::json_float_or(j, "layer_norm_eps", 1e-5, 0, 1);
   c.attention_bias = tok::json_bool_or(j, "use_qkv_bias", false);
   // StableLM 2 12B's parallel block comes with the q/k LayerNorms refused above; without a
@@ -39,24 +40,11 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
                     "blk.0.attn_q_norm.weight: StableLM's per-head q/k LayerNorms are "
                     "not supported");
   c.layer_norm = true;
+  c.layer_norm_bias = true;
   c.attention_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
   if (g.get_bool_or(p + "use_parallel_residual", true))  // llama.cpp's default: parallel
     throw LoadError(g.path(), p + "use_parallel_residual = true: StableLM's parallel block is "
                                   "not supported");
-}
-
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.intermediate_size;
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.attn.norm_bias = s.vector_f32(p + "input_layernorm.bias", E);
-  w.mlp.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
-  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", F, E);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
-  w.mlp.norm = s.vector_f32(p + "post_attention_layernorm.weight", E);
-  w.mlp.norm_bias = s.vector_f32(p + "post_attention_layernorm.bias", E);
-  return w;
 }
 
 }  // namespace
@@ -68,7 +56,7 @@ const ModelFamily& stablelm_family() {
     f.gguf_architecture = "stablelm";
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_layer;
+    f.load_layer = load_llama_layer;  // LayerNorm weights and biases (layer_norm_bias)
     return f;
   }();
   return f;
