@@ -26,6 +26,8 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/arcee --out TINY/arcee.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/hunyuan_dense --out TINY/hunyuan_dense.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/stablelm --out TINY/stablelm.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/phi --out TINY/phi.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/starcoder2 --out TINY/starcoder2.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -134,7 +136,7 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
         "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense",
-        "stablelm": "stablelm"}
+        "stablelm": "stablelm", "phi": "phi2", "starcoder2": "starcoder2"}
 
 
 def name_of(hf):
@@ -683,6 +685,76 @@ def write_stablelm(out, cfg, t):
     finish(g)
 
 
+def add_biased(g, t, gg, hf):
+    """A projection and its bias: `gg`.weight / `gg`.bias from `hf`.weight / `hf`.bias."""
+    g.add_tensor(gg + ".weight", t[hf + ".weight"])
+    g.add_tensor(gg + ".bias", t[hf + ".bias"])
+
+
+def write_phi2(out, cfg, t):
+    """llama.cpp's `phi2` as convert_hf_to_gguf.py's Phi2Model writes it (rope.dimension_count the
+    rotated 0.4 of each head, layer_norm_epsilon, no bos added), with q, k and v fused into
+    attn_qkv (rows q | k | v, and the bias) as the GGUFs converted from the original Phi-2
+    checkpoint (Wqkv) carry them; LayerNorms, projections and lm_head with biases, untied."""
+    import gguf
+    L, E, H = cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"]
+    assert cfg["rope_theta"] == 10000 and not cfg["qk_layernorm"]
+    g = gguf.GGUFWriter(out, ARCH[cfg["model_type"]])
+    g.add_name("tiny-" + cfg["model_type"])
+    g.add_context_length(cfg["max_position_embeddings"])
+    g.add_embedding_length(E)
+    g.add_feed_forward_length(cfg["intermediate_size"])
+    g.add_block_count(L)
+    g.add_head_count(H)
+    g.add_head_count_kv(cfg["num_key_value_heads"])
+    g.add_layer_norm_eps(cfg["layer_norm_eps"])
+    g.add_rope_dimension_count(int(cfg["partial_rotary_factor"] * E) // H)
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    add_vocab(g, cfg, tokens, types, merges)
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    add_biased(g, t, "output_norm", "model.final_layernorm")
+    add_biased(g, t, "output", "lm_head")
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        add_biased(g, t, b + "attn_norm", p + "input_layernorm")
+        for kind in ("weight", "bias"):
+            g.add_tensor(f"{b}attn_qkv.{kind}", np.concatenate(
+                [t[f"{p}self_attn.{x}_proj.{kind}"] for x in "qkv"], axis=0))
+        add_biased(g, t, b + "attn_output", p + "self_attn.dense")
+        add_biased(g, t, b + "ffn_up", p + "mlp.fc1")
+        add_biased(g, t, b + "ffn_down", p + "mlp.fc2")
+    finish(g)
+
+
+def write_starcoder2(out, cfg, t):
+    """llama.cpp's `starcoder2` as convert_hf_to_gguf.py's StarCoder2Model (TextModel) writes it:
+    the shared keys, rope.freq_base, layer_norm_epsilon (norm_epsilon); LayerNorms and every
+    projection with biases, q/k rows as stored (NEOX); tied: no output tensor. No sliding-window
+    key (llama.cpp's starcoder2 attends to the whole context)."""
+    import gguf
+    L = cfg["num_hidden_layers"]
+    assert cfg["use_bias"] and cfg["tie_word_embeddings"]
+    g = text_model_writer(out, cfg)
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_eps(cfg["norm_epsilon"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    add_vocab(g, cfg, tokens, types, merges)
+    g.add_tensor("token_embd.weight", t["model.embed_tokens.weight"])
+    add_biased(g, t, "output_norm", "model.norm")
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        add_biased(g, t, b + "attn_norm", p + "input_layernorm")
+        for x in "qkv":
+            add_biased(g, t, f"{b}attn_{x}", f"{p}self_attn.{x}_proj")
+        add_biased(g, t, b + "attn_output", p + "self_attn.o_proj")
+        add_biased(g, t, b + "ffn_norm", p + "post_attention_layernorm")
+        add_biased(g, t, b + "ffn_up", p + "mlp.c_fc")
+        add_biased(g, t, b + "ffn_down", p + "mlp.c_proj")
+    finish(g)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -707,6 +779,10 @@ def write_gguf(hf, out):
         return write_hunyuan_dense(out, cfg, t)
     if cfg["model_type"] == "stablelm":
         return write_stablelm(out, cfg, t)
+    if cfg["model_type"] == "phi":
+        return write_phi2(out, cfg, t)
+    if cfg["model_type"] == "starcoder2":
+        return write_starcoder2(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)

@@ -2,7 +2,7 @@
 """Byte-level BPE vocabularies that differ only in tokenizer.ggml.pre, for the GGUF
 pre-tokenizers of files whose own vocabularies are not at hand (DeepSeek LLM, DeepSeek Coder and
 DeepSeek-V3 with Hunyuan dense's hunyuan-dense,
-Falcon 3, Smaug, Granite's refact, Cohere's command-r, EXAONE 4.0's exaone4, Pixtral, Megrez, Mi:dm 2.0, DBRX / OLMo 2's dbrx, gpt-4o:
+Falcon 3, Smaug, Granite's refact, Cohere's command-r, EXAONE 4.0's exaone4, Phi-2's phi-2, Pixtral, Megrez, Mi:dm 2.0, DBRX / OLMo 2's dbrx, gpt-4o:
 OpenAI's o200k, Phi-4-mini's GGUFs, and glm4 / chatglm-bpe: GLM-4's): SmolLM2's tokens and
 merges (from the GGUF the tests use) under each name, vocabulary-only GGUFs. The pre-tokenizer
 decides where BPE may merge, so llama.cpp's ids on these files check our splits for each name.
@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN_DIR = os.path.join(os.path.dirname(HERE), "tests", "golden", "tokenizer")
 PRES = ["deepseek-llm", "deepseek-coder", "falcon3", "smaug-bpe", "refact", "pixtral", "megrez",
         "midm-2.0", "dbrx", "gpt-4o", "glm4", "chatglm-bpe", "command-r", "exaone4",
-        "deepseek-v3", "hunyuan-dense"]
+        "deepseek-v3", "hunyuan-dense", "phi-2"]
 NOBOS_PRES = ["llama-bpe", "tekken", "falcon3", "smaug-bpe", "deepseek-llm", "qwen2", "default",
               "pixtral", "refact", "gpt-4o", "glm4", "chatglm-bpe"]
 # With tokenizer.ggml.add_bos_token true: llama.cpp sets the GLM-4 names' BOS id to null, but

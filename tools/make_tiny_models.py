@@ -23,7 +23,9 @@ block with soft-capping, no tokenizer), gemma (F32, Gemma 2B's layout small: mul
 tied, the legacy hidden_act "gelu", no tokenizer), hunyuan_dense (F32, Hunyuan dense: q/k norms
 after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), olmo3 (F32, OLMo 2's
 block with three sliding layers of four and YaRN on the full one, no tokenizer), stablelm (F32,
-LayerNorms with biases, q/k/v biases, rotary on a quarter of each head, no tokenizer), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+LayerNorms with biases, q/k/v biases, rotary on a quarter of each head, no tokenizer), phi
+(F32, Phi-2's block: LayerNorm, parallel block, biases everywhere incl. lm_head, gelu_new),
+starcoder2 (F32, StarCoder2's LayerNorms, biases and ungated GELU MLP, sliding window 8, tied), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -750,6 +752,69 @@ def stablelm_tensors(model, cfg):
     return t
 
 
+def phi_config():
+    # Phi-2's config.json (microsoft/phi-2) small: its 80-dim heads with the first 0.4 (32 dims)
+    # rotating, LayerNorm + parallel block, biases on every projection and on lm_head, gelu_new,
+    # GQA 2 / 1 (Phi-2 itself has none; the loader's grouping is generic), untied.
+    return dict(COMMON, **{
+        "architectures": ["PhiForCausalLM"], "model_type": "phi", "bos_token_id": 1,
+        "embd_pdrop": 0.0, "eos_token_id": 2, "hidden_act": "gelu_new", "hidden_size": 160,
+        "intermediate_size": 256, "layer_norm_eps": 1e-5, "max_position_embeddings": 512,
+        "num_attention_heads": 2, "num_hidden_layers": 2, "num_key_value_heads": 1,
+        "partial_rotary_factor": 0.4, "qk_layernorm": False, "resid_pdrop": 0.1,
+        "rope_scaling": None, "rope_theta": 10000.0, "tie_word_embeddings": False,
+        "torch_dtype": "float32", "vocab_size": 2048,
+    })
+
+
+def starcoder2_config():
+    # StarCoder2-3B's config.json (bigcode/starcoder2-3b) small: LayerNorms with biases, biases
+    # on q/k/v/o and on the ungated MLP (c_fc / c_proj, gelu_pytorch_tanh), GQA 4 / 2, a
+    # sliding window (8 here, 4096 there), tied.
+    return dict(COMMON, **{
+        "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2",
+        "bos_token_id": 1, "eos_token_id": 2, "embedding_dropout": 0.0,
+        "hidden_act": "gelu_pytorch_tanh", "hidden_size": 64, "intermediate_size": 256,
+        "max_position_embeddings": 512, "mlp_type": "default", "norm_epsilon": 1e-5,
+        "norm_type": "layer_norm", "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "residual_dropout": 0.0, "rope_theta": 999999.4420358813,
+        "sliding_window": 8, "tie_word_embeddings": True, "torch_dtype": "float32",
+        "use_bias": True, "vocab_size": 2048,
+    })
+
+
+def biased_lm_tensors(model, cfg):
+    """Phi's and StarCoder2's layers under their own names: LayerNorms, q/k/v/o and the ungated
+    MLP all with biases."""
+    phi = cfg["model_type"] == "phi"
+    E, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = E // H
+
+    def linear(name, rows, cols, std):
+        return [(name + ".weight", normalish(model, name + ".weight", (rows, cols), std)),
+                (name + ".bias", normalish(model, name + ".bias", (rows,), STD_BIAS))]
+
+    def layer_norm(name):
+        return [(name + ".weight", norm_w(model, name + ".weight", E)),
+                (name + ".bias", normalish(model, name + ".bias", (E,), STD_BIAS))]
+    t = [("model.embed_tokens.weight", normalish(model, "model.embed_tokens.weight", (V, E), STD_EMBED))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t += layer_norm(p + "input_layernorm")
+        if not phi:
+            t += layer_norm(p + "post_attention_layernorm")
+        for proj, rows in (("q_proj", H * D), ("k_proj", KV * D), ("v_proj", KV * D)):
+            t += linear(f"{p}self_attn.{proj}", rows, E, STD_PROJ)
+        t += linear(p + ("self_attn.dense" if phi else "self_attn.o_proj"), E, H * D, STD_OUT)
+        t += linear(p + ("mlp.fc1" if phi else "mlp.c_fc"), F, E, STD_PROJ)
+        t += linear(p + ("mlp.fc2" if phi else "mlp.c_proj"), E, F, STD_OUT)
+    t += layer_norm("model.final_layernorm" if phi else "model.norm")
+    if not cfg["tie_word_embeddings"]:
+        t += linear("lm_head", V, E, STD_EMBED)
+    return t
+
+
 def exaone4_config():
     # EXAONE 4.0 32B's block, small: OLMo 2's output norms with per-head q/k norms, four layers
     # in its hybrid pattern (sliding_window_pattern "LLLG" and the layer_types it implies:
@@ -1332,7 +1397,7 @@ def main():
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
                     "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
-                    "hunyuan_dense,olmo3,stablelm",
+                    "hunyuan_dense,olmo3,stablelm,phi,starcoder2",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1458,6 +1523,10 @@ def main():
     if "stablelm" in want:
         c = stablelm_config()
         write_model("stablelm", c, stablelm_tensors("stablelm", c), "F32", args.out, None)
+    for name, make in (("phi", phi_config), ("starcoder2", starcoder2_config)):
+        if name in want:
+            c = make()
+            write_model(name, c, biased_lm_tensors(name, c), "F32", args.out, None)
     if "olmo3" in want:
         c = olmo3_config()
         write_model("olmo3", c, output_norm_decoder("olmo3", c, True), "F32", args.out, None,

@@ -117,6 +117,7 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
     lm_head_ = store_.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   final_norm_ = load_norm(store_, c, "model.norm.weight", c.hidden_size);
   if (c.layer_norm_bias) final_norm_bias_ = store_.vector_f32("model.norm.bias", c.hidden_size);
+  if (c.lm_head_bias) lm_head_bias_ = store_.vector_f32("lm_head.bias", c.vocab_size);
   // Gemma's normalizer: sqrt(hidden_size) as a float (llama.cpp, and transformers in fp32;
   // transformers running bf16 weights rounds it to bf16).
   if (c.scale_embeddings) embed_scale_ = std::sqrt(static_cast<float>(c.hidden_size));
@@ -295,6 +296,7 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
   const vt::cpu::WeightView* head = &lm_head_;
   const float* final_norm = final_norm_.data();
   const float* final_bias = final_norm_bias_.empty() ? nullptr : final_norm_bias_.data();
+  const float* head_bias = lm_head_bias_.empty() ? nullptr : lm_head_bias_.data();
   const float eps = static_cast<float>(c.rms_norm_eps);
   const int32_t *ids = b.token_ids, *logit_idx = b.logits_indices;
   vt::ThreadPool* pool = pool_;
@@ -327,6 +329,7 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
     } else
       vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
+    if (head_bias) vt::cpu::add_bias(logits, V, n_logits, head_bias, V);
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping
     if (inv_logits_scale != 0) vt::cpu::scale_inplace(logits, inv_logits_scale, n_logits * V);
   });
@@ -349,6 +352,7 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
   a.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
   a.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
   a.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  if (c.o_bias) a.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
   if (c.attention_bias) {
     a.q_bias = s.vector_f32(p + "self_attn.q_proj.bias", qd);
     a.k_bias = s.vector_f32(p + "self_attn.k_proj.bias", kvd);
@@ -359,13 +363,19 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
 
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = layer_prefix(i);
+  const int64_t E = c.hidden_size, F = c.intermediate_size;
   MlpWeights m;
-  m.norm = load_norm(s, c, p + "post_attention_layernorm.weight", c.hidden_size);
-  if (c.layer_norm_bias)
-    m.norm_bias = s.vector_f32(p + "post_attention_layernorm.bias", c.hidden_size);
-  m.gate = s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
-  m.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
-  m.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
+  if (!c.parallel_block) {  // a parallel block's MLP reads the attention's normalized input
+    m.norm = load_norm(s, c, p + "post_attention_layernorm.weight", E);
+    if (c.layer_norm_bias) m.norm_bias = s.vector_f32(p + "post_attention_layernorm.bias", E);
+  }
+  if (!c.ungated_mlp) m.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
+  m.up = s.matrix(p + "mlp.up_proj.weight", F, E);
+  m.down = s.matrix(p + "mlp.down_proj.weight", E, F);
+  if (c.mlp_bias) {
+    m.up_bias = s.vector_f32(p + "mlp.up_proj.bias", F);
+    m.down_bias = s.vector_f32(p + "mlp.down_proj.bias", E);
+  }
   return m;
 }
 

@@ -141,6 +141,7 @@ class CausalLM {
   vt::ThreadPool* pool_ = nullptr;
   std::vector<float> final_norm_;
   std::vector<float> final_norm_bias_;  // a LayerNorm family's final bias (StableLM); or empty
+  std::vector<float> lm_head_bias_;     // ModelConfig::lm_head_bias (Phi-2); or empty
   std::vector<float> inv_freq_;
   std::vector<float> inv_freq_local_;  // the sliding-window layers' (rope_local_theta); or empty
   float embed_scale_ = 0;              // scale_embeddings: sqrt(hidden_size); 0: none
@@ -159,7 +160,9 @@ class CausalLM {
 std::vector<float> load_norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
                              int64_t n);
 // load_attention / load_mlp read the input norms through load_norm, and their biases when
-// ModelConfig::layer_norm_bias.
+// ModelConfig::layer_norm_bias; load_attention the o_proj bias with ModelConfig::o_bias;
+// load_mlp no norm in a parallel block, no gate_proj with ModelConfig::ungated_mlp and the
+// up / down biases with ModelConfig::mlp_bias.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);
 MlpWeights load_mlp(const WeightStore& s, const ModelConfig& c, int64_t i);
 // Rows [first, first + n) of a stored matrix, as a matrix of their own (fused projections:

@@ -163,6 +163,7 @@ void read_hf_sliding_window(ModelConfig& c, const json& j, const ModelFamily& f)
 // The flags a family fixes whatever the file says.
 void apply_family_flags(ModelConfig& c, const ModelFamily& f) {
   if (f.qkv_bias) c.attention_bias = true;
+  c.ungated_mlp = f.ungated_mlp;
   c.qk_norm = f.qk_norm;
   if (!f.moe) c.num_experts = 0;
 }
@@ -255,13 +256,13 @@ void read_hf_fields(ModelConfig& c, const json& j) {
     const std::string act = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
     if (act == "silu" || act == "swish")
       c.hidden_act = Activation::kSilu;
-    else if (act == "gelu_pytorch_tanh" || act == "gelu_tanh")
+    else if (act == "gelu_pytorch_tanh" || act == "gelu_tanh" || act == "gelu_new")
       c.hidden_act = Activation::kGeluTanh;
     else if (act == "relu2")
       c.hidden_act = Activation::kRelu2;
     else
       throw LoadError(c.source, std::string("unsupported ") + key + " '" + act +
-                                    "' (supported: silu, gelu_pytorch_tanh, relu2)");
+                                    "' (supported: silu, gelu_pytorch_tanh, gelu_new, relu2)");
     break;
   }
   read_hf_rope_scaling(c, j);

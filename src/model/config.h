@@ -53,10 +53,10 @@ struct RopeScaling {
   bool truncate = true;
 };
 
-// The MLP's gate activation: SiLU (SwiGLU: Llama, Qwen, Mistral) or tanh-approximated GELU
-// (GeGLU: Gemma's gelu_pytorch_tanh).
-// The MLP's activation: kSilu / kGeluTanh gate the up projection (SwiGLU / GeGLU); kRelu2 is
-// the ungated MLP down(relu(up x)^2) (Arcee's AFM: "relu2"; the layer has no gate weight).
+// The MLP's activation: kSilu / kGeluTanh gate the up projection (SwiGLU: Llama, Qwen,
+// Mistral; GeGLU: Gemma's gelu_pytorch_tanh). An ungated MLP (ModelConfig::ungated_mlp: no gate
+// weight) is down(act(up x)): kRelu2 relu(.)^2 (Arcee's AFM), kGeluTanh the tanh GELU
+// (Phi-2's gelu_new, StarCoder2's gelu_pytorch_tanh).
 enum class Activation { kSilu, kGeluTanh, kRelu2 };
 
 struct ModelConfig {
@@ -121,6 +121,12 @@ struct ModelConfig {
   // (vt::cpu::AttnBatch::sinks).
   bool o_bias = false;
   bool attention_sinks = false;
+  // The dense MLP is down(act(up x)) with no gate (ModelFamily::ungated_mlp: Arcee, Phi-2,
+  // StarCoder2), and its up / down projections may carry biases (mlp.up_proj.bias,
+  // mlp.down_proj.bias: Phi-2, StarCoder2).
+  bool ungated_mlp = false;
+  bool mlp_bias = false;
+  bool lm_head_bias = false;  // lm_head.bias added to the logits (Phi-2)
   // Tokens.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config + generation_config, deduplicated

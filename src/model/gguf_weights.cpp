@@ -21,6 +21,7 @@ const NamePair kGlobal[] = {
     {"output_norm.weight", "model.norm.weight"},
     {"output_norm.bias", "model.norm.bias"},  // LayerNorm families with biases (StableLM)
     {"output.weight", "lm_head.weight"},
+    {"output.bias", "lm_head.bias"},  // Phi-2
     {"rope_freqs.weight", "rope_freqs.weight"},
     {"rope_factors_short.weight", "rope_factors_short.weight"},
     {"rope_factors_long.weight", "rope_factors_long.weight"},
@@ -37,6 +38,9 @@ const NamePair kLayer[] = {
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
+    {"attn_output.bias", "self_attn.o_proj.bias"},  // o / MLP biases (Phi-2, StarCoder2)
+    {"ffn_up.bias", "mlp.up_proj.bias"},
+    {"ffn_down.bias", "mlp.down_proj.bias"},
     // The q/k/v biases and per-head (or whole-projection) q/k norms, wherever a family has them.
     {"attn_q.bias", "self_attn.q_proj.bias"},
     {"attn_k.bias", "self_attn.k_proj.bias"},

@@ -191,13 +191,19 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   const bool post = !w.post_norm.empty();
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
+  const bool bias = c.mlp_bias;
   // A parallel block's MLP reads what the attention read: h, which the attention left intact.
   if (!c.parallel_block)
     ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln, wp->norm_bias); });
-  if (c.hidden_act == Activation::kRelu2)  // ungated: act = relu(up h)^2 (exact on every ISA)
+  if (c.ungated_mlp)  // act = relu(up h + b)^2 (exact on every ISA) or gelu_tanh(up h + b)
     ex.op([=] {
       vt::cpu::matmul(wp->up, h, E, n, act, F, *pp);
       per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+        if (bias) vt::cpu::add_bias(act + t0 * F, F, t1 - t0, wp->up_bias.data(), F);
+        if (gelu) {
+          vt::cpu::gelu_tanh(act + t0 * F, F, t1 - t0, F);
+          return;
+        }
         for (float *a = act + t0 * F, *e = act + t1 * F; a < e; ++a) {
           const float r = *a > 0.0f ? *a : 0.0f;
           *a = r * r;
@@ -218,6 +224,7 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   ex.op([=] {
     vt::cpu::matmul(wp->down, act, F, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (bias) vt::cpu::add_bias(tmp + t0 * E, E, t1 - t0, wp->down_bias.data(), E);
       if (post)
         vt::cpu::rms_norm(tmp + t0 * E, E, wp->post_norm.data(), t1 - t0, E, eps, tmp + t0 * E, E);
       if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);

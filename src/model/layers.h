@@ -30,9 +30,10 @@ struct AttentionWeights {
 struct MlpWeights {
   std::vector<float>
       norm;  // post_attention_layernorm (Gemma: pre_feedforward_layernorm; empty: none)
-  std::vector<float> norm_bias;  // its LayerNorm bias (empty: none)
-  vt::cpu::WeightView gate, up, down;
-  std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the MLP output (Gemma)
+  std::vector<float> norm_bias;           // its LayerNorm bias (empty: none)
+  vt::cpu::WeightView gate, up, down;     // gate: empty with ModelConfig::ungated_mlp
+  std::vector<float> up_bias, down_bias;  // ModelConfig::mlp_bias
+  std::vector<float> post_norm;           // sandwich_norms: RMSNorm of the MLP output (Gemma)
 };
 
 struct MoeWeights {

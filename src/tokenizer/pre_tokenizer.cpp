@@ -156,8 +156,9 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
     // splits \p{N} first and then applies the GPT-2 regex, which is the same chain.
     p->add_regex(R"(\p{N})", Kind::kIsolate);
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
-  } else if (pre == "gpt-2" || pre == "default" || pre == "exaone4" || pre.empty()) {
-    // exaone4: EXAONE 4.0's GGUFs; llama.cpp gives it the GPT-2 type.
+  } else if (pre == "gpt-2" || pre == "default" || pre == "exaone4" || pre == "phi-2" ||
+             pre.empty()) {
+    // exaone4: EXAONE 4.0's GGUFs, phi-2: Phi-2's; llama.cpp gives them the GPT-2 type.
     p->add_regex(kGpt2Pattern, Kind::kIsolate);
   } else {
     throw std::invalid_argument(
@@ -167,7 +168,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::from_gguf_pre(const std::string& pre
         "hunyuan-dense, tekken, gpt-4o, "
         "minimax-m2, smollm, "
         "starcoder, "
-        "refact, command-r, gpt-2, exaone4, default)");
+        "refact, command-r, gpt-2, phi-2, exaone4, default)");
   }
   return p;
 }

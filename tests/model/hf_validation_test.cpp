@@ -304,6 +304,27 @@ INSTANTIATE_TEST_SUITE_P(
                    c["use_parallel_residual"] = true;
                  },
                  {"use_parallel_residual = true", "not supported"}},
+        BadField{"PhiQkLayerNorm",
+                 [](json& c) {
+                   c["architectures"] = {"PhiForCausalLM"};
+                   c["qk_layernorm"] = true;
+                 },
+                 {"qk_layernorm = true", "not supported"}},
+        BadField{"PhiSiluMlp",
+                 [](json& c) {
+                   c["architectures"] = {"PhiForCausalLM"};
+                   c["hidden_act"] = "silu";
+                 },
+                 {"hidden_act", "gelu_new only"}},
+        BadField{"StarCoder2Relu2Mlp",
+                 [](json& c) {
+                   c["architectures"] = {"Starcoder2ForCausalLM"};
+                   c["hidden_act"] = "relu2";
+                 },
+                 {"hidden_act", "gelu_pytorch_tanh only"}},
+        BadField{"LlamaExactGelu",
+                 [](json& c) { c["hidden_act"] = "gelu_fast"; },
+                 {"unsupported hidden_act 'gelu_fast'", "gelu_new"}},
         BadField{"MixtralExpertsAboveKernelLimit",
                  [](json& c) {
                    c["architectures"] = {"MixtralForCausalLM"};

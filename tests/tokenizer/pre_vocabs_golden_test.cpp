@@ -71,6 +71,9 @@ TEST(GgufPreTokenizers, MatchLlamaCppOnEachName) {
   // split differently from SmolLM2's own chain.
   EXPECT_GE(cases["exaone4"], 300u);
   EXPECT_GT(differs_from_smollm["exaone4"], 0u);
+  // Phi-2's phi-2 is the same GPT-2 type in llama.cpp's switch.
+  EXPECT_GE(cases["phi-2"], 300u);
+  EXPECT_EQ(ids_of["phi-2"], ids_of["exaone4"]);
 }
 
 // Without tokenizer.ggml.add_bos_token the pre-tokenizer name decides, as in llama.cpp: the

@@ -27,16 +27,6 @@ void gguf_config(ModelConfig& c, const GgufFile&, const std::string&) {
   c.hidden_act = Activation::kRelu2;  // llama.cpp's arcee graph: LLM_FFN_RELU_SQR, no gate
 }
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.mlp.norm = s.vector_f32(p + "post_attention_layernorm.weight", c.hidden_size);
-  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
-  return w;
-}
-
 }  // namespace
 
 const ModelFamily& arcee_family() {
@@ -48,7 +38,7 @@ const ModelFamily& arcee_family() {
     f.ungated_mlp = true;
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
-    f.load_layer = load_layer;
+    f.load_layer = load_llama_layer;  // no gate_proj (ungated_mlp)
     return f;
   }();
   return f;

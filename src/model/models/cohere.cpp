@@ -21,17 +21,6 @@ namespace vllm::model {
 
 namespace {
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size, F = c.intermediate_size;
-  w.mlp.gate = s.matrix(p + "mlp.gate_proj.weight", F, E);
-  w.mlp.up = s.matrix(p + "mlp.up_proj.weight", F, E);
-  w.mlp.down = s.matrix(p + "mlp.down_proj.weight", E, F);
-  return w;  // no MLP norm: the parallel block reuses the attention's input
-}
-
 void common(ModelConfig& c, double logit_scale) {
   c.layer_norm = true;
   c.parallel_block = true;
@@ -84,7 +73,7 @@ ModelFamily family(std::vector<std::string> hf, std::string gguf) {
   f.gguf_rope_interleaved = true;  // rope NORM (adjacent pairs), as transformers
   f.hf_config = hf_config;
   f.gguf_config = gguf_config;
-  f.load_layer = load_layer;
+  f.load_layer = load_llama_layer;  // no MLP norm: the parallel block reuses the attention's
   return f;
 }
 

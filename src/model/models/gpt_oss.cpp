@@ -244,8 +244,7 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
   const int64_t E = c.hidden_size, F = c.moe_intermediate_size, X = c.num_experts;
   LayerWeights w;
-  w.attn = load_attention(s, c, i);
-  w.attn.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
+  w.attn = load_attention(s, c, i);  // with its o_proj bias (ModelConfig::o_bias)
   w.attn.sinks = s.vector_f32(p + "self_attn.sinks", c.num_heads);
   w.moe = true;
   MoeWeights& m = w.experts = load_moe(s, c, i);  // the stacked experts every form ends as
@@ -270,8 +269,7 @@ const ModelFamily& gpt_oss_family() {
     f.qkv_bias = true;
     f.moe = true;
     f.hf_quant_methods = {"mxfp4"};
-    f.gguf_layer_tensors = {{"attn_output.bias", "self_attn.o_proj.bias"},
-                            {"attn_sinks.weight", "self_attn.sinks"},
+    f.gguf_layer_tensors = {{"attn_sinks.weight", "self_attn.sinks"},
                             {"post_attention_norm.weight", "post_attention_layernorm.weight"},
                             {"ffn_gate_inp.bias", "mlp.gate.bias"},
                             {"ffn_gate_exps.bias", "mlp.experts.gate_proj.bias"},

@@ -15,6 +15,8 @@ const ModelFamily& gemma1_family();
 const ModelFamily& hunyuan_dense_family();
 const ModelFamily& olmo3_family();
 const ModelFamily& stablelm_family();
+const ModelFamily& phi2_family();
+const ModelFamily& starcoder2_family();
 const ModelFamily& gemma2_family();
 const ModelFamily& gemma3_family();
 const ModelFamily& phi3_family();
@@ -45,7 +47,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &gpt_oss_family(),   &qwen2_moe_family(),  &olmoe_family(),         &granitemoe_family(),
       &glm4_moe_family(),  &minimax_m2_family(), &ernie4_5_family(),      &ernie4_5_moe_family(),
       &seed_oss_family(),  &arcee_family(),      &hunyuan_dense_family(), &olmo3_family(),
-      &stablelm_family(),
+      &stablelm_family(),  &phi2_family(),       &starcoder2_family(),
   };
   return all;
 }

@@ -90,6 +90,9 @@ void rms_norm(const float* x, int64_t ldx, const float* w, int64_t n_rows, int64
 // as gate * sigmoid(2 sqrt(2/pi) (gate + 0.044715 gate^3)) with the shared exp.
 void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                    int64_t n_tok, int64_t dim, float* out, int64_t ld_out);
+// x[i] = gelu_tanh(x[i]) in place for every token row (the ungated MLPs' gelu_new /
+// gelu_pytorch_tanh: Phi-2, StarCoder2): gelu_tanh_mul times an exact 1, the same bits.
+void gelu_tanh(float* x, int64_t ld, int64_t n_tok, int64_t dim);
 // x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-capping), with the shared exp.
 void softcap(float* x, int64_t n, float cap);
 // out[i] = silu(gate[i]) * up[i] for every token row.

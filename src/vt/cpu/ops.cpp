@@ -2,6 +2,9 @@
 // points of kernels.h, which dispatch on isa() once per call.
 #include "vt/cpu/ops.h"
 
+#include <algorithm>
+#include <array>
+
 #include "vt/cpu/ops_kernels.h"
 
 namespace vt::cpu {
@@ -102,6 +105,18 @@ void silu_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up
 void gelu_tanh_mul(const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                    int64_t n_tok, int64_t dim, float* out, int64_t ld_out) {
   gelu_tanh_mul_isa(isa(), gate, ld_gate, up, ld_up, n_tok, dim, out, ld_out);
+}
+void gelu_tanh(float* x, int64_t ld, int64_t n_tok, int64_t dim) {
+  // A row of ones read by every token (ld_up 0), a chunk of the row at a time.
+  static const std::array<float, 256> kOnes = [] {
+    std::array<float, 256> a{};
+    a.fill(1.0f);
+    return a;
+  }();
+  const Isa i = isa();
+  for (int64_t c = 0; c < dim; c += static_cast<int64_t>(kOnes.size()))
+    gelu_tanh_mul_isa(i, x + c, ld, kOnes.data(), 0, n_tok,
+                      std::min<int64_t>(static_cast<int64_t>(kOnes.size()), dim - c), x + c, ld);
 }
 void softcap(float* x, int64_t n, float cap) { softcap_isa(isa(), x, n, cap); }
 void add_inplace(float* y, const float* x, int64_t n) { add_inplace_isa(isa(), y, x, n); }

@@ -37,9 +37,10 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.final_logit_softcap > 0 || c.embedding_multiplier > 0 || c.attention_multiplier > 0 ||
       c.residual_multiplier > 0 || c.logits_scaling > 0 || c.qk_norm_whole ||
       c.qk_norm_after_rope || c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
-      c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias ||
-      c.attention_sinks || c.moe_bias || c.topk_before_softmax || c.swiglu_limit > 0 ||
-      c.shared_expert_intermediate_size > 0 || c.router_sigmoid || c.router_score_bias)
+      c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias || c.ungated_mlp ||
+      c.mlp_bias || c.lm_head_bias || c.attention_sinks || c.moe_bias || c.topk_before_softmax ||
+      c.swiglu_limit > 0 || c.shared_expert_intermediate_size > 0 || c.router_sigmoid ||
+      c.router_score_bias)
     throw std::runtime_error(
         c.source + ": " + c.architecture +
         " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention; "
