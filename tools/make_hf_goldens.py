@@ -63,7 +63,8 @@ MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2",
           "granite", "olmo2", "phi3_5", "qwen2_yarn", "phi4_mini", "glm4", "cohere", "cohere2", "exaone4",
           "gpt_oss", "gpt_oss_plain", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "qwen3_fp8",
           "ernie4_5", "ernie4_5_moe", "seed_oss", "arcee", "gemma",
-          "hunyuan_dense", "olmo3", "stablelm", "phi", "starcoder2"]
+          "hunyuan_dense", "olmo3", "stablelm", "phi", "starcoder2",
+          "deepseek_v2", "deepseek_v3", "glm4_moe_lite"]
 # longrope models: one id prompt running LONG_OVER positions past the original length.
 LONG_OVER = 88
 LONG_KEEP = 8

@@ -28,6 +28,8 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/stablelm --out TINY/stablelm.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/phi --out TINY/phi.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/starcoder2 --out TINY/starcoder2.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/deepseek_v2 --out TINY/deepseek_v2.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/deepseek_v3 --out TINY/deepseek_v3.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -136,7 +138,8 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "granitemoe": "granitemoe", "glm4_moe": "glm4moe",
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
         "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense",
-        "stablelm": "stablelm", "phi": "phi2", "starcoder2": "starcoder2"}
+        "stablelm": "stablelm", "phi": "phi2", "starcoder2": "starcoder2",
+        "deepseek_v2": "deepseek2", "deepseek_v3": "deepseek2"}
 
 
 def name_of(hf):
@@ -755,6 +758,100 @@ def write_starcoder2(out, cfg, t):
     finish(g)
 
 
+def write_deepseek2(out, cfg, t, mqa=True):
+    """llama.cpp's `deepseek2` as convert_hf_to_gguf.py's DeepseekV2Model / DeepseekV3Model write
+    it: by default the current MQA form (head_count_kv 1, key_length kv_lora_rank + rope,
+    value_length kv_lora_rank, the heads' sizes in key_length_mla / value_length_mla, kv_b split
+    per head into attn_k_b, transposed, and attn_v_b); with mqa=False the form converters wrote
+    before llama.cpp's MLA (key_length / value_length the expanded heads', head_count_kv the
+    heads, kv_b as attn_kv_b), which scripts/test.sh writes as deepseek_v2.kv_b.gguf (llama.cpp
+    0.3.36 runs that form with rope_set_offset and leaves transformers' logits by up to 0.9 on
+    the tiny model, so it is gated against this engine's MQA-form reading instead). Both: the
+    q latent's tensors when there is one, the dense lead,
+    the router with its gating function, scale, norm flag and groups, stacked experts, shared
+    experts, YaRN's keys with yarn_log_multiplier 0.1 mscale_all_dim; rows as stored (rope NORM
+    on the checkpoint's adjacent pairs)."""
+    import gguf
+    L, X, E, H = (cfg["num_hidden_layers"], cfg["n_routed_experts"], cfg["hidden_size"],
+                  cfg["num_attention_heads"])
+    NP, R, VD = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+    KL, QL = cfg["kv_lora_rank"], cfg["q_lora_rank"]
+    g = text_model_writer(out, dict(cfg, num_key_value_heads=1 if mqa else H))
+    g.add_rope_freq_base(cfg["rope_theta"])
+    g.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    g.add_expert_count(X)
+    g.add_expert_used_count(cfg["num_experts_per_tok"])
+    g.add_expert_group_count(cfg["n_group"])
+    g.add_expert_group_used_count(cfg["topk_group"])
+    g.add_file_type(gguf.LlamaFileType.ALL_F32)
+    g.add_vocab_size(cfg["vocab_size"])
+    if QL:
+        g.add_q_lora_rank(QL)
+    g.add_kv_lora_rank(KL)
+    if mqa:
+        g.add_key_length(KL + R)
+        g.add_value_length(KL)
+        g.add_key_length_mla(NP + R)
+        g.add_value_length_mla(VD)
+    else:
+        g.add_key_length(NP + R)
+        g.add_value_length(VD)
+    g.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+    g.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    g.add_expert_shared_count(cfg["n_shared_experts"])
+    g.add_expert_weights_scale(cfg["routed_scaling_factor"])
+    g.add_expert_weights_norm(cfg["norm_topk_prob"])
+    g.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID if cfg["scoring_func"] == "sigmoid"
+                             else gguf.ExpertGatingFuncType.SOFTMAX)
+    g.add_rope_dimension_count(R)
+    rs = cfg["rope_scaling"]
+    if rs:
+        g.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        g.add_rope_scaling_factor(rs["factor"])
+        g.add_rope_scaling_orig_ctx_len(rs["original_max_position_embeddings"])
+        g.add_rope_scaling_yarn_log_mul(0.1 * rs["mscale_all_dim"])
+    tokens, types, merges = vocab(cfg["vocab_size"])
+    add_vocab(g, cfg, tokens, types, merges)
+    add_embeddings(g, t)
+    for i in range(L):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        a = p + "self_attn."
+        g.add_tensor(b + "attn_norm.weight", t[p + "input_layernorm.weight"])
+        if QL:
+            g.add_tensor(b + "attn_q_a.weight", t[a + "q_a_proj.weight"])
+            g.add_tensor(b + "attn_q_a_norm.weight", t[a + "q_a_layernorm.weight"])
+            g.add_tensor(b + "attn_q_b.weight", t[a + "q_b_proj.weight"])
+        else:
+            g.add_tensor(b + "attn_q.weight", t[a + "q_proj.weight"])
+        g.add_tensor(b + "attn_kv_a_mqa.weight", t[a + "kv_a_proj_with_mqa.weight"])
+        g.add_tensor(b + "attn_kv_a_norm.weight", t[a + "kv_a_layernorm.weight"])
+        kv_b = t[a + "kv_b_proj.weight"]
+        if mqa:
+            kv = kv_b.reshape(H, NP + VD, KL)
+            g.add_tensor(b + "attn_k_b.weight", np.ascontiguousarray(kv[:, :NP, :].transpose(0, 2, 1)))
+            g.add_tensor(b + "attn_v_b.weight", np.ascontiguousarray(kv[:, NP:, :]))
+        else:
+            g.add_tensor(b + "attn_kv_b.weight", kv_b)
+        g.add_tensor(b + "attn_output.weight", t[a + "o_proj.weight"])
+        g.add_tensor(b + "ffn_norm.weight", t[p + "post_attention_layernorm.weight"])
+        m = p + "mlp."
+        if i < cfg["first_k_dense_replace"]:
+            add_dense_mlp(g, t, b, m)
+            continue
+        g.add_tensor(b + "ffn_gate_inp.weight", t[m + "gate.weight"])
+        if m + "gate.e_score_correction_bias" in t:
+            g.add_tensor(b + "exp_probs_b.bias", t[m + "gate.e_score_correction_bias"])
+        add_experts(g, t, b, m, X)
+        add_shared_expert(g, t, b, m + "shared_experts.")
+    finish(g)
+
+
+def write_deepseek2_file(hf, out, mqa=True):
+    """write_deepseek2 from a tiny DeepSeek folder (scripts/test.sh's attn_kv_b form)."""
+    write_deepseek2(out, json.load(open(os.path.join(hf, "config.json"))),
+                    read_safetensors(os.path.join(hf, "model.safetensors")), mqa)
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
@@ -783,6 +880,8 @@ def write_gguf(hf, out):
         return write_phi2(out, cfg, t)
     if cfg["model_type"] == "starcoder2":
         return write_starcoder2(out, cfg, t)
+    if cfg["model_type"] in ("deepseek_v2", "deepseek_v3"):
+        return write_deepseek2(out, cfg, t)
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)

@@ -25,7 +25,10 @@ after RoPE, the NTK-alpha "dynamic" rope_scaling, tied, no tokenizer), olmo3 (F3
 block with three sliding layers of four and YaRN on the full one, no tokenizer), stablelm (F32,
 LayerNorms with biases, q/k/v biases, rotary on a quarter of each head, no tokenizer), phi
 (F32, Phi-2's block: LayerNorm, parallel block, biases everywhere incl. lm_head, gelu_new),
-starcoder2 (F32, StarCoder2's LayerNorms, biases and ungated GELU MLP, sliding window 8, tied), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+starcoder2 (F32, StarCoder2's LayerNorms, biases and ungated GELU MLP, sliding window 8, tied),
+deepseek_v2 / deepseek_v3 (F32, multi-head latent attention without / with a q latent, YaRN with
+DeepSeek's mscale on v2, softmax / sigmoid-grouped MoE with shared experts), glm4_moe_lite (F32,
+GLM-4.7-Flash's config: deepseek_v3's block with mlp_layer_types), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -815,6 +818,114 @@ def biased_lm_tensors(model, cfg):
     return t
 
 
+def deepseek_v2_config():
+    # DeepSeek-V2-Lite's config.json small: multi-head latent attention without a q latent
+    # (q_lora_rank null; kv_lora_rank 32, heads of 16 + 8 rotated dims for q.k, 16 for v), YaRN
+    # with DeepSeek's mscale / mscale_all_dim (factor 4 from 32 positions to the 128 of
+    # max_position_embeddings: the prompts run past 32), layer 0 dense, then softmax-routed MoE (8 experts, top 2, greedy, not renormalized,
+    # routed_scaling_factor 1.5 where the Lite has 1.0: the product is exercised) with 2 shared
+    # experts; untied; V2-Lite's 27 layers (llama.cpp reads a GGUF without a q latent only at
+    # that depth). No tokenizer (DeepSeek's is 102400 ids): a 2048 vocabulary, bos 1, eos 2.
+    return dict(COMMON, **{
+        "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+        "attention_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+        "first_k_dense_replace": 1, "hidden_size": 64, "intermediate_size": 128,
+        "kv_lora_rank": 32, "max_position_embeddings": 128, "moe_intermediate_size": 32,
+        "moe_layer_freq": 1, "n_group": 1, "n_routed_experts": 8, "n_shared_experts": 2,
+        "norm_topk_prob": False, "num_attention_heads": 4, "num_experts_per_tok": 2,
+        "num_hidden_layers": 27, "num_key_value_heads": 4, "q_lora_rank": None,
+        "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "rms_norm_eps": 1e-6,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32,
+                         "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
+                         "mscale_all_dim": 0.707},
+        "rope_theta": 10000.0, "routed_scaling_factor": 1.5, "scoring_func": "softmax",
+        "tie_word_embeddings": False, "topk_group": 1, "topk_method": "greedy",
+        "torch_dtype": "float32", "v_head_dim": 16, "vocab_size": 2048,
+    })
+
+
+def deepseek_v3_config():
+    # DeepSeek-V3's config.json (Moonlight and Kimi K2 have the same keys) small: a q latent
+    # (q_lora_rank 24), kv_lora_rank 32, heads of 16 + 8 for q.k and 16 for v, no rope scaling,
+    # rope_interleave; layer 0 dense, then the sigmoid router with e_score_correction_bias, 8
+    # experts in n_group 4 of which topk_group 2 are kept, top 2, renormalized, times 2.5, one
+    # shared expert; untied; bos 1, eos 2.
+    return dict(COMMON, **{
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+        "attention_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+        "first_k_dense_replace": 1, "hidden_size": 64, "intermediate_size": 128,
+        "kv_lora_rank": 32, "max_position_embeddings": 512, "moe_intermediate_size": 32,
+        "n_group": 4, "n_routed_experts": 8, "n_shared_experts": 1, "norm_topk_prob": True,
+        "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 3,
+        "num_key_value_heads": 4, "q_lora_rank": 24, "qk_nope_head_dim": 16,
+        "qk_rope_head_dim": 8, "rms_norm_eps": 1e-6, "rope_interleave": True,
+        "rope_scaling": None, "rope_theta": 10000.0, "routed_scaling_factor": 2.5,
+        "scoring_func": "sigmoid", "tie_word_embeddings": False, "topk_group": 2,
+        "topk_method": "noaux_tc", "torch_dtype": "float32", "v_head_dim": 16,
+        "vocab_size": 2048,
+    })
+
+
+def glm4_moe_lite_config():
+    # GLM-4.7-Flash's config.json small: DeepSeek-V3's block (the deepseek_v3 model's sizes),
+    # the dense / sparse split as mlp_layer_types (layers 0 and 2 dense here, where the Flash has
+    # only layer 0: the list is read, not a prefix), one group, routed_scaling_factor 1.8, rope
+    # theta 1e6; untied; bos 0, eos 1.
+    c = dict(deepseek_v3_config(), **{
+        "architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite",
+        "bos_token_id": 0, "eos_token_id": 1, "mlp_layer_types": ["dense", "sparse", "dense"],
+        "n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.8, "rope_theta": 1000000.0,
+    })
+    for k in ("first_k_dense_replace", "scoring_func", "topk_method"):
+        c.pop(k)
+    return c
+
+
+def deepseek_tensors(model, cfg):
+    """DeepSeek's layers in the hub's names: the latent attention's projections and norms,
+    layer 0's dense MLP, then the router (with V3's correction bias), per-expert SwiGLU experts
+    and the shared experts."""
+    E, V, H = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"]
+    n_exp, Fm = cfg["n_routed_experts"], cfg["moe_intermediate_size"]
+    NP, R, VD = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+    QL, KL = cfg["q_lora_rank"], cfg["kv_lora_rank"]
+    v3 = cfg["model_type"] in ("deepseek_v3", "glm4_moe_lite")
+    dense = ([i for i, k in enumerate(cfg["mlp_layer_types"]) if k == "dense"]
+             if "mlp_layer_types" in cfg else list(range(cfg["first_k_dense_replace"])))
+
+    def w(name, shape, std=STD_PROJ):
+        return (name, normalish(model, name, shape, std))
+    t = [w("model.embed_tokens.weight", (V, E), STD_EMBED)]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        a = p + "self_attn."
+        t += [(p + n + ".weight", norm_w(model, p + n + ".weight", E))
+              for n in ("input_layernorm", "post_attention_layernorm")]
+        if QL:
+            t += [w(a + "q_a_proj.weight", (QL, E)),
+                  (a + "q_a_layernorm.weight", norm_w(model, a + "q_a_layernorm.weight", QL)),
+                  w(a + "q_b_proj.weight", (H * (NP + R), QL))]
+        else:
+            t.append(w(a + "q_proj.weight", (H * (NP + R), E)))
+        t += [w(a + "kv_a_proj_with_mqa.weight", (KL + R, E)),
+              (a + "kv_a_layernorm.weight", norm_w(model, a + "kv_a_layernorm.weight", KL)),
+              w(a + "kv_b_proj.weight", (H * (NP + VD), KL)),
+              w(a + "o_proj.weight", (E, H * VD), STD_OUT)]
+        m = p + "mlp."
+        if i in dense:
+            t += dense_mlp(model, m, E, cfg["intermediate_size"])
+            continue
+        t.append(w(m + "gate.weight", (n_exp, E), 0.4))
+        if v3:
+            t.append(w(m + "gate.e_score_correction_bias", (n_exp,), 0.1))
+        for e in range(n_exp):
+            t += dense_mlp(model, f"{m}experts.{e}.", E, Fm)
+        t += dense_mlp(model, m + "shared_experts.", E, Fm * cfg["n_shared_experts"])
+    t.append(("model.norm.weight", norm_w(model, "model.norm.weight", E)))
+    t.append(w("lm_head.weight", (V, E), STD_EMBED))
+    return t
+
+
 def exaone4_config():
     # EXAONE 4.0 32B's block, small: OLMo 2's output norms with per-head q/k norms, four layers
     # in its hybrid pattern (sliding_window_pattern "LLLG" and the layer_types it implies:
@@ -1397,7 +1508,7 @@ def main():
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
                     "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
-                    "hunyuan_dense,olmo3,stablelm,phi,starcoder2",
+                    "hunyuan_dense,olmo3,stablelm,phi,starcoder2,deepseek_v2,deepseek_v3,glm4_moe_lite",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1527,6 +1638,11 @@ def main():
         if name in want:
             c = make()
             write_model(name, c, biased_lm_tensors(name, c), "F32", args.out, None)
+    for name, make in (("deepseek_v2", deepseek_v2_config), ("deepseek_v3", deepseek_v3_config),
+                       ("glm4_moe_lite", glm4_moe_lite_config)):
+        if name in want:
+            c = make()
+            write_model(name, c, deepseek_tensors(name, c), "F32", args.out, None)
     if "olmo3" in want:
         c = olmo3_config()
         write_model("olmo3", c, output_norm_decoder("olmo3", c, True), "F32", args.out, None,

@@ -63,6 +63,7 @@ std::unique_ptr<CausalLM> CausalLM::from_gguf(std::unique_ptr<GgufFile> gguf, vt
   m->config_ = config_from_gguf(*m->gguf_);
   const ModelFamily& family = family_of(m->config_);
   load_gguf_weights(*m->gguf_, family, m->store_);
+  if (family.gguf_weights) family.gguf_weights(m->store_, m->config_);
   m->load_weights(family, opts);
   return m;
 }
@@ -225,8 +226,9 @@ std::vector<vt::cpu::WeightView*> CausalLM::weight_views() {
   std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
     for (auto* w :
-         {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.gate, &l.mlp.up, &l.mlp.down,
-          &l.experts.router, &l.experts.shared_gate, &l.experts.shared_up, &l.experts.shared_down})
+         {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.attn.q_a, &l.attn.q_b, &l.attn.kv_a,
+          &l.attn.kv_b, &l.mlp.gate, &l.mlp.up, &l.mlp.down, &l.experts.router,
+          &l.experts.shared_gate, &l.experts.shared_up, &l.experts.shared_down})
       views.push_back(w);
     for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
       for (auto& w : *v) views.push_back(&w);

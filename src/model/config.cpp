@@ -396,11 +396,16 @@ void read_gguf_yarn(ModelConfig& c, const GgufFile& g, const std::string& p) {
   r.factor = g.get_float(p + "rope.scaling.factor");  // checked by validate()
   r.original_max_position_embeddings = g.get_int(p + "rope.scaling.original_context_length");
   // How llama.cpp combines these with its own factor varies by model: refused, not guessed.
+  // DeepSeek's yarn_log_multiplier (0.1 mscale_all_dim) is read by its family, and llama.cpp
+  // takes the rotation's mscale equal to mscale_all_dim there: the ratio, so the factor on cos
+  // and sin, is 1 (transformers' with config.json's equal mscale / mscale_all_dim).
+  const bool deepseek_log_mul =
+      c.gguf_arch == "deepseek2" && g.has(p + "rope.scaling.yarn_log_multiplier");
   for (const char* k : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_ext_factor",
                         "rope.scaling.yarn_log_multiplier"})
-    if (g.has(p + k))
+    if (g.has(p + k) && !(deepseek_log_mul && std::string(k) == "rope.scaling.yarn_log_multiplier"))
       throw LoadError(g.path(), p + k + " is not supported (YaRN with its default factors only)");
-  r.attention_factor = r.factor > 1 ? 0.1 * std::log(r.factor) + 1.0 : 1.0;
+  r.attention_factor = deepseek_log_mul ? 1.0 : r.factor > 1 ? 0.1 * std::log(r.factor) + 1.0 : 1.0;
   r.beta_fast = g.get_float_or(p + "rope.scaling.yarn_beta_fast", 32);
   r.beta_slow = g.get_float_or(p + "rope.scaling.yarn_beta_slow", 1);
   r.truncate = true;
@@ -435,8 +440,10 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   c.num_kv_heads = g.get_int_or(p + "attention.head_count_kv", c.num_heads);
   c.head_dim = g.has(p + "attention.key_length") ? g.get_int(p + "attention.key_length")
                                                  : derived_head_dim(c);
-  // The layers give V the same head size as K.
-  if (g.has(p + "attention.value_length") && g.get_int(p + "attention.value_length") != c.head_dim)
+  // The layers give V the same head size as K (DeepSeek's latent attention reads its own sizes:
+  // models/deepseek.cpp).
+  if (arch != "deepseek2" && g.has(p + "attention.value_length") &&
+      g.get_int(p + "attention.value_length") != c.head_dim)
     throw LoadError(g.path(), "invalid config: " + p + "attention.value_length = " +
                                   std::to_string(g.get_int(p + "attention.value_length")) +
                                   " differs from the key head size " + std::to_string(c.head_dim) +

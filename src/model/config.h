@@ -126,6 +126,18 @@ struct ModelConfig {
   // mlp.down_proj.bias: Phi-2, StarCoder2).
   bool ungated_mlp = false;
   bool mlp_bias = false;
+  // DeepSeek's multi-head latent attention (mla): q from q_proj, or q_a_proj -> RMSNorm ->
+  // q_b_proj (q_lora_rank > 0), heads of qk_nope_head_dim + qk_rope_head_dim; k and v from one
+  // latent, kv_a_proj_with_mqa -> [kv_lora_rank | qk_rope_head_dim], the first part RMSNorm-ed and
+  // expanded per head by kv_b_proj into [qk_nope_head_dim | v_head_dim], the second rotated once
+  // and shared by every head. The cache keeps the expanded heads: num_kv_heads = num_heads,
+  // head_dim = qk_nope + qk_rope (rotated dims first, the rest after: the product is the same),
+  // v padded with zeros to head_dim. rotary_dim = qk_rope_head_dim.
+  bool mla = false;
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
   bool lm_head_bias = false;  // lm_head.bias added to the logits (Phi-2)
   // Tokens.
   int64_t bos_token_id = -1;

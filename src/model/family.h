@@ -64,6 +64,9 @@ struct ModelFamily {
   // Rewrites a Hugging Face folder's weights to the shared names (renames, fused-tensor
   // splits) before any layer is loaded (nullptr: the folder already uses them).
   void (*hf_weights)(WeightStore& s, const ModelConfig& c) = nullptr;
+  // The same for a GGUF's weights, after the shared and the family's name tables (DeepSeek's
+  // attn_k_b / attn_v_b joined back into kv_b).
+  void (*gguf_weights)(WeightStore& s, const ModelConfig& c) = nullptr;
   // Binds one decoder layer's weights.
   LayerWeights (*load_layer)(const WeightStore& s, const ModelConfig& c, int64_t layer) = nullptr;
 };

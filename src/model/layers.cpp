@@ -14,8 +14,9 @@ using vt::cpu::MatmulOut;
 using vt::cpu::WeightView;
 
 void Workspace::bind(vt::Backend& be) {
-  for (auto* f : {&x, &h, &q, &k, &v, &attn, &gate, &up, &act, &tmp, &router, &rows, &moe_in,
-                  &moe_gate, &moe_up, &moe_out, &moe_weights, &topk_w})
+  for (auto* f : {&x,      &h,       &q,           &k,      &v,     &attn,   &gate,
+                  &up,     &act,     &tmp,         &router, &rows,  &moe_in, &moe_gate,
+                  &moe_up, &moe_out, &moe_weights, &topk_w, &mla_q, &mla_kv, &mla_kvb})
     f->bind(be);
   for (auto* i : {&moe_tokens, &topk_ids}) i->bind(be);
 }
@@ -41,6 +42,11 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   grow(up, n * ff);
   grow(act, n * ff);
   grow(rows, n * E);
+  if (c.mla) {
+    grow(mla_q, n * c.q_lora_rank);
+    grow(mla_kv, n * (c.kv_lora_rank + c.rope_dim()));
+    grow(mla_kvb, n * c.num_heads * (c.qk_nope_head_dim + c.v_head_dim));
+  }
   if (c.num_experts > 0) {
     grow(router, n * c.num_experts);
     grow(moe_in, n * E);
@@ -84,11 +90,109 @@ void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& 
     if (!bias.empty()) vt::cpu::add_bias(h + t0 * E, E, t1 - t0, bias.data(), E);
   });
 }
+
+// DeepSeek's multi-head latent attention (ModelConfig::mla), with the latent expanded into full
+// heads before the cache: q and k heads laid out [rotated qk_rope | qk_nope] (the dot product
+// does not depend on the order of the dims), v heads [v_head_dim | zeros]. The same paged
+// attention as every other family then runs on them, and the first v_head_dim dims of each
+// output head go to o_proj.
+void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
+                         const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
+                         vt::ThreadPool& pool, vt::Exec& ex) {
+  const int64_t n = b.n_tok, E = c.hidden_size, D = c.head_dim, H = c.num_heads;
+  const int64_t R = c.rope_dim(), NP = c.qk_nope_head_dim, VD = c.v_head_dim;
+  const int64_t QL = c.q_lora_rank, KL = c.kv_lora_rank, KA = KL + R;
+  const int64_t qd = H * D, qhd = NP + R, kvbd = H * (NP + VD);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const auto style = c.rope_style;
+  const float mscale = static_cast<float>(c.rope_scaling.attention_factor);
+  float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
+  float *attn = ws.attn.data(), *tmp = ws.tmp.data();
+  float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *kvb = ws.mla_kvb.data();
+  const AttentionWeights* wp = &w;
+  vt::ThreadPool* pp = &pool;
+  const int32_t* pos = b.positions;
+  const int64_t* slots = b.slot_mapping;
+  vt::cpu::AttnBatch ab;
+  ab.n_tok = n;
+  ab.positions = b.positions;
+  ab.seq_of_token = b.seq_of_token;
+  ab.block_tables = b.block_tables;
+  ab.bt_stride = b.bt_stride;
+  ab.window = w.sliding_window;
+  const float scale = c.attention_scale();
+  const float rmul = static_cast<float>(c.residual_multiplier);
+
+  ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, false); });
+  // The latents (and q itself without a q latent: q_proj into attn, the staging rows of q).
+  ex.op([=] {
+    if (QL > 0) {
+      MatmulOut outs[2] = {{&wp->q_a, lq, QL}, {&wp->kv_a, lkv, KA}};
+      vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
+    } else {
+      MatmulOut outs[2] = {{&wp->q, attn, H * qhd}, {&wp->kv_a, lkv, KA}};
+      vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
+    }
+    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (QL > 0)
+        vt::cpu::rms_norm(lq + t0 * QL, QL, wp->q_a_norm.data(), t1 - t0, QL, eps, lq + t0 * QL,
+                          QL);
+      vt::cpu::rms_norm(lkv + t0 * KA, KA, wp->kv_a_norm.data(), t1 - t0, KL, eps, lkv + t0 * KA,
+                        KA);
+      // The shared rotated key part: one head of R dims after the latent.
+      vt::cpu::rope(lkv + t0 * KA + KL, KA, t1 - t0, 1, static_cast<int>(R), pos + t0, inv_freq,
+                    style, static_cast<int>(R), mscale);
+    });
+  });
+  ex.op([=] {
+    if (QL > 0) vt::cpu::matmul(wp->q_b, lq, QL, n, attn, H * qhd, *pp);
+    vt::cpu::matmul(wp->kv_b, lkv, KA, n, kvb, kvbd, *pp);
+  });
+  ex.op([=] {
+    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const float* kpe = lkv + t * KA + KL;
+        for (int64_t hh = 0; hh < H; ++hh) {
+          const float* qs = attn + t * H * qhd + hh * qhd;  // [nope | rope]
+          float* qh = q + t * qd + hh * D;
+          std::copy_n(qs + NP, R, qh);
+          std::copy_n(qs, NP, qh + R);
+          const float* ks = kvb + t * kvbd + hh * (NP + VD);  // [k nope | v]
+          float* kh = k + t * qd + hh * D;
+          std::copy_n(kpe, R, kh);
+          std::copy_n(ks, NP, kh + R);
+          float* vh = v + t * qd + hh * D;
+          std::copy_n(ks + NP, VD, vh);
+          std::fill(vh + VD, vh + D, 0.0f);
+        }
+      }
+      const int64_t m = t1 - t0;
+      vt::cpu::rope(q + t0 * qd, qd, m, static_cast<int>(H), static_cast<int>(D), pos + t0,
+                    inv_freq, style, static_cast<int>(R), mscale);
+      vt::cpu::reshape_and_cache(k + t0 * qd, qd, v + t0 * qd, qd, m, slots + t0, kv);
+    });
+  });
+  ex.op(
+      [=] { vt::cpu::paged_attention(q, qd, static_cast<int>(H), kv, ab, scale, attn, qd, *pp); });
+  ex.op([=] {
+    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t hh = 0; hh < H; ++hh)
+          std::copy_n(attn + t * qd + hh * D, VD, kvb + t * H * VD + hh * VD);
+    });
+    vt::cpu::matmul(wp->o, kvb, H * VD, n, tmp, E, *pp);
+    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
+      if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);
+      vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);
+    });
+  });
+}
 }  // namespace
 
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                      const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
                      vt::ThreadPool& pool, vt::Exec& ex) {
+  if (c.mla) return mla_attention_block(c, w, inv_freq, b, kv, ws, pool, ex);
   const int64_t n = b.n_tok, E = c.hidden_size, D = c.head_dim;
   const int64_t qd = c.num_heads * D, kvd = c.num_kv_heads * D;
   const int nh = static_cast<int>(c.num_heads), nkv = static_cast<int>(c.num_kv_heads);
@@ -259,9 +363,13 @@ void moe_op(const ModelConfig* cp, const MoeWeights* w, int64_t n, Workspace* ws
           static_cast<int>(c.n_group), static_cast<int>(c.topk_group), c.norm_topk_prob,
           static_cast<float>(c.routed_scaling_factor), ws.topk_ids.data() + t * K,
           ws.topk_w.data() + t * K);
-    else
+    else {
       vt::cpu::topk_softmax(ws.router.data() + t * X, static_cast<int>(X), static_cast<int>(K),
                             c.norm_topk_prob, ws.topk_ids.data() + t * K, ws.topk_w.data() + t * K);
+      if (c.routed_scaling_factor != 1.0)  // DeepSeek-V2's softmax router
+        for (int64_t k = 0; k < K; ++k)
+          ws.topk_w[t * K + k] *= static_cast<float>(c.routed_scaling_factor);
+    }
   const float alpha = static_cast<float>(c.swiglu_alpha),
               limit = static_cast<float>(c.swiglu_limit);
   std::fill(ws.moe_out.data(), ws.moe_out.data() + n * E, 0.0f);

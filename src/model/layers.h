@@ -25,6 +25,10 @@ struct AttentionWeights {
   std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the attention output (Gemma)
   std::vector<float> o_bias;     // ModelConfig::o_bias
   std::vector<float> sinks;      // ModelConfig::attention_sinks: one logit per query head
+  // ModelConfig::mla: q is q_proj when q_lora_rank is 0; k, v and the o_proj input come from
+  // the latent projections.
+  vt::cpu::WeightView q_a, q_b, kv_a, kv_b;
+  std::vector<float> q_a_norm, kv_a_norm;
 };
 
 struct MlpWeights {
@@ -63,6 +67,7 @@ struct LayerWeights {
 struct Workspace {
   vt::Scratch<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
   vt::Scratch<float> moe_in, moe_gate, moe_up, moe_out;
+  vt::Scratch<float> mla_q, mla_kv, mla_kvb;  // ModelConfig::mla's latents and expanded heads
   vt::Scratch<int32_t> moe_tokens;
   vt::Scratch<float> moe_weights;
   vt::Scratch<int32_t> topk_ids;

@@ -92,7 +92,7 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                                            "qwen2_moe", "olmoe", "granitemoe", "glm4_moe",
                                            "minimax_m2", "ernie4_5", "ernie4_5_moe", "seed_oss",
                                            "arcee", "gemma", "hunyuan_dense", "stablelm", "phi",
-                                           "starcoder2"));
+                                           "starcoder2", "deepseek_v3"));
 
 // GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
 // layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*
@@ -215,5 +215,91 @@ TEST(SeedOss, GgufAndHfConfigurations) {
     EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kNeox);
     EXPECT_EQ(c->head_dim, 32);
     EXPECT_FALSE(c->tie_word_embeddings);
+  }
+}
+
+// DeepSeek-V2's GGUF in both of llama.cpp's forms (the current converter's MQA form with kv_b
+// split into attn_k_b / attn_v_b, and the earlier attn_kv_b form that scripts/test.sh writes as
+// deepseek_v2.kv_b.gguf) reads to the Hugging Face folder's model, whose logits the transformers
+// gate holds: the same configuration (latent sizes, YaRN with DeepSeek's mscale, the softmax
+// router's scale) and the same logits over a prompt and eight greedy steps. (llama.cpp 0.3.36
+// leaves transformers' greedy path on this 27-layer model with YaRN, so the tiny V3 carries the
+// llama.cpp gate for the MLA GGUF instead.)
+TEST(DeepSeek, V2GgufFormsReadAsTheHfFolder) {
+  const std::string legacy = tiny_models_dir() + "/deepseek_v2.kv_b.gguf";
+  ASSERT_TRUE(std::filesystem::exists(legacy)) << legacy << " missing (scripts/test.sh makes it)";
+  auto hf = CausalLM::load(tiny_models_dir() + "/deepseek_v2");
+  const std::vector<int32_t> ids = {1, 2047, 3, 880, 881, 882, 64, 1024, 77, 5, 1500, 9};
+  auto run = [&](CausalLM& m) {
+    std::vector<std::vector<float>> out;
+    StaticBatch sb(m, 1, static_cast<int64_t>(ids.size()) + 10, 16, vt::DType::F32);
+    const std::vector<float>* l = &sb.prefill({ids});
+    for (int s = 0; s < 8; ++s) {
+      out.push_back(*l);
+      const int32_t next =
+          static_cast<int32_t>(std::max_element(l->begin(), l->end()) - l->begin());
+      l = &sb.decode({next});
+    }
+    return out;
+  };
+  const auto want = run(*hf);
+  for (const std::string& path : {gguf_path("deepseek_v2"), legacy}) {
+    auto g = CausalLM::load(path);
+    const auto& c = g->config();
+    const auto& h = hf->config();
+    EXPECT_TRUE(c.mla) << path;
+    EXPECT_EQ(c.q_lora_rank, 0) << path;
+    EXPECT_EQ(c.kv_lora_rank, h.kv_lora_rank) << path;
+    EXPECT_EQ(c.qk_nope_head_dim, h.qk_nope_head_dim) << path;
+    EXPECT_EQ(c.v_head_dim, h.v_head_dim) << path;
+    EXPECT_EQ(c.head_dim, 24) << path;
+    EXPECT_EQ(c.rope_dim(), 8) << path;
+    EXPECT_EQ(c.num_kv_heads, c.num_heads) << path;
+    EXPECT_EQ(c.rope_style, vt::cpu::RopeStyle::kInterleaved) << path;
+    EXPECT_EQ(c.rope_scaling.type, "yarn") << path;
+    EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 4.0) << path;
+    EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 32) << path;
+    EXPECT_NEAR(c.attention_multiplier, h.attention_multiplier, 1e-6) << path;
+    EXPECT_GT(c.attention_multiplier, 1.0 / std::sqrt(24.0) * 1.1) << path;  // mscale^2 applied
+    EXPECT_FALSE(c.router_sigmoid) << path;
+    EXPECT_NEAR(c.routed_scaling_factor, 1.5, 1e-6) << path;
+    EXPECT_FALSE(c.norm_topk_prob) << path;
+    EXPECT_EQ(c.shared_expert_intermediate_size, 64) << path;
+    EXPECT_EQ(c.mlp_only_layers, std::vector<int64_t>{0}) << path;
+    const auto got = run(*g);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t s = 0; s < want.size(); ++s) {
+      float worst = 0;
+      for (size_t i = 0; i < want[s].size(); ++i)
+        worst = std::max(worst, std::fabs(got[s][i] - want[s][i]));
+      EXPECT_LT(worst, 1e-3f) << path << " step " << s;
+    }
+  }
+}
+
+// DeepSeek-V3's GGUF (the MQA form, a q latent) reads to config.json's configuration: the
+// sigmoid router with its groups, scale and renormalization, the latent sizes.
+TEST(DeepSeek, V3GgufAndHfConfigurations) {
+  auto g = vllm::model::GgufFile::open(gguf_path("deepseek_v3"));
+  const auto gc = vllm::model::config_from_gguf(*g);
+  const auto hc = vllm::model::config_from_hf_dir(tiny_models_dir() + "/deepseek_v3");
+  for (const auto* c : {&gc, &hc}) {
+    EXPECT_TRUE(c->mla);
+    EXPECT_EQ(c->q_lora_rank, 24);
+    EXPECT_EQ(c->kv_lora_rank, 32);
+    EXPECT_EQ(c->qk_nope_head_dim, 16);
+    EXPECT_EQ(c->v_head_dim, 16);
+    EXPECT_EQ(c->head_dim, 24);
+    EXPECT_EQ(c->rope_dim(), 8);
+    EXPECT_EQ(c->num_kv_heads, 4);
+    EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kInterleaved);
+    EXPECT_TRUE(c->router_sigmoid);
+    EXPECT_TRUE(c->router_score_bias);
+    EXPECT_EQ(c->n_group, 4);
+    EXPECT_EQ(c->topk_group, 2);
+    EXPECT_TRUE(c->norm_topk_prob);
+    EXPECT_DOUBLE_EQ(c->routed_scaling_factor, 2.5);
+    EXPECT_EQ(c->shared_expert_intermediate_size, 32);
+    EXPECT_NEAR(c->attention_multiplier, 1.0 / std::sqrt(24.0), 1e-9);
   }
 }

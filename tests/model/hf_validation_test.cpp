@@ -322,6 +322,30 @@ INSTANTIATE_TEST_SUITE_P(
                    c["hidden_act"] = "relu2";
                  },
                  {"hidden_act", "gelu_pytorch_tanh only"}},
+        BadField{"DeepSeekV2GroupLimitedGreedy",
+                 [](json& c) {
+                   c["architectures"] = {"DeepseekV2ForCausalLM"};
+                   c["topk_method"] = "group_limited_greedy";
+                 },
+                 {"topk_method 'group_limited_greedy'", "greedy only"}},
+        BadField{"DeepSeekAttentionBias",
+                 [](json& c) {
+                   c["architectures"] = {"DeepseekV3ForCausalLM"};
+                   c["attention_bias"] = true;
+                 },
+                 {"attention_bias = true", "not supported"}},
+        BadField{"DeepSeekMoeLayerFreq",
+                 [](json& c) {
+                   c["architectures"] = {"DeepseekV2ForCausalLM"};
+                   c["moe_layer_freq"] = 2;
+                 },
+                 {"moe_layer_freq", "only 1"}},
+        BadField{"GlmLiteMlpLayerTypes",
+                 [](json& c) {
+                   c["architectures"] = {"Glm4MoeLiteForCausalLM"};
+                   c["mlp_layer_types"] = json::array();
+                 },
+                 {"mlp_layer_types", "num_hidden_layers"}},
         BadField{"LlamaExactGelu",
                  [](json& c) { c["hidden_act"] = "gelu_fast"; },
                  {"unsupported hidden_act 'gelu_fast'", "gelu_new"}},

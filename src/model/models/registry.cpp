@@ -17,6 +17,8 @@ const ModelFamily& olmo3_family();
 const ModelFamily& stablelm_family();
 const ModelFamily& phi2_family();
 const ModelFamily& starcoder2_family();
+const ModelFamily& deepseek_v2_family();
+const ModelFamily& deepseek_v3_family();
 const ModelFamily& gemma2_family();
 const ModelFamily& gemma3_family();
 const ModelFamily& phi3_family();
@@ -40,14 +42,15 @@ const ModelFamily& arcee_family();
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> all = {
-      &llama_family(),     &qwen2_family(),      &qwen3_family(),         &qwen3_moe_family(),
-      &internlm2_family(), &gemma1_family(),     &gemma2_family(),        &gemma3_family(),
-      &phi3_family(),      &smollm3_family(),    &granite_family(),       &olmo2_family(),
-      &glm4_family(),      &cohere_family(),     &cohere2_family(),       &exaone4_family(),
-      &gpt_oss_family(),   &qwen2_moe_family(),  &olmoe_family(),         &granitemoe_family(),
-      &glm4_moe_family(),  &minimax_m2_family(), &ernie4_5_family(),      &ernie4_5_moe_family(),
-      &seed_oss_family(),  &arcee_family(),      &hunyuan_dense_family(), &olmo3_family(),
-      &stablelm_family(),  &phi2_family(),       &starcoder2_family(),
+      &llama_family(),       &qwen2_family(),      &qwen3_family(),         &qwen3_moe_family(),
+      &internlm2_family(),   &gemma1_family(),     &gemma2_family(),        &gemma3_family(),
+      &phi3_family(),        &smollm3_family(),    &granite_family(),       &olmo2_family(),
+      &glm4_family(),        &cohere_family(),     &cohere2_family(),       &exaone4_family(),
+      &gpt_oss_family(),     &qwen2_moe_family(),  &olmoe_family(),         &granitemoe_family(),
+      &glm4_moe_family(),    &minimax_m2_family(), &ernie4_5_family(),      &ernie4_5_moe_family(),
+      &seed_oss_family(),    &arcee_family(),      &hunyuan_dense_family(), &olmo3_family(),
+      &stablelm_family(),    &phi2_family(),       &starcoder2_family(),    &deepseek_v2_family(),
+      &deepseek_v3_family(),
   };
   return all;
 }

@@ -38,7 +38,7 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.residual_multiplier > 0 || c.logits_scaling > 0 || c.qk_norm_whole ||
       c.qk_norm_after_rope || c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
       c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias || c.ungated_mlp ||
-      c.mlp_bias || c.lm_head_bias || c.attention_sinks || c.moe_bias || c.topk_before_softmax ||
+      c.mlp_bias || c.lm_head_bias || c.mla || c.attention_sinks || c.moe_bias || c.topk_before_softmax ||
       c.swiglu_limit > 0 || c.shared_expert_intermediate_size > 0 || c.router_sigmoid ||
       c.router_score_bias)
     throw std::runtime_error(
