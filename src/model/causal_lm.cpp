@@ -350,11 +350,24 @@ AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int6
   AttentionWeights a;
   a.norm = load_norm(s, c, p + "input_layernorm.weight", E);
   if (c.layer_norm_bias) a.norm_bias = s.vector_f32(p + "input_layernorm.bias", E);
+  a.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  if (c.o_bias) a.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
+  if (s.has(p + "self_attn.qkv_proj.weight")) {  // fused, rows q | k | v, and so its bias
+    const vt::cpu::WeightView qkv = s.matrix(p + "self_attn.qkv_proj.weight", qd + 2 * kvd, E);
+    a.q = rows_of(qkv, 0, qd);
+    a.k = rows_of(qkv, qd, kvd);
+    a.v = rows_of(qkv, qd + kvd, kvd);
+    if (c.attention_bias) {
+      const std::vector<float> b = s.vector_f32(p + "self_attn.qkv_proj.bias", qd + 2 * kvd);
+      a.q_bias.assign(b.begin(), b.begin() + qd);
+      a.k_bias.assign(b.begin() + qd, b.begin() + qd + kvd);
+      a.v_bias.assign(b.begin() + qd + kvd, b.end());
+    }
+    return a;
+  }
   a.q = s.matrix(p + "self_attn.q_proj.weight", qd, E);
   a.k = s.matrix(p + "self_attn.k_proj.weight", kvd, E);
   a.v = s.matrix(p + "self_attn.v_proj.weight", kvd, E);
-  a.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
-  if (c.o_bias) a.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
   if (c.attention_bias) {
     a.q_bias = s.vector_f32(p + "self_attn.q_proj.bias", qd);
     a.k_bias = s.vector_f32(p + "self_attn.k_proj.bias", kvd);

@@ -160,7 +160,9 @@ class CausalLM {
 std::vector<float> load_norm(const WeightStore& s, const ModelConfig& c, const std::string& name,
                              int64_t n);
 // load_attention / load_mlp read the input norms through load_norm, and their biases when
-// ModelConfig::layer_norm_bias; load_attention the o_proj bias with ModelConfig::o_bias;
+// ModelConfig::layer_norm_bias; load_attention q/k/v from separate matrices or from a fused
+// qkv_proj (rows q | k | v, read as row ranges: Phi-3, Phi-2's older GGUFs; its bias split the
+// same way), the o_proj bias with ModelConfig::o_bias;
 // load_mlp no norm in a parallel block, no gate_proj with ModelConfig::ungated_mlp and the
 // up / down biases with ModelConfig::mlp_bias.
 AttentionWeights load_attention(const WeightStore& s, const ModelConfig& c, int64_t i);

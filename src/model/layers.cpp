@@ -91,6 +91,22 @@ void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& 
   });
 }
 
+// The paged attention's view of the batch for one layer: its window, Gemma 2's soft-capping,
+// GPT-OSS's sinks.
+vt::cpu::AttnBatch attn_batch(const ModelConfig& c, const AttentionWeights& w,
+                              const ForwardBatch& b) {
+  vt::cpu::AttnBatch ab;
+  ab.n_tok = b.n_tok;
+  ab.positions = b.positions;
+  ab.seq_of_token = b.seq_of_token;
+  ab.block_tables = b.block_tables;
+  ab.bt_stride = b.bt_stride;
+  ab.window = w.sliding_window;
+  ab.softcap = static_cast<float>(c.attn_logit_softcap);
+  if (c.attention_sinks) ab.sinks = w.sinks.data();
+  return ab;
+}
+
 // DeepSeek's multi-head latent attention (ModelConfig::mla), with the latent expanded into full
 // heads before the cache: q and k heads laid out [rotated qk_rope | qk_nope] (the dot product
 // does not depend on the order of the dims), v heads [v_head_dim | zeros]. The same paged
@@ -113,13 +129,7 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
   vt::ThreadPool* pp = &pool;
   const int32_t* pos = b.positions;
   const int64_t* slots = b.slot_mapping;
-  vt::cpu::AttnBatch ab;
-  ab.n_tok = n;
-  ab.positions = b.positions;
-  ab.seq_of_token = b.seq_of_token;
-  ab.block_tables = b.block_tables;
-  ab.bt_stride = b.bt_stride;
-  ab.window = w.sliding_window;
+  const vt::cpu::AttnBatch ab = attn_batch(c, w, b);
   const float scale = c.attention_scale();
   const float rmul = static_cast<float>(c.residual_multiplier);
 
@@ -211,15 +221,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   vt::ThreadPool* pp = &pool;
   const int32_t* pos = b.positions;
   const int64_t* slots = b.slot_mapping;
-  vt::cpu::AttnBatch ab;
-  ab.n_tok = n;
-  ab.positions = b.positions;
-  ab.seq_of_token = b.seq_of_token;
-  ab.block_tables = b.block_tables;
-  ab.bt_stride = b.bt_stride;
-  ab.window = w.sliding_window;
-  ab.softcap = static_cast<float>(c.attn_logit_softcap);
-  if (c.attention_sinks) ab.sinks = w.sinks.data();
+  const vt::cpu::AttnBatch ab = attn_batch(c, w, b);
   const bool o_bias = c.o_bias;
   const float scale = c.attention_scale();
   const bool post = !w.post_norm.empty();

@@ -65,29 +65,6 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
     s.rename(std::string("model.final_layernorm") + b, std::string("model.norm") + b);
 }
 
-LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  if (!s.has(p + "self_attn.qkv_proj.weight")) return load_llama_layer(s, c, i);
-  // The fused form (GGUF attn_qkv): rows q | k | v, and the bias in the same order.
-  const int64_t E = c.hidden_size, qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
-  LayerWeights w;
-  AttentionWeights& a = w.attn;
-  a.norm = s.vector_f32(p + "input_layernorm.weight", E);
-  a.norm_bias = s.vector_f32(p + "input_layernorm.bias", E);
-  const vt::cpu::WeightView qkv = s.matrix(p + "self_attn.qkv_proj.weight", qd + 2 * kvd, E);
-  a.q = rows_of(qkv, 0, qd);
-  a.k = rows_of(qkv, qd, kvd);
-  a.v = rows_of(qkv, qd + kvd, kvd);
-  const std::vector<float> b = s.vector_f32(p + "self_attn.qkv_proj.bias", qd + 2 * kvd);
-  a.q_bias.assign(b.begin(), b.begin() + qd);
-  a.k_bias.assign(b.begin() + qd, b.begin() + qd + kvd);
-  a.v_bias.assign(b.begin() + qd + kvd, b.end());
-  a.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
-  a.o_bias = s.vector_f32(p + "self_attn.o_proj.bias", E);
-  w.mlp = load_mlp(s, c, i);
-  return w;
-}
-
 }  // namespace
 
 const ModelFamily& phi2_family() {
@@ -102,7 +79,7 @@ const ModelFamily& phi2_family() {
     f.hf_config = hf_config;
     f.gguf_config = gguf_config;
     f.hf_weights = hf_weights;
-    f.load_layer = load_layer;
+    f.load_layer = load_llama_layer;  // a fused attn_qkv read as row ranges by load_attention
     return f;
   }();
   return f;

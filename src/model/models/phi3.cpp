@@ -43,16 +43,8 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
 }
 
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
-  const std::string p = "model.layers." + std::to_string(i) + ".";
-  const int64_t E = c.hidden_size;
-  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
   LayerWeights w;
-  w.attn.norm = s.vector_f32(p + "input_layernorm.weight", E);
-  const vt::cpu::WeightView qkv = s.matrix(p + "self_attn.qkv_proj.weight", qd + 2 * kvd, E);
-  w.attn.q = rows_of(qkv, 0, qd);
-  w.attn.k = rows_of(qkv, qd, kvd);
-  w.attn.v = rows_of(qkv, qd + kvd, kvd);
-  w.attn.o = s.matrix(p + "self_attn.o_proj.weight", E, qd);
+  w.attn = load_attention(s, c, i);  // qkv_proj read as row ranges
   w.mlp = load_fused_gate_up_mlp(s, c, i, "post_attention_layernorm.weight");
   return w;
 }
