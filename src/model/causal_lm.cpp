@@ -225,12 +225,11 @@ std::string CausalLM::packed_cache_key(const std::vector<vt::cpu::WeightView*>& 
 std::vector<vt::cpu::WeightView*> CausalLM::weight_views() {
   std::vector<vt::cpu::WeightView*> views = {&embed_, &lm_head_};
   for (LayerWeights& l : layers_) {
-    for (auto* w :
-         {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.attn.q_a, &l.attn.q_b, &l.attn.kv_a,
-          &l.attn.kv_b, &l.mlp.gate, &l.mlp.up, &l.mlp.down, &l.experts.router,
-          &l.experts.shared_gate, &l.experts.shared_up, &l.experts.shared_down})
+    for (auto* w : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.attn.q_a, &l.attn.q_b,
+                    &l.attn.kv_a, &l.mlp.gate, &l.mlp.up, &l.mlp.down, &l.experts.router,
+                    &l.experts.shared_gate, &l.experts.shared_up, &l.experts.shared_down})
       views.push_back(w);
-    for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down})
+    for (auto* v : {&l.experts.gate, &l.experts.up, &l.experts.down, &l.attn.k_b, &l.attn.v_b})
       for (auto& w : *v) views.push_back(&w);
   }
   return views;

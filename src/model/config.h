@@ -130,9 +130,9 @@ struct ModelConfig {
   // q_b_proj (q_lora_rank > 0), heads of qk_nope_head_dim + qk_rope_head_dim; k and v from one
   // latent, kv_a_proj_with_mqa -> [kv_lora_rank | qk_rope_head_dim], the first part RMSNorm-ed and
   // expanded per head by kv_b_proj into [qk_nope_head_dim | v_head_dim], the second rotated once
-  // and shared by every head. The cache keeps the expanded heads: num_kv_heads = num_heads,
-  // head_dim = qk_nope + qk_rope (rotated dims first, the rest after: the product is the same),
-  // v padded with zeros to head_dim. rotary_dim = qk_rope_head_dim.
+  // and shared by every head. The cache keeps the latent instead (kv_b absorbed into q and the
+  // output: layers.cpp's mla_attention_block): num_kv_heads = 1, head_dim = qk_rope +
+  // kv_lora_rank (the rotated dims first). rotary_dim = qk_rope_head_dim.
   bool mla = false;
   int64_t q_lora_rank = 0;
   int64_t kv_lora_rank = 0;

@@ -45,7 +45,7 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   if (c.mla) {
     grow(mla_q, n * c.q_lora_rank);
     grow(mla_kv, n * (c.kv_lora_rank + c.rope_dim()));
-    grow(mla_kvb, n * c.num_heads * (c.qk_nope_head_dim + c.v_head_dim));
+    grow(mla_kvb, n * c.num_heads * std::max(c.qk_nope_head_dim + c.rope_dim(), c.v_head_dim));
   }
   if (c.num_experts > 0) {
     grow(router, n * c.num_experts);
@@ -107,24 +107,27 @@ vt::cpu::AttnBatch attn_batch(const ModelConfig& c, const AttentionWeights& w,
   return ab;
 }
 
-// DeepSeek's multi-head latent attention (ModelConfig::mla), with the latent expanded into full
-// heads before the cache: q and k heads laid out [rotated qk_rope | qk_nope] (the dot product
-// does not depend on the order of the dims), v heads [v_head_dim | zeros]. The same paged
-// attention as every other family then runs on them, and the first v_head_dim dims of each
-// output head go to o_proj.
+// DeepSeek's multi-head latent attention (ModelConfig::mla) in its absorbed form: the cache
+// keeps one latent head per token, [rotated key part | RMSNorm-ed kv latent] (head_dim
+// qk_rope + kv_lora_rank), as K and again as V. Each query head becomes [its rotated part |
+// its nope part times k_b] (k_b: kv_b's k rows of the head, transposed), whose product with the
+// latent head equals the expanded heads' q.k; the paged attention runs it as multi-query
+// attention, and each head's output past the rotated dims, a latent, goes through v_b (kv_b's
+// v rows of the head) to o_proj.
 void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                          const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
                          vt::ThreadPool& pool, vt::Exec& ex) {
   const int64_t n = b.n_tok, E = c.hidden_size, D = c.head_dim, H = c.num_heads;
   const int64_t R = c.rope_dim(), NP = c.qk_nope_head_dim, VD = c.v_head_dim;
   const int64_t QL = c.q_lora_rank, KL = c.kv_lora_rank, KA = KL + R;
-  const int64_t qd = H * D, qhd = NP + R, kvbd = H * (NP + VD);
+  const int64_t qd = H * D, qhd = NP + R;
   const float eps = static_cast<float>(c.rms_norm_eps);
   const auto style = c.rope_style;
   const float mscale = static_cast<float>(c.rope_scaling.attention_factor);
   float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
   float *attn = ws.attn.data(), *tmp = ws.tmp.data();
-  float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *kvb = ws.mla_kvb.data();
+  // stg: q's heads as projected ([nope | rope] each), later the heads' v outputs.
+  float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *stg = ws.mla_kvb.data();
   const AttentionWeights* wp = &w;
   vt::ThreadPool* pp = &pool;
   const int32_t* pos = b.positions;
@@ -134,13 +137,12 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
   const float rmul = static_cast<float>(c.residual_multiplier);
 
   ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, false); });
-  // The latents (and q itself without a q latent: q_proj into attn, the staging rows of q).
   ex.op([=] {
     if (QL > 0) {
       MatmulOut outs[2] = {{&wp->q_a, lq, QL}, {&wp->kv_a, lkv, KA}};
       vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
     } else {
-      MatmulOut outs[2] = {{&wp->q, attn, H * qhd}, {&wp->kv_a, lkv, KA}};
+      MatmulOut outs[2] = {{&wp->q, stg, H * qhd}, {&wp->kv_a, lkv, KA}};
       vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
     }
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
@@ -155,42 +157,33 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
     });
   });
   ex.op([=] {
-    if (QL > 0) vt::cpu::matmul(wp->q_b, lq, QL, n, attn, H * qhd, *pp);
-    vt::cpu::matmul(wp->kv_b, lkv, KA, n, kvb, kvbd, *pp);
+    if (QL > 0) vt::cpu::matmul(wp->q_b, lq, QL, n, stg, H * qhd, *pp);
+    // Each head's nope part into the latent space, after the head's rotated dims in q.
+    for (int64_t hh = 0; hh < H; ++hh)
+      vt::cpu::matmul(wp->k_b[hh], stg + hh * qhd, H * qhd, n, q + hh * D + R, qd, *pp);
   });
   ex.op([=] {
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        const float* kpe = lkv + t * KA + KL;
-        for (int64_t hh = 0; hh < H; ++hh) {
-          const float* qs = attn + t * H * qhd + hh * qhd;  // [nope | rope]
-          float* qh = q + t * qd + hh * D;
-          std::copy_n(qs + NP, R, qh);
-          std::copy_n(qs, NP, qh + R);
-          const float* ks = kvb + t * kvbd + hh * (NP + VD);  // [k nope | v]
-          float* kh = k + t * qd + hh * D;
-          std::copy_n(kpe, R, kh);
-          std::copy_n(ks, NP, kh + R);
-          float* vh = v + t * qd + hh * D;
-          std::copy_n(ks + NP, VD, vh);
-          std::fill(vh + VD, vh + D, 0.0f);
-        }
+        for (int64_t hh = 0; hh < H; ++hh)
+          std::copy_n(stg + t * H * qhd + hh * qhd + NP, R, q + t * qd + hh * D);
+        const float* l = lkv + t * KA;
+        std::copy_n(l + KL, R, k + t * D);
+        std::copy_n(l, KL, k + t * D + R);
+        std::copy_n(k + t * D, D, v + t * D);
       }
       const int64_t m = t1 - t0;
       vt::cpu::rope(q + t0 * qd, qd, m, static_cast<int>(H), static_cast<int>(D), pos + t0,
                     inv_freq, style, static_cast<int>(R), mscale);
-      vt::cpu::reshape_and_cache(k + t0 * qd, qd, v + t0 * qd, qd, m, slots + t0, kv);
+      vt::cpu::reshape_and_cache(k + t0 * D, D, v + t0 * D, D, m, slots + t0, kv);
     });
   });
   ex.op(
       [=] { vt::cpu::paged_attention(q, qd, static_cast<int>(H), kv, ab, scale, attn, qd, *pp); });
   ex.op([=] {
-    per_token(*pp, n, [=](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t)
-        for (int64_t hh = 0; hh < H; ++hh)
-          std::copy_n(attn + t * qd + hh * D, VD, kvb + t * H * VD + hh * VD);
-    });
-    vt::cpu::matmul(wp->o, kvb, H * VD, n, tmp, E, *pp);
+    for (int64_t hh = 0; hh < H; ++hh)
+      vt::cpu::matmul(wp->v_b[hh], attn + hh * D + R, qd, n, stg + hh * VD, H * VD, *pp);
+    vt::cpu::matmul(wp->o, stg, H * VD, n, tmp, E, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       if (rmul != 0) vt::cpu::scale_inplace(tmp + t0 * E, rmul, (t1 - t0) * E);
       vt::cpu::add_inplace(x + t0 * E, tmp + t0 * E, (t1 - t0) * E);

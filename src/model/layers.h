@@ -25,9 +25,11 @@ struct AttentionWeights {
   std::vector<float> post_norm;  // sandwich_norms: RMSNorm of the attention output (Gemma)
   std::vector<float> o_bias;     // ModelConfig::o_bias
   std::vector<float> sinks;      // ModelConfig::attention_sinks: one logit per query head
-  // ModelConfig::mla: q is q_proj when q_lora_rank is 0; k, v and the o_proj input come from
-  // the latent projections.
-  vt::cpu::WeightView q_a, q_b, kv_a, kv_b;
+  // ModelConfig::mla: q is q_proj when q_lora_rank is 0; per head, k_b [kv_lora_rank x
+  // qk_nope] takes q's nope part into the latent space and v_b [v_head_dim x kv_lora_rank] the
+  // attention's latent output back out (kv_b's rows, absorbed).
+  vt::cpu::WeightView q_a, q_b, kv_a;
+  std::vector<vt::cpu::WeightView> k_b, v_b;
   std::vector<float> q_a_norm, kv_a_norm;
 };
 
@@ -67,7 +69,7 @@ struct LayerWeights {
 struct Workspace {
   vt::Scratch<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
   vt::Scratch<float> moe_in, moe_gate, moe_up, moe_out;
-  vt::Scratch<float> mla_q, mla_kv, mla_kvb;  // ModelConfig::mla's latents and expanded heads
+  vt::Scratch<float> mla_q, mla_kv, mla_kvb;  // ModelConfig::mla: latents, q / v staging
   vt::Scratch<int32_t> moe_tokens;
   vt::Scratch<float> moe_weights;
   vt::Scratch<int32_t> topk_ids;

@@ -252,9 +252,9 @@ TEST(DeepSeek, V2GgufFormsReadAsTheHfFolder) {
     EXPECT_EQ(c.kv_lora_rank, h.kv_lora_rank) << path;
     EXPECT_EQ(c.qk_nope_head_dim, h.qk_nope_head_dim) << path;
     EXPECT_EQ(c.v_head_dim, h.v_head_dim) << path;
-    EXPECT_EQ(c.head_dim, 24) << path;
+    EXPECT_EQ(c.head_dim, 8 + 32) << path;  // one latent head: the rotated part, kv_lora_rank
     EXPECT_EQ(c.rope_dim(), 8) << path;
-    EXPECT_EQ(c.num_kv_heads, c.num_heads) << path;
+    EXPECT_EQ(c.num_kv_heads, 1) << path;
     EXPECT_EQ(c.rope_style, vt::cpu::RopeStyle::kInterleaved) << path;
     EXPECT_EQ(c.rope_scaling.type, "yarn") << path;
     EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 4.0) << path;
@@ -289,9 +289,9 @@ TEST(DeepSeek, V3GgufAndHfConfigurations) {
     EXPECT_EQ(c->kv_lora_rank, 32);
     EXPECT_EQ(c->qk_nope_head_dim, 16);
     EXPECT_EQ(c->v_head_dim, 16);
-    EXPECT_EQ(c->head_dim, 24);
+    EXPECT_EQ(c->head_dim, 8 + 32);
     EXPECT_EQ(c->rope_dim(), 8);
-    EXPECT_EQ(c->num_kv_heads, 4);
+    EXPECT_EQ(c->num_kv_heads, 1);
     EXPECT_EQ(c->rope_style, vt::cpu::RopeStyle::kInterleaved);
     EXPECT_TRUE(c->router_sigmoid);
     EXPECT_TRUE(c->router_score_bias);

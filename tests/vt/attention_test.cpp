@@ -203,9 +203,19 @@ std::vector<Query> mixed_batch(const std::vector<int>& lens) {
 TEST(PagedAttention, MatchesReferenceAcrossShapesAndIsas) {
   // Block sizes below, at, above and not a multiple of the vector widths (8, 16), and
   // one (24) whose pages straddle the 256-position segment boundaries.
-  const Shape shapes[] = {{4, 4, 64, 16}, {9, 3, 64, 16},  {16, 4, 128, 16}, {12, 4, 128, 32},
-                          {6, 2, 40, 16}, {24, 2, 64, 16}, {9, 3, 64, 1},    {9, 3, 64, 4},
-                          {9, 3, 64, 8},  {9, 3, 64, 24},  {6, 2, 40, 5}};
+  const Shape shapes[] = {{4, 4, 64, 16},
+                          {9, 3, 64, 16},
+                          {16, 4, 128, 16},
+                          {12, 4, 128, 32},
+                          {6, 2, 40, 16},
+                          {24, 2, 64, 16},
+                          {9, 3, 64, 1},
+                          {9, 3, 64, 4},
+                          {9, 3, 64, 8},
+                          {9, 3, 64, 24},
+                          {6, 2, 40, 5},
+                          // DeepSeek's latent head: 16 query heads on one 64 + 512 dim head.
+                          {16, 1, 576, 32}};
   const std::vector<int> lens = {37, 1, 256, 257, 600, 16};
   ThreadPool pool(2);
   for (const Shape& sh : shapes) {
@@ -224,7 +234,7 @@ TEST(PagedAttention, MatchesReferenceAcrossShapesAndIsas) {
 // Every ISA gives the scalar path's bits (scores are per-key fma chains, the softmax sum is
 // a canonical 16-lane sum, P.V is fused in key order), for every cache element type.
 TEST(PagedAttention, EveryIsaComputesTheScalarBits) {
-  const Shape shapes[] = {{9, 3, 64, 16}, {6, 2, 40, 5}, {16, 4, 128, 24}};
+  const Shape shapes[] = {{9, 3, 64, 16}, {6, 2, 40, 5}, {16, 4, 128, 24}, {16, 1, 576, 32}};
   const std::vector<int> lens = {37, 1, 256, 257, 600};
   ThreadPool pool(2);
   for (const Shape& sh : shapes)

@@ -18,7 +18,6 @@
 // converter writes, rope.dimension_count, the expert keys, expert_gating_func), the per-head
 // kv_b as attn_kv_b, or split as attn_k_b (stored transposed) and attn_v_b.
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -43,13 +42,15 @@ double yarn_mscale(double factor, double m) {
   return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
 }
 
-// The latent sizes once read: the expanded heads the cache keeps, and the attention scale.
+// The latent sizes once read: the one latent head the cache keeps (the rotated key part, then
+// kv_lora_rank), and the attention scale, qk_head_dim^-0.5 (the absorbed product equals the
+// expanded heads' q.k).
 void mla_shapes(ModelConfig& c, int64_t rope, double mscale_all_dim) {
   c.mla = true;
-  c.num_kv_heads = c.num_heads;
-  c.head_dim = c.qk_nope_head_dim + rope;
+  c.num_kv_heads = 1;
+  c.head_dim = rope + c.kv_lora_rank;
   c.rotary_dim = rope;
-  double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  double scale = 1.0 / std::sqrt(static_cast<double>(c.qk_nope_head_dim + rope));
   if (c.rope_scaling.type == "yarn" && mscale_all_dim != 0) {
     const double m = yarn_mscale(c.rope_scaling.factor, mscale_all_dim);
     scale *= m * m;
@@ -175,12 +176,13 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   mla_shapes(c, rope, g.get_float_or(p + "rope.scaling.yarn_log_multiplier", 0.0) / 0.1);
 }
 
-// A stacked [n, rows, cols] tensor of any stored type as F32.
+// A stacked [n, rows, cols] tensor (n 1: a [rows, cols] matrix) of any stored type as F32.
 std::vector<float> stacked_f32(const WeightStore& s, const std::string& name, int64_t n,
                                int64_t rows, int64_t cols) {
   std::vector<float> out(static_cast<size_t>(n * rows * cols));
   for (int64_t i = 0; i < n; ++i) {
-    const vt::cpu::WeightView w = s.matrix_slice(name, i, n, rows, cols);
+    const vt::cpu::WeightView w =
+        n == 1 ? s.matrix(name, rows, cols) : s.matrix_slice(name, i, n, rows, cols);
     for (int64_t r = 0; r < rows; ++r)
       vt::cpu::dequantize_row(w.dtype, static_cast<const uint8_t*>(w.data) + r * w.row_stride,
                               out.data() + (i * rows + r) * cols, cols);
@@ -188,36 +190,31 @@ std::vector<float> stacked_f32(const WeightStore& s, const std::string& name, in
   return out;
 }
 
-// GGUF's split form of kv_b: attn_k_b [heads][kv_lora_rank][qk_nope] (each head's k part
-// transposed) and attn_v_b [heads][v][kv_lora_rank], joined back into kv_b's rows, per head
-// [k nope rows | v rows], as F32.
-void join_kv_b(WeightStore& s, const ModelConfig& c) {
+// The absorbed products need each head's k part of kv_b transposed, [heads][kv_lora_rank]
+// [qk_nope] (q's nope part times it gives q in the latent space): the GGUFs of llama.cpp's
+// current converter store exactly that (attn_k_b, next to attn_v_b, each head's v rows); for
+// kv_b (Hugging Face folders, the earlier GGUF form) it is built here as F32 under the same name.
+void transpose_k_b(WeightStore& s, const ModelConfig& c) {
   const int64_t H = c.num_heads, NP = c.qk_nope_head_dim, VD = c.v_head_dim, KL = c.kv_lora_rank;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
-    if (!s.has(p + "k_b_proj.weight")) continue;
-    const std::vector<float> kb = stacked_f32(s, p + "k_b_proj.weight", H, KL, NP);
-    const std::vector<float> vb = stacked_f32(s, p + "v_b_proj.weight", H, VD, KL);
-    auto buf = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(H * (NP + VD) * KL) *
-                                                      sizeof(float));
+    if (s.has(p + "k_b_proj.weight") || !s.has(p + "kv_b_proj.weight")) continue;
+    const std::vector<float> kv = stacked_f32(s, p + "kv_b_proj.weight", 1, H * (NP + VD), KL);
+    auto buf =
+        std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(H * KL * NP) * sizeof(float));
     auto* out = reinterpret_cast<float*>(buf->data());
-    for (int64_t h = 0; h < H; ++h) {
-      float* o = out + h * (NP + VD) * KL;
+    for (int64_t h = 0; h < H; ++h)
       for (int64_t r = 0; r < NP; ++r)
-        for (int64_t k = 0; k < KL; ++k) o[r * KL + k] = kb[(h * KL + k) * NP + r];
-      std::memcpy(o + NP * KL, vb.data() + h * VD * KL,
-                  static_cast<size_t>(VD * KL) * sizeof(float));
-    }
+        for (int64_t k = 0; k < KL; ++k)
+          out[(h * KL + k) * NP + r] = kv[(h * (NP + VD) + r) * KL + k];
     TensorRef t;
-    t.name = p + "kv_b_proj.weight";
+    t.name = p + "k_b_proj.weight";
     t.dtype = vt::DType::F32;
-    t.shape = {H * (NP + VD), KL};
+    t.shape = {H, KL, NP};
     t.data = buf->data();
     t.n_bytes = buf->size();
-    t.file = s.find(p + "k_b_proj.weight")->file;
-    t.stored_name = "blk." + std::to_string(i) + ".attn_k_b.weight + attn_v_b.weight";
-    s.take(p + "k_b_proj.weight");
-    s.take(p + "v_b_proj.weight");
+    t.file = s.find(p + "kv_b_proj.weight")->file;
+    t.stored_name = s.find(p + "kv_b_proj.weight")->stored_name + " (k rows, transposed)";
     s.add(std::move(t));
     s.keep_converted(std::move(buf));
   }
@@ -239,8 +236,16 @@ LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
   }
   a.kv_a = s.matrix(p + "self_attn.kv_a_proj_with_mqa.weight", KL + c.rope_dim(), E);
   a.kv_a_norm = s.vector_f32(p + "self_attn.kv_a_layernorm.weight", KL);
-  a.kv_b = s.matrix(p + "self_attn.kv_b_proj.weight", H * (c.qk_nope_head_dim + c.v_head_dim), KL);
-  a.o = s.matrix(p + "self_attn.o_proj.weight", E, H * c.v_head_dim);
+  const int64_t NP = c.qk_nope_head_dim, VD = c.v_head_dim;
+  const bool split = s.has(p + "self_attn.v_b_proj.weight");  // GGUF's attn_v_b
+  const vt::cpu::WeightView kv_b =
+      split ? vt::cpu::WeightView{} : s.matrix(p + "self_attn.kv_b_proj.weight", H * (NP + VD), KL);
+  for (int64_t h = 0; h < H; ++h) {
+    a.k_b.push_back(s.matrix_slice(p + "self_attn.k_b_proj.weight", h, H, KL, NP));
+    a.v_b.push_back(split ? s.matrix_slice(p + "self_attn.v_b_proj.weight", h, H, VD, KL)
+                          : rows_of(kv_b, h * (NP + VD) + NP, VD));
+  }
+  a.o = s.matrix(p + "self_attn.o_proj.weight", E, H * VD);
   if (c.layer_is_moe(i)) {
     w.moe = true;
     w.experts = load_moe(s, c, i);
@@ -260,6 +265,8 @@ ModelFamily family(std::vector<std::string> hf) {
   f.hf_architectures = std::move(hf);
   f.moe = true;
   f.hf_config = hf_config;
+  f.hf_weights = transpose_k_b;
+  f.gguf_weights = transpose_k_b;
   f.load_layer = load_layer;
   return f;
 }
@@ -271,7 +278,6 @@ const ModelFamily& deepseek_v2_family() {
     ModelFamily f = family({"DeepseekV2ForCausalLM"});
     f.gguf_architecture = "deepseek2";
     f.gguf_config = gguf_config;
-    f.gguf_weights = join_kv_b;
     f.gguf_layer_tensors = {{"attn_q_a.weight", "self_attn.q_a_proj.weight"},
                             {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight"},
                             {"attn_q_b.weight", "self_attn.q_b_proj.weight"},
