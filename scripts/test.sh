@@ -40,7 +40,7 @@ if [ -f tools/make_tiny_models.py ]; then
   python3 tools/make_tiny_models.py --out "$VLLM_TINY_MODELS" >/dev/null
   python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
   # The tiny Gemma, Gemma 2, Gemma 3, Phi-3, Mixtral, SmolLM3, Granite, Qwen2.5-VL (text), OLMo 2, GLM-4,
-  # Cohere, Cohere2, EXAONE 4.0, gpt-oss (MXFP4 experts), Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2, ERNIE 4.5, Seed-OSS, Arcee, Hunyuan, StableLM, Phi-2, StarCoder2 and DeepSeek V2 / V3 as
+  # Cohere, Cohere2, EXAONE 4.0, gpt-oss (MXFP4 experts), Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2, ERNIE 4.5, Seed-OSS, Arcee, Hunyuan, StableLM, Phi-2, StarCoder2, DeepSeek V2 / V3 and Ministral 3 as
   # llama.cpp's converter writes them (checked against the sha256 their llama.cpp goldens were
   # made from).
   for g in gemma gemma2 gemma3; do
@@ -53,7 +53,7 @@ if [ -f tools/make_tiny_models.py ]; then
   done
   for g in mixtral smollm3 granite qwen2_5_vl olmo2 glm4 cohere cohere2 exaone4 gpt_oss qwen2_moe olmoe \
            granitemoe glm4_moe minimax_m2 ernie4_5 ernie4_5_moe seed_oss arcee hunyuan_dense stablelm \
-           phi starcoder2 deepseek_v2 deepseek_v3; do
+           phi starcoder2 deepseek_v2 deepseek_v3 ministral3; do
     python3 tools/make_llama_gguf.py --hf "$VLLM_TINY_MODELS/$g" \
       --out "$VLLM_TINY_MODELS/$g.gguf" >/dev/null
   done

@@ -64,7 +64,7 @@ MODELS = ["qwen3", "qwen3_moe", "llama", "qwen2", "mistral", "gemma3", "gemma2",
           "gpt_oss", "gpt_oss_plain", "qwen2_moe", "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "qwen3_fp8",
           "ernie4_5", "ernie4_5_moe", "seed_oss", "arcee", "gemma",
           "hunyuan_dense", "olmo3", "stablelm", "phi", "starcoder2",
-          "deepseek_v2", "deepseek_v3", "glm4_moe_lite"]
+          "deepseek_v2", "deepseek_v3", "glm4_moe_lite", "ministral3"]
 # longrope models: one id prompt running LONG_OVER positions past the original length.
 LONG_OVER = 88
 LONG_KEEP = 8

@@ -30,6 +30,7 @@ for them.
   python3 tools/make_llama_gguf.py --hf TINY/starcoder2 --out TINY/starcoder2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/deepseek_v2 --out TINY/deepseek_v2.gguf [--goldens]
   python3 tools/make_llama_gguf.py --hf TINY/deepseek_v3 --out TINY/deepseek_v3.gguf [--goldens]
+  python3 tools/make_llama_gguf.py --hf TINY/ministral3 --out TINY/ministral3.gguf [--goldens]
 
 The first three are the Llama layout with q/k rows permuted for llama.cpp's interleaved RoPE;
 qwen2_5_vl is llama.cpp's `qwen2vl` (its text model): q/k rows as stored, q/k/v biases,
@@ -139,7 +140,7 @@ ARCH = {"mixtral": "llama", "smollm3": "smollm3", "granite": "granite", "qwen2_5
         "minimax_m2": "minimax-m2", "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
         "seed_oss": "seed_oss", "arcee": "arcee", "hunyuan_v1_dense": "hunyuan-dense",
         "stablelm": "stablelm", "phi": "phi2", "starcoder2": "starcoder2",
-        "deepseek_v2": "deepseek2", "deepseek_v3": "deepseek2"}
+        "deepseek_v2": "deepseek2", "deepseek_v3": "deepseek2", "ministral3": "mistral3"}
 
 
 def name_of(hf):
@@ -882,6 +883,8 @@ def write_gguf(hf, out):
         return write_starcoder2(out, cfg, t)
     if cfg["model_type"] in ("deepseek_v2", "deepseek_v3"):
         return write_deepseek2(out, cfg, t)
+    if cfg["model_type"] == "ministral3":  # rope_theta inside rope_parameters
+        cfg = dict(cfg, rope_theta=cfg["rope_parameters"]["rope_theta"])
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     X = cfg.get("num_local_experts", 0)
@@ -913,6 +916,17 @@ def write_gguf(hf, out):
     if cfg["model_type"] == "qwen2_5_vl":  # time / height / width / extra sections of mrope
         g.add_rope_dimension_sections(cfg["rope_scaling"]["mrope_section"] + [0])
     g.add_rope_freq_base(cfg["rope_theta"])
+    if cfg["model_type"] == "ministral3":
+        # convert_hf_to_gguf.py's Ministral3Model: YaRN's keys, yarn_log_multiplier the
+        # mscale_all_dim itself, Llama 4's attention temperature.
+        rp = cfg["rope_parameters"]
+        g.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        g.add_rope_scaling_factor(rp["factor"])
+        g.add_rope_scaling_orig_ctx_len(rp["original_max_position_embeddings"])
+        g.add_rope_scaling_yarn_beta_fast(rp["beta_fast"])
+        g.add_rope_scaling_yarn_beta_slow(rp["beta_slow"])
+        g.add_rope_scaling_yarn_log_mul(rp["mscale_all_dim"])
+        g.add_attn_temperature_scale(rp["llama_4_scaling_beta"])
     if cfg["model_type"] == "granite":
         g.add_embedding_scale(cfg["embedding_multiplier"])
         g.add_attention_scale(cfg["attention_multiplier"])

@@ -28,7 +28,8 @@ LayerNorms with biases, q/k/v biases, rotary on a quarter of each head, no token
 starcoder2 (F32, StarCoder2's LayerNorms, biases and ungated GELU MLP, sliding window 8, tied),
 deepseek_v2 / deepseek_v3 (F32, multi-head latent attention without / with a q latent, YaRN with
 DeepSeek's mscale on v2, softmax / sigmoid-grouped MoE with shared experts), glm4_moe_lite (F32,
-GLM-4.7-Flash's config: deepseek_v3's block with mlp_layer_types), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
+GLM-4.7-Flash's config: deepseek_v3's block with mlp_layer_types), ministral3 (F32, the Mistral
+block with YaRN and Llama 4's attention temperature), phi3 (F32, fused qkv_proj / gate_up_proj, sliding
 window 12, no tokenizer), mixtral (F32, 8 experts top-2 in every layer as block_sparse_moe w1/w2/w3,
 no tokenizer); mistral3, qwen2_5_vl, qwen3_vl (F32 multimodal checkpoints in their hub layouts,
 served as their text models: Mistral Small 3.1's, Qwen2.5-VL's top-level fields with
@@ -818,6 +819,27 @@ def biased_lm_tensors(model, cfg):
     return t
 
 
+def ministral3_config():
+    # Ministral-3-8B's text config small (Ministral3ForCausalLM): the Mistral block with YaRN
+    # (factor 32 from 16 positions to 512; mscale / mscale_all_dim 1) and Llama 4's attention
+    # temperature (llama_4_scaling_beta 0.1 over those 16 positions: the prompts reach 79, where
+    # q is scaled by 1 + 0.1 ln 5), head_dim 16 given, GQA 4 / 2, no sliding window, untied;
+    # bos 1, eos 2, pad 11.
+    return dict(COMMON, **{
+        "architectures": ["Ministral3ForCausalLM"], "model_type": "ministral3",
+        "bos_token_id": 1, "eos_token_id": 2, "head_dim": 16, "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 512, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "pad_token_id": 11,
+        "rms_norm_eps": 1e-5,
+        "rope_parameters": {"type": "yarn", "rope_type": "yarn", "rope_theta": 1000000.0,
+                            "factor": 32.0, "original_max_position_embeddings": 16,
+                            "max_position_embeddings": 512, "beta_fast": 32.0, "beta_slow": 1.0,
+                            "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1},
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "float32",
+        "vocab_size": 2048,
+    })
+
+
 def deepseek_v2_config():
     # DeepSeek-V2-Lite's config.json small: multi-head latent attention without a q latent
     # (q_lora_rank null; kv_lora_rank 32, heads of 16 + 8 rotated dims for q.k, 16 for v), YaRN
@@ -1508,7 +1530,8 @@ def main():
                     "mistral3,qwen2_5_vl,qwen3_vl,smollm3,granite,olmo2,phi3_5,qwen2_yarn,"
                     "phi4_mini,glm4,cohere,cohere2,exaone4,gpt_oss,gpt_oss_plain,qwen2_moe,olmoe,"
                     "granitemoe,glm4_moe,minimax_m2,qwen3_fp8,ernie4_5,ernie4_5_moe,seed_oss,arcee,gemma,"
-                    "hunyuan_dense,olmo3,stablelm,phi,starcoder2,deepseek_v2,deepseek_v3,glm4_moe_lite",
+                    "hunyuan_dense,olmo3,stablelm,phi,starcoder2,deepseek_v2,deepseek_v3,glm4_moe_lite,"
+                    "ministral3",
                     help="comma-separated subset to write")
     args = ap.parse_args()
     want = args.models.split(",")
@@ -1634,6 +1657,10 @@ def main():
     if "stablelm" in want:
         c = stablelm_config()
         write_model("stablelm", c, stablelm_tensors("stablelm", c), "F32", args.out, None)
+    if "ministral3" in want:
+        c = ministral3_config()
+        write_model("ministral3", c, decoder("ministral3", c, dense("ministral3", c)), "F32",
+                    args.out, None)
     for name, make in (("phi", phi_config), ("starcoder2", starcoder2_config)):
         if name in want:
             c = make()

@@ -399,13 +399,21 @@ void read_gguf_yarn(ModelConfig& c, const GgufFile& g, const std::string& p) {
   // DeepSeek's yarn_log_multiplier (0.1 mscale_all_dim) is read by its family, and llama.cpp
   // takes the rotation's mscale equal to mscale_all_dim there: the ratio, so the factor on cos
   // and sin, is 1 (transformers' with config.json's equal mscale / mscale_all_dim).
-  const bool deepseek_log_mul =
-      c.gguf_arch == "deepseek2" && g.has(p + "rope.scaling.yarn_log_multiplier");
+  // Ministral 3's (mistral3) is mscale_all_dim itself, llama.cpp's rotation taking mscale 1:
+  // the factor is mscale(factor, 1) / mscale(factor, mscale_all_dim).
+  const std::string log_mul_key = p + "rope.scaling.yarn_log_multiplier";
+  const bool deepseek_log_mul = c.gguf_arch == "deepseek2" && g.has(log_mul_key);
+  const bool mistral3_log_mul = c.gguf_arch == "mistral3" && g.has(log_mul_key);
   for (const char* k : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_ext_factor",
                         "rope.scaling.yarn_log_multiplier"})
-    if (g.has(p + k) && !(deepseek_log_mul && std::string(k) == "rope.scaling.yarn_log_multiplier"))
+    if (g.has(p + k) && !((deepseek_log_mul || mistral3_log_mul) && p + k == log_mul_key))
       throw LoadError(g.path(), p + k + " is not supported (YaRN with its default factors only)");
-  r.attention_factor = deepseek_log_mul ? 1.0 : r.factor > 1 ? 0.1 * std::log(r.factor) + 1.0 : 1.0;
+  auto yarn_mscale = [&](double m) {
+    return r.factor > 1 ? 0.1 * m * std::log(r.factor) + 1.0 : 1.0;
+  };
+  r.attention_factor = deepseek_log_mul   ? 1.0
+                       : mistral3_log_mul ? yarn_mscale(1.0) / yarn_mscale(g.get_float(log_mul_key))
+                                          : yarn_mscale(1.0);
   r.beta_fast = g.get_float_or(p + "rope.scaling.yarn_beta_fast", 32);
   r.beta_slow = g.get_float_or(p + "rope.scaling.yarn_beta_slow", 1);
   r.truncate = true;

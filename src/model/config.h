@@ -139,6 +139,11 @@ struct ModelConfig {
   int64_t qk_nope_head_dim = 0;
   int64_t v_head_dim = 0;
   bool lm_head_bias = false;  // lm_head.bias added to the logits (Phi-2)
+  // Llama 4's attention temperature (Ministral 3: rope_parameters' llama_4_scaling_beta; GGUF
+  // attention.temperature_scale): q times 1 + scale ln(1 + floor(position / length)) after
+  // RoPE, length the rope's original_max_position_embeddings (0: none).
+  double attn_temperature_scale = 0;
+  int64_t attn_temperature_length = 0;
   // Tokens.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config + generation_config, deduplicated

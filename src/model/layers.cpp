@@ -91,6 +91,17 @@ void input_norm(vt::ThreadPool& pool, const float* x, const std::vector<float>& 
   });
 }
 
+// Llama 4's attention temperature (ModelConfig::attn_temperature_scale): token t's q row times
+// 1 + scale ln(1 + floor(position / length)), as transformers' get_llama_4_attn_scale.
+void apply_attn_temperature(float* q, int64_t ld, const int32_t* pos, int64_t t0, int64_t t1,
+                            float scale, int64_t length) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const float f = 1.0f + scale * std::log(1.0f + std::floor(static_cast<float>(pos[t]) /
+                                                              static_cast<float>(length)));
+    if (f != 1.0f) vt::cpu::scale_inplace(q + t * ld, f, ld);
+  }
+}
+
 // The paged attention's view of the batch for one layer: its window, Gemma 2's soft-capping,
 // GPT-OSS's sinks.
 vt::cpu::AttnBatch attn_batch(const ModelConfig& c, const AttentionWeights& w,
@@ -128,6 +139,8 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
   float *attn = ws.attn.data(), *tmp = ws.tmp.data();
   // stg: q's heads as projected ([nope | rope] each), later the heads' v outputs.
   float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *stg = ws.mla_kvb.data();
+  const float temp = static_cast<float>(c.attn_temperature_scale);
+  const int64_t temp_len = c.attn_temperature_length;
   const AttentionWeights* wp = &w;
   vt::ThreadPool* pp = &pool;
   const int32_t* pos = b.positions;
@@ -175,6 +188,7 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
       const int64_t m = t1 - t0;
       vt::cpu::rope(q + t0 * qd, qd, m, static_cast<int>(H), static_cast<int>(D), pos + t0,
                     inv_freq, style, static_cast<int>(R), mscale);
+      if (temp > 0) apply_attn_temperature(q, qd, pos, t0, t1, temp, temp_len);
       vt::cpu::reshape_and_cache(k + t0 * D, D, v + t0 * D, D, m, slots + t0, kv);
     });
   });
@@ -223,6 +237,11 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool ln = c.layer_norm;
   // Per-head q / k RMSNorm of tokens [t0, t0 + m): before RoPE (Qwen3, Gemma 3), or after it
   // (Hunyuan), in the rope op.
+  const float temp = static_cast<float>(c.attn_temperature_scale);
+  const int64_t temp_len = c.attn_temperature_length;
+  auto temperature = [=](float* qq, int64_t ld, int64_t t0, int64_t t1) {
+    apply_attn_temperature(qq, ld, pos, t0, t1, temp, temp_len);
+  };
   const bool head_norms = c.qk_norm && !c.qk_norm_whole;
   const bool norm_after_rope = head_norms && c.qk_norm_after_rope;
   auto norm_heads = [=](int64_t t0, int64_t m) {
@@ -262,6 +281,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
                       mscale);
       }
       if (norm_after_rope) norm_heads(t0, m);  // Hunyuan: the norms see the rotated q, k
+      if (temp > 0) temperature(q, qd, t0, t1);
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });
   });

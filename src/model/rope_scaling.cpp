@@ -255,6 +255,17 @@ void read_hf_rope_scaling(ModelConfig& c, const json& j) {
   if (!j.contains("rope_scaling") || !j["rope_scaling"].is_object()) return;
   const json& rs = j["rope_scaling"];
   std::string type = rs.value("rope_type", rs.value("type", std::string()));
+  // Llama 4's attention temperature (Ministral 3, Mistral 4), over the rope's pretraining length.
+  if (rs.contains("llama_4_scaling_beta") && !rs["llama_4_scaling_beta"].is_null()) {
+    c.attn_temperature_scale = json_float_or(rs, "llama_4_scaling_beta", 0, 0, 1e3, "rope_scaling");
+    c.attn_temperature_length =
+        json_int_or(rs, "original_max_position_embeddings",
+                    json_int_or(j, "original_max_position_embeddings", 0, 0, L::kMaxContext), 0,
+                    L::kMaxContext);
+    if (c.attn_temperature_scale > 0 && c.attn_temperature_length < 1)
+      throw tok::JsonFieldError(
+          "rope_scaling.llama_4_scaling_beta needs original_max_position_embeddings");
+  }
   if (type == "su") type = "longrope";  // Phi-3-*-128k's first configs (vLLM and transformers)
   if (type == "longrope") {
     read_longrope(c, j, rs);

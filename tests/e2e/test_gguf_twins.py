@@ -30,7 +30,8 @@ GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                                         "glm4", "cohere", "cohere2", "exaone4", "gpt_oss", "qwen2_moe",
                                         "olmoe", "granitemoe", "glm4_moe", "minimax_m2", "ernie4_5",
                                         "ernie4_5_moe", "seed_oss", "arcee", "hunyuan_dense",
-                                        "stablelm", "phi", "starcoder2", "deepseek_v3"])
+                                        "stablelm", "phi", "starcoder2", "deepseek_v3",
+                                        "ministral3"])
 def gemma(request):
     path = os.path.join(TINY, request.param + ".gguf")
     assert os.path.exists(path), f"{path} missing (scripts/test.sh makes it)"

@@ -92,7 +92,7 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, GgufTwin,
                                            "qwen2_moe", "olmoe", "granitemoe", "glm4_moe",
                                            "minimax_m2", "ernie4_5", "ernie4_5_moe", "seed_oss",
                                            "arcee", "gemma", "hunyuan_dense", "stablelm", "phi",
-                                           "starcoder2", "deepseek_v3"));
+                                           "starcoder2", "deepseek_v3", "ministral3"));
 
 // GLM-4.5's two forms read to the same configuration: the GGUF's block_count counts the MTP
 // layer (nextn_predict_layers), its leading_dense_block_count / expert_group_* / expert_weights_*

@@ -42,6 +42,45 @@ TEST(SlidingWindowConfig, MistralPutsTheWindowOnEveryLayer) {
   EXPECT_EQ(parse(j).max_sliding_window(), 128);
 }
 
+// Ministral 3's checkpoints are Mistral3ForConditionalGeneration with a ministral3 text_config:
+// Ministral3Config's defaults fill what it leaves out (no sliding window, where Mistral Small's
+// text model defaults to 4096), and its rope_parameters bring YaRN and Llama 4's attention
+// temperature over the pretraining length.
+TEST(SlidingWindowConfig, Ministral3TextConfigHasNoWindowAndItsTemperature) {
+  const json text = {{"model_type", "ministral3"},
+                     {"hidden_size", 64},
+                     {"num_attention_heads", 4},
+                     {"num_key_value_heads", 2},
+                     {"head_dim", 16},
+                     {"intermediate_size", 128},
+                     {"num_hidden_layers", 2},
+                     {"vocab_size", 2048},
+                     {"rope_parameters",
+                      {{"rope_type", "yarn"},
+                       {"rope_theta", 1000000.0},
+                       {"factor", 16.0},
+                       {"original_max_position_embeddings", 16384},
+                       {"mscale", 1.0},
+                       {"mscale_all_dim", 1.0},
+                       {"llama_4_scaling_beta", 0.1}}}};
+  const ModelConfig c =
+      parse({{"architectures", {"Mistral3ForConditionalGeneration"}}, {"text_config", text}});
+  EXPECT_TRUE(c.sliding_window.empty());
+  EXPECT_EQ(c.rope_scaling.type, "yarn");
+  EXPECT_DOUBLE_EQ(c.rope_scaling.attention_factor, 1.0);  // mscale / mscale_all_dim
+  EXPECT_DOUBLE_EQ(c.attn_temperature_scale, 0.1);
+  EXPECT_EQ(c.attn_temperature_length, 16384);
+  EXPECT_EQ(c.max_position_embeddings, 262144);
+  // Mistral Small 3.1's text model keeps Mistral's default window.
+  json mistral = text;
+  mistral["model_type"] = "mistral";
+  mistral.erase("rope_parameters");
+  const ModelConfig m =
+      parse({{"architectures", {"Mistral3ForConditionalGeneration"}}, {"text_config", mistral}});
+  EXPECT_FALSE(m.sliding_window.empty());
+  EXPECT_EQ(m.attn_temperature_scale, 0.0);
+}
+
 TEST(SlidingWindowConfig, LlamaHasNoneUnlessTheConfigSetsOne) {
   json j = base("LlamaForCausalLM");
   EXPECT_TRUE(parse(j).sliding_window.empty());

@@ -28,14 +28,14 @@ inline std::string tiny_models_dir() {
 // (tests/golden/hf/<name>): every gate that runs "each tiny model" takes this one list.
 inline const std::vector<std::string>& tiny_hf_models() {
   static const std::vector<std::string> names = {
-      "qwen3",        "qwen3_moe",    "llama",      "qwen2",      "mistral",     "gemma3",
-      "gemma2",       "phi3",         "mixtral",    "mistral3",   "qwen2_5_vl",  "qwen3_vl",
-      "smollm3",      "granite",      "olmo2",      "phi3_5",     "qwen2_yarn",  "phi4_mini",
-      "glm4",         "cohere",       "cohere2",    "exaone4",    "gpt_oss",     "gpt_oss_plain",
-      "qwen2_moe",    "olmoe",        "granitemoe", "glm4_moe",   "minimax_m2",  "qwen3_fp8",
-      "ernie4_5",     "ernie4_5_moe", "seed_oss",   "arcee",      "gemma",       "hunyuan_dense",
-      "olmo3",        "stablelm",     "phi",        "starcoder2", "deepseek_v2", "deepseek_v3",
-      "glm4_moe_lite"};
+      "qwen3",         "qwen3_moe",    "llama",      "qwen2",      "mistral",     "gemma3",
+      "gemma2",        "phi3",         "mixtral",    "mistral3",   "qwen2_5_vl",  "qwen3_vl",
+      "smollm3",       "granite",      "olmo2",      "phi3_5",     "qwen2_yarn",  "phi4_mini",
+      "glm4",          "cohere",       "cohere2",    "exaone4",    "gpt_oss",     "gpt_oss_plain",
+      "qwen2_moe",     "olmoe",        "granitemoe", "glm4_moe",   "minimax_m2",  "qwen3_fp8",
+      "ernie4_5",      "ernie4_5_moe", "seed_oss",   "arcee",      "gemma",       "hunyuan_dense",
+      "olmo3",         "stablelm",     "phi",        "starcoder2", "deepseek_v2", "deepseek_v3",
+      "glm4_moe_lite", "ministral3"};
   return names;
 }
 inline std::string golden_dir() { return std::string(VLLM_SOURCE_DIR) + "/tests/golden"; }

@@ -2,8 +2,10 @@
 // shared decoder block with no extras, or with a sparse MoE block on every layer (Mixtral:
 // softmax router, top num_experts_per_tok renormalized, SwiGLU experts). llama.cpp's converter
 // permutes the q/k rows for its interleaved RoPE; its Mixtral is `llama` with expert_count.
-// Mistral3ForConditionalGeneration (Mistral Small 3.1 / 3.2) serves its Mistral text model
-// (model/multimodal.h).
+// Mistral3ForConditionalGeneration (Mistral Small 3.1 / 3.2, and Ministral 3 3B / 8B / 14B with a
+// ministral3 text_config) serves its text model (model/multimodal.h); Ministral3ForCausalLM and
+// GGUF `mistral3` are Ministral 3's: YaRN plus Llama 4's attention temperature
+// (ModelConfig::attn_temperature_scale), no sliding window.
 #include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
@@ -21,6 +23,13 @@ namespace {
 constexpr const char* kMixtral = "MixtralForCausalLM";
 constexpr const char* kMistral3 = "Mistral3ForConditionalGeneration";
 
+// Ministral3Config's defaults (transformers), for a Ministral 3 text_config: no sliding window.
+const char* const kMinistral3Defaults = R"({
+  "vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336,
+  "num_hidden_layers": 34, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+  "hidden_act": "silu", "max_position_embeddings": 262144, "rms_norm_eps": 1e-5,
+  "sliding_window": null, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2})";
+
 // MistralConfig's defaults (transformers), for what Mistral3's text_config leaves out.
 const char* const kMistralDefaults = R"({
   "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
@@ -31,7 +40,9 @@ const char* const kMistralDefaults = R"({
 
 nlohmann::json hf_config_json(const nlohmann::json& j) {
   if (j["architectures"][0].get<std::string>() != kMistral3) return j;
-  return text_config_over(kMistralDefaults, j);
+  const bool ministral3 = j.contains("text_config") && j["text_config"].is_object() &&
+                          j["text_config"].value("model_type", std::string()) == "ministral3";
+  return text_config_over(ministral3 ? kMinistral3Defaults : kMistralDefaults, j);
 }
 
 // Only Mixtral's config names experts (num_local_experts; intermediate_size is the expert
@@ -48,6 +59,18 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 }
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  // Ministral 3 (mistral3): Llama 4's attention temperature over the YaRN pretraining length,
+  // as llama.cpp's mistral3 graph.
+  if (g.has(p + "attention.temperature_scale")) {
+    c.attn_temperature_scale = g.get_float(p + "attention.temperature_scale");
+    c.attn_temperature_length = c.rope_scaling.original_max_position_embeddings;
+    if (!(c.attn_temperature_scale >= 0 && c.attn_temperature_scale <= 1e3) ||
+        (c.attn_temperature_scale > 0 && c.attn_temperature_length < 1))
+      throw LoadError(g.path(), p + "attention.temperature_scale = " +
+                                    std::to_string(c.attn_temperature_scale) +
+                                    " (needs YaRN's original_context_length, and a value in "
+                                    "[0, 1000])");
+  }
   c.num_experts = 0;
   if (!g.has(p + "expert_count") || g.get_int(p + "expert_count") == 0) return;
   // llama.cpp's llama MoE sizes its experts by feed_forward_length (read_gguf_experts' default).
@@ -67,8 +90,10 @@ void hf_weights(WeightStore& s, const ModelConfig& c) {
 const ModelFamily& llama_family() {
   static const ModelFamily f = [] {
     ModelFamily f;
-    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM", kMixtral, kMistral3};
+    f.hf_architectures = {"LlamaForCausalLM", "MistralForCausalLM", kMixtral, kMistral3,
+                          "Ministral3ForCausalLM"};
     f.gguf_architecture = "llama";
+    f.gguf_aliases = {"mistral3"};  // Ministral 3 (and Mistral Small 3.1's newer GGUFs)
     f.gguf_rope_interleaved = true;
     f.hf_sliding_window = ModelFamily::SlidingWindow::kEveryLayer;
     f.moe = true;

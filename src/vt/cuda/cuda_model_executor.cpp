@@ -38,16 +38,18 @@ const vllm::model::CausalLM& supported_on_cuda(const vllm::model::CausalLM& m) {
       c.residual_multiplier > 0 || c.logits_scaling > 0 || c.qk_norm_whole ||
       c.qk_norm_after_rope || c.rope_scaling.type == "longrope" || c.rope_scaling.type == "yarn" ||
       c.rope_dim() != c.head_dim || c.layer_norm || c.parallel_block || c.o_bias || c.ungated_mlp ||
-      c.mlp_bias || c.lm_head_bias || c.mla || c.attention_sinks || c.moe_bias || c.topk_before_softmax ||
-      c.swiglu_limit > 0 || c.shared_expert_intermediate_size > 0 || c.router_sigmoid ||
-      c.router_score_bias)
+      c.mlp_bias || c.lm_head_bias || c.mla || c.attn_temperature_scale > 0 || c.attention_sinks ||
+      c.moe_bias || c.topk_before_softmax || c.swiglu_limit > 0 ||
+      c.shared_expert_intermediate_size > 0 || c.router_sigmoid || c.router_score_bias)
     throw std::runtime_error(
         c.source + ": " + c.architecture +
         " (Gemma's GeGLU, sandwich norms, scaled embeddings and attention; "
         "Granite's multipliers; OLMo 2's norms; Hunyuan's norms after RoPE; longrope, YaRN, "
         "partial rotary; Cohere's "
         "LayerNorm and parallel block; GPT-OSS's attention sinks, biases and clamped SwiGLU; "
-        "Qwen2-MoE's and GLM-4.5's shared experts, correction-biased routers) is "
+        "Qwen2-MoE's and GLM-4.5's shared experts, correction-biased routers; Phi-2's and "
+        "StarCoder2's biases and ungated MLP; DeepSeek's latent attention; Ministral 3's "
+        "attention temperature) is "
         "not "
         "implemented "
         "by the CUDA executor; run "
