@@ -492,4 +492,9 @@ ModelConfig config_from_gguf(const GgufFile& g) {
   return c;
 }
 
+void set_dense_lead(ModelConfig& c, int64_t k) {
+  c.mlp_only_layers.clear();
+  for (int64_t i = 0; i < k && i < c.num_layers; ++i) c.mlp_only_layers.push_back(i);
+}
+
 }  // namespace vllm::model

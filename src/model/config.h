@@ -214,6 +214,9 @@ struct ModelConfig {
 // their whole context); period 0: on every layer. Transformers' sliding_window_pattern and
 // llama.cpp's integer <arch>.attention.sliding_window_pattern count this way.
 void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
+// The first k layers dense, the rest sparse (DeepSeek's first_k_dense_replace, llama.cpp's
+// leading_dense_block_count): mlp_only_layers = 0 .. k - 1.
+void set_dense_lead(ModelConfig& c, int64_t k);
 
 // Rotary on the sliding-window layers only: every layer without a window gets no_rope
 // (Cohere2's and EXAONE 4.0's global layers).

@@ -33,11 +33,6 @@ namespace {
 
 namespace L = limits;
 
-void dense_lead(ModelConfig& c, int64_t k) {
-  c.mlp_only_layers.clear();
-  for (int64_t i = 0; i < k && i < c.num_layers; ++i) c.mlp_only_layers.push_back(i);
-}
-
 double yarn_mscale(double factor, double m) {
   return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
 }
@@ -123,7 +118,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
         "moe_layer_freq: only 1 (every layer past the dense ones) is supported");
   c.decoder_sparse_step = 1;
   if (!read_mlp_layer_types(c, j))
-    dense_lead(c, json_int_or(j, "first_k_dense_replace", d.dense_lead, 0, L::kMaxLayers));
+    set_dense_lead(c, json_int_or(j, "first_k_dense_replace", d.dense_lead, 0, L::kMaxLayers));
   if (v3) {
     c.router_sigmoid = c.router_score_bias = true;
     c.n_group = json_int_or(j, "n_group", d.n_group, 1, L::kMaxExperts);
@@ -157,7 +152,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
                                   " (supported: 1 softmax, 2 sigmoid)");
   }
   c.decoder_sparse_step = 1;
-  dense_lead(c, g.get_int_or(p + "leading_dense_block_count", 0));
+  set_dense_lead(c, g.get_int_or(p + "leading_dense_block_count", 0));
   c.q_lora_rank = g.get_int_or(p + "attention.q_lora_rank", 0);
   c.kv_lora_rank = g.get_int(p + "attention.kv_lora_rank");
   const int64_t rope = g.get_int(p + "rope.dimension_count");

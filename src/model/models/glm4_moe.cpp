@@ -33,11 +33,6 @@ namespace {
 
 namespace L = limits;
 
-void dense_lead(ModelConfig& c, int64_t k) {
-  c.mlp_only_layers.clear();
-  for (int64_t i = 0; i < k && i < c.num_layers; ++i) c.mlp_only_layers.push_back(i);
-}
-
 void hf_config(ModelConfig& c, const nlohmann::json& j) {
   // Glm4MoeConfig's defaults where config.json leaves a key out.
   c.num_experts = tok::json_int_or(j, "n_routed_experts", c.num_experts > 0 ? c.num_experts : 128,
@@ -54,7 +49,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
   c.router_sigmoid = c.router_score_bias = true;
   c.qk_norm = tok::json_bool_or(j, "use_qk_norm", false);
   c.decoder_sparse_step = 1;
-  dense_lead(c, tok::json_int_or(j, "first_k_dense_replace", 1, 0, L::kMaxLayers));
+  set_dense_lead(c, tok::json_int_or(j, "first_k_dense_replace", 1, 0, L::kMaxLayers));
   if (!j.contains("partial_rotary_factor")) c.rotary_dim = c.head_dim / 2;  // the config's 0.5
 }
 
@@ -73,7 +68,7 @@ void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
   // Optional tensors in llama.cpp's glm4moe: the file says whether the model has them.
   c.attention_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
   c.qk_norm = g.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
-  dense_lead(c, g.get_int_or(p + "leading_dense_block_count", 0));
+  set_dense_lead(c, g.get_int_or(p + "leading_dense_block_count", 0));
 }
 
 LayerWeights load_layer(const WeightStore& s, const ModelConfig& c, int64_t i) {
