@@ -497,4 +497,13 @@ void set_dense_lead(ModelConfig& c, int64_t k) {
   for (int64_t i = 0; i < k && i < c.num_layers; ++i) c.mlp_only_layers.push_back(i);
 }
 
+void drop_gguf_nextn_layers(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  const int64_t nextn = g.get_int_or(p + "nextn_predict_layers", 0);
+  if (nextn < 0 || nextn >= c.num_layers)
+    throw LoadError(g.path(), "invalid config: " + p +
+                                  "nextn_predict_layers = " + std::to_string(nextn) +
+                                  " (must be in [0, " + p + "block_count - 1])");
+  c.num_layers -= nextn;
+}
+
 }  // namespace vllm::model

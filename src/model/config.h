@@ -217,6 +217,10 @@ void set_sliding_window_pattern(ModelConfig& c, int64_t window, int64_t period);
 // The first k layers dense, the rest sparse (DeepSeek's first_k_dense_replace, llama.cpp's
 // leading_dense_block_count): mlp_only_layers = 0 .. k - 1.
 void set_dense_lead(ModelConfig& c, int64_t k);
+// llama.cpp's <p>nextn_predict_layers: the multi-token-prediction layers a converter appended
+// after the decoder's (counted by block_count; GLM-4.5, GLM-4.7-Flash). Not read: num_layers
+// drops them. A count that leaves no decoder layer is a LoadError naming the key.
+void drop_gguf_nextn_layers(ModelConfig& c, const GgufFile& g, const std::string& p);
 
 // Rotary on the sliding-window layers only: every layer without a window gets no_rope
 // (Cohere2's and EXAONE 4.0's global layers).

@@ -134,6 +134,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 }
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
+  drop_gguf_nextn_layers(c, g, p);  // GLM-4.7-Flash's converter may export its MTP layer
   read_gguf_experts(c, g, p);
   c.shared_expert_intermediate_size =
       g.get_int_or(p + "expert_shared_count", 0) * c.moe_intermediate_size;

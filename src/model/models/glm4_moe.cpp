@@ -54,12 +54,7 @@ void hf_config(ModelConfig& c, const nlohmann::json& j) {
 }
 
 void gguf_config(ModelConfig& c, const GgufFile& g, const std::string& p) {
-  const int64_t nextn = g.get_int_or(p + "nextn_predict_layers", 0);
-  if (nextn < 0 || nextn >= c.num_layers)
-    throw LoadError(g.path(), "invalid config: " + p +
-                                  "nextn_predict_layers = " + std::to_string(nextn) +
-                                  " (must be in [0, " + p + "block_count - 1])");
-  c.num_layers -= nextn;
+  drop_gguf_nextn_layers(c, g, p);
   read_gguf_experts(c, g, p);
   c.shared_expert_intermediate_size =
       g.get_int_or(p + "expert_shared_count", 0) * c.moe_intermediate_size;
