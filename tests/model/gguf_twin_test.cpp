@@ -10,12 +10,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "model/causal_lm.h"
 #include "model/config.h"
+#include "model/family.h"
 #include "model/gguf.h"
 #include "model/static_batch.h"
+#include "model/weight_store.h"
 #include "test_paths.h"
 
 using namespace vllm::testing;
@@ -301,5 +304,68 @@ TEST(DeepSeek, V3GgufAndHfConfigurations) {
     EXPECT_DOUBLE_EQ(c->routed_scaling_factor, 2.5);
     EXPECT_EQ(c->shared_expert_intermediate_size, 32);
     EXPECT_NEAR(c->attention_multiplier, 1.0 / std::sqrt(24.0), 1e-9);
+  }
+}
+
+// The absorbed latent attention reads each head's k rows of kv_b transposed (k_b). From a
+// Hugging Face folder they are built at load: a BF16 (or F16) checkpoint's values move as they
+// are, in their own type (half of F32's bytes for every token to read); F32 stays F32.
+TEST(DeepSeek, KbTransposeKeepsTheCheckpointsSixteenBitType) {
+  const int64_t H = 2, NP = 3, VD = 2, KL = 4, rows = H * (NP + VD);
+  vllm::model::ModelConfig c;
+  c.num_layers = 1;
+  c.num_heads = H;
+  c.qk_nope_head_dim = NP;
+  c.v_head_dim = VD;
+  c.kv_lora_rank = KL;
+  const auto* family = vllm::model::family_for_hf("DeepseekV2ForCausalLM");
+  ASSERT_NE(family, nullptr);
+  ASSERT_NE(family->hf_weights, nullptr);
+  for (const vt::DType dt : {vt::DType::BF16, vt::DType::F32}) {
+    const size_t esz = dt == vt::DType::BF16 ? 2 : 4;
+    auto src = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * KL) * esz);
+    // Element (row, k) holds the value row * KL + k (exact in BF16's top float bits).
+    for (int64_t i = 0; i < rows * KL; ++i) {
+      const float f = static_cast<float>(i);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      if (esz == 2) {
+        const uint16_t top = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(src->data() + i * 2, &top, 2);
+      } else {
+        std::memcpy(src->data() + i * 4, &f, 4);
+      }
+    }
+    vllm::model::WeightStore s;
+    vllm::model::TensorRef t;
+    t.name = "model.layers.0.self_attn.kv_b_proj.weight";
+    t.dtype = dt;
+    t.shape = {rows, KL};
+    t.data = src->data();
+    t.n_bytes = src->size();
+    t.file = "kv_b";
+    s.add(t);
+    s.keep_alive(src);
+    family->hf_weights(s, c);
+    const auto* kb = s.find("model.layers.0.self_attn.k_b_proj.weight");
+    ASSERT_NE(kb, nullptr);
+    EXPECT_EQ(kb->dtype, dt);
+    EXPECT_EQ(kb->shape, (std::vector<int64_t>{H, KL, NP}));
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t k = 0; k < KL; ++k)
+        for (int64_t r = 0; r < NP; ++r) {
+          const size_t at = static_cast<size_t>((h * KL + k) * NP + r);
+          float got;
+          if (esz == 2) {
+            uint16_t top;
+            std::memcpy(&top, static_cast<const uint8_t*>(kb->data) + at * 2, 2);
+            const uint32_t bits = static_cast<uint32_t>(top) << 16;
+            std::memcpy(&got, &bits, 4);
+          } else {
+            std::memcpy(&got, static_cast<const uint8_t*>(kb->data) + at * 4, 4);
+          }
+          EXPECT_EQ(got, static_cast<float>((h * (NP + VD) + r) * KL + k))
+              << "head " << h << " k " << k << " r " << r;
+        }
   }
 }

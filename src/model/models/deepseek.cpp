@@ -189,23 +189,41 @@ std::vector<float> stacked_f32(const WeightStore& s, const std::string& name, in
 // The absorbed products need each head's k part of kv_b transposed, [heads][kv_lora_rank]
 // [qk_nope] (q's nope part times it gives q in the latent space): the GGUFs of llama.cpp's
 // current converter store exactly that (attn_k_b, next to attn_v_b, each head's v rows); for
-// kv_b (Hugging Face folders, the earlier GGUF form) it is built here as F32 under the same name.
+// kv_b (Hugging Face folders, the earlier GGUF form) it is built here under the same name, in
+// kv_b's type when that is BF16 or F16, else as F32.
 void transpose_k_b(WeightStore& s, const ModelConfig& c) {
   const int64_t H = c.num_heads, NP = c.qk_nope_head_dim, VD = c.v_head_dim, KL = c.kv_lora_rank;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
     if (s.has(p + "k_b_proj.weight") || !s.has(p + "kv_b_proj.weight")) continue;
-    const std::vector<float> kv = stacked_f32(s, p + "kv_b_proj.weight", 1, H * (NP + VD), KL);
-    auto buf =
-        std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(H * KL * NP) * sizeof(float));
-    auto* out = reinterpret_cast<float*>(buf->data());
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t r = 0; r < NP; ++r)
-        for (int64_t k = 0; k < KL; ++k)
-          out[(h * KL + k) * NP + r] = kv[(h * (NP + VD) + r) * KL + k];
+    const std::string name = p + "kv_b_proj.weight";
+    const vt::cpu::WeightView kv_b = s.matrix(name, H * (NP + VD), KL);
+    // A 16-bit checkpoint's rows move as they are (the same values, half of F32's bytes for
+    // every token to read); any other type is dequantized to F32.
+    const bool half = kv_b.dtype == vt::DType::BF16 || kv_b.dtype == vt::DType::F16;
+    const size_t esz = half ? 2 : sizeof(float);
+    auto buf = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(H * KL * NP) * esz);
+    auto source_row = [&](int64_t h, int64_t r) {
+      return static_cast<const uint8_t*>(kv_b.data) + (h * (NP + VD) + r) * kv_b.row_stride;
+    };
+    if (half) {
+      auto* out = reinterpret_cast<uint16_t*>(buf->data());
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t r = 0; r < NP; ++r) {
+          const auto* row = reinterpret_cast<const uint16_t*>(source_row(h, r));
+          for (int64_t k = 0; k < KL; ++k) out[(h * KL + k) * NP + r] = row[k];
+        }
+    } else {
+      const std::vector<float> kv = stacked_f32(s, name, 1, H * (NP + VD), KL);
+      auto* out = reinterpret_cast<float*>(buf->data());
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t r = 0; r < NP; ++r)
+          for (int64_t k = 0; k < KL; ++k)
+            out[(h * KL + k) * NP + r] = kv[(h * (NP + VD) + r) * KL + k];
+    }
     TensorRef t;
     t.name = p + "k_b_proj.weight";
-    t.dtype = vt::DType::F32;
+    t.dtype = half ? kv_b.dtype : vt::DType::F32;
     t.shape = {H, KL, NP};
     t.data = buf->data();
     t.n_bytes = buf->size();
