@@ -339,6 +339,17 @@ TEST(AsyncEngine, DrainTimesOutAndShutdownAbortsTheRest) {
   ex.wait_entered(1);
   EXPECT_EQ(ae.drain(100ms), 1);
   std::thread closer([&] { ae.shutdown(); });
+  // The engine stays held inside a's first step until shutdown() has begun, however slow the
+  // closer thread is (opened before, the fake steps could finish all 40 tokens first): while
+  // draining, a new request is refused as the server's; once the stop is set, as the engine's.
+  for (;;) {
+    try {
+      ae.add_request("probe", prompt_of(4, 2), greedy(2));
+    } catch (const EngineStopped& e) {
+      if (std::string(e.what()) == "the engine is shutting down") break;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
   ex.set_open(true);
   closer.join();
   const Finished f = drain(*a);
