@@ -853,36 +853,24 @@ def write_deepseek2_file(hf, out, mqa=True):
                     read_safetensors(os.path.join(hf, "model.safetensors")), mqa)
 
 
+# The model types with a writer of their own (llama.cpp lays them out its own way); the rest
+# are Llama's layout with per-type keys, written by write_gguf.
+WRITERS = {"gpt_oss": write_gpt_oss, "qwen2_moe": write_qwen2moe, "olmoe": write_olmoe,
+           "granitemoe": write_granitemoe, "glm4_moe": write_glm4moe,
+           "minimax_m2": write_minimax_m2, "ernie4_5": write_ernie4_5,
+           "ernie4_5_moe": write_ernie4_5, "seed_oss": write_seed_oss,
+           "hunyuan_v1_dense": write_hunyuan_dense, "stablelm": write_stablelm,
+           "phi": write_phi2, "starcoder2": write_starcoder2, "deepseek_v2": write_deepseek2,
+           "deepseek_v3": write_deepseek2}
+
+
 def write_gguf(hf, out):
     import gguf
     cfg = json.load(open(os.path.join(hf, "config.json")))
     t = read_safetensors(os.path.join(hf, "model.safetensors"))
-    if cfg["model_type"] == "gpt_oss":
-        return write_gpt_oss(out, cfg, t)
-    if cfg["model_type"] == "qwen2_moe":
-        return write_qwen2moe(out, cfg, t)
-    if cfg["model_type"] == "olmoe":
-        return write_olmoe(out, cfg, t)
-    if cfg["model_type"] == "granitemoe":
-        return write_granitemoe(out, cfg, t)
-    if cfg["model_type"] == "glm4_moe":
-        return write_glm4moe(out, cfg, t)
-    if cfg["model_type"] == "minimax_m2":
-        return write_minimax_m2(out, cfg, t)
-    if cfg["model_type"] in ("ernie4_5", "ernie4_5_moe"):
-        return write_ernie4_5(out, cfg, t)
-    if cfg["model_type"] == "seed_oss":
-        return write_seed_oss(out, cfg, t)
-    if cfg["model_type"] == "hunyuan_v1_dense":
-        return write_hunyuan_dense(out, cfg, t)
-    if cfg["model_type"] == "stablelm":
-        return write_stablelm(out, cfg, t)
-    if cfg["model_type"] == "phi":
-        return write_phi2(out, cfg, t)
-    if cfg["model_type"] == "starcoder2":
-        return write_starcoder2(out, cfg, t)
-    if cfg["model_type"] in ("deepseek_v2", "deepseek_v3"):
-        return write_deepseek2(out, cfg, t)
+    writer = WRITERS.get(cfg["model_type"])
+    if writer:
+        return writer(out, cfg, t)
     if cfg["model_type"] == "ministral3":  # rope_theta inside rope_parameters
         cfg = dict(cfg, rope_theta=cfg["rope_parameters"]["rope_theta"])
     L, E = cfg["num_hidden_layers"], cfg["hidden_size"]

@@ -408,12 +408,10 @@ void read_gguf_yarn(ModelConfig& c, const GgufFile& g, const std::string& p) {
                         "rope.scaling.yarn_log_multiplier"})
     if (g.has(p + k) && !((deepseek_log_mul || mistral3_log_mul) && p + k == log_mul_key))
       throw LoadError(g.path(), p + k + " is not supported (YaRN with its default factors only)");
-  auto yarn_mscale = [&](double m) {
-    return r.factor > 1 ? 0.1 * m * std::log(r.factor) + 1.0 : 1.0;
-  };
   r.attention_factor = deepseek_log_mul   ? 1.0
-                       : mistral3_log_mul ? yarn_mscale(1.0) / yarn_mscale(g.get_float(log_mul_key))
-                                          : yarn_mscale(1.0);
+                       : mistral3_log_mul ? yarn_mscale(r.factor, 1.0) /
+                                                yarn_mscale(r.factor, g.get_float(log_mul_key))
+                                          : yarn_mscale(r.factor, 1.0);
   r.beta_fast = g.get_float_or(p + "rope.scaling.yarn_beta_fast", 32);
   r.beta_slow = g.get_float_or(p + "rope.scaling.yarn_beta_slow", 1);
   r.truncate = true;

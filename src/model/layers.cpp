@@ -16,7 +16,7 @@ using vt::cpu::WeightView;
 void Workspace::bind(vt::Backend& be) {
   for (auto* f : {&x,      &h,       &q,           &k,      &v,     &attn,   &gate,
                   &up,     &act,     &tmp,         &router, &rows,  &moe_in, &moe_gate,
-                  &moe_up, &moe_out, &moe_weights, &topk_w, &mla_q, &mla_kv, &mla_kvb})
+                  &moe_up, &moe_out, &moe_weights, &topk_w, &mla_q, &mla_kv, &mla_stage})
     f->bind(be);
   for (auto* i : {&moe_tokens, &topk_ids}) i->bind(be);
 }
@@ -45,7 +45,7 @@ void Workspace::reserve(const ModelConfig& c, int64_t n) {
   if (c.mla) {
     grow(mla_q, n * c.q_lora_rank);
     grow(mla_kv, n * (c.kv_lora_rank + c.rope_dim()));
-    grow(mla_kvb, n * c.num_heads * std::max(c.qk_nope_head_dim + c.rope_dim(), c.v_head_dim));
+    grow(mla_stage, n * c.num_heads * std::max(c.qk_nope_head_dim + c.rope_dim(), c.v_head_dim));
   }
   if (c.num_experts > 0) {
     grow(router, n * c.num_experts);
@@ -135,10 +135,10 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
   const float eps = static_cast<float>(c.rms_norm_eps);
   const auto style = c.rope_style;
   const float mscale = static_cast<float>(c.rope_scaling.attention_factor);
-  float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data(), *v = ws.v.data();
+  float *x = ws.x.data(), *h = ws.h.data(), *q = ws.q.data(), *k = ws.k.data();
   float *attn = ws.attn.data(), *tmp = ws.tmp.data();
   // stg: q's heads as projected ([nope | rope] each), later the heads' v outputs.
-  float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *stg = ws.mla_kvb.data();
+  float *lq = ws.mla_q.data(), *lkv = ws.mla_kv.data(), *stg = ws.mla_stage.data();
   const float temp = static_cast<float>(c.attn_temperature_scale);
   const int64_t temp_len = c.attn_temperature_length;
   const AttentionWeights* wp = &w;
@@ -183,13 +183,13 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
         const float* l = lkv + t * KA;
         std::copy_n(l + KL, R, k + t * D);
         std::copy_n(l, KL, k + t * D + R);
-        std::copy_n(k + t * D, D, v + t * D);
       }
       const int64_t m = t1 - t0;
       vt::cpu::rope(q + t0 * qd, qd, m, static_cast<int>(H), static_cast<int>(D), pos + t0,
                     inv_freq, style, static_cast<int>(R), mscale);
       if (temp > 0) apply_attn_temperature(q, qd, pos, t0, t1, temp, temp_len);
-      vt::cpu::reshape_and_cache(k + t0 * D, D, v + t0 * D, D, m, slots + t0, kv);
+      // The latent head is the value too: the same rows go to both halves of the cache.
+      vt::cpu::reshape_and_cache(k + t0 * D, D, k + t0 * D, D, m, slots + t0, kv);
     });
   });
   ex.op(
@@ -235,13 +235,10 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool rope = w.rope;
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
-  // Per-head q / k RMSNorm of tokens [t0, t0 + m): before RoPE (Qwen3, Gemma 3), or after it
-  // (Hunyuan), in the rope op.
   const float temp = static_cast<float>(c.attn_temperature_scale);
   const int64_t temp_len = c.attn_temperature_length;
-  auto temperature = [=](float* qq, int64_t ld, int64_t t0, int64_t t1) {
-    apply_attn_temperature(qq, ld, pos, t0, t1, temp, temp_len);
-  };
+  // Per-head q / k RMSNorm of tokens [t0, t0 + m): before RoPE (Qwen3, Gemma 3), or after it
+  // (Hunyuan), in the rope op.
   const bool head_norms = c.qk_norm && !c.qk_norm_whole;
   const bool norm_after_rope = head_norms && c.qk_norm_after_rope;
   auto norm_heads = [=](int64_t t0, int64_t m) {
@@ -281,7 +278,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
                       mscale);
       }
       if (norm_after_rope) norm_heads(t0, m);  // Hunyuan: the norms see the rotated q, k
-      if (temp > 0) temperature(q, qd, t0, t1);
+      if (temp > 0) apply_attn_temperature(q, qd, pos, t0, t1, temp, temp_len);
       vt::cpu::reshape_and_cache(k + t0 * kvd, kvd, v + t0 * kvd, kvd, m, slots + t0, kv);
     });
   });

@@ -69,7 +69,7 @@ struct LayerWeights {
 struct Workspace {
   vt::Scratch<float> x, h, q, k, v, attn, gate, up, act, tmp, router, rows;
   vt::Scratch<float> moe_in, moe_gate, moe_up, moe_out;
-  vt::Scratch<float> mla_q, mla_kv, mla_kvb;  // ModelConfig::mla: latents, q / v staging
+  vt::Scratch<float> mla_q, mla_kv, mla_stage;  // ModelConfig::mla: latents, q / v staging
   vt::Scratch<int32_t> moe_tokens;
   vt::Scratch<float> moe_weights;
   vt::Scratch<int32_t> topk_ids;

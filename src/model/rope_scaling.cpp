@@ -149,17 +149,14 @@ void read_yarn(ModelConfig& c, const json& j, const json& rs) {
   r.type = "yarn";
   read_original_and_factor(c, j, rs, 1);
   const int64_t orig = r.original_max_position_embeddings;
-  auto mscale = [](double scale, double m) {
-    return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
-  };
   const double ms = json_float_or(rs, "mscale", 0, 0, 1e3, p);
   const double ms_all = json_float_or(rs, "mscale_all_dim", 0, 0, 1e3, p);
   if (rs.contains("attention_factor") && !rs["attention_factor"].is_null())
     r.attention_factor = json_float_or(rs, "attention_factor", 1.0, 0, 1e3, p);
   else if (ms > 0 && ms_all > 0)
-    r.attention_factor = mscale(r.factor, ms) / mscale(r.factor, ms_all);
+    r.attention_factor = yarn_mscale(r.factor, ms) / yarn_mscale(r.factor, ms_all);
   else
-    r.attention_factor = mscale(r.factor, 1.0);
+    r.attention_factor = yarn_mscale(r.factor, 1.0);
   r.beta_fast = json_float_or(rs, "beta_fast", 32, 0, 1e6, p);
   r.beta_slow = json_float_or(rs, "beta_slow", 1, 0, 1e6, p);
   if (!(r.beta_fast > 0)) r.beta_fast = 32;  // transformers: `or 32`
@@ -218,6 +215,10 @@ void apply_rope_parameters_to(json& j) {
 }
 
 }  // namespace
+
+double yarn_mscale(double factor, double m) {
+  return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+}
 
 void apply_rope_parameters(json& config) {
   apply_rope_parameters_to(config);

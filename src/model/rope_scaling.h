@@ -22,6 +22,11 @@ namespace vllm::model {
 // layers, or another layer type, is a tok::JsonFieldError naming it.
 void apply_rope_parameters(nlohmann::json& config);
 
+// YaRN's magnitude scale for `factor` (transformers' get_mscale / yarn_get_mscale, llama.cpp's):
+// 0.1 m ln(factor) + 1, 1 at factor <= 1. The attention factor is mscale(factor, 1), or
+// DeepSeek's mscale(factor, mscale) / mscale(factor, mscale_all_dim).
+double yarn_mscale(double factor, double m);
+
 // Reads config.json's rope_scaling (absent, null or "default": none). An unknown type is a
 // LoadError naming it; a bad field a tok::JsonFieldError.
 void read_hf_rope_scaling(ModelConfig& c, const nlohmann::json& config);

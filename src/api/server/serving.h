@@ -30,7 +30,7 @@ struct ServingContext {
   engine::AsyncEngine& engine;
   std::string model_name;
   // --reasoning-parser qwen3 / glm45 (glm47): <think> split out of chat output.
-  std::optional<ReasoningParserKind> reasoning;
+  std::optional<ReasoningParserKind> reasoning{};
   // --enable-log-outputs (with --enable-log-requests): one line per finished choice with its
   // text, cut to max_log_len characters (-1: whole).
   bool log_outputs = false;
@@ -40,7 +40,7 @@ struct ServingContext {
   bool harmony = false;
   // vLLM's system_fingerprint (--fingerprint-mode): on every chat / completions response, and
   // on a stream's final chunk; none: null in responses, absent from streams.
-  std::optional<std::string> system_fingerprint;
+  std::optional<std::string> system_fingerprint{};
 };
 
 // One prompt of a request, tokenized (and truncated) for the engine.

@@ -24,6 +24,7 @@
 #include "model/family.h"
 #include "model/gguf.h"
 #include "model/load_error.h"
+#include "model/rope_scaling.h"
 #include "model/weight_store.h"
 #include "tokenizer/json_number.h"
 
@@ -32,10 +33,6 @@ namespace vllm::model {
 namespace {
 
 namespace L = limits;
-
-double yarn_mscale(double factor, double m) {
-  return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
-}
 
 // The latent sizes once read: the one latent head the cache keeps (the rotated key part, then
 // kv_lora_rank), and the attention scale, qk_head_dim^-0.5 (the absorbed product equals the
