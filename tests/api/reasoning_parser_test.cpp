@@ -1,6 +1,7 @@
-// Qwen3 reasoning split as current vLLM's Qwen3ReasoningParser: the whole-output rules (the
-// end tag decides; the start tag may be in the prompt), the streaming state machine including
-// tags cut across deltas at every possible point, and is_reasoning_end over the prompt.
+// The <think> splits worked by hand (tests/api/think_parsers_test.cpp and minimax_parsers_test.cpp
+// hold vLLM 0.33's own answers): deepseek_r1's whole-output rules (str.partition on the tags),
+// qwen3's and glm45's engine rules, the streaming state machines including tags cut across
+// deltas at every possible point, and is_reasoning_end over the prompt.
 #include "api/server/reasoning_parser.h"
 
 #include <gtest/gtest.h>
@@ -8,28 +9,58 @@
 namespace vllm::api {
 namespace {
 
-TEST(ReasoningParser, WholeOutputIsSplitAtTheEndTag) {
+TEST(ReasoningParser, DeepseekR1WholeOutputIsPartitionedOnTheTags) {
   auto s = split_reasoning("<think>plan it</think>The answer.");
-  ASSERT_TRUE(s.reasoning && s.content);
-  EXPECT_EQ(*s.reasoning, "plan it");
-  EXPECT_EQ(*s.content, "The answer.");
+  EXPECT_EQ(s.reasoning, "plan it");
+  EXPECT_EQ(s.content, "The answer.");
+  // No end tag: all reasoning (R1's template puts <think> in the prompt).
   s = split_reasoning("<think>unfinished thought");
-  EXPECT_FALSE(s.reasoning);
-  EXPECT_EQ(*s.content, "<think>unfinished thought");
-  // Qwen3-Thinking-2507: <think> is in the prompt, the output only closes it.
+  EXPECT_EQ(s.reasoning, "unfinished thought");
+  EXPECT_EQ(s.content, std::nullopt);
   s = split_reasoning("plan it</think>The answer.");
-  ASSERT_TRUE(s.reasoning && s.content);
-  EXPECT_EQ(*s.reasoning, "plan it");
-  EXPECT_EQ(*s.content, "The answer.");
+  EXPECT_EQ(s.reasoning, "plan it");
+  EXPECT_EQ(s.content, "The answer.");
   s = split_reasoning("</think>{}");
-  EXPECT_EQ(*s.reasoning, "");
-  EXPECT_EQ(*s.content, "{}");
-  s = split_reasoning("no tags at all");
-  EXPECT_FALSE(s.reasoning);
-  EXPECT_EQ(*s.content, "no tags at all");
+  EXPECT_EQ(s.reasoning, "");  // an empty reasoning is "", not null
+  EXPECT_EQ(s.content, "{}");
+  s = split_reasoning("");
+  EXPECT_EQ(s.reasoning, "");
+  EXPECT_EQ(s.content, std::nullopt);
+  // Text before the first <think> is dropped, even when that <think> follows the end tag.
+  s = split_reasoning("Hmm <think>plan</think>x");
+  EXPECT_EQ(s.reasoning, "plan");
+  EXPECT_EQ(s.content, "x");
+  s = split_reasoning("a</think>b<think>c</think>d");
+  EXPECT_EQ(s.reasoning, "c");
+  EXPECT_EQ(s.content, "d");
   s = split_reasoning("<think>only thinking</think>");
-  EXPECT_EQ(*s.reasoning, "only thinking");
+  EXPECT_EQ(s.reasoning, "only thinking");
   EXPECT_FALSE(s.content);  // empty content is null, as vLLM returns
+}
+
+TEST(ReasoningParser, Qwen3WholeOutputStartsInTheReasoning) {
+  auto s = split_reasoning_qwen3("no tags at all", false);
+  EXPECT_EQ(s.reasoning, "no tags at all");
+  EXPECT_EQ(s.content, std::nullopt);
+  // Every <think> in the reasoning dropped, trailing whitespace kept (glm45 strips it).
+  s = split_reasoning_qwen3("Hmm <think>a<think>b \n</think>\n\nx", false);
+  EXPECT_EQ(s.reasoning, "Hmm ab \n");
+  EXPECT_EQ(s.content, "\n\nx");
+  // After the end a </think> is dropped and a <think> is text (glm45 reopens the reasoning).
+  s = split_reasoning_qwen3("a</think>b<think>c</think>d", false);
+  EXPECT_EQ(s.reasoning, "a");
+  EXPECT_EQ(s.content, "b<think>cd");
+  // <tool_call> ends the reasoning and stays.
+  s = split_reasoning_qwen3("plan <tool_call>{}</tool_call>", false);
+  EXPECT_EQ(s.reasoning, "plan ");
+  EXPECT_EQ(s.content, "<tool_call>{}</tool_call>");
+  // The prompt closed it: content, end tags dropped; "</think>" alone is nothing at all.
+  s = split_reasoning_qwen3("x</think>y", true);
+  EXPECT_EQ(s.reasoning, std::nullopt);
+  EXPECT_EQ(s.content, "xy");
+  s = split_reasoning_qwen3("</think>", false);
+  EXPECT_EQ(s.reasoning, std::nullopt);
+  EXPECT_EQ(s.content, std::nullopt);
 }
 
 // Feeds `text` to `sp` cut at `cuts`, concatenating what comes out.
@@ -59,7 +90,7 @@ TEST(ReasoningParser, StreamSplitsAtTagsWhereverTheDeltasAreCut) {
 }
 
 TEST(ReasoningParser, StreamIsReasoningUntilTheEndTagUnlessThePromptClosedIt) {
-  // As vLLM's streaming Qwen3 parser: no <think> generated means it was in the prompt.
+  // As vLLM's deepseek_r1 stream: no <think> generated means it was in the prompt.
   auto [r, c] = stream("plain <thin answer", {3, 8});
   EXPECT_EQ(r, "plain <thin answer");
   EXPECT_EQ(c, "");
@@ -167,7 +198,7 @@ TEST(Glm45Reasoning, PromptEndsReasoningWithinTheLastTurn) {
   EXPECT_EQ(reasoning_parser_by_name("glm45"), ReasoningParserKind::kGlm45);
   EXPECT_EQ(reasoning_parser_by_name("glm47"), ReasoningParserKind::kGlm45);
   EXPECT_EQ(reasoning_parser_by_name("qwen3"), ReasoningParserKind::kQwen3);
-  EXPECT_EQ(reasoning_parser_by_name("deepseek_r1"), std::nullopt);
+  EXPECT_EQ(reasoning_parser_by_name("granite"), std::nullopt);
 }
 
 TEST(ReasoningParser, TagOnlyDeltaYieldsNothing) {

@@ -59,19 +59,27 @@ def test_grammar_applies_after_the_thinking_section(qwen3):
     thought = 0
     for bias in (13, 14):  # every seed closes its thinking with bf16 and fp32 activations
         for seed in range(4):
-            code, _, out = qwen3.request("/v1/chat/completions", body(seed, bias))
+            code, _, out = qwen3.request("/v1/chat/completions",
+                                         body(seed, bias, return_token_ids=True))
             assert code == 200, out
             msg = out["choices"][0]["message"]
             # The model closed its thinking (the bias makes </think> likely, the grammar did
-            # not forbid it there); the answer after it is in the schema.
-            assert msg["reasoning"] is not None, msg
-            assert "</think>" not in msg["reasoning"] and "</think>" not in msg["content"]
+            # not forbid it there); the answer after it is in the schema. An empty reasoning
+            # is null (vLLM 0.33's engine-based qwen3 parser).
+            ids = out["choices"][0]["token_ids"]
+            assert THINK_END in ids, out
+            # usage counts the tokens the parser put in the reasoning (<think> tags not).
+            before = ids[:ids.index(THINK_END)]
+            assert out["usage"]["completion_tokens_details"] == {
+                "reasoning_tokens": sum(1 for t in before if t != THINK_END - 1)}, out["usage"]
+            assert msg["reasoning"] != ""
+            assert "</think>" not in (msg["reasoning"] or "") and "</think>" not in msg["content"]
             jsonschema.validate(json.loads(msg["content"]), SCHEMA)
             assert out["choices"][0]["finish_reason"] == "stop"
             thought += bool(msg["reasoning"])
             # Streaming splits the same text the same way.
             s = stream(qwen3, body(seed, bias))
-            assert (s["reasoning"] or "") == msg["reasoning"]
+            assert s["reasoning"] == msg["reasoning"]
             assert s["content"] == msg["content"]
     # Some outputs thought before answering: free text the JSON grammar would have refused.
     assert thought >= 2
@@ -123,3 +131,69 @@ def test_thinking_token_budget_forces_the_end_of_the_reasoning(qwen3):
     st, _, r = qwen3.request("/v1/completions", {"model": "q", "prompt": prompt,
                                                  "thinking_token_budget": -2})
     assert st == 400 and r["error"]["param"] == "thinking_token_budget"
+
+
+def reply(client, stream=False, seed=3, **extra):
+    """One chat turn through the openai client: (reasoning, content, token ids); streams joined
+    (None when no delta carried text in the field: the first chunk's content is "")."""
+    kw = dict(model="q", messages=[{"role": "user", "content": "hi"}], max_tokens=16,
+              temperature=1.0, seed=seed, extra_body={"return_token_ids": True, **extra})
+    if not stream:
+        c = client.chat.completions.create(**kw).choices[0]
+        return c.message.model_extra.get("reasoning"), c.message.content, c.model_extra["token_ids"]
+    parts = {"reasoning": None, "content": None}
+    ids = []
+    for chunk in client.chat.completions.create(stream=True, **kw):
+        if not chunk.choices:
+            continue
+        d = chunk.choices[0].delta
+        for k, v in (("reasoning", d.model_extra.get("reasoning")), ("content", d.content)):
+            if v:
+                parts[k] = (parts[k] or "") + v
+        ids += chunk.choices[0].model_extra.get("token_ids") or []
+    return parts["reasoning"], parts["content"], ids
+
+
+def test_deepseek_r1_and_v3_reasoning_parsers():
+    """--reasoning-parser deepseek_r1 (DeepSeek-R1 and its distills) and deepseek_v3 (V3.1: thinking
+    only when chat_template_kwargs asks) on the tiny Qwen3, whose vocabulary has the tags. vLLM
+    0.33's own answers for every tag pattern are tests/golden/tool_parsers/think.json (api_tests
+    ThinkParsersGolden); this checks that the server wires them up."""
+    import openai
+    src = os.path.join(TINY, "qwen3")
+    for parser in ("deepseek_r1", "deepseek_v3"):
+        s = Serve([src, "--reasoning-parser", parser, "--served-model-name", "q"],
+                  log_name="reasoning-" + parser)
+        try:
+            c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+            think = {"chat_template_kwargs": {"thinking": True}} if parser == "deepseek_v3" else {}
+            whole = {}
+            for stream in (False, True):
+                # </think> banned: the whole output is reasoning, the content null.
+                r, content, ids = reply(c, stream, logit_bias={str(THINK_END): -100}, **think)
+                assert content is None and r and THINK_END not in ids, (parser, r, content)
+                # </think> made likely: reasoning before it, content after it (where a later
+                # </think> stays text).
+                split = 0
+                for seed in range(6):
+                    r, content, ids = reply(c, stream, seed, logit_bias={str(THINK_END): 14},
+                                            **think)
+                    # A stream carries every token's id, even where the parser sent no text.
+                    got = (r or "", content or "", ids)
+                    if stream:
+                        assert got == whole[seed]
+                    whole[seed] = got
+                    if THINK_END not in ids:
+                        assert content is None and r, (r, content)
+                        continue
+                    at = ids.index(THINK_END)
+                    assert "</think>" not in (r or "") and bool(r) == (at > 0), (r, ids)
+                    assert bool(content) == (at < len(ids) - 1), (content, ids)
+                    split += 0 < at < len(ids) - 1
+                assert split >= 2, (parser, stream)
+            if parser == "deepseek_v3":
+                # Without thinking nothing is split: the tags stay in the content.
+                r, content, ids = reply(c, logit_bias={str(THINK_END): 14})
+                assert r is None and THINK_END in ids and "</think>" in content, (r, content)
+        finally:
+            s.stop()

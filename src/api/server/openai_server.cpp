@@ -140,6 +140,14 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   names_ = cfg_.served_model_names;
   if (names_.empty()) names_.push_back(llm_.model_path());
   check_parsers(cfg_, llm_.model().config().architecture);
+  // As vLLM's start-up check: its deepseek_r1 parser cannot be built without both tags.
+  if (reasoning_parser_by_name(cfg_.reasoning_parser) == ReasoningParserKind::kDeepseekR1) {
+    const ThinkTags t = think_tags(llm_.tokenizer());
+    if (!t.start || !t.end)
+      throw std::invalid_argument(
+          "--reasoning-parser deepseek_r1 cannot be used with this model: its vocabulary has no "
+          "<think> / </think> tokens");
+  }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");

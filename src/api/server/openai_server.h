@@ -39,12 +39,12 @@ struct ServerConfig {
   int port = 8000;                              // 0: any free port (see OpenAIServer::port())
   std::vector<std::string> served_model_names;  // first is the one reported; empty: model path
   std::vector<std::string> api_keys;            // any of them authenticates; none: open
-  std::string reasoning_parser;                 // "", qwen3, glm45, glm47 or openai_gptoss
-  bool enable_auto_tool_choice = false;         // tool_choice "auto" parses tool calls ...
-  std::string tool_call_parser;                 // ... with this parser (tool_parsers.h)
-  size_t max_body_bytes = size_t{8} << 20;      // larger bodies get 413 (chunked too)
-  int request_timeout_s = 30;                   // a whole request must arrive within this
-  int64_t max_waiting_requests = 1024;          // beyond this, 503
+  std::string reasoning_parser;  // "", or a name reasoning_parser_by_name knows, or openai_gptoss
+  bool enable_auto_tool_choice = false;     // tool_choice "auto" parses tool calls ...
+  std::string tool_call_parser;             // ... with this parser (tool_parsers.h)
+  size_t max_body_bytes = size_t{8} << 20;  // larger bodies get 413 (chunked too)
+  int request_timeout_s = 30;               // a whole request must arrive within this
+  int64_t max_waiting_requests = 1024;      // beyond this, 503
   // vLLM's admission limits (--max-num-queued-reqs / --max-num-queued-tokens): 503 beyond.
   std::optional<int64_t> max_num_queued_reqs, max_num_queued_tokens;
   // --fingerprint-mode full / hash (both vllm.cpp-VERSION-HASH8 here: there is no parallelism

@@ -1,7 +1,8 @@
-// <think> splitting (qwen3 and glm45), whole and streaming.
+// <think> splitting (qwen3, deepseek_r1 / v3, glm45, minimax_m2), whole and streaming.
 #include "api/server/reasoning_parser.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "api/server/py_str.h"
@@ -39,6 +40,8 @@ size_t find_tag(const std::string& s, size_t pos, const std::string_view (&tags)
 
 std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name) {
   if (name == "qwen3") return ReasoningParserKind::kQwen3;
+  if (name == "deepseek_r1") return ReasoningParserKind::kDeepseekR1;
+  if (name == "deepseek_v3") return ReasoningParserKind::kDeepseekV3;
   if (name == "glm45" || name == "glm47") return ReasoningParserKind::kGlm45;
   if (name == "minimax_m2") return ReasoningParserKind::kMinimaxM2;
   if (name == "minimax_m2_append_think") return ReasoningParserKind::kMinimaxM2AppendThink;
@@ -46,7 +49,45 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
 }
 
 const char* reasoning_parser_names() {
-  return "qwen3, glm45, glm47, minimax_m2, minimax_m2_append_think, openai_gptoss (gpt-oss)";
+  return "qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, minimax_m2_append_think, "
+         "openai_gptoss (gpt-oss)";
+}
+
+namespace {
+
+// Python's truth value of a JSON value.
+bool truthy(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return false;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0;
+  if (v.is_string()) return !v.get_ref<const std::string&>().empty();
+  if (v.is_array() || v.is_object()) return !v.empty();
+  return true;
+}
+
+}  // namespace
+
+bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& kwargs) {
+  static const nlohmann::ordered_json none;
+  auto arg = [&](const char* key) -> const nlohmann::ordered_json& {
+    return kwargs.is_object() && kwargs.contains(key) ? kwargs[key] : none;
+  };
+  const nlohmann::ordered_json& thinking = arg("thinking");
+  const nlohmann::ordered_json& enable = arg("enable_thinking");
+  switch (kind) {
+    case ReasoningParserKind::kQwen3:  // chat_kwargs.get("enable_thinking", True)
+      return !kwargs.is_object() || !kwargs.contains("enable_thinking") || truthy(enable);
+    case ReasoningParserKind::kGlm45:
+      if (thinking.is_null() && enable.is_null()) return true;
+      return truthy(thinking) || truthy(enable);
+    case ReasoningParserKind::kDeepseekV3:
+      return truthy(thinking) || truthy(enable);
+    case ReasoningParserKind::kDeepseekR1:
+    case ReasoningParserKind::kMinimaxM2:
+    case ReasoningParserKind::kMinimaxM2AppendThink:
+      break;
+  }
+  return true;
 }
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
@@ -54,15 +95,32 @@ ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
 }
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind) {
-  ThinkTags t = think_tags(tokenizer);
-  if (kind == ReasoningParserKind::kMinimaxM2) {
-    if (auto id = tokenizer.token_to_id(kMinimaxCall)) t.implicit_end.push_back(*id);
-    return t;
+  return think_tags([&](std::string_view s) { return tokenizer.token_to_id(s); }, kind);
+}
+
+ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
+  ThinkTags t{id_of(kStart), id_of(kEnd), {}, {}};
+  auto add = [&](std::vector<int32_t>& v, std::string_view tag) {
+    if (auto id = id_of(tag)) v.push_back(*id);
+  };
+  switch (kind) {
+    case ReasoningParserKind::kMinimaxM2:
+      add(t.implicit_end, kMinimaxCall);
+      break;
+    case ReasoningParserKind::kGlm45:
+      add(t.implicit_end, kToolCall);
+      for (const char* b : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
+        add(t.boundaries, b);
+      break;
+    case ReasoningParserKind::kQwen3:
+      add(t.implicit_end, kToolCall);
+      for (const char* b : {"<|im_start|>", "<|im_end|>"}) add(t.boundaries, b);
+      break;
+    case ReasoningParserKind::kMinimaxM2AppendThink:
+    case ReasoningParserKind::kDeepseekR1:
+    case ReasoningParserKind::kDeepseekV3:
+      break;
   }
-  if (kind != ReasoningParserKind::kGlm45) return t;
-  if (auto id = tokenizer.token_to_id(kToolCall)) t.implicit_end.push_back(*id);
-  for (const char* b : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
-    if (auto id = tokenizer.token_to_id(b)) t.boundaries.push_back(*id);
   return t;
 }
 
@@ -92,12 +150,58 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
 
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags,
                            ReasoningParserKind kind) {
-  if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2)
+  if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
+      kind == ReasoningParserKind::kQwen3)
     return prompt_ends_reasoning(prompt, tags);
   return prompt_ends_reasoning(prompt, tags.start, tags.end);
 }
 
-ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended) {
+int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
+                               const std::vector<int32_t>& ids, bool prompt_ended) {
+  const auto is = [](std::optional<int32_t> tag, int32_t id) { return tag && *tag == id; };
+  int64_t n = 0;
+  switch (kind) {
+    case ReasoningParserKind::kMinimaxM2AppendThink:
+      return 0;
+    case ReasoningParserKind::kDeepseekR1:
+    case ReasoningParserKind::kDeepseekV3: {
+      int64_t depth = 0;
+      for (int32_t id : ids) {
+        if (is(tags.start, id)) {
+          ++depth;
+        } else if (is(tags.end, id)) {
+          depth -= depth > 0;
+        } else {
+          n += depth > 0;
+        }
+      }
+      return n;
+    }
+    case ReasoningParserKind::kQwen3:
+    case ReasoningParserKind::kGlm45:
+    case ReasoningParserKind::kMinimaxM2:
+      break;
+  }
+  const bool glm = kind == ReasoningParserKind::kGlm45;
+  bool reasoning = !prompt_ended;
+  for (int32_t id : ids) {
+    const bool ends =
+        is(tags.end, id) || std::find(tags.implicit_end.begin(), tags.implicit_end.end(), id) !=
+                                tags.implicit_end.end();
+    if (is(tags.start, id))
+      reasoning = reasoning || glm;  // glm45's content reopens the reasoning
+    else if (ends)
+      reasoning = false;
+    else
+      n += reasoning;
+  }
+  return n;
+}
+
+namespace {
+
+// The engine-based parsers' whole-output rules (glm45: `glm`, qwen3: not): see the header.
+ReasoningSplit split_engine(const std::string& text, bool prompt_ended, bool glm) {
   std::string reasoning, content;
   bool in_reasoning = !prompt_ended;
   for (size_t pos = 0;;) {
@@ -107,7 +211,9 @@ ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended)
         .append(text, pos, at == std::string::npos ? std::string::npos : at - pos);
     if (at == std::string::npos) break;
     if (tag == kStart) {
-      in_reasoning = true;  // dropped; in the content it opens reasoning again
+      // Dropped in the reasoning; in the content glm45 opens reasoning again, qwen3 keeps it.
+      if (!in_reasoning && !glm) content += kStart;
+      in_reasoning = in_reasoning || glm;
     } else if (tag == kEnd) {
       in_reasoning = false;  // dropped; a stray one in the content too
     } else {
@@ -117,10 +223,20 @@ ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended)
     pos = at + tag.size();
   }
   ReasoningSplit r;
-  reasoning = py_rstrip(reasoning);
+  if (glm) reasoning = py_rstrip(reasoning);
   if (!reasoning.empty()) r.reasoning = std::move(reasoning);
   if (!content.empty()) r.content = std::move(content);
   return r;
+}
+
+}  // namespace
+
+ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended) {
+  return split_engine(text, prompt_ended, true);
+}
+
+ReasoningSplit split_reasoning_qwen3(const std::string& text, bool prompt_ended) {
+  return split_engine(text, prompt_ended, false);
 }
 
 ReasoningSplit split_reasoning_minimax_m2(const std::string& text) {
@@ -146,19 +262,22 @@ ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text
     case ReasoningParserKind::kMinimaxM2AppendThink:
       return {std::nullopt, std::string(kStart) + text};
     case ReasoningParserKind::kQwen3:
+      return split_reasoning_qwen3(text, prompt_ended);
+    case ReasoningParserKind::kDeepseekR1:
+    case ReasoningParserKind::kDeepseekV3:
       break;
   }
   return split_reasoning(text);
 }
 
 ReasoningSplit split_reasoning(const std::string& text) {
-  const size_t e = text.find(kEnd);
-  if (e == std::string::npos) return {std::nullopt, text};
-  // As vLLM: a <think> before the end tag starts the reasoning (what precedes it is dropped).
+  // str.partition(<think>): what precedes the first <think> is dropped.
   const size_t s = text.find(kStart);
-  const size_t body = s != std::string::npos && s < e ? s + kStart.size() : 0;
+  const size_t body = s == std::string::npos ? 0 : s + kStart.size();
+  const size_t e = text.find(kEnd, body);
   ReasoningSplit r;
-  r.reasoning = text.substr(body, e - body);
+  r.reasoning = text.substr(body, e == std::string::npos ? std::string::npos : e - body);
+  if (e == std::string::npos) return r;
   std::string content = text.substr(e + kEnd.size());
   if (!content.empty()) r.content = std::move(content);
   return r;
@@ -167,10 +286,13 @@ ReasoningSplit split_reasoning(const std::string& text) {
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std::string& delta) {
   std::string reasoning, content;
   pending_ += delta;
-  // Reasoning text goes out but its trailing whitespace waits: it is dropped if the reasoning
-  // ends there.
+  // glm45's reasoning text goes out but its trailing whitespace waits: it is dropped if the
+  // reasoning ends there (qwen3 keeps it).
   auto add_reasoning = [&](std::string_view t) {
-    release_before_trailing_space(held_ws_, t, reasoning);
+    if (kind_ == ReasoningParserKind::kQwen3)
+      reasoning += t;
+    else
+      release_before_trailing_space(held_ws_, t, reasoning);
   };
   while (state_ == State::kReasoning) {
     std::string_view tag;
@@ -263,7 +385,8 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_minimax(
 }
 
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
-  if (kind_ == ReasoningParserKind::kGlm45) return feed_glm(delta);
+  if (kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kQwen3)
+    return feed_glm(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2) return feed_minimax(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
     // Nothing is reasoning: "<think>" goes first unless the prompt closed the reasoning.
@@ -275,11 +398,10 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
   pending_ += delta;
   while (state_ == State::kReasoning) {
     const size_t end = pending_.find(kEnd);
-    const size_t start = start_seen_ ? std::string::npos : pending_.find(kStart);
-    if (start != std::string::npos && start < end) {  // drop the opening tag
+    const size_t start = pending_.find(kStart);
+    if (start != std::string::npos && start < end) {  // every <think> in the reasoning is dropped
       reasoning += pending_.substr(0, start);
       pending_.erase(0, start + kStart.size());
-      start_seen_ = true;
       continue;
     }
     if (end != std::string::npos) {
@@ -288,8 +410,8 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
       state_ = State::kAfter;
       break;
     }
-    size_t hold = partial_tag_suffix(pending_, kEnd);
-    if (!start_seen_) hold = std::max(hold, partial_tag_suffix(pending_, kStart));
+    const size_t hold =
+        std::max(partial_tag_suffix(pending_, kEnd), partial_tag_suffix(pending_, kStart));
     reasoning += pending_.substr(0, pending_.size() - hold);
     pending_.erase(0, pending_.size() - hold);
     return {reasoning, content};

@@ -1,22 +1,41 @@
-// Reasoning content split out of <think>...</think>.
+// Reasoning content split out of <think>...</think>, as vLLM 0.33's reasoning parsers split it
+// (tests/golden/tool_parsers/think.json and minimax_m2.json hold what vLLM itself returns).
 //
-// `--reasoning-parser qwen3` (vLLM's Qwen3ReasoningParser). Whole outputs: without </think>
-// everything is content; with it, the text before it is reasoning (a leading <think> removed;
-// Qwen3-Thinking-2507 templates put <think> in the prompt, so the output may only close it) and
-// the text after it is content. Streams: text is reasoning until </think> (a <think> tag is
-// dropped), then content; a stream whose prompt already closed the thinking section
-// (enable_thinking false) is all content. A tag split across deltas is held back until it is
-// complete.
+// Whether a request thinks at all comes from its chat_template_kwargs (reasoning_enabled); a
+// request that does not is not split: its whole output is content, raw.
+//
+// `--reasoning-parser qwen3` (vLLM 0.33's engine-based Qwen3Parser, vllm/parser/qwen3.py): the
+// output starts inside the reasoning unless chat_template_kwargs enable_thinking is false, so
+// text without </think> is all reasoning. Every <think> in the reasoning is dropped; </think>
+// ends it, and so does <tool_call> (which stays, as content, for the tool parser). After the end
+// a whole output drops any further </think> (a <think> there is text); a stream passes
+// everything after the end through as content. The prompt closes the reasoning when its last
+// </think> or <tool_call> comes after its last <think> within the last turn (<|im_start|> and
+// <|im_end|> end the search); a whole output then starts in the content (only when the
+// vocabulary has those turn markers, as vLLM), a stream is all content.
+//
+// `--reasoning-parser deepseek_r1` (vLLM's DeepSeekR1ReasoningParser, a BaseThinkingReasoning-
+// Parser). Whole outputs: everything up to the first <think> is dropped; without a </think>
+// after it, the rest is reasoning; with one, the text before it is reasoning ("" when empty)
+// and the text after it content (null when empty). Streams: text is reasoning until </think>
+// (every <think> in it dropped), then content, raw; a stream whose prompt's last think tag is
+// </think> (anywhere in the prompt) is all content. The prompt does not change whole outputs.
+// `--reasoning-parser deepseek_v3` (DeepSeekV3ReasoningParser): deepseek_r1 when
+// chat_template_kwargs thinking or enable_thinking is true, otherwise nothing is split.
+//
+// A tag split across deltas is held back until it is complete.
 //
 // `--reasoning-parser glm45` / `glm47` (vLLM 0.33's engine-based Glm47MoeParser,
 // vllm/parser/glm47_moe.py): the output starts inside the reasoning, so text without </think>
-// is all reasoning (qwen3: all content). Every <think> in the reasoning is dropped; </think>
+// is all reasoning, as qwen3's. Every <think> in the reasoning is dropped; </think>
 // ends it, and so does <tool_call> (which stays, as content, for the tool parser). The
 // reasoning loses its trailing whitespace (streams hold it back until more reasoning follows).
 // Whole outputs go on as vLLM's engine does after the end: a later <think> opens reasoning
 // again and a stray </think> is dropped; streams, as vLLM's, pass everything after the end
-// through as content. The prompt closes the reasoning (the output starts in the content) when
-// its last </think> or <tool_call> comes after its last <think> within the last turn (GLM's
+// through as content. Unlike qwen3's, the reasoning is right-stripped and a whole output's
+// later <think> opens reasoning again. The prompt closes the reasoning (the output starts in the
+// content) when its last </think> or <tool_call> comes after its last <think> within the last turn
+// (GLM's
 // <|system|> / <|user|> / <|assistant|> / <|observation|> end the search). A request with
 // chat_template_kwargs thinking / enable_thinking false is not split at all (serving.cpp).
 //
@@ -46,32 +65,53 @@
 #include <utility>
 #include <vector>
 
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::api {
 
-enum class ReasoningParserKind { kQwen3, kGlm45, kMinimaxM2, kMinimaxM2AppendThink };
+enum class ReasoningParserKind {
+  kQwen3,
+  kGlm45,
+  kMinimaxM2,
+  kMinimaxM2AppendThink,
+  kDeepseekR1,
+  kDeepseekV3,
+};
 
-// --reasoning-parser NAME -> kind: qwen3, glm45, glm47, minimax_m2, minimax_m2_append_think;
-// nullopt otherwise (openai_gptoss is gpt-oss's harmony, read by harmony_parser.h).
+// --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,
+// minimax_m2_append_think; nullopt otherwise (openai_gptoss is gpt-oss's harmony, read by
+// harmony_parser.h).
 std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name);
 // The names accepted by --reasoning-parser, for messages.
 const char* reasoning_parser_names();
+
+// Whether a request with these chat_template_kwargs thinks under `kind`'s parser (as vLLM's
+// parser reads them): qwen3 unless enable_thinking is false; glm45 unless thinking or
+// enable_thinking is set and neither is true; deepseek_v3 only when either is true; the others
+// always. A request that does not think is not split.
+bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& kwargs);
 
 struct ReasoningSplit {
   std::optional<std::string> reasoning;
   std::optional<std::string> content;
 };
 
-// The ids of the <think> and </think> tags in a vocabulary (either may be missing); for glm45
-// also <tool_call> (it ends reasoning too) and the turn markers that bound the prompt search, for
-// minimax_m2 <minimax:tool_call>.
+// The ids of the <think> and </think> tags in a vocabulary (either may be missing); for qwen3
+// and glm45 also <tool_call> (it ends reasoning too) and the turn markers that bound the prompt
+// search, for minimax_m2 <minimax:tool_call>.
 struct ThinkTags {
   std::optional<int32_t> start, end;
   std::vector<int32_t> implicit_end, boundaries;
 };
 ThinkTags think_tags(const tok::Tokenizer& tokenizer);
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind);
+// The same from any vocabulary lookup.
+using TokenLookup = std::function<std::optional<int32_t>(std::string_view)>;
+ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind);
 
 // vLLM's is_reasoning_end over a prompt: true when its last think tag is the end tag
 // `end_id` (enable_thinking false renders an empty <think></think>). False without an end id.
@@ -83,13 +123,22 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags,
                            ReasoningParserKind kind);
 
-// Non-streaming split of a complete output (qwen3).
+// vLLM's count_reasoning_tokens over a request's generated ids (usage's
+// completion_tokens_details.reasoning_tokens): deepseek_r1 / v3 count the tokens between a
+// <think> and its </think> (nested by depth; R1's <think> is in the prompt, so usually 0); the
+// engine-based qwen3 / glm45 / minimax_m2 count the tokens their parse puts in the reasoning (from
+// the start unless `prompt_ended`; tags not counted); minimax_m2_append_think counts none.
+int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
+                               const std::vector<int32_t>& ids, bool prompt_ended);
+
+// Non-streaming split of a complete output (deepseek_r1, and deepseek_v3 when it thinks).
 ReasoningSplit split_reasoning(const std::string& text);
-// glm45: `prompt_ended` starts in the content.
+// glm45 / qwen3: `prompt_ended` starts in the content.
 ReasoningSplit split_reasoning_glm45(const std::string& text, bool prompt_ended);
+ReasoningSplit split_reasoning_qwen3(const std::string& text, bool prompt_ended);
 // minimax_m2 (the output always starts in the reasoning).
 ReasoningSplit split_reasoning_minimax_m2(const std::string& text);
-// Whole output of `kind` (`prompt_ended`: glm45 only).
+// Whole output of `kind` for a request that thinks (`prompt_ended`: glm45 and qwen3 only).
 ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text,
                                bool prompt_ended);
 
@@ -97,6 +146,7 @@ class ReasoningStreamSplitter {
  public:
   // `prompt_ended_reasoning`: the prompt's last think tag was </think> (vLLM's is_reasoning_end
   // over the prompt), so everything generated is content.
+  // deepseek_r1's stream.
   explicit ReasoningStreamSplitter(bool prompt_ended_reasoning = false)
       : state_(prompt_ended_reasoning ? State::kAfter : State::kReasoning) {}
   ReasoningStreamSplitter(ReasoningParserKind kind, bool prompt_ended_reasoning)
@@ -111,13 +161,12 @@ class ReasoningStreamSplitter {
   std::pair<std::string, std::string> feed_glm(const std::string& delta);
   std::pair<std::string, std::string> feed_minimax(const std::string& delta);
   State state_;
-  ReasoningParserKind kind_ = ReasoningParserKind::kQwen3;
-  bool start_seen_ = false;  // a <think> tag was dropped already (qwen3); "<think>" was sent
-                             // (minimax_m2_append_think)
+  ReasoningParserKind kind_ = ReasoningParserKind::kDeepseekR1;
+  bool start_seen_ = false;  // "<think>" was sent (minimax_m2_append_think)
   std::string pending_;
   bool span_ = false;    // minimax_m2: a <minimax:tool_call> or <invoke name= is open
   std::string held_ws_;  // glm45, minimax_m2: trailing whitespace of the reasoning, sent if more
-                         // follows
+                         // follows (qwen3 keeps it)
 };
 
 }  // namespace vllm::api

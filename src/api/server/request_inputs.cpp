@@ -66,26 +66,6 @@ std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int
   return tags.end;
 }
 
-// Python's truth value of a JSON value.
-bool truthy(const ojson& v) {
-  if (v.is_null()) return false;
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number()) return v.get<double>() != 0;
-  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
-  return true;
-}
-
-// vLLM's Glm47MoeParser: thinking unless chat_template_kwargs sets `thinking` or
-// `enable_thinking`, and then only if either is true.
-bool glm_thinking(const ojson& kwargs) {
-  const ojson none;
-  const ojson& a = kwargs.is_object() && kwargs.contains("thinking") ? kwargs["thinking"] : none;
-  const ojson& b =
-      kwargs.is_object() && kwargs.contains("enable_thinking") ? kwargs["enable_thinking"] : none;
-  if (a.is_null() && b.is_null()) return true;
-  return truthy(a) || truthy(b);
-}
-
 }  // namespace
 
 std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool add_special,
@@ -131,10 +111,21 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                                    : r.messages.back().value("role", opts.response_role);
   o.chat_logprobs = r.logprobs;
   o.include_reasoning = r.include_reasoning;
-  o.glm_thinking = glm_thinking(r.chat_template_kwargs);
-  // As vLLM's engine-based GLM and MiniMax-M2 parsers (adjust_request): their tags may be
+  o.glm_thinking = reasoning_enabled(ReasoningParserKind::kGlm45, r.chat_template_kwargs);
+  o.thinking =
+      !opts.reasoning_parser || reasoning_enabled(*opts.reasoning_parser, r.chat_template_kwargs);
+  if (opts.reasoning_parser == ReasoningParserKind::kDeepseekV3 && o.thinking) {
+    const ThinkTags t = think_tags(llm.tokenizer());
+    if (!t.start || !t.end)
+      throw bad_request(
+          "--reasoning-parser deepseek_v3 cannot think with this model: its vocabulary has no "
+          "<think> / </think> tokens",
+          "chat_template_kwargs");
+  }
+  // As vLLM's engine-based Qwen3, GLM and MiniMax-M2 parsers (adjust_request): their tags may be
   // special tokens.
-  if (opts.reasoning_parser == ReasoningParserKind::kGlm45 ||
+  if (opts.reasoning_parser == ReasoningParserKind::kQwen3 ||
+      opts.reasoning_parser == ReasoningParserKind::kGlm45 ||
       opts.reasoning_parser == ReasoningParserKind::kMinimaxM2)
     r.sampling.skip_special_tokens = false;
   if (r.return_prompt_text) o.prompt_text = prompt;
@@ -171,8 +162,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   if (auto t = tool_call_constraint(r)) c = std::move(t);
   if (c) {
     r.sampling.grammar = compile_constraint(llm, *c);
-    const bool thinks = opts.reasoning_parser != ReasoningParserKind::kGlm45 || o.glm_thinking;
-    if (opts.reasoning_parser && r.include_reasoning && thinks)
+    if (opts.reasoning_parser && r.include_reasoning && o.thinking)
       r.sampling.grammar_start_token =
           grammar_start_token(llm, in.prompts.front().ids, *opts.reasoning_parser);
   }

@@ -103,7 +103,10 @@ int serve_main(int argc, char** argv) {
       ->allow_extra_args()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--reasoning-parser", sc.reasoning_parser,
-                 "split reasoning out of chat output: qwen3 (<think>), glm45 / glm47 (GLM-4.5 "
+                 "split reasoning out of chat output: qwen3 (<think>, output starts in the "
+                 "reasoning unless enable_thinking is false), deepseek_r1 (DeepSeek-R1 and its "
+                 "distills: <think>), deepseek_v3 (DeepSeek-V3.1: deepseek_r1 when "
+                 "chat_template_kwargs thinking is true), glm45 / glm47 (GLM-4.5 "
                  "to 4.7: <think>, output starts in the reasoning), minimax_m2 (MiniMax-M2: the "
                  "same), minimax_m2_append_think (MiniMax-M2: nothing split, \"<think>\" put "
                  "back in front of the content), openai_gptoss (gpt-oss harmony; on by default "

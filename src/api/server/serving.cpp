@@ -7,6 +7,7 @@
 #include <random>
 
 #include "api/llm.h"
+#include "api/server/py_str.h"
 
 namespace vllm::api {
 
@@ -161,23 +162,41 @@ void Generation::log_output(const Choice& c) const {
                c.finish_reason.empty() ? "none" : c.finish_reason.c_str());
 }
 
+int64_t Generation::reasoning_tokens(const Choice& c) const {
+  if (!splits_reasoning()) return 0;  // vLLM's identity parser (and a request that does not think)
+  return count_reasoning_tokens(*ctx_.reasoning, think_tags(ctx_.llm.tokenizer(), *ctx_.reasoning),
+                                c.tokens, c.prompt_closed_reasoning);
+}
+
 json Generation::usage() const {
-  int64_t completion = 0, cached = 0;
+  int64_t completion = 0, cached = 0, reasoning = 0;
   for (const Choice& c : choices_) {
     completion += c.completion_tokens;
     // The prompt is counted once per prompt (as prompt_tokens is), from its first choice.
     if (c.index % n_ == 0) cached += c.cached_tokens;
+    if (reports_reasoning_tokens()) reasoning += reasoning_tokens(c);
   }
-  return {{"prompt_tokens", prompt_tokens_},
-          {"total_tokens", prompt_tokens_ + completion},
-          {"completion_tokens", completion},
-          {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+  json u = {{"prompt_tokens", prompt_tokens_},
+            {"total_tokens", prompt_tokens_ + completion},
+            {"completion_tokens", completion},
+            {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+  if (reports_reasoning_tokens())
+    u["completion_tokens_details"] = {{"reasoning_tokens", reasoning}};
+  return u;
 }
 
-json Generation::running_usage(int64_t completion_tokens) const {
-  return {{"prompt_tokens", prompt_tokens_},
-          {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens_ + completion_tokens}};
+json Generation::running_usage(const Choice* c) const {
+  const int64_t completion_tokens = c ? c->completion_tokens : 0;
+  json u = {{"prompt_tokens", prompt_tokens_},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens_ + completion_tokens}};
+  if (reports_reasoning_tokens())
+    u["completion_tokens_details"] = {{"reasoning_tokens", c ? reasoning_tokens(*c) : 0}};
+  return u;
+}
+
+bool Generation::reports_reasoning_tokens() const {
+  return kind_ == Kind::kChat && ctx_.reasoning.has_value();
 }
 
 std::vector<LogprobEntry> Generation::echo_entries(const Choice& c) const {
@@ -254,14 +273,18 @@ ParsedChatOutput parse_chat_output(const std::string& text,
     // Of the reasoning parsers here only minimax_m2_append_think is not engine-based in vLLM.
     const bool keep_raw = reasoning == ReasoningParserKind::kMinimaxM2AppendThink;
     if (r.tools.tools_called || (r.content && !keep_raw)) r.content = r.tools.content;
+    // vLLM's chat parser: whitespace-only content beside tool calls is null.
+    if (r.tools.tools_called && r.content && py_all_space(*r.content)) r.content.reset();
   }
   return r;
 }
 
-bool Generation::splits_reasoning() const {
-  if (ctx_.reasoning == ReasoningParserKind::kGlm45) return opts_.glm_thinking;
-  return ctx_.reasoning.has_value();
+bool Generation::hides_metadata() const {
+  return kind_ == Kind::kChat && !opts_.include_reasoning &&
+         (ctx_.reasoning || ctx_.harmony || opts_.tool_parser);
 }
+
+bool Generation::splits_reasoning() const { return ctx_.reasoning.has_value() && opts_.thinking; }
 
 ToolParserOptions Generation::tool_options() const {
   ToolParserOptions o;
@@ -348,10 +371,11 @@ json Generation::collect(const std::function<bool()>& client_gone) {
     json choice = {
         {"index", c.index},
         {"message", std::move(message)},
-        {"logprobs", opts_.chat_logprobs ? chat_logprobs(c.logprobs, lbl) : json(nullptr)},
+        {"logprobs",
+         opts_.chat_logprobs && !hides_metadata() ? chat_logprobs(c.logprobs, lbl) : json(nullptr)},
         {"finish_reason", finish},
         {"stop_reason", c.stop_reason}};
-    if (return_token_ids_) choice["token_ids"] = c.tokens;
+    if (return_token_ids_) choice["token_ids"] = hides_metadata() ? json(nullptr) : json(c.tokens);
     choices.push_back(std::move(choice));
   }
   json out = {{"id", id_},
@@ -426,7 +450,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       if (return_token_ids_) head["prompt_token_ids"] = prompts_[c.prompt_index].ids;
       // As vLLM: with continuous usage the role (and echo) chunks carry it too, before any
       // completion token.
-      if (continuous_usage_) head["usage"] = running_usage(0);
+      if (continuous_usage_) head["usage"] = running_usage(nullptr);
       ev.push_back(sse(head));
       if (!opts_.chat_echo.empty()) {
         json echo = chunk_header();
@@ -434,7 +458,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
                                         {"delta", {{"content", opts_.chat_echo}}},
                                         {"logprobs", nullptr},
                                         {"finish_reason", nullptr}}});
-        if (continuous_usage_) echo["usage"] = running_usage(0);
+        if (continuous_usage_) echo["usage"] = running_usage(nullptr);
         ev.push_back(sse(echo));
       }
     }
@@ -479,7 +503,11 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
     if (!d.empty() || calls.empty()) deltas.push_back(std::move(d));
     for (const ToolCallDelta& t : calls)
       deltas.push_back({{"tool_calls", json::array({tool_delta_json(t)})}});
-    if (deltas.size() == 1 && deltas[0].empty() && new_lps.empty() && !c.done) return ev;
+    // As vLLM: a delta with nothing to show still goes out when it carries logprobs or token ids
+    // (so that a client sees every token), unless those are hidden.
+    const bool hide = hides_metadata();
+    const bool metadata = !hide && ((opts_.chat_logprobs && !new_lps.empty()) || return_token_ids_);
+    if (deltas.size() == 1 && deltas[0].empty() && !metadata && !c.done) return ev;
     std::string finish = c.finish_reason;
     const int called = c.tools                                        ? c.tools->num_calls()
                        : opts_.tool_parser == ToolParserKind::kOpenAI ? c.harmony.num_calls()
@@ -487,15 +515,17 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
     if (c.done && tools_finish(c, called > 0)) finish = "tool_calls";
     for (size_t k = 0; k < deltas.size(); ++k) {
       json ch = {{"index", c.index}, {"delta", std::move(deltas[k])}};
-      ch["logprobs"] = k == 0 && opts_.chat_logprobs ? chat_logprobs(new_lps, lbl) : json(nullptr);
-      if (return_token_ids_) ch["token_ids"] = k == 0 ? new_ids : std::vector<int32_t>{};
+      ch["logprobs"] =
+          k == 0 && opts_.chat_logprobs && !hide ? chat_logprobs(new_lps, lbl) : json(nullptr);
+      if (return_token_ids_)
+        ch["token_ids"] = hide ? json(nullptr) : json(k == 0 ? new_ids : std::vector<int32_t>{});
       const bool last = k + 1 == deltas.size();
       ch["finish_reason"] = c.done && last ? json(finish) : json(nullptr);
       if (c.done && last) ch["stop_reason"] = c.stop_reason;
       json chunk = chunk_header();
       chunk["choices"] = json::array({std::move(ch)});
       if (c.done && last) stamp_fingerprint(chunk);
-      if (continuous_usage_) chunk["usage"] = running_usage(c.completion_tokens);
+      if (continuous_usage_) chunk["usage"] = running_usage(&c);
       ev.push_back(sse(chunk));
     }
     return ev;
@@ -506,7 +536,7 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
   chunk["choices"] = json::array({choice});
   if (c.done) stamp_fingerprint(chunk);
   if (continuous_usage_) {
-    chunk["usage"] = running_usage(c.completion_tokens);
+    chunk["usage"] = running_usage(&c);
   }
   ev.push_back(sse(chunk));
   return ev;

@@ -59,8 +59,10 @@ struct GenerationOptions {
   // Chat echo: the last message's content when it has the reply's role (prepended to it).
   std::string chat_echo;
   bool include_reasoning = true;
-  // glm45: false when chat_template_kwargs says thinking / enable_thinking false; then vLLM's
-  // Glm47MoeParser does not split reasoning and reads <think> tags as text.
+  // Whether the request thinks under the reasoning parser (reasoning_enabled over its
+  // chat_template_kwargs); one that does not is not split. glm_thinking: the same by GLM's
+  // rules, which its tool parser reads (<think> tags in the content are text without it).
+  bool thinking = true;
   bool glm_thinking = true;
   std::optional<std::string> prompt_text;  // chat return_prompt_text
   // Tool calls in the chat output: how it is read (nullopt: plain content), the function a
@@ -141,7 +143,11 @@ class Generation {
   nlohmann::json usage() const;
   // stream_options.continuous_usage_stats: the usage each chunk carries, with the choice's
   // completion tokens so far.
-  nlohmann::json running_usage(int64_t completion_tokens) const;
+  // A stream chunk's usage (continuous_usage_stats): `c`'s tokens so far (none before any).
+  nlohmann::json running_usage(const Choice* c) const;
+  // vLLM's chat with a reasoning parser adds completion_tokens_details.reasoning_tokens.
+  bool reports_reasoning_tokens() const;
+  int64_t reasoning_tokens(const Choice& c) const;
   nlohmann::json chunk_header() const;
   void stamp_fingerprint(nlohmann::json& chunk) const;
   std::string label(int32_t id) const;
@@ -155,6 +161,9 @@ class Generation {
   bool tools_finish(const Choice& c, bool called) const;
   // Whether chat output is split into reasoning and content.
   bool splits_reasoning() const;
+  // vLLM's chat with a parser and include_reasoning false: logprobs and token ids would show the
+  // hidden reasoning, so every choice and chunk drops them.
+  bool hides_metadata() const;
   ToolParserOptions tool_options() const;
   std::vector<std::string> stream_events(Choice& c, engine::RequestOutput& o);
 

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Goldens for the <think> reasoning parsers: what vLLM 0.33 itself returns under
+`--reasoning-parser deepseek_r1 | deepseek_v3 | qwen3` for a set of outputs, whole (the chat
+serving's Parser.parse + assemble_chat_message_fields, and the usage's reasoning_tokens from its
+count_reasoning_tokens) and streamed one token per delta (its
+ChatStreamProcessor over Parser.parse_delta), after three kinds of prompt:
+
+  open    the prompt ends inside the reasoning, as DeepSeek-R1's distills end it
+          ("<|Assistant|><think>\\n");
+  closed  the prompt closed it, as DeepSeek-V3.1's non-thinking template ("...</think>") or
+          Qwen3's enable_thinking=false ("<think>\\n\\n</think>\\n\\n") end it;
+  none    no think tag in the prompt (older R1 templates; the model writes its own <think>).
+
+deepseek_v3 runs with chat_template_kwargs {} (no thinking), {"thinking": true} and
+{"enable_thinking": true}.
+
+vLLM runs from an extracted wheel as in tools/make_minimax_m2_parser_goldens.py (whose loader this
+reuses; see its docstring for the steps):
+
+    python3 tools/make_reasoning_parser_goldens.py --vllm-src /tmp/vllm033/src
+
+The tokenizer is a stand-in: <think> and </think> are single tokens, every other character is a
+token of its own, and no token is special.
+
+Writes tests/golden/tool_parsers/think.json; tests/api/reasoning_parser_test.cpp reads it.
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import make_minimax_m2_parser_goldens as mm  # noqa: E402
+
+TAGS = {"<think>": 151667, "</think>": 151668, "<tool_call>": 151657, "</tool_call>": 151658,
+        "<|im_start|>": 151644, "<|im_end|>": 151645}
+
+
+class Tokenizer(mm.Tokenizer):
+    def __init__(self):
+        self.vocab = dict(TAGS)
+        self.text = {v: k for k, v in TAGS.items()}
+
+    def encode(self, text):
+        ids, i = [], 0
+        while i < len(text):
+            for tag, tid in TAGS.items():
+                if text.startswith(tag, i):
+                    ids.append(tid)
+                    i += len(tag)
+                    break
+            else:
+                tid = 1000 + ord(text[i])
+                self.text[tid] = text[i]
+                ids.append(tid)
+                i += 1
+        return ids
+
+
+USER = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+PROMPTS = {
+    "open": USER + "<think>\n",
+    "closed": USER + "<think>\n\n</think>\n\n",
+    "none": USER,
+    "earlier_turn_closed": "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n<think>\nx\n"
+                           "</think>\n\ny<|im_end|>\n" + USER,
+}
+
+TEXTS = [
+    ("reasoning_then_answer", "Okay, 2+2.\n</think>\n\nThe answer is 4."),
+    ("reasoning_only", "Still thinking about it..."),
+    ("think_written", "<think>\nplan\n</think>\n\nAnswer"),
+    ("think_written_no_end", "<think>\nplan, still"),
+    ("text_before_think", "Hmm <think>plan</think>Answer"),
+    ("text_before_think_no_end", "Hmm <think>plan"),
+    ("end_tag_only", "</think>"),
+    ("end_at_end", "plan</think>"),
+    ("empty", ""),
+    ("whitespace_after_end", "plan</think>\n\n"),
+    ("two_ends", "a</think>b</think>c"),
+    ("think_after_end", "a</think>b<think>c</think>d"),
+    ("think_after_end_open", "a</think>b<think>c"),
+    ("two_starts", "<think>a<think>b</think>c"),
+    ("unicode", "\u65e5\u672c \U0001F680 plan\n</think>\u00e9t\u00e9"),
+    ("tags_as_text", "x &lt;think&gt; y </thin k> z</think>w"),
+    ("call_after_reasoning", "plan</think>\n\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}"
+     "\n</tool_call>"),
+    ("call_ends_reasoning", "plan <tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n"
+     "</tool_call>"),
+    ("call_then_think", "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"
+     "a</think>b"),
+]
+
+TOOLS = [{"type": "function", "function": {"name": "now", "parameters": {
+    "type": "object", "properties": {}}}}]
+
+CONFIGS = [
+    ("deepseek_r1", {}, None),
+    ("deepseek_v3", {}, None),
+    ("deepseek_v3", {"thinking": True}, None),
+    ("deepseek_v3", {"enable_thinking": True}, None),
+    ("deepseek_v3", {"thinking": False}, None),
+    ("qwen3", {}, None),
+    ("qwen3", {"enable_thinking": False}, None),
+    ("qwen3", {"enable_thinking": True}, None),
+    ("qwen3", {"thinking": False}, None),
+    ("qwen3", {}, "hermes"),
+    ("qwen3", {"enable_thinking": False}, "hermes"),
+    ("deepseek_r1", {}, "hermes"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
+                    help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests/golden/tool_parsers/think.json"))
+    args = ap.parse_args()
+    ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
+        args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    tok = Tokenizer()
+    cases = []
+    for rp, kwargs, tp in CONFIGS:
+        auto = tp is not None
+        tools = TOOLS if auto else None
+        cls = ParserManager.get_parser(tool_parser_name=tp, reasoning_parser_name=rp,
+                                       enable_auto_tools=auto, model_name="m", tokenizer=tok)
+        for pname, ptext in PROMPTS.items():
+            prompt = tok.encode(ptext)
+            for name, text in TEXTS:
+                request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
+                                  chat_template_kwargs=dict(kwargs), tools=tools,
+                                  tool_choice="auto" if auto else None)
+                ids = tok.encode(text)
+                parser = cls(tok, request.tools, chat_template_kwargs=dict(kwargs))
+                parser.set_prompt_token_ids(prompt)
+                r, c, calls = parser.parse(text, request, enable_auto_tools=auto,
+                                           model_output_token_ids=ids)
+                f = assemble(request, r, c, calls, enable_auto_tools=auto, parser_cls=cls)
+                whole = {"reasoning": f.reasoning, "content": f.content,
+                         "reasoning_tokens": parser.count_reasoning_tokens(ids),
+                         "tool_calls": [[t.function.name, t.function.arguments]
+                                        for t in f.tool_calls]}
+                sp = StreamProcessor(
+                    request, cls(tok, request.tools, chat_template_kwargs=dict(kwargs)),
+                    enable_auto_tools=auto, parser_cls=cls)
+                reasoning, content, streamed = "", "", {}
+                steps = [[t] for t in ids] or [[]]
+                for k, step in enumerate(steps):
+                    d = sp.step(tok.decode(step), step,
+                                "stop" if k + 1 == len(steps) else None, prompt).delta
+                    if d is None:
+                        continue
+                    reasoning += d.reasoning or ""
+                    content += d.content or ""
+                    for t in d.tool_calls or []:
+                        entry = streamed.setdefault(t.index, ["", ""])
+                        if t.function and t.function.name:
+                            entry[0] = t.function.name
+                        if t.function and t.function.arguments:
+                            entry[1] += t.function.arguments
+                cases.append({"name": name, "reasoning_parser": rp, "tool_parser": tp,
+                              "chat_template_kwargs": kwargs, "prompt": pname, "text": text,
+                              "whole": whole,
+                              "stream": {"reasoning": reasoning, "content": content,
+                                         "tool_calls": [streamed[i] for i in sorted(streamed)]}})
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump({"vllm": "0.33.0", "tags": TAGS, "prompts": PROMPTS, "tools": TOOLS,
+                   "cases": cases}, fh,
+                  ensure_ascii=False, indent=1)
+    differ = sum(1 for c in cases if (c["whole"]["content"] or "") != c["stream"]["content"] or
+                 (c["whole"]["reasoning"] or "") != c["stream"]["reasoning"])
+    print(f"{len(cases)} cases; vLLM's stream differs from its whole response in {differ}")
+
+
+if __name__ == "__main__":
+    main()
