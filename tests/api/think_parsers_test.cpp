@@ -1,14 +1,19 @@
 // The <think> reasoning parsers --reasoning-parser qwen3 / deepseek_r1 / deepseek_v3 (reasoning_
-// parser.h), alone and with --tool-call-parser hermes, as the chat serving composes them
-// (Generation: reasoning_enabled over the request's chat_template_kwargs, the prompt's
-// prompt_ends_reasoning, parse_chat_output for whole responses, the stream splitter then the
-// tool parser for streams).
+// parser.h), alone and with --tool-call-parser hermes, and Qwen3-Coder's --tool-call-parser
+// qwen3_coder (qwen3_coder_tool_parser.h), alone and with --reasoning-parser qwen3, as the chat
+// serving composes them (Generation: reasoning_enabled over the request's chat_template_kwargs,
+// the prompt's prompt_ends_reasoning, parse_chat_output for whole responses, the stream
+// splitter then the tool parser for streams).
 //
-// The gate: tests/golden/tool_parsers/think.json holds what vLLM 0.33 itself returns for 19
+// The gates: tests/golden/tool_parsers/think.json holds what vLLM 0.33 itself returns for 19
 // outputs after four prompts under twelve configurations, whole (with the usage's
-// reasoning_tokens) and streamed one token per delta (tools/make_reasoning_parser_goldens.py runs
-// vLLM's own parsers). Whole responses must equal vLLM's, and so must token-by-token streams;
-// streams cut anywhere else must reassemble to the token-by-token one.
+// reasoning_tokens) and streamed one token per delta (tools/make_reasoning_parser_goldens.py
+// runs vLLM's own parsers). Whole responses must equal vLLM's, and so must token-by-token
+// streams; streams cut anywhere else must reassemble to the token-by-token one.
+// tests/golden/tool_parsers/qwen3_coder.json (tools/make_qwen3_coder_parser_goldens.py) holds
+// the same for 37 Qwen3-Coder outputs under three configurations: whole responses must equal
+// vLLM's; streams cut anywhere must reassemble to the whole response but for the gaps vLLM's
+// stream has too, and token by token equal vLLM's stream where that equals its whole response.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -27,16 +32,23 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using Calls = std::vector<std::pair<std::string, std::string>>;  // name, arguments
 
+ojson load(const char* name) {
+  std::ifstream f(std::string(VLLM_SOURCE_DIR) + "/tests/golden/tool_parsers/" + name);
+  return ojson::parse(f);
+}
+
 const ojson& golden() {
-  static const ojson g = [] {
-    std::ifstream f(std::string(VLLM_SOURCE_DIR) + "/tests/golden/tool_parsers/think.json");
-    return ojson::parse(f);
-  }();
+  static const ojson g = load("think.json");
   return g;
 }
 
-// The golden's stand-in tokenizer: its tags are single tokens, every other character (a whole
-// UTF-8 sequence) is a token of its own.
+const ojson& coder_golden() {
+  static const ojson g = load("qwen3_coder.json");
+  return g;
+}
+
+// The goldens' stand-in tokenizer (both have the same tags): its tags are single tokens, every
+// other character (a whole UTF-8 sequence) is a token of its own.
 std::vector<std::string> tokens(const std::string& t) {
   std::vector<std::string> out;
   for (size_t i = 0; i < t.size();) {
@@ -79,21 +91,33 @@ struct Composed {
   ToolParserOptions tool_options;
 };
 
-Composed setup_of(const ojson& c) {
+Composed compose(const ojson& reasoning_parser, const ojson& kwargs, const std::string& prompt,
+                 const ojson& tool_parser, const ojson& tools) {
   Composed s;
-  const ReasoningParserKind kind =
-      *reasoning_parser_by_name(c["reasoning_parser"].get<std::string>());
-  if (reasoning_enabled(kind, c["chat_template_kwargs"])) s.reasoning = kind;
-  const ThinkTags tags = think_tags(id_of, kind);
-  s.thought = prompt_ends_reasoning(
-      ids(golden()["prompts"][c["prompt"].get<std::string>()].get<std::string>()), tags, kind);
-  s.prompt_closed = s.thought && !tags.boundaries.empty();
-  if (!c["tool_parser"].is_null()) {
-    s.tools = tool_parser_by_name(c["tool_parser"].get<std::string>());
-    s.tool_options.tools = golden()["tools"];
-    s.tool_options.reasoning_markup = true;  // a reasoning parser runs (Generation)
+  if (!reasoning_parser.is_null()) {
+    const ReasoningParserKind kind = *reasoning_parser_by_name(reasoning_parser.get<std::string>());
+    if (reasoning_enabled(kind, kwargs)) s.reasoning = kind;
+    const ThinkTags tags = think_tags(id_of, kind);
+    s.thought = prompt_ends_reasoning(ids(prompt), tags, kind);
+    s.prompt_closed = s.thought && !tags.boundaries.empty();
+  }
+  if (!tool_parser.is_null()) {
+    s.tools = tool_parser_by_name(tool_parser.get<std::string>());
+    s.tool_options.tools = tools;
+    s.tool_options.reasoning_markup = !reasoning_parser.is_null();  // as Generation
   }
   return s;
+}
+
+Composed setup_of(const ojson& c) {
+  return compose(c["reasoning_parser"], c["chat_template_kwargs"],
+                 golden()["prompts"][c["prompt"].get<std::string>()].get<std::string>(),
+                 c["tool_parser"], golden()["tools"]);
+}
+
+Composed coder_setup_of(const ojson& c) {
+  return compose(c["reasoning_parser"], ojson::object(), c["prompt"].get<std::string>(),
+                 ojson("qwen3_coder"), coder_golden()["tools"]);
 }
 
 struct Result {
@@ -220,6 +244,139 @@ TEST(ThinkParsersGolden, StreamsCutAnywhereReassembleAlike) {
       EXPECT_EQ(x.calls, ref.calls) << at;
     }
   }
+}
+
+// ---- qwen3_coder ----
+
+std::string coder_label(const ojson& c) {
+  return c["name"].get<std::string>() + " / qwen3_coder + " + c["reasoning_parser"].dump() +
+         (c["prompt"].get<std::string>().find("</think>") != std::string::npos ? " (closed)" : "");
+}
+
+// Cut at the whole text, at every token, at every token boundary in two, and in random runs.
+std::vector<std::vector<std::string>> chunkings(const std::string& t) {
+  const std::vector<std::string> tok = tokens(t);
+  auto join = [&](size_t a, size_t b) {
+    std::string s;
+    for (size_t i = a; i < b; ++i) s += tok[i];
+    return s;
+  };
+  std::vector<std::vector<std::string>> out = {{t}, tok};
+  for (size_t a = 1; a < tok.size(); ++a) out.push_back({join(0, a), join(a, tok.size())});
+  std::mt19937_64 rng(17);
+  for (int k = 0; k < 20; ++k) {
+    std::vector<std::string> v;
+    for (size_t i = 0; i < tok.size();) {
+      const size_t n = std::min<size_t>(tok.size() - i, 1 + rng() % 7);
+      v.push_back(join(i, i + n));
+      i += n;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+TEST(Qwen3CoderGolden, WholeResponsesAreVllms) {
+  ASSERT_GE(coder_golden()["cases"].size(), 100u);
+  for (const auto& c : coder_golden()["cases"]) {
+    const Result w = whole(coder_setup_of(c), c["text"].get<std::string>());
+    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << coder_label(c);
+    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << coder_label(c);
+    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << coder_label(c);
+  }
+}
+
+TEST(Qwen3CoderGolden, StreamsReassembleToTheWholeResponse) {
+  for (const auto& c : coder_golden()["cases"]) {
+    const Composed k = coder_setup_of(c);
+    const std::string name = c["name"].get<std::string>();
+    const std::string text = c["text"].get<std::string>();
+    const Result w = whole(k, text);
+    const Calls vllm_stream = calls_of(c["stream"]["tool_calls"]);
+    // Where arguments cannot be taken back (vLLM's stream stops there too): a string value sent
+    // that nothing closes, a key given twice; with a reasoning parser a </think> inside a value
+    // stays in a stream (the whole response's reasoning split drops it first).
+    const bool gap = name == "unclosed_parameter" || name == "cut_in_value" ||
+                     name == "repeated_key" || (k.reasoning && name == "false_starts_in_value");
+    for (const auto& pieces : chunkings(text)) {
+      const Streamed s = stream(k, pieces);
+      const std::string at = coder_label(c) + " (" + std::to_string(pieces.size()) + " pieces)";
+      EXPECT_EQ(s.reasoning, w.reasoning.value_or("")) << at;
+      ASSERT_EQ(s.calls.size(), w.calls.size()) << at;
+      for (size_t i = 0; i < w.calls.size(); ++i) {
+        EXPECT_EQ(s.calls[i].first, w.calls[i].first) << at;
+        const std::string& a = s.calls[i].second;
+        if (!gap) {
+          EXPECT_EQ(a, w.calls[i].second) << at;
+        } else {
+          // The whole arguments when nothing was sent too early, else what vLLM's stream sends or
+          // a prefix of it, or more: vLLM holds back a completed non-string value until the
+          // call ends, this stream sends it once its parameter is closed.
+          ASSERT_GT(vllm_stream.size(), i) << at;
+          const std::string& v = vllm_stream[i].second;
+          EXPECT_TRUE(a == w.calls[i].second || v.compare(0, a.size(), a) == 0 ||
+                      a.compare(0, v.size(), v) == 0)
+              << at << ": " << a;
+        }
+      }
+      const std::string expect = w.content.value_or("");
+      if (!w.calls.empty() && s.content.size() > expect.size()) {
+        // Whitespace before the content's first word goes out with it; the whole response
+        // strips it once a call is made (vLLM's stream sends it too).
+        const std::string lead = s.content.substr(0, s.content.size() - expect.size());
+        EXPECT_TRUE(py_all_space(lead)) << at;
+        EXPECT_EQ(s.content.substr(lead.size()), expect) << at;
+      } else {
+        EXPECT_EQ(s.content, expect) << at;
+      }
+    }
+  }
+}
+
+TEST(Qwen3CoderGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
+  size_t same = 0;
+  for (const auto& c : coder_golden()["cases"]) {
+    const ojson& vw = c["whole"];
+    const ojson& vs = c["stream"];
+    const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
+    if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
+        vs["reasoning"] != text_of(vw["reasoning"]))
+      continue;
+    ++same;
+    const Streamed s = stream(coder_setup_of(c), tokens(c["text"].get<std::string>()));
+    EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << coder_label(c);
+    EXPECT_EQ(s.content, vs["content"].get<std::string>()) << coder_label(c);
+    EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << coder_label(c);
+  }
+  EXPECT_GE(same, 60u);
+}
+
+TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {
+  ToolParserOptions o;
+  o.tools = coder_golden()["tools"];
+  auto p = ToolCallParser::make(ToolParserKind::kQwen3Coder, o);
+  auto feed = [&](const std::string& t) {
+    ParsedDelta d;
+    p->feed(t, d);
+    return d;
+  };
+  ParsedDelta d = feed("Writing.\n\n<tool_call>\n<function=write_file>");
+  EXPECT_EQ(d.content, "Writing.");  // the whitespace before the call is held, then dropped
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_TRUE(d.calls[0].header);
+  EXPECT_EQ(d.calls[0].name, "write_file");
+  d = feed("\n<parameter=content>\nline one\n");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].arguments, R"({"content": "line one)");  // its newline may be the last
+  d = feed("line two\n</para");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].arguments, R"(\nline two)");  // "</para" may end the value
+  d = feed("meter>\n<parameter=path>\n/tmp/a\n</parameter>\n</function>\n</tool_call>");
+  std::string rest;
+  for (const auto& c : d.calls) rest += c.arguments;
+  EXPECT_EQ(rest, R"(", "path": "/tmp/a"})");
+  EXPECT_EQ(tool_parser_by_name("qwen3_coder"), ToolParserKind::kQwen3Coder);
+  EXPECT_EQ(tool_parser_by_name("qwen3_xml"), ToolParserKind::kQwen3Coder);
 }
 
 TEST(ThinkParsers, WhoThinks) {

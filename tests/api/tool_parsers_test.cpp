@@ -141,6 +141,9 @@ TEST(ToolParsers, BrokenCallFallsBackToContent) {
 TEST(ToolParsers, ParserNames) {
   EXPECT_EQ(tool_parser_by_name("hermes"), ToolParserKind::kHermes);
   EXPECT_EQ(tool_parser_by_name("llama3_json"), ToolParserKind::kLlama3Json);
+  // vLLM 0.33's aliases.
+  EXPECT_EQ(tool_parser_by_name("qwen3_json"), ToolParserKind::kHermes);
+  EXPECT_EQ(tool_parser_by_name("llama4_json"), ToolParserKind::kLlama3Json);
   EXPECT_EQ(tool_parser_by_name("mistral"), ToolParserKind::kMistral);
   EXPECT_FALSE(tool_parser_by_name("pythonic"));
 }

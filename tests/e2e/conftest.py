@@ -87,16 +87,16 @@ class Server:
         return alive
 
 
-def hermes_tool_server(tmp_dir):
-    """A server with --enable-auto-tool-choice --tool-call-parser hermes and the Qwen2.5 chat
-    template (SmolLM2's own has no tool section), written into tmp_dir."""
+def hermes_tool_server(tmp_dir, parser="hermes"):
+    """A server with --enable-auto-tool-choice --tool-call-parser hermes (or `parser`) and the
+    Qwen2.5 chat template (SmolLM2's own has no tool section), written into tmp_dir."""
     import json
     with open(os.path.join(REPO, "tests", "golden", "chat_template", "qwen25.json")) as f:
         template = json.load(f)["template"]
     path = os.path.join(str(tmp_dir), "qwen25.jinja")
     with open(path, "w") as f:
         f.write(template)
-    return Server(["--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+    return Server(["--enable-auto-tool-choice", "--tool-call-parser", parser,
                    "--chat-template", path])
 
 

@@ -173,3 +173,44 @@ def test_tool_errors_are_400s_naming_the_field(tool_server, server):
              "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]})
     assert status == 200, r
+
+
+# Qwen3-Coder's XML calls (--tool-call-parser qwen3_coder): some words, then two calls, the
+# second with a value typed by its schema... as Qwen3-Coder writes them.
+CODER_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n<function=get_weather>\n<parameter=city>\n'
+            r'[A-Za-z]{1,12}\n</parameter>\n<parameter=unit>\n(celsius|fahrenheit)\n</parameter>\n'
+            r'</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n<parameter=tz>\n'
+            r'[A-Z]{3}\n</parameter>\n</function>\n</tool_call>')
+
+
+def test_qwen3_coder_calls_are_parsed_whole_and_streamed(tmp_path):
+    """vLLM 0.33's qwen3_coder parser (tests/golden/tool_parsers/qwen3_coder.json holds its own
+    answers for 37 outputs; api_tests Qwen3CoderGolden checks them): a regex makes the model
+    write the calls, the server must return them as OpenAI tool_calls."""
+    s = hermes_tool_server(tmp_path, parser="qwen3_coder")
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
+                  max_tokens=150, extra_body={"guided_regex": CODER_RE})
+        whole = c.chat.completions.create(**kw).choices[0]
+        assert whole.finish_reason == "tool_calls", whole
+        assert [t.function.name for t in whole.message.tool_calls] == ["get_weather", "get_time"]
+        for tc in whole.message.tool_calls:
+            _check_call(tc, {"get_weather", "get_time"})
+        assert whole.message.content and "<" not in whole.message.content
+        calls, content = {}, ""
+        for ch in c.chat.completions.create(stream=True, **kw):
+            if not ch.choices:
+                continue
+            d = ch.choices[0].delta
+            content += d.content or ""
+            for tc in d.tool_calls or []:
+                if tc.id:
+                    calls[tc.index] = [tc.function.name, ""]
+                else:
+                    calls[tc.index][1] += tc.function.arguments or ""
+        assert [calls[i] for i in sorted(calls)] == [
+            [t.function.name, t.function.arguments] for t in whole.message.tool_calls]
+        assert content == whole.message.content
+    finally:
+        s.stop()

@@ -9,6 +9,7 @@
 #include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
+#include "api/server/qwen3_coder_tool_parser.h"
 #include "api/server/tag_scan.h"
 
 namespace vllm::api {
@@ -266,19 +267,23 @@ std::string strip_ws(const std::string& s) {
 }  // namespace
 
 std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
-  if (name == "hermes") return ToolParserKind::kHermes;
-  if (name == "llama3_json") return ToolParserKind::kLlama3Json;
+  // vLLM 0.33 registers qwen3_json as its hermes parser and llama4_json as llama3_json's.
+  if (name == "hermes" || name == "qwen3_json") return ToolParserKind::kHermes;
+  if (name == "llama3_json" || name == "llama4_json") return ToolParserKind::kLlama3Json;
   if (name == "mistral") return ToolParserKind::kMistral;
   if (name == "openai") return ToolParserKind::kOpenAI;  // gpt-oss only (openai_server.cpp)
   // vLLM registers both names for one GLM parser (GLM-4.7 may write the name and its first
   // <arg_key> on one line, which the glm45 parser reads too).
   if (name == "glm45" || name == "glm47") return ToolParserKind::kGlm45;
   if (name == "minimax_m2") return ToolParserKind::kMinimaxM2;
+  // One parser under both names in vLLM 0.33 (Qwen3-Coder, Qwen3.5).
+  if (name == "qwen3_coder" || name == "qwen3_xml") return ToolParserKind::kQwen3Coder;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
-  return "hermes, llama3_json, mistral, glm45, glm47, minimax_m2, openai (gpt-oss)";
+  return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
+         "glm47, minimax_m2, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -321,6 +326,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_glm45_tool_parser(o);
     case ToolParserKind::kMinimaxM2:
       return make_minimax_m2_tool_parser(o);
+    case ToolParserKind::kQwen3Coder:
+      return make_qwen3_coder_tool_parser(o);
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -387,7 +394,8 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       return r;
     }
     case ToolParserKind::kGlm45:
-    case ToolParserKind::kMinimaxM2: {
+    case ToolParserKind::kMinimaxM2:
+    case ToolParserKind::kQwen3Coder: {
       // vLLM: with calls, the content before the first one, stripped; without, the text
       // outside the (dropped) call blocks. Either way null when empty.
       r.tools_called = !r.calls.empty();

@@ -45,7 +45,8 @@ enum class ToolParserKind {
   kRequired,
   kOpenAI,
   kGlm45,
-  kMinimaxM2
+  kMinimaxM2,
+  kQwen3Coder
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.

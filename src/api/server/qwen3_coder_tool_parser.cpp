@@ -1,0 +1,410 @@
+// Qwen3-Coder XML tool calls, whole and streaming (see the header).
+#include "api/server/qwen3_coder_tool_parser.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/server/py_json.h"
+#include "api/server/py_str.h"
+#include "api/server/schema_coerce.h"
+#include "api/server/tag_scan.h"
+
+namespace vllm::api {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::string_view kCall = "<tool_call>";
+constexpr std::string_view kCallEnd = "</tool_call>";
+constexpr std::string_view kFunc = "<function=";
+constexpr std::string_view kFuncEnd = "</function>";
+constexpr std::string_view kNameEnd = ">";
+constexpr std::string_view kThinkEnd = "</think>";
+constexpr std::string_view kParameter = "parameter";
+
+size_t regex_space(std::string_view s, size_t i) { return space_run(s, i, /*regex_s=*/true); }
+
+// <\s*parameter\s*=\s*([^>]*)> at s[i]: the name and where the tag ends.
+bool param_open_at(std::string_view s, size_t i, std::string_view& name, size_t& end) {
+  if (i >= s.size() || s[i] != '<') return false;
+  i += 1 + regex_space(s, i + 1);
+  if (s.substr(i, kParameter.size()) != kParameter) return false;
+  i += kParameter.size();
+  i += regex_space(s, i);
+  if (i >= s.size() || s[i] != '=') return false;
+  ++i;
+  i += regex_space(s, i);
+  const size_t gt = s.find('>', i);
+  if (gt == std::string_view::npos) return false;
+  name = s.substr(i, gt - i);
+  end = gt + 1;
+  return true;
+}
+
+// <\s*parameter\s*= at s[i] (the lookahead that ends a value without its closing tag).
+bool param_start_at(std::string_view s, size_t i) {
+  if (i >= s.size() || s[i] != '<') return false;
+  i += 1 + regex_space(s, i + 1);
+  if (s.substr(i, kParameter.size()) != kParameter) return false;
+  i += kParameter.size();
+  i += regex_space(s, i);
+  return i < s.size() && s[i] == '=';
+}
+
+// <\s*/\s*parameter\s*> at s[i], and where it ends.
+bool param_close_at(std::string_view s, size_t i, size_t& end) {
+  if (i >= s.size() || s[i] != '<') return false;
+  i += 1 + regex_space(s, i + 1);
+  if (i >= s.size() || s[i] != '/') return false;
+  ++i;
+  i += regex_space(s, i);
+  if (s.substr(i, kParameter.size()) != kParameter) return false;
+  i += kParameter.size();
+  i += regex_space(s, i);
+  if (i >= s.size() || s[i] != '>') return false;
+  end = i + 1;
+  return true;
+}
+
+// Whether `t` (from a '<' to the end of the text so far) may still grow into a value's end: a
+// closing tag or the start of the next parameter.
+bool may_end_value(std::string_view t) {
+  size_t i = 1 + regex_space(t, 1);
+  if (i == t.size()) return true;
+  if (t[i] == '/') i += 1 + regex_space(t, i + 1);
+  for (size_t m = 0; m < kParameter.size(); ++m, ++i) {
+    if (i == t.size()) return true;
+    if (t[i] != kParameter[m]) return false;
+  }
+  return i + regex_space(t, i) == t.size();
+}
+
+// The value as the converter keeps it: one leading and one trailing newline taken off.
+std::string_view trim_newlines(std::string_view v) {
+  if (!v.empty() && v.front() == '\n') v.remove_prefix(1);
+  if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+  return v;
+}
+
+struct Param {
+  std::string key, value;
+};
+
+// The parameters of a call body that vLLM's finditer of _PARAM_RE (DOTALL) finds. `end` is
+// where the search for the next one starts; `open_key` / `open_value` (when not null) get the
+// parameter still open at the end of `s` (its tag seen, its value not yet ended).
+std::vector<Param> complete_params(std::string_view s, size_t& end, std::string* open_key,
+                                   size_t* open_value) {
+  std::vector<Param> params;
+  end = 0;
+  if (open_value) *open_value = std::string_view::npos;
+  for (size_t pos = 0;;) {
+    std::string_view name;
+    size_t vstart = 0, at = s.find('<', pos);
+    while (at != std::string_view::npos && !param_open_at(s, at, name, vstart))
+      at = s.find('<', at + 1);
+    if (at == std::string_view::npos) return params;
+    // The value runs (lazily) to the first closing tag or next parameter start; a value with
+    // neither fails this match, and then every later one (they would have ended it).
+    size_t k = s.find('<', vstart), close_end = 0;
+    for (; k != std::string_view::npos; k = s.find('<', k + 1)) {
+      if (param_close_at(s, k, close_end)) break;
+      if (param_start_at(s, k)) {
+        close_end = k;
+        break;
+      }
+    }
+    if (k == std::string_view::npos) {
+      if (open_key) *open_key = std::string(name);
+      if (open_value) *open_value = vstart;
+      end = at;
+      return params;
+    }
+    params.push_back({std::string(name), std::string(trim_newlines(s.substr(vstart, k - vstart)))});
+    pos = end = close_end;
+  }
+}
+
+class Qwen3CoderParser : public ToolCallParser {
+ public:
+  explicit Qwen3CoderParser(const ToolParserOptions& o)
+      : tools_(o.tools.is_array() ? o.tools : ojson::array()),
+        markup_(o.reasoning_markup),
+        whole_(o.whole_response) {}
+
+  void feed(std::string_view text, ParsedDelta& out) override {
+    pending_ += text;
+    size_t pos = 0;
+    for (;;) {
+      // The earliest tag that means something in the current state (none of them can start
+      // inside another).
+      size_t at = std::string::npos;
+      std::string_view tag;
+      for (std::string_view t : tags()) {
+        const size_t f = pending_.find(t, pos);
+        if (f < at) {
+          at = f;
+          tag = t;
+        }
+      }
+      if (at == std::string::npos) break;
+      on_text(std::string_view(pending_).substr(pos, at - pos), out);
+      on_tag(tag, out);
+      pos = at + tag.size();
+    }
+    // Hold back what may begin a tag of the current state.
+    size_t hold = 0;
+    for (std::string_view t : tags())
+      hold = std::max(hold, partial_tag_suffix(std::string_view(pending_).substr(pos), t));
+    on_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold), out);
+    pending_.erase(0, pending_.size() - hold);
+    if (st_ == St::kArgs && !whole_) stream_args(out);
+  }
+
+  void finish(ParsedDelta& out) override {
+    std::string rest;
+    rest.swap(pending_);
+    on_text(rest, out);
+    if (st_ == St::kName) decide_name(out);
+    if (st_ == St::kName || st_ == St::kArgs) end_call(out);
+    st_ = St::kContent;
+    // No call kept: the held text is content, unless all of it is whitespace around dropped
+    // calls (vLLM drops whitespace-only content once a call was started).
+    if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
+      out.content += held_ + post_;
+    held_.clear();
+    post_.clear();
+  }
+
+ private:
+  enum class St { kContent, kBlock, kName, kArgs };
+
+  std::vector<std::string_view> tags() const {
+    switch (st_) {
+      case St::kContent:
+        if (markup_) return {kCall, kFunc, kThinkEnd};
+        return {kCall, kFunc};
+      case St::kBlock:  // inside <tool_call>, outside a function
+        return {kCallEnd, kCall, kFunc};
+      case St::kName:
+        return {kNameEnd, kFuncEnd, kCallEnd, kCall, kFunc};
+      case St::kArgs:
+        return {kFuncEnd, kFunc};
+    }
+    return {};
+  }
+
+  void on_text(std::string_view t, ParsedDelta& out) {
+    if (t.empty()) return;
+    switch (st_) {
+      case St::kContent:
+        content_text(t, out);
+        return;
+      case St::kBlock:
+        return;  // dropped
+      case St::kName:
+        name_raw_ += t;
+        return;
+      case St::kArgs:
+        args_raw_ += t;
+        return;
+    }
+  }
+
+  void on_tag(std::string_view tag, ParsedDelta& out) {
+    if (tag == kThinkEnd) return;  // a reasoning parser runs: a stray </think> is dropped
+    if (tag == kNameEnd) {
+      decide_name(out);
+      st_ = St::kArgs;
+      return;
+    }
+    if (st_ == St::kName) decide_name(out);
+    if (st_ == St::kName || st_ == St::kArgs) end_call(out);
+    seen_call_ = true;
+    if (tag == kCall) {
+      st_ = St::kBlock;
+    } else if (tag == kFunc) {
+      st_ = St::kName;
+      name_raw_.clear();
+      args_raw_.clear();
+      streamed_.clear();
+      kept_ = broken_ = false;
+      open_at_ = std::string::npos;
+    } else if (tag == kFuncEnd) {
+      st_ = St::kBlock;  // between functions of one block (text there is dropped)
+    } else {             // </tool_call>
+      st_ = St::kContent;
+    }
+  }
+
+  // Text in the content state. Before any call markup it is sent as it comes, but whitespace is
+  // held while it may end the content (a kept call strips it) and while it is all there is
+  // (vLLM's stream sends leading whitespace with the first word). After call markup it waits:
+  // a kept call drops it, otherwise it is content at the end.
+  void content_text(std::string_view t, ParsedDelta& out) {
+    if (seen_call_) {
+      if (!any_kept_) post_ += t;
+      return;
+    }
+    if (release_before_trailing_space(held_, t, out.content)) content_started_ = true;
+  }
+
+  // The name is complete: keep the call unless the name is empty.
+  void decide_name(ParsedDelta& out) {
+    name_ = py_strip(name_raw_);
+    kept_ = !name_.empty();
+    if (!kept_) return;
+    any_kept_ = true;
+    held_.clear();
+    post_.clear();
+    properties_ = tool_properties(tools_, name_);
+    ToolCallDelta h;
+    h.index = num_calls_++;
+    h.header = true;
+    h.id = make_tool_call_id(ToolParserKind::kQwen3Coder);
+    h.name = name_;
+    out.calls.push_back(std::move(h));
+  }
+
+  const ojson* schema_of(const std::string& key) const {
+    if (properties_.empty()) return nullptr;
+    auto it = properties_.find(key);
+    if (it == properties_.end() || !it->is_object()) return nullptr;
+    return &*it;
+  }
+
+  // "{" and the parameters as a dict (first place, last value) written as json.dumps does,
+  // without the closing brace. `stable` (streaming) stops before the first key that repeats
+  // later, and sets `*cut` when it did.
+  std::string params_json(const std::vector<Param>& params, bool stable, bool* cut = nullptr,
+                          std::vector<std::string>* keys = nullptr) const {
+    std::vector<std::pair<std::string, std::string>> dict;
+    size_t first_repeat = params.size();
+    for (const Param& p : params) {
+      size_t i = 0;
+      while (i < dict.size() && dict[i].first != p.key) ++i;
+      if (i < dict.size()) {
+        dict[i].second = p.value;
+        first_repeat = std::min(first_repeat, i);
+      } else {
+        dict.emplace_back(p.key, p.value);
+      }
+    }
+    if (cut) *cut = first_repeat < dict.size();
+    if (stable && first_repeat < dict.size()) dict.resize(first_repeat);
+    std::string s = "{";
+    for (size_t i = 0; i < dict.size(); ++i) {
+      if (i) s += ", ";
+      s += py_json_quote(dict[i].first) + ": " +
+           property_value_json(properties_, dict[i].first, dict[i].second);
+      if (keys) keys->push_back(dict[i].first);
+    }
+    return s;
+  }
+
+  void emit_args(const std::string& text, ParsedDelta& out) {
+    // A repeated key that rewrote what was sent: nothing more can follow it.
+    if (!stream_args_extension(streamed_, text, num_calls_ - 1, out)) broken_ = true;
+  }
+
+  // The part of an open string value that can be sent: what may begin its end held back, its
+  // first newline dropped and a trailing one held.
+  std::string_view open_value_text(size_t vstart) const {
+    std::string_view v = std::string_view(args_raw_).substr(vstart);
+    const size_t lt = v.rfind('<');
+    if (lt != std::string_view::npos && may_end_value(v.substr(lt))) v = v.substr(0, lt);
+    if (!v.empty() && v.front() == '\n') v.remove_prefix(1);
+    if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+    return v;
+  }
+
+  // Streaming: the part of the open call's arguments no later text can change.
+  void stream_args(ParsedDelta& out) {
+    if (!kept_ || broken_) return;
+    if (open_at_ != std::string::npos) {
+      // A string value is being sent: while nothing has ended it, only its new text is new.
+      const size_t lt = args_raw_.find('<', std::max(open_at_, scanned_));
+      bool ended = false;
+      for (size_t k = lt; k != std::string::npos; k = args_raw_.find('<', k + 1)) {
+        size_t e = 0;
+        if (param_close_at(args_raw_, k, e) || param_start_at(args_raw_, k)) {
+          ended = true;
+          break;
+        }
+        if (may_end_value(std::string_view(args_raw_).substr(k))) break;  // wait for more
+        scanned_ = k + 1;
+      }
+      if (!ended) {
+        const std::string_view v = open_value_text(open_at_);
+        if (v.size() <= open_sent_) return;
+        const std::string q = py_json_quote(v.substr(open_sent_));
+        open_sent_ = v.size();
+        ToolCallDelta f;
+        f.index = num_calls_ - 1;
+        f.arguments = q.substr(1, q.size() - 2);
+        streamed_ += f.arguments;
+        out.calls.push_back(std::move(f));
+        return;
+      }
+      open_at_ = std::string::npos;
+    }
+    size_t end = 0, vstart = std::string::npos;
+    std::string key;
+    const std::vector<Param> params = complete_params(args_raw_, end, &key, &vstart);
+    std::vector<std::string> keys;
+    bool cut = false;
+    std::string s = params_json(params, /*stable=*/true, &cut, &keys);
+    // The open value is sent as it arrives when it stays a string (its text can only grow).
+    if (!cut && vstart != std::string::npos &&
+        std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      const ojson* schema = schema_of(key);
+      if (!schema || schema_keeps_string(*schema)) {
+        const std::string_view v = open_value_text(vstart);
+        const std::string q = py_json_quote(v);
+        s += (keys.empty() ? "" : ", ") + py_json_quote(key) + ": " + q.substr(0, q.size() - 1);
+        open_at_ = vstart;
+        open_sent_ = v.size();
+        scanned_ = vstart;
+      }
+    }
+    if (s != "{") emit_args(s, out);  // "{" alone: nothing certain yet
+  }
+
+  void end_call(ParsedDelta& out) {
+    if (kept_) {
+      size_t end = 0;
+      const std::vector<Param> params = complete_params(args_raw_, end, nullptr, nullptr);
+      const std::string final_args = params_json(params, /*stable=*/false) + "}";
+      if (!broken_) emit_args(final_args, out);
+    }
+    kept_ = false;
+    open_at_ = std::string::npos;
+    name_raw_.clear();
+    args_raw_.clear();
+  }
+
+  ojson tools_;
+  bool markup_, whole_;
+  std::string pending_;
+  St st_ = St::kContent;
+  // The call being read.
+  std::string name_raw_, args_raw_, name_, streamed_;
+  ojson properties_ = ojson::object();
+  bool kept_ = false, broken_ = false;
+  // The string value being streamed: where it starts, how much of its text was sent, where the
+  // search for its end goes on.
+  size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
+  // Content.
+  bool seen_call_ = false, any_kept_ = false, content_started_ = false;
+  std::string held_, post_;
+};
+
+}  // namespace
+
+std::unique_ptr<ToolCallParser> make_qwen3_coder_tool_parser(const ToolParserOptions& o) {
+  return std::make_unique<Qwen3CoderParser>(o);
+}
+
+}  // namespace vllm::api

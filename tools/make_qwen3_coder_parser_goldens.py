@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Goldens for Qwen3-Coder's tool-call parser: what vLLM 0.33 itself returns for Qwen3-Coder /
+Qwen3.5 output under `--tool-call-parser qwen3_coder` (the same parser as `qwen3_xml`: the
+engine-based Qwen3Parser of vllm/parser/qwen3.py), alone and with `--reasoning-parser qwen3`,
+whole (the chat serving's Parser.parse + assemble_chat_message_fields) and streamed one token per
+delta (its ChatStreamProcessor over Parser.parse_delta).
+
+vLLM runs from an extracted wheel as in tools/make_minimax_m2_parser_goldens.py (whose loader this
+reuses; see its docstring for the steps):
+
+    python3 tools/make_qwen3_coder_parser_goldens.py --vllm-src /tmp/vllm033/src
+
+The tokenizer is a stand-in: Qwen3's <think>, </think>, <tool_call>, </tool_call>, <|im_start|>
+and <|im_end|> are single tokens, every other character is a token of its own, and no token is
+special. The prompt ends as Qwen3's template ends it for a turn that thinks
+("<|im_start|>assistant\\n<think>\\n") or not ("<|im_start|>assistant\\n").
+
+Writes tests/golden/tool_parsers/qwen3_coder.json; tests/api/qwen3_coder_parser_test.cpp reads it.
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import make_minimax_m2_parser_goldens as mm  # noqa: E402
+import make_reasoning_parser_goldens as rp  # noqa: E402
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+     "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                    "metric": {"type": "boolean"}, "temp": {"type": "number"},
+                    "opts": {"type": "object"}, "tags": {"type": "array"},
+                    "note": {"type": ["string", "null"]}, "unit": {"enum": ["c", "f"]}}}}},
+    {"type": "function", "function": {"name": "now",
+     "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object",
+     "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}},
+]
+
+B, E = "<tool_call>", "</tool_call>"
+
+
+def fn(name, *params, close=True):
+    body = "".join(f"\n<parameter={k}>\n{v}\n</parameter>" for k, v in params)
+    return f"<function={name}>{body}\n" + ("</function>" if close else "")
+
+
+def call(name, *params):
+    return B + "\n" + fn(name, *params) + "\n" + E
+
+
+TEXTS = [
+    ("simple", "Let me check.\n" + call("get_weather", ("city", "Seattle"), ("days", "3"))),
+    ("typed_two_calls", call("get_weather", ("city", "Paris"), ("days", "3"), ("metric", "True"),
+                             ("temp", "21.50"), ("opts", '{"a": [1, 2.0], "b":"\\u00e9"}'),
+                             ("tags", '["x","y"]'), ("note", "null"), ("unit", "c"))
+     + "\n" + call("now")),
+    ("no_call", "Just text.\n"),
+    ("empty", ""),
+    ("whitespace_only", " \n"),
+    ("unknown_name", "Hi " + call("unknown", ("a", "1")) + " bye"),
+    ("dropped_then_kept", "Ok. " + call("nope") + call("now") + " y"),
+    ("function_without_tool_call", "Text " + fn("get_weather", ("city", "Oslo")) + " after"),
+    ("two_functions_in_one_block", B + "\n" + fn("get_weather", ("city", "A")) + "\n"
+     + fn("now") + "\n" + E),
+    ("compact", B + "<function=get_weather><parameter=city>Rome</parameter>"
+     "<parameter=days>2</parameter></function>" + E),
+    ("unclosed_parameter", B + "\n<function=get_weather>\n<parameter=city>\nRome\n"
+     "<parameter=days>\n2\n</function>\n" + E),
+    ("missing_function_end", B + "\n" + fn("get_weather", ("city", "A"), close=False) + E
+     + "\nMore text"),
+    ("cut_in_value", B + "\n<function=get_weather>\n<parameter=days>\n2\n</parameter>\n"
+     "<parameter=city>\nBer"),
+    ("cut_in_name", B + "\n<function=get_weath"),
+    ("cut_after_block_start", "Sure.\n" + B + "\n"),
+    ("cut_in_tag", "Sure.\n<tool_c"),
+    ("spaced_tags", B + "\n< function = get_weather >\n<parameter = city >\nLima\n< / parameter >"
+     "\n</function>\n" + E),
+    ("repeated_key", call("get_weather", ("city", "A"), ("days", "2"), ("city", "B"))),
+    ("escapes_unicode", "Let me see." + call("get_weather", ("city", '  S\u00e3o "Paulo" \\ '),
+                                             ("note", "\u65e5\u672c \U0001F680"))),
+    ("newlines_kept_inside", call("write_file", ("path", "a.py"),
+                                  ("content", "\n\nif x < y:\n    print('<p>')\n\n"))),
+    ("no_newlines", B + "<function=write_file><parameter=content>ab</parameter></function>" + E),
+    ("schema_strings_and_extras", call("get_weather", ("city", "42"), ("extra", "7"),
+                                       ("days", "007"), ("temp", "2.0"), ("metric", "yes"))),
+    ("bad_json_for_object", call("get_weather", ("opts", "not json"), ("tags", "[1e400]"),
+                                 ("note", "Null"))),
+    ("false_starts_in_value", call("write_file", ("content", "<param> <parameter x>hi </ function>"
+                                                            " </think> </tool_call")),),
+    ("two_blocks", call("get_weather", ("city", "A")) + "\nthen\n" + call("get_weather",
+                                                                          ("city", "B"))),
+    ("empty_block", "A " + B + "\n" + E + " B"),
+    ("text_after_call", call("now") + "\nDone."),
+    ("leading_whitespace", "\n\nSure.\n" + call("now")),
+    ("json_style_call", B + '\n{"name": "now", "arguments": {}}\n' + E),
+    ("untyped_function", call("now", ("n", "5"), ("flag", "true"))),
+    ("name_with_spaces", B + "\n<function= get_weather >\n<parameter=city>\nX\n</parameter>\n"
+     "</function>\n" + E),
+    ("empty_parameter_name", call("get_weather", ("", "x"), ("city", "C"))),
+    ("reasoning_then_call", "Need the weather.\n</think>\n\n" + call("get_weather",
+                                                                       ("city", "Seattle"))),
+    ("reasoning_only", "Still thinking about it..."),
+    ("call_ends_reasoning", "plan  \n" + call("now")),
+    ("think_tags_in_content", "a<think>b</think>c" + call("now")),
+    ("long_string_value", "Writing.\n" + call("write_file", ("path", "/tmp/x.txt"),
+                                              ("content", "line\n" * 40 + "end"))),
+]
+
+CONFIGS = [  # (reasoning parser, prompt)
+    (None, rp.USER),
+    ("qwen3", rp.USER + "<think>\n"),
+    ("qwen3", rp.USER + "<think>\n\n</think>\n\n"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
+                    help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
+    ap.add_argument("--out",
+                    default=os.path.join(ROOT, "tests/golden/tool_parsers/qwen3_coder.json"))
+    args = ap.parse_args()
+    ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
+        args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    tok = rp.Tokenizer()
+    cases = []
+    for reasoning, ptext in CONFIGS:
+        cls = ParserManager.get_parser(tool_parser_name="qwen3_coder",
+                                       reasoning_parser_name=reasoning,
+                                       enable_auto_tools=True, model_name="m", tokenizer=tok)
+        prompt = tok.encode(ptext)
+        for name, text in TEXTS:
+            request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
+                              tools=TOOLS, tool_choice="auto")
+            ids = tok.encode(text)
+            parser = cls(tok, request.tools, chat_template_kwargs={})
+            parser.set_prompt_token_ids(prompt)
+            r, c, calls = parser.parse(text, request, enable_auto_tools=True,
+                                       model_output_token_ids=ids)
+            f = assemble(request, r, c, calls, enable_auto_tools=True, parser_cls=cls)
+            whole = {"reasoning": f.reasoning, "content": f.content,
+                     "tool_calls": [[t.function.name, t.function.arguments] for t in f.tool_calls]}
+            sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs={}),
+                                 enable_auto_tools=True, parser_cls=cls)
+            reasoning_s, content, streamed = "", "", {}
+            steps = [[t] for t in ids] or [[]]
+            for k, step in enumerate(steps):
+                d = sp.step(tok.decode(step), step, "stop" if k + 1 == len(steps) else None,
+                            prompt).delta
+                if d is None:
+                    continue
+                reasoning_s += d.reasoning or ""
+                content += d.content or ""
+                for t in d.tool_calls or []:
+                    entry = streamed.setdefault(t.index, ["", ""])
+                    if t.function and t.function.name:
+                        entry[0] = t.function.name
+                    if t.function and t.function.arguments:
+                        entry[1] += t.function.arguments
+            stream = {"reasoning": reasoning_s, "content": content,
+                      "tool_calls": [streamed[i] for i in sorted(streamed)]}
+            cases.append({"name": name, "reasoning_parser": reasoning, "prompt": ptext,
+                          "text": text, "whole": whole, "stream": stream})
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump({"vllm": "0.33.0", "tags": rp.TAGS, "tools": TOOLS, "cases": cases}, fh,
+                  ensure_ascii=False, indent=1)
+    differ = sum(1 for c in cases if c["whole"]["tool_calls"] != c["stream"]["tool_calls"] or
+                 (c["whole"]["content"] or "") != c["stream"]["content"])
+    print(f"{len(cases)} cases; vLLM's stream differs from its whole response in {differ}")
+
+
+if __name__ == "__main__":
+    main()
