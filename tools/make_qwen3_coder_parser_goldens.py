@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Goldens for Qwen3-Coder's tool-call parser: what vLLM 0.33 itself returns for Qwen3-Coder /
 Qwen3.5 output under `--tool-call-parser qwen3_coder` (the same parser as `qwen3_xml`: the
-engine-based Qwen3Parser of vllm/parser/qwen3.py), alone and with `--reasoning-parser qwen3`,
+engine-based Qwen3Parser of vllm/parser/qwen3.py), and with `--parser hermes` for Qwen2.5 / Qwen3
+output under `--tool-call-parser hermes`, alone and with `--reasoning-parser qwen3`,
 whole (the chat serving's Parser.parse + assemble_chat_message_fields) and streamed one token per
 delta (its ChatStreamProcessor over Parser.parse_delta).
 
@@ -15,7 +16,8 @@ and <|im_end|> are single tokens, every other character is a token of its own, a
 special. The prompt ends as Qwen3's template ends it for a turn that thinks
 ("<|im_start|>assistant\\n<think>\\n") or not ("<|im_start|>assistant\\n").
 
-Writes tests/golden/tool_parsers/qwen3_coder.json; tests/api/qwen3_coder_parser_test.cpp reads it.
+Writes tests/golden/tool_parsers/qwen3_coder.json (or hermes.json);
+tests/api/think_parsers_test.cpp reads them.
 """
 import argparse
 import json
@@ -109,6 +111,52 @@ TEXTS = [
                                               ("content", "line\n" * 40 + "end"))),
 ]
 
+def hcall(obj, raw=None):
+    return B + "\n" + (raw if raw is not None else json.dumps(obj, ensure_ascii=False)) + "\n" + E
+
+
+# Hermes (Qwen2.5 / Qwen3 / Hermes 2 Pro) calls: JSON objects between the same tags.
+HERMES_TEXTS = [
+    ("simple", "Let me check.\n" + hcall({"name": "get_weather",
+                                         "arguments": {"city": "Seattle", "days": 3}})),
+    ("two_calls", hcall({"name": "get_weather", "arguments": {"city": "Paris", "temp": 21.50,
+                                                           "opts": {"a": [1, 2.0]}}})
+     + "\n" + hcall({"name": "now", "arguments": {}})),
+    ("no_call", "Just text.\n"),
+    ("empty", ""),
+    ("whitespace_only", " \n"),
+    ("unknown_name", "Hi " + hcall({"name": "unknown", "arguments": {"a": 1}}) + " bye"),
+    ("text_after_call", hcall({"name": "now", "arguments": {}}) + "\nDone."),
+    ("leading_whitespace", "\n\nSure.\n" + hcall({"name": "now", "arguments": {}})),
+    ("compact", B + '{"name":"get_weather","arguments":{"city":"Rome"}}' + E),
+    ("arguments_as_string", hcall(None, '{"name": "now", "arguments": "{\\"x\\": 1}"}')),
+    ("missing_arguments", hcall(None, '{"name": "now"}')),
+    ("bad_json", "Hmm " + hcall(None, '{"name": "now", "arguments": {')),
+    ("unclosed_call", "Sure. " + B + '\n{"name": "get_weather", "arguments": {"city": "Ber"}}'),
+    ("cut_in_json", "Sure. " + B + '\n{"name": "get_weather", "arguments": {"city": "Ber'),
+    ("cut_after_tag", "Sure.\n" + B + "\n"),
+    ("cut_in_tag", "Sure.\n<tool_c"),
+    ("escapes_unicode", hcall({"name": "get_weather", "arguments": {
+        "city": '  S\u00e3o "Paulo" \\ \n', "note": "\u65e5\u672c \U0001F680"}})),
+    ("ascii_escapes", hcall(None, '{"name": "get_weather", "arguments": {"city": "\\u00e9\\u65e5"}}')),
+    ("numbers", hcall(None, '{"name": "get_weather", "arguments": {"a": 1.0, "b": 1e5, "c": -0,'
+                            ' "d": 1E-7, "e": 12345678901234567890, "f": true, "g": null}}')),
+    ("nested_tags_in_string", hcall({"name": "write_file", "arguments": {
+        "content": "a </tool_call> b"}})),
+    ("two_calls_one_bad", hcall({"name": "now", "arguments": {}}) + hcall(None, "{oops}")),
+    ("empty_block", "A " + B + E + " B"),
+    ("whitespace_in_block", B + "\n\n  " + json.dumps({"name": "now", "arguments": {}}) + "  \n" + E),
+    ("list_in_block", hcall(None, '[{"name": "now", "arguments": {}}]')),
+    ("think_then_call", "<think>\nplan\n</think>\n\n" + hcall({"name": "now", "arguments": {}})),
+    ("reasoning_then_call", "Need the weather.\n</think>\n\n" + hcall(
+        {"name": "get_weather", "arguments": {"city": "Seattle"}})),
+    ("call_ends_reasoning", "plan  \n" + hcall({"name": "now", "arguments": {}})),
+    ("long_string_value", "Writing.\n" + hcall({"name": "write_file", "arguments": {
+        "path": "/tmp/x.txt", "content": "line\n" * 40 + "end"}})),
+    ("extra_keys", hcall(None, '{"name": "now", "arguments": {}, "id": 7}')),
+    ("arguments_first", hcall(None, '{"arguments": {"city": "X"}, "name": "get_weather"}')),
+]
+
 CONFIGS = [  # (reasoning parser, prompt)
     (None, rp.USER),
     ("qwen3", rp.USER + "<think>\n"),
@@ -120,19 +168,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
-    ap.add_argument("--out",
-                    default=os.path.join(ROOT, "tests/golden/tool_parsers/qwen3_coder.json"))
+    ap.add_argument("--parser", default="qwen3_coder", choices=["qwen3_coder", "hermes"])
+    ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
+    out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
+    texts = TEXTS if args.parser == "qwen3_coder" else HERMES_TEXTS
     ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
         args.vllm_src, mm.find_stand_ins(args.vllm_src))
     tok = rp.Tokenizer()
     cases = []
     for reasoning, ptext in CONFIGS:
-        cls = ParserManager.get_parser(tool_parser_name="qwen3_coder",
+        cls = ParserManager.get_parser(tool_parser_name=args.parser,
                                        reasoning_parser_name=reasoning,
                                        enable_auto_tools=True, model_name="m", tokenizer=tok)
         prompt = tok.encode(ptext)
-        for name, text in TEXTS:
+        for name, text in texts:
             request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                               tools=TOOLS, tool_choice="auto")
             ids = tok.encode(text)
@@ -164,9 +214,10 @@ def main():
                       "tool_calls": [streamed[i] for i in sorted(streamed)]}
             cases.append({"name": name, "reasoning_parser": reasoning, "prompt": ptext,
                           "text": text, "whole": whole, "stream": stream})
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump({"vllm": "0.33.0", "tags": rp.TAGS, "tools": TOOLS, "cases": cases}, fh,
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump({"vllm": "0.33.0", "parser": args.parser, "tags": rp.TAGS, "tools": TOOLS,
+                   "cases": cases}, fh,
                   ensure_ascii=False, indent=1)
     differ = sum(1 for c in cases if c["whole"]["tool_calls"] != c["stream"]["tool_calls"] or
                  (c["whole"]["content"] or "") != c["stream"]["content"])

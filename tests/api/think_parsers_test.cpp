@@ -47,6 +47,11 @@ const ojson& coder_golden() {
   return g;
 }
 
+const ojson& hermes_golden() {
+  static const ojson g = load("hermes.json");
+  return g;
+}
+
 // The goldens' stand-in tokenizer (both have the same tags): its tags are single tokens, every
 // other character (a whole UTF-8 sequence) is a token of its own.
 std::vector<std::string> tokens(const std::string& t) {
@@ -115,9 +120,9 @@ Composed setup_of(const ojson& c) {
                  c["tool_parser"], golden()["tools"]);
 }
 
-Composed coder_setup_of(const ojson& c) {
+Composed coder_setup_of(const ojson& c, const ojson& g = coder_golden()) {
   return compose(c["reasoning_parser"], ojson::object(), c["prompt"].get<std::string>(),
-                 ojson("qwen3_coder"), coder_golden()["tools"]);
+                 g["parser"], g["tools"]);
 }
 
 struct Result {
@@ -349,6 +354,42 @@ TEST(Qwen3CoderGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
     EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << coder_label(c);
   }
   EXPECT_GE(same, 60u);
+}
+
+// ---- hermes (the same runs of vLLM's parser, on Qwen2.5 / Qwen3 JSON calls) ----
+
+TEST(HermesGolden, WholeResponsesAreVllms) {
+  const ojson& g = hermes_golden();
+  ASSERT_GE(g["cases"].size(), 90u);
+  for (const auto& c : g["cases"]) {
+    const Result w = whole(coder_setup_of(c, g), c["text"].get<std::string>());
+    const std::string at = c["name"].get<std::string>() + " / hermes + " +
+                           c["reasoning_parser"].dump() + " " + c["prompt"].dump();
+    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << at;
+    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
+    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
+  }
+}
+
+TEST(HermesGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
+  const ojson& g = hermes_golden();
+  size_t same = 0;
+  for (const auto& c : g["cases"]) {
+    const ojson& vw = c["whole"];
+    const ojson& vs = c["stream"];
+    const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
+    if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
+        vs["reasoning"] != text_of(vw["reasoning"]))
+      continue;
+    ++same;
+    const Streamed s = stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>()));
+    const std::string at = c["name"].get<std::string>() + " / hermes + " +
+                           c["reasoning_parser"].dump() + " " + c["prompt"].dump();
+    EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << at;
+    EXPECT_EQ(s.content, vs["content"].get<std::string>()) << at;
+    EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << at;
+  }
+  EXPECT_GE(same, 40u);
 }
 
 TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {
