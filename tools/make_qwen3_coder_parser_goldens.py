@@ -157,6 +157,55 @@ HERMES_TEXTS = [
     ("arguments_first", hcall(None, '{"arguments": {"city": "X"}, "name": "get_weather"}')),
 ]
 
+# Pythonic calls (Llama 3.2 / 4 and Gemma 3 with vLLM's pythonic templates, ToolACE): a Python
+# list of calls with keyword arguments.
+PYTHONIC_TEXTS = [
+    ("simple", '[get_weather(city="Paris", days=3)]'),
+    ("two_calls", '[get_weather(city="Paris"), now()]'),
+    ("spaced", '[ get_weather( city = "Paris" ) ,\n now() ]'),
+    ("newline_after", '[now()]\n'),
+    ("single_quotes", "[get_weather(city='Paris')]"),
+    ("types", '[get_weather(city="X", days=-3, temp=21.50, metric=True, note=None, '
+              'tags=["a", \'b\'], opts={"a": [1, 2.0], \'b\': (1, 2)}, unit=false, n=null, '
+              'm=+4, e=1e3, f=.5, g=5., h=0x1F, i=1_000, j=0o17, k=0b101, big=12345678901234567890)]'),
+    ("escapes", r'[get_weather(city="S\u00e3o \"Paulo\" \\ \n\t\x41\101", note=r"a\nb")]'),
+    ("unicode", '[get_weather(city="\u65e5\u672c \U0001F680 \u00e9")]'),
+    ("triple_quoted", '[write_file(path="a.py", content="""line1\nline2 "quoted" """)]'),
+    ("concatenated", '[write_file(content="a" \'b\' "c")]'),
+    ("fstring_plain", "[write_file(content=f'hi {{x}}')]"),
+    ("fstring_placeholder", "[write_file(content=f'hi {x}')]"),
+    ("bytes", "[write_file(content=b'hi')]"),
+    ("leading_text", "Sure! [now()]"),
+    ("leading_space", " [now()]"),
+    ("trailing_text", "[now()] done"),
+    ("positional", '[get_weather("Paris")]'),
+    ("mixed_positional", '[get_weather(city="Paris", 3)]'),
+    ("dotted", "[a.b(x=1)]"),
+    ("empty_list", "[]"),
+    ("not_calls", "[1, 2]"),
+    ("nested_call", "[f(x=g())]"),
+    ("name_literal", "[f(x=inf)]"),
+    ("set_arg", "[f(x={1, 2})]"),
+    ("dict_keys", "[f(x={1: 'a', None: 2, True: 3, 1.5: 4, 'k': 5, 'k': 6})]"),
+    ("empty_containers", "[f(a=[], b={}, c=(), d=(1,), e=(1))]"),
+    ("trailing_comma", "[f(x=1,), g(),]"),
+    ("cut", '[get_weather(city="Par'),
+    ("cut_after_call", '[get_weather(city="Paris"), '),
+    ("bools", "[f(a=True, b=False, c=None, d=true)]"),
+    ("unicode_name", "[caf\u00e9(x=1)]"),
+    ("comment_after", "[now()]  # done"),
+    ("second_statement", "[now()]\n[f(x=1)]"),
+    ("negative_float", "[f(x=-1.5e-3, y=-0, z=--2)]"),
+    ("unary_bool", "[f(x=-True)]"),
+    ("complex", "[f(x=1j)]"),
+    ("line_continuation", '[f(x="a\\\nb")]'),
+    ("markdown_link", "[the docs](https://example.com) say so"),
+    ("json_array", '["a", "b"]'),
+    ("duplicate_kwarg", "[f(x=1, x=2)]"),
+    ("kwargs_splat", "[f(**{'a': 1})]"),
+    ("uppercase_prefix", "[f(a=R'x\\n', b=U'y')]"),
+]
+
 CONFIGS = [  # (reasoning parser, prompt)
     (None, rp.USER),
     ("qwen3", rp.USER + "<think>\n"),
@@ -168,16 +217,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
-    ap.add_argument("--parser", default="qwen3_coder", choices=["qwen3_coder", "hermes"])
+    ap.add_argument("--parser", default="qwen3_coder",
+                    choices=["qwen3_coder", "hermes", "pythonic"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
-    texts = TEXTS if args.parser == "qwen3_coder" else HERMES_TEXTS
+    texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS}[args.parser]
+    configs = CONFIGS[:1] if args.parser == "pythonic" else CONFIGS
     ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
         args.vllm_src, mm.find_stand_ins(args.vllm_src))
     tok = rp.Tokenizer()
     cases = []
-    for reasoning, ptext in CONFIGS:
+    for reasoning, ptext in configs:
         cls = ParserManager.get_parser(tool_parser_name=args.parser,
                                        reasoning_parser_name=reasoning,
                                        enable_auto_tools=True, model_name="m", tokenizer=tok)

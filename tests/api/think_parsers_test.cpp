@@ -22,6 +22,7 @@
 #include <random>
 
 #include "api/server/py_str.h"
+#include "api/server/pythonic_tool_parser.h"
 #include "api/server/reasoning_parser.h"
 #include "api/server/serving.h"
 #include "api/server/tool_parsers.h"
@@ -49,6 +50,11 @@ const ojson& coder_golden() {
 
 const ojson& hermes_golden() {
   static const ojson g = load("hermes.json");
+  return g;
+}
+
+const ojson& pythonic_golden() {
+  static const ojson g = load("pythonic.json");
   return g;
 }
 
@@ -390,6 +396,49 @@ TEST(HermesGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
     EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << at;
   }
   EXPECT_GE(same, 40u);
+}
+
+// ---- pythonic (Llama 3.2 / Gemma 3 with vLLM's pythonic templates) ----
+
+TEST(PythonicGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
+  const ojson& g = pythonic_golden();
+  ASSERT_GE(g["cases"].size(), 40u);
+  for (const auto& c : g["cases"]) {
+    const Composed k = coder_setup_of(c, g);
+    const std::string text = c["text"].get<std::string>();
+    const std::string at = c["name"].get<std::string>() + " / pythonic";
+    const Result w = whole(k, text);
+    EXPECT_EQ(w.reasoning, std::nullopt) << at;
+    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
+    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
+    // A stream holds a possible call list to the end, so it always ends as the whole response
+    // (vLLM's stream guesses partial calls and can differ from its whole response).
+    for (const auto& pieces : chunkings(text)) {
+      const Streamed s = stream(k, pieces);
+      EXPECT_EQ(s.content, w.content.value_or("")) << at << " " << pieces.size();
+      EXPECT_EQ(s.calls, w.calls) << at << " " << pieces.size();
+    }
+  }
+  // Content that cannot be a call list streams as it comes.
+  auto p = ToolCallParser::make(ToolParserKind::kPythonic, ToolParserOptions());
+  ParsedDelta d;
+  p->feed("[the", d);
+  EXPECT_EQ(d.content, "");  // "[the(" could follow
+  p->feed(" ", d);
+  EXPECT_EQ(d.content, "[the ");
+  p->feed("docs](x)", d);
+  EXPECT_EQ(d.content, "[the docs](x)");
+  auto q = ToolCallParser::make(ToolParserKind::kPythonic, ToolParserOptions());
+  ParsedDelta e;
+  q->feed("[get_weather(city=", e);
+  EXPECT_EQ(e.content, "");  // held: it may be a call
+  EXPECT_EQ(tool_parser_by_name("pythonic"), ToolParserKind::kPythonic);
+  // Deep nesting is refused, not recursed into without end.
+  EXPECT_EQ(parse_pythonic_calls("[f(x=" + std::string(100000, '[') + ")]"), std::nullopt);
+  EXPECT_EQ(parse_pythonic_calls("[f(x=" + std::string(150, '[') + std::string(150, ']') + ")]")
+                ->at(0)
+                .first,
+            "f");
 }
 
 TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {

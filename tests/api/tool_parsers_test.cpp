@@ -145,7 +145,9 @@ TEST(ToolParsers, ParserNames) {
   EXPECT_EQ(tool_parser_by_name("qwen3_json"), ToolParserKind::kHermes);
   EXPECT_EQ(tool_parser_by_name("llama4_json"), ToolParserKind::kLlama3Json);
   EXPECT_EQ(tool_parser_by_name("mistral"), ToolParserKind::kMistral);
-  EXPECT_FALSE(tool_parser_by_name("pythonic"));
+  EXPECT_EQ(tool_parser_by_name("pythonic"), ToolParserKind::kPythonic);
+  EXPECT_FALSE(tool_parser_by_name("llama4_pythonic"));  // Llama 4 is not served here
+  EXPECT_FALSE(tool_parser_by_name("granite"));
 }
 
 }  // namespace

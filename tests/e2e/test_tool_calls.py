@@ -214,3 +214,46 @@ def test_qwen3_coder_calls_are_parsed_whole_and_streamed(tmp_path):
         assert content == whole.message.content
     finally:
         s.stop()
+
+
+# Pythonic calls (--tool-call-parser pythonic: Llama 3.2 / Gemma 3 with vLLM's pythonic
+# templates): the whole output is a Python list of calls.
+PYTHONIC_RE = (r"\[get_weather\(city='[A-Za-z]{1,12}', unit=\"(celsius|fahrenheit)\"\), "
+               r"get_time\(tz='[A-Z]{3}'\)\]")
+
+
+def test_pythonic_calls_are_parsed_whole_and_streamed(tmp_path):
+    """vLLM 0.33's pythonic parser (tests/golden/tool_parsers/pythonic.json holds its own
+    answers for 42 outputs; api_tests PythonicGolden checks them)."""
+    s = hermes_tool_server(tmp_path, parser="pythonic")
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
+                  max_tokens=150, extra_body={"guided_regex": PYTHONIC_RE})
+        whole = c.chat.completions.create(**kw).choices[0]
+        assert whole.finish_reason == "tool_calls", whole
+        assert [t.function.name for t in whole.message.tool_calls] == ["get_weather", "get_time"]
+        for tc in whole.message.tool_calls:
+            _check_call(tc, {"get_weather", "get_time"})
+        assert whole.message.content is None
+        calls, content = {}, ""
+        for ch in c.chat.completions.create(stream=True, **kw):
+            if not ch.choices:
+                continue
+            d = ch.choices[0].delta
+            content += d.content or ""
+            for tc in d.tool_calls or []:
+                if tc.id:
+                    calls[tc.index] = [tc.function.name, ""]
+                else:
+                    calls[tc.index][1] += tc.function.arguments or ""
+        assert [calls[i] for i in sorted(calls)] == [
+            [t.function.name, t.function.arguments] for t in whole.message.tool_calls]
+        assert content == ""
+        # Text that is not a call list is content.
+        r = c.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+                                      temperature=0, max_tokens=20,
+                                      extra_body={"guided_regex": r"\[[a-z]{1,8}\]\(x\) ok"})
+        assert r.choices[0].message.tool_calls in (None, []) and r.choices[0].message.content
+    finally:
+        s.stop()

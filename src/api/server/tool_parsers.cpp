@@ -9,6 +9,7 @@
 #include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
+#include "api/server/pythonic_tool_parser.h"
 #include "api/server/qwen3_coder_tool_parser.h"
 #include "api/server/tag_scan.h"
 
@@ -278,12 +279,13 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "minimax_m2") return ToolParserKind::kMinimaxM2;
   // One parser under both names in vLLM 0.33 (Qwen3-Coder, Qwen3.5).
   if (name == "qwen3_coder" || name == "qwen3_xml") return ToolParserKind::kQwen3Coder;
+  if (name == "pythonic") return ToolParserKind::kPythonic;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
-         "glm47, minimax_m2, openai (gpt-oss)";
+         "glm47, minimax_m2, pythonic, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -328,6 +330,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_minimax_m2_tool_parser(o);
     case ToolParserKind::kQwen3Coder:
       return make_qwen3_coder_tool_parser(o);
+    case ToolParserKind::kPythonic:
+      return make_pythonic_tool_parser();
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -403,6 +407,11 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       r.content = c.empty() ? std::nullopt : std::optional<std::string>(std::move(c));
       return r;
     }
+    case ToolParserKind::kPythonic:
+      // vLLM: the whole output is the call list (content null) or the content.
+      r.tools_called = !r.calls.empty();
+      if (!r.tools_called) r.content = output;
+      return r;
     case ToolParserKind::kOpenAI:
       break;
   }

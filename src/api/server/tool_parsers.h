@@ -46,7 +46,8 @@ enum class ToolParserKind {
   kOpenAI,
   kGlm45,
   kMinimaxM2,
-  kQwen3Coder
+  kQwen3Coder,
+  kPythonic
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
