@@ -206,6 +206,62 @@ PYTHONIC_TEXTS = [
     ("uppercase_prefix", "[f(a=R'x\\n', b=U'y')]"),
 ]
 
+# DeepSeek V3 / R1 (--tool-call-parser deepseek_v3) and V3.1 (deepseek_v31) calls, between the
+# special tokens of their vocabulary.
+DS_TAGS = {"<\uff5ctool\u2581calls\u2581begin\uff5c>": 128806,
+           "<\uff5ctool\u2581calls\u2581end\uff5c>": 128807,
+           "<\uff5ctool\u2581call\u2581begin\uff5c>": 128808,
+           "<\uff5ctool\u2581call\u2581end\uff5c>": 128809,
+           "<\uff5ctool\u2581sep\uff5c>": 128814}
+CB, CE, OB, OE, SEP = list(DS_TAGS)
+
+
+def v3(name, args, typ="function"):
+    return f"{OB}{typ}{SEP}{name}\n```json\n{args}\n```{OE}"
+
+
+def v31(name, args):
+    return f"{OB}{name}{SEP}{args}{OE}"
+
+
+DEEPSEEK_V3_TEXTS = [
+    ("simple", "Let me check." + CB + v3("get_weather", '{"city": "Paris"}') + CE),
+    ("two_calls", CB + v3("get_weather", '{"city":"Paris",  "days": 3}') + "\n"
+     + v3("now", "{}") + CE),
+    ("no_call", "Just text.\n"),
+    ("empty", ""),
+    ("text_after", "A " + CB + v3("now", "{}") + CE + " after"),
+    ("unclosed", "A " + CB + v3("now", "{}")),
+    ("cut_in_args", "A " + CB + OB + "function" + SEP + "now\n```json\n{\"a\""),
+    ("no_calls_inside", "A " + CB + "oops" + CE + " B"),
+    ("bad_json_kept", CB + v3("now", "{not json}") + CE),
+    ("multiline_args", CB + v3("write_file", '{\n  "content": "a\\nb"\n}') + CE),
+    ("other_type", CB + v3("now", "{}", typ="tool") + CE),
+    ("name_with_space", CB + v3(" now ", "{}") + CE),
+    ("whitespace_only", "  " + CB + v3("now", "{}") + CE + "  "),
+    ("unicode", "\u65e5\u672c" + CB + v3("get_weather", '{"city": "S\u00e3o"}') + CE),
+    ("missing_fence", CB + OB + "function" + SEP + "now\n{}" + OE + CE),
+    ("reasoning_then_call", "plan</think>\n\n" + CB + v3("now", "{}") + CE),
+]
+
+DEEPSEEK_V31_TEXTS = [
+    ("simple", "Let me check." + CB + v31("get_weather", '{"city": "Paris"}') + CE),
+    ("two_calls", CB + v31("get_weather", '{"city":"Paris",  "days": 3}') + v31("now", "{}") + CE),
+    ("no_call", "Just text.\n"),
+    ("empty", ""),
+    ("text_after", "A " + CB + v31("now", "{}") + CE + " after"),
+    ("unclosed", "A " + CB + v31("now", "{}")),
+    ("cut_in_args", "A " + CB + OB + "now" + SEP + '{"a"'),
+    ("no_calls_inside", "A " + CB + "oops" + CE + " B"),
+    ("bad_json_kept", CB + v31("now", "{not json}") + CE),
+    ("multiline_args", CB + v31("write_file", '{\n  "content": "a\\nb"\n}') + CE),
+    ("name_with_newline", CB + OB + "now\nx" + SEP + "{}" + OE + v31("now", "{}") + CE),
+    ("name_with_space", CB + v31(" now ", "{}") + CE),
+    ("whitespace_only", "  " + CB + v31("now", "{}") + CE + "  "),
+    ("unicode", "\u65e5\u672c" + CB + v31("get_weather", '{"city": "S\u00e3o"}') + CE),
+    ("reasoning_then_call", "plan</think>\n\n" + CB + v31("now", "{}") + CE),
+]
+
 CONFIGS = [  # (reasoning parser, prompt)
     (None, rp.USER),
     ("qwen3", rp.USER + "<think>\n"),
@@ -218,12 +274,16 @@ def main():
     ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--parser", default="qwen3_coder",
-                    choices=["qwen3_coder", "hermes", "pythonic"])
+                    choices=["qwen3_coder", "hermes", "pythonic", "deepseek_v3",
+                             "deepseek_v31"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
-    texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS}[args.parser]
-    configs = CONFIGS[:1] if args.parser == "pythonic" else CONFIGS
+    texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS,
+             "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS}[args.parser]
+    configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31") else CONFIGS
+    if args.parser.startswith("deepseek"):
+        rp.TAGS.update(DS_TAGS)
     ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
         args.vllm_src, mm.find_stand_ins(args.vllm_src))
     tok = rp.Tokenizer()

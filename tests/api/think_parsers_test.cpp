@@ -60,11 +60,11 @@ const ojson& pythonic_golden() {
 
 // The goldens' stand-in tokenizer (both have the same tags): its tags are single tokens, every
 // other character (a whole UTF-8 sequence) is a token of its own.
-std::vector<std::string> tokens(const std::string& t) {
+std::vector<std::string> tokens(const std::string& t, const ojson& tags = golden()["tags"]) {
   std::vector<std::string> out;
   for (size_t i = 0; i < t.size();) {
     size_t n = 0;
-    for (const auto& [tag, id] : golden()["tags"].items())
+    for (const auto& [tag, id] : tags.items())
       if (t.compare(i, tag.size(), tag) == 0) n = tag.size();
     if (n == 0) utf8_at(t, i, n);
     out.push_back(t.substr(i, n));
@@ -265,8 +265,9 @@ std::string coder_label(const ojson& c) {
 }
 
 // Cut at the whole text, at every token, at every token boundary in two, and in random runs.
-std::vector<std::vector<std::string>> chunkings(const std::string& t) {
-  const std::vector<std::string> tok = tokens(t);
+std::vector<std::vector<std::string>> chunkings(const std::string& t,
+                                                const ojson& tags = golden()["tags"]) {
+  const std::vector<std::string> tok = tokens(t, tags);
   auto join = [&](size_t a, size_t b) {
     std::string s;
     for (size_t i = a; i < b; ++i) s += tok[i];
@@ -439,6 +440,38 @@ TEST(PythonicGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
                 ->at(0)
                 .first,
             "f");
+}
+
+// ---- deepseek_v3 / deepseek_v31 (DeepSeek-V3 / R1, V3.1) ----
+
+TEST(DeepseekToolGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
+  size_t n = 0;
+  for (const char* file : {"deepseek_v3.json", "deepseek_v31.json"}) {
+    const ojson g = load(file);
+    for (const auto& c : g["cases"]) {
+      ++n;
+      const Composed k = coder_setup_of(c, g);
+      const std::string text = c["text"].get<std::string>();
+      const std::string at = c["name"].get<std::string>() + " / " + file;
+      const Result w = whole(k, text);
+      EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
+      EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
+      // The calls go out when the output ends, so every stream ends as the whole response.
+      for (const auto& pieces : chunkings(text, g["tags"])) {
+        const Streamed s = stream(k, pieces);
+        EXPECT_EQ(s.content, w.content.value_or("")) << at << " " << pieces.size();
+        EXPECT_EQ(s.calls, w.calls) << at << " " << pieces.size();
+      }
+      // And token by token as vLLM's stream where that is its whole response.
+      const ojson& vs = c["stream"];
+      if (vs["tool_calls"] == c["whole"]["tool_calls"] &&
+          vs["content"] == (c["whole"]["content"].is_null() ? ojson("") : c["whole"]["content"]))
+        EXPECT_EQ(stream(k, tokens(text, g["tags"])).content, vs["content"]) << at;
+    }
+  }
+  EXPECT_GE(n, 31u);
+  EXPECT_EQ(tool_parser_by_name("deepseek_v3"), ToolParserKind::kDeepseekV3);
+  EXPECT_EQ(tool_parser_by_name("deepseek_v31"), ToolParserKind::kDeepseekV31);
 }
 
 TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {

@@ -315,6 +315,9 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     # SmolLM2's vocabulary has no <think> / </think>: vLLM's deepseek_r1 parser cannot be built.
     code, out = run_serve(_model(), "--reasoning-parser", "deepseek_r1")
     assert code != 0 and "--reasoning-parser deepseek_r1" in out and "</think>" in out, out
+    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser",
+                          "deepseek_v31")
+    assert code != 0 and "--tool-call-parser deepseek_v31" in out and "tool\u2581calls" in out, out
     # Flags that change nothing here accept only the values that change nothing: a mistral
     # tokenizer or dummy weights cannot be honoured, so they are refused by name.
     code, out = run_serve(_model(), "--tokenizer-mode", "mistral")

@@ -140,6 +140,15 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
   names_ = cfg_.served_model_names;
   if (names_.empty()) names_.push_back(llm_.model_path());
   check_parsers(cfg_, llm_.model().config().architecture);
+  // As vLLM's start-up checks: its DeepSeek tool parsers need the calls' special tokens.
+  if (auto k = tool_parser_by_name(cfg_.tool_call_parser);
+      k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31) {
+    const tok::Tokenizer& t = llm_.tokenizer();
+    if (!t.token_to_id("<｜tool▁calls▁begin｜>") || !t.token_to_id("<｜tool▁calls▁end｜>"))
+      throw std::invalid_argument("--tool-call-parser " + cfg_.tool_call_parser +
+                                  " cannot be used with this model: its vocabulary has no "
+                                  "<｜tool▁calls▁begin｜> / <｜tool▁calls▁end｜> tokens");
+  }
   // As vLLM's start-up check: its deepseek_r1 parser cannot be built without both tags.
   if (reasoning_parser_by_name(cfg_.reasoning_parser) == ReasoningParserKind::kDeepseekR1) {
     const ThinkTags t = think_tags(llm_.tokenizer());

@@ -4,6 +4,7 @@
 #include <random>
 #include <thread>
 
+#include "api/server/deepseek_tool_parser.h"
 #include "api/server/glm_tool_parser.h"
 #include "api/server/json_call_reader.h"
 #include "api/server/minimax_tool_parser.h"
@@ -280,12 +281,14 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   // One parser under both names in vLLM 0.33 (Qwen3-Coder, Qwen3.5).
   if (name == "qwen3_coder" || name == "qwen3_xml") return ToolParserKind::kQwen3Coder;
   if (name == "pythonic") return ToolParserKind::kPythonic;
+  if (name == "deepseek_v3") return ToolParserKind::kDeepseekV3;
+  if (name == "deepseek_v31") return ToolParserKind::kDeepseekV31;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
-         "glm47, minimax_m2, pythonic, openai (gpt-oss)";
+         "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -332,6 +335,9 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_qwen3_coder_tool_parser(o);
     case ToolParserKind::kPythonic:
       return make_pythonic_tool_parser();
+    case ToolParserKind::kDeepseekV3:
+    case ToolParserKind::kDeepseekV31:
+      return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -411,6 +417,16 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       // vLLM: the whole output is the call list (content null) or the content.
       r.tools_called = !r.calls.empty();
       if (!r.tools_called) r.content = output;
+      return r;
+    case ToolParserKind::kDeepseekV3:
+    case ToolParserKind::kDeepseekV31:
+      // vLLM: once the calls' start token is there, tools were called (even if its regex then
+      // finds none) and the content is the text around them, null when empty.
+      r.tools_called = deepseek_saw_calls(*p);
+      if (!r.tools_called)
+        r.content = output;
+      else if (!d.content.empty())
+        r.content = d.content;
       return r;
     case ToolParserKind::kOpenAI:
       break;

@@ -47,7 +47,9 @@ enum class ToolParserKind {
   kGlm45,
   kMinimaxM2,
   kQwen3Coder,
-  kPythonic
+  kPythonic,
+  kDeepseekV3,
+  kDeepseekV31
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
