@@ -262,6 +262,18 @@ DEEPSEEK_V31_TEXTS = [
     ("reasoning_then_call", "plan</think>\n\n" + CB + v31("now", "{}") + CE),
 ]
 
+SEED_TAGS = {"<seed:think>": 7, "</seed:think>": 8, "<seed:tool_call>": 9,
+             "</seed:tool_call>": 10, "<seed:bos>": 0, "<seed:eos>": 2}
+
+
+def seed(text):
+    for a, b in (("<think>", "<seed:think>"), ("</think>", "</seed:think>"),
+                 ("<tool_call>", "<seed:tool_call>"), ("</tool_call>", "</seed:tool_call>"),
+                 ("<|im_start|>", "<seed:bos>"), ("<|im_end|>", "<seed:eos>")):
+        text = text.replace(a, b)
+    return text
+
+
 CONFIGS = [  # (reasoning parser, prompt)
     (None, rp.USER),
     ("qwen3", rp.USER + "<think>\n"),
@@ -275,15 +287,21 @@ def main():
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--parser", default="qwen3_coder",
                     choices=["qwen3_coder", "hermes", "pythonic", "deepseek_v3",
-                             "deepseek_v31"])
+                             "deepseek_v31", "seed_oss"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
     texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS,
-             "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS}[args.parser]
+             "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS,
+             "seed_oss": TEXTS}[args.parser]
     configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31") else CONFIGS
     if args.parser.startswith("deepseek"):
         rp.TAGS.update(DS_TAGS)
+    if args.parser == "seed_oss":
+        # Seed-OSS: Qwen3-Coder's grammar and texts with its own tags (vllm/parser/seed_oss.py).
+        rp.TAGS.update(SEED_TAGS)
+        texts = [(n, seed(t)) for n, t in TEXTS]
+        configs = [(None if r is None else "seed_oss", seed(pr)) for r, pr in CONFIGS]
     ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
         args.vllm_src, mm.find_stand_ins(args.vllm_src))
     tok = rp.Tokenizer()
@@ -324,6 +342,7 @@ def main():
             stream = {"reasoning": reasoning_s, "content": content,
                       "tool_calls": [streamed[i] for i in sorted(streamed)]}
             cases.append({"name": name, "reasoning_parser": reasoning, "prompt": ptext,
+                          "tool_parser": args.parser,
                           "text": text, "whole": whole, "stream": stream})
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:

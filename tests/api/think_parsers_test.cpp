@@ -73,17 +73,18 @@ std::vector<std::string> tokens(const std::string& t, const ojson& tags = golden
   return out;
 }
 
-std::optional<int32_t> id_of(std::string_view s) {
-  const ojson& tags = golden()["tags"];
+std::optional<int32_t> id_in(const ojson& tags, std::string_view s) {
   const auto it = tags.find(std::string(s));
   if (it == tags.end()) return std::nullopt;
   return it->get<int32_t>();
 }
 
-std::vector<int32_t> ids(const std::string& text) {
+std::optional<int32_t> id_of(std::string_view s) { return id_in(golden()["tags"], s); }
+
+std::vector<int32_t> ids(const std::string& text, const ojson& tags = golden()["tags"]) {
   std::vector<int32_t> out;
-  for (const std::string& t : tokens(text)) {
-    if (auto id = id_of(t)) {
+  for (const std::string& t : tokens(text, tags)) {
+    if (auto id = id_in(tags, t)) {
       out.push_back(*id);
     } else {
       size_t n = 0;
@@ -103,13 +104,14 @@ struct Composed {
 };
 
 Composed compose(const ojson& reasoning_parser, const ojson& kwargs, const std::string& prompt,
-                 const ojson& tool_parser, const ojson& tools) {
+                 const ojson& tool_parser, const ojson& tools,
+                 const ojson& vocab = golden()["tags"]) {
   Composed s;
   if (!reasoning_parser.is_null()) {
     const ReasoningParserKind kind = *reasoning_parser_by_name(reasoning_parser.get<std::string>());
     if (reasoning_enabled(kind, kwargs)) s.reasoning = kind;
-    const ThinkTags tags = think_tags(id_of, kind);
-    s.thought = prompt_ends_reasoning(ids(prompt), tags, kind);
+    const ThinkTags tags = think_tags([&](std::string_view x) { return id_in(vocab, x); }, kind);
+    s.thought = prompt_ends_reasoning(ids(prompt, vocab), tags, kind);
     s.prompt_closed = s.thought && !tags.boundaries.empty();
   }
   if (!tool_parser.is_null()) {
@@ -128,7 +130,7 @@ Composed setup_of(const ojson& c) {
 
 Composed coder_setup_of(const ojson& c, const ojson& g = coder_golden()) {
   return compose(c["reasoning_parser"], ojson::object(), c["prompt"].get<std::string>(),
-                 g["parser"], g["tools"]);
+                 g["parser"], g["tools"], g["tags"]);
 }
 
 struct Result {
@@ -288,79 +290,91 @@ std::vector<std::vector<std::string>> chunkings(const std::string& t,
   return out;
 }
 
-TEST(Qwen3CoderGolden, WholeResponsesAreVllms) {
-  ASSERT_GE(coder_golden()["cases"].size(), 100u);
-  for (const auto& c : coder_golden()["cases"]) {
-    const Result w = whole(coder_setup_of(c), c["text"].get<std::string>());
-    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << coder_label(c);
-    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << coder_label(c);
-    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << coder_label(c);
-  }
+// qwen3_coder's goldens and Seed-OSS's (the same grammar and texts with <seed:...> tags).
+const std::vector<ojson>& xml_goldens() {
+  static const std::vector<ojson> g = {coder_golden(), load("seed_oss.json")};
+  return g;
 }
 
-TEST(Qwen3CoderGolden, StreamsReassembleToTheWholeResponse) {
-  for (const auto& c : coder_golden()["cases"]) {
-    const Composed k = coder_setup_of(c);
-    const std::string name = c["name"].get<std::string>();
-    const std::string text = c["text"].get<std::string>();
-    const Result w = whole(k, text);
-    const Calls vllm_stream = calls_of(c["stream"]["tool_calls"]);
-    // Where arguments cannot be taken back (vLLM's stream stops there too): a string value sent
-    // that nothing closes, a key given twice; with a reasoning parser a </think> inside a value
-    // stays in a stream (the whole response's reasoning split drops it first).
-    const bool gap = name == "unclosed_parameter" || name == "cut_in_value" ||
-                     name == "repeated_key" || (k.reasoning && name == "false_starts_in_value");
-    for (const auto& pieces : chunkings(text)) {
-      const Streamed s = stream(k, pieces);
-      const std::string at = coder_label(c) + " (" + std::to_string(pieces.size()) + " pieces)";
-      EXPECT_EQ(s.reasoning, w.reasoning.value_or("")) << at;
-      ASSERT_EQ(s.calls.size(), w.calls.size()) << at;
-      for (size_t i = 0; i < w.calls.size(); ++i) {
-        EXPECT_EQ(s.calls[i].first, w.calls[i].first) << at;
-        const std::string& a = s.calls[i].second;
-        if (!gap) {
-          EXPECT_EQ(a, w.calls[i].second) << at;
-        } else {
-          // The whole arguments when nothing was sent too early, else what vLLM's stream sends or
-          // a prefix of it, or more: vLLM holds back a completed non-string value until the
-          // call ends, this stream sends it once its parameter is closed.
-          ASSERT_GT(vllm_stream.size(), i) << at;
-          const std::string& v = vllm_stream[i].second;
-          EXPECT_TRUE(a == w.calls[i].second || v.compare(0, a.size(), a) == 0 ||
-                      a.compare(0, v.size(), v) == 0)
-              << at << ": " << a;
-        }
-      }
-      const std::string expect = w.content.value_or("");
-      if (!w.calls.empty() && s.content.size() > expect.size()) {
-        // Whitespace before the content's first word goes out with it; the whole response
-        // strips it once a call is made (vLLM's stream sends it too).
-        const std::string lead = s.content.substr(0, s.content.size() - expect.size());
-        EXPECT_TRUE(py_all_space(lead)) << at;
-        EXPECT_EQ(s.content.substr(lead.size()), expect) << at;
-      } else {
-        EXPECT_EQ(s.content, expect) << at;
-      }
+TEST(Qwen3CoderGolden, WholeResponsesAreVllms) {
+  for (const ojson& g : xml_goldens()) {
+    ASSERT_GE(g["cases"].size(), 100u);
+    for (const auto& c : g["cases"]) {
+      const Result w = whole(coder_setup_of(c, g), c["text"].get<std::string>());
+      const std::string at = coder_label(c) + " " + g["parser"].get<std::string>();
+      EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << at;
+      EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
+      EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
     }
   }
 }
 
+TEST(Qwen3CoderGolden, StreamsReassembleToTheWholeResponse) {
+  for (const ojson& g : xml_goldens())
+    for (const auto& c : g["cases"]) {
+      const Composed k = coder_setup_of(c, g);
+      const std::string name = c["name"].get<std::string>();
+      const std::string text = c["text"].get<std::string>();
+      const Result w = whole(k, text);
+      const Calls vllm_stream = calls_of(c["stream"]["tool_calls"]);
+      // Where arguments cannot be taken back (vLLM's stream stops there too): a string value sent
+      // that nothing closes, a key given twice; with a reasoning parser a </think> inside a value
+      // stays in a stream (the whole response's reasoning split drops it first).
+      const bool gap = name == "unclosed_parameter" || name == "cut_in_value" ||
+                       name == "repeated_key" || (k.reasoning && name == "false_starts_in_value");
+      for (const auto& pieces : chunkings(text, g["tags"])) {
+        const Streamed s = stream(k, pieces);
+        const std::string at = coder_label(c) + " (" + std::to_string(pieces.size()) + " pieces)";
+        EXPECT_EQ(s.reasoning, w.reasoning.value_or("")) << at;
+        ASSERT_EQ(s.calls.size(), w.calls.size()) << at;
+        for (size_t i = 0; i < w.calls.size(); ++i) {
+          EXPECT_EQ(s.calls[i].first, w.calls[i].first) << at;
+          const std::string& a = s.calls[i].second;
+          if (!gap) {
+            EXPECT_EQ(a, w.calls[i].second) << at;
+          } else {
+            // The whole arguments when nothing was sent too early, else what vLLM's stream sends or
+            // a prefix of it, or more: vLLM holds back a completed non-string value until the
+            // call ends, this stream sends it once its parameter is closed.
+            ASSERT_GT(vllm_stream.size(), i) << at;
+            const std::string& v = vllm_stream[i].second;
+            EXPECT_TRUE(a == w.calls[i].second || v.compare(0, a.size(), a) == 0 ||
+                        a.compare(0, v.size(), v) == 0)
+                << at << ": " << a;
+          }
+        }
+        const std::string expect = w.content.value_or("");
+        if (!w.calls.empty() && s.content.size() > expect.size()) {
+          // Whitespace before the content's first word goes out with it; the whole response
+          // strips it once a call is made (vLLM's stream sends it too).
+          const std::string lead = s.content.substr(0, s.content.size() - expect.size());
+          EXPECT_TRUE(py_all_space(lead)) << at;
+          EXPECT_EQ(s.content.substr(lead.size()), expect) << at;
+        } else {
+          EXPECT_EQ(s.content, expect) << at;
+        }
+      }
+    }
+}
+
 TEST(Qwen3CoderGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
   size_t same = 0;
-  for (const auto& c : coder_golden()["cases"]) {
-    const ojson& vw = c["whole"];
-    const ojson& vs = c["stream"];
-    const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
-    if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
-        vs["reasoning"] != text_of(vw["reasoning"]))
-      continue;
-    ++same;
-    const Streamed s = stream(coder_setup_of(c), tokens(c["text"].get<std::string>()));
-    EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << coder_label(c);
-    EXPECT_EQ(s.content, vs["content"].get<std::string>()) << coder_label(c);
-    EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << coder_label(c);
-  }
-  EXPECT_GE(same, 60u);
+  for (const ojson& g : xml_goldens())
+    for (const auto& c : g["cases"]) {
+      const ojson& vw = c["whole"];
+      const ojson& vs = c["stream"];
+      const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
+      if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
+          vs["reasoning"] != text_of(vw["reasoning"]))
+        continue;
+      ++same;
+      const Streamed s =
+          stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>(), g["tags"]));
+      EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << coder_label(c);
+      EXPECT_EQ(s.content, vs["content"].get<std::string>()) << coder_label(c);
+      EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << coder_label(c);
+    }
+  EXPECT_GE(same, 120u);
 }
 
 // ---- hermes (the same runs of vLLM's parser, on Qwen2.5 / Qwen3 JSON calls) ----
@@ -465,8 +479,9 @@ TEST(DeepseekToolGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
       // And token by token as vLLM's stream where that is its whole response.
       const ojson& vs = c["stream"];
       if (vs["tool_calls"] == c["whole"]["tool_calls"] &&
-          vs["content"] == (c["whole"]["content"].is_null() ? ojson("") : c["whole"]["content"]))
+          vs["content"] == (c["whole"]["content"].is_null() ? ojson("") : c["whole"]["content"])) {
         EXPECT_EQ(stream(k, tokens(text, g["tags"])).content, vs["content"]) << at;
+      }
     }
   }
   EXPECT_GE(n, 31u);

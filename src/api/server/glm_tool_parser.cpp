@@ -9,6 +9,7 @@
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
 #include "api/server/schema_coerce.h"
+#include "api/server/tag_call_parser.h"
 #include "api/server/tag_scan.h"
 
 namespace vllm::api {
@@ -24,10 +25,6 @@ constexpr std::string_view kValue = "<arg_value>";
 constexpr std::string_view kValueEnd = "</arg_value>";
 constexpr std::string_view kThink = "<think>";
 constexpr std::string_view kThinkEnd = "</think>";
-
-struct ArgPair {
-  std::string key, value;
-};
 
 // The complete pairs of a call's argument text, as vLLM's finditer of
 // <arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value> (DOTALL) finds them: from each
@@ -73,7 +70,7 @@ bool open_pair(std::string_view s, size_t from, std::string& key, size_t& value_
   return false;
 }
 
-class Glm45Parser : public ToolCallParser {
+class Glm45Parser : public TagCallParser {
  public:
   explicit Glm45Parser(const ToolParserOptions& o)
       : tools_(o.tools.is_array() ? o.tools : ojson::array()),
@@ -81,54 +78,22 @@ class Glm45Parser : public ToolCallParser {
         whole_(o.whole_response) {}
 
   void feed(std::string_view text, ParsedDelta& out) override {
-    pending_ += text;
-    size_t pos = 0;
-    for (;;) {
-      // The earliest tag that means something in the current state. GLM's tags all start with
-      // '<' and end with '>', so no two occurrences overlap and the first one found is the
-      // one a lexer reads.
-      size_t at = std::string::npos;
-      std::string_view tag;
-      for (std::string_view t : tags()) {
-        const size_t f = pending_.find(t, pos);
-        if (f < at) {
-          at = f;
-          tag = t;
-        }
-      }
-      if (at == std::string::npos) break;
-      on_text(std::string_view(pending_).substr(pos, at - pos), out);
-      on_tag(tag, out);
-      pos = at + tag.size();
-    }
-    // Hold back what may begin a tag of the current state.
-    size_t hold = 0;
-    for (std::string_view t : tags())
-      hold = std::max(hold, partial_tag_suffix(std::string_view(pending_).substr(pos), t));
-    on_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold), out);
-    pending_.erase(0, pending_.size() - hold);
+    scan(text, out);
     if (st_ == St::kArgs && !whole_) stream_args(out);
   }
 
   void finish(ParsedDelta& out) override {
-    std::string rest;
-    rest.swap(pending_);
-    on_text(rest, out);
+    scan_rest(out);
     if (st_ == St::kName) decide_name(out);
     if (st_ == St::kName || st_ == St::kArgs) end_call(out);
     st_ = St::kContent;
-    // No call kept: the held text is content, unless all of it is whitespace around dropped
-    // calls (vLLM drops whitespace-only content once a call block was seen).
-    if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
-      out.content += held_ + post_;
-    held_.clear();
-    post_.clear();
+    finish_content(out);
   }
 
  private:
   enum class St { kContent, kReasoning, kName, kArgs };
 
-  std::vector<std::string_view> tags() const {
+  std::vector<std::string_view> tags() const override {
     switch (st_) {
       case St::kContent:
         if (markup_) return {kCall, kThink, kThinkEnd};
@@ -143,7 +108,7 @@ class Glm45Parser : public ToolCallParser {
     return {};
   }
 
-  void on_text(std::string_view t, ParsedDelta& out) {
+  void on_text(std::string_view t, ParsedDelta& out) override {
     if (t.empty()) return;
     switch (st_) {
       case St::kContent:
@@ -160,7 +125,7 @@ class Glm45Parser : public ToolCallParser {
     }
   }
 
-  void on_tag(std::string_view tag, ParsedDelta& out) {
+  void on_tag(std::string_view tag, ParsedDelta& out) override {
     if (tag == kThink) {
       st_ = St::kReasoning;  // dropped again when already reasoning
     } else if (tag == kThinkEnd) {
@@ -184,26 +149,12 @@ class Glm45Parser : public ToolCallParser {
     }
   }
 
-  // Text in the content state. Before any <tool_call>, it is sent as it comes, but whitespace
-  // is held while it may end the content (a kept call strips it) and while it is all there is
-  // (vLLM's stream sends leading whitespace with the first word). After a <tool_call> it
-  // waits: a kept call drops it, otherwise it is content at the end.
-  void content_text(std::string_view t, ParsedDelta& out) {
-    if (seen_call_) {
-      if (!any_kept_) post_ += t;
-      return;
-    }
-    if (release_before_trailing_space(held_, t, out.content)) content_started_ = true;
-  }
-
   // The name is complete (<arg_key> or </tool_call> follows it): keep the call or drop it.
   void decide_name(ParsedDelta& out) {
     name_ = py_strip(name_raw_);
     kept_ = tool_call_allowed(tools_, name_);
     if (!kept_) return;
-    any_kept_ = true;
-    held_.clear();
-    post_.clear();
+    call_kept();
     properties_ = tool_properties(tools_, name_);
     ToolCallDelta h;
     h.index = num_calls_++;
@@ -219,43 +170,6 @@ class Glm45Parser : public ToolCallParser {
     auto it = properties_.find(key);
     if (it == properties_.end() || !it->is_object()) return nullptr;
     return &*it;
-  }
-
-  std::string value_json(const std::string& key, const std::string& value) const {
-    return property_value_json(properties_, key, value);
-  }
-
-  // "{" and the pairs as a dict (first place, last value) written as json.dumps does, without
-  // the closing brace. `stable` (streaming) stops before the first key that repeats later, and
-  // sets `*cut` when it did.
-  std::string pairs_json(const std::vector<ArgPair>& pairs, bool stable, bool* cut = nullptr,
-                         std::vector<std::string>* keys = nullptr) const {
-    std::vector<std::pair<std::string, std::string>> dict;
-    size_t first_repeat = pairs.size();
-    for (const ArgPair& p : pairs) {
-      size_t i = 0;
-      while (i < dict.size() && dict[i].first != p.key) ++i;
-      if (i < dict.size()) {
-        dict[i].second = p.value;
-        first_repeat = std::min(first_repeat, i);
-      } else {
-        dict.emplace_back(p.key, p.value);
-      }
-    }
-    if (cut) *cut = first_repeat < dict.size();
-    if (stable && first_repeat < dict.size()) dict.resize(first_repeat);
-    std::string s = "{";
-    for (size_t i = 0; i < dict.size(); ++i) {
-      if (i) s += ", ";
-      s += py_json_quote(dict[i].first) + ": " + value_json(dict[i].first, dict[i].second);
-      if (keys) keys->push_back(dict[i].first);
-    }
-    return s;
-  }
-
-  void emit_args(const std::string& text, ParsedDelta& out) {
-    // A repeated key that rewrote what was sent: nothing more can follow it.
-    if (!stream_args_extension(streamed_, text, num_calls_ - 1, out)) broken_ = true;
   }
 
   // Streaming: the part of the open call's arguments no later text can change.
@@ -286,7 +200,7 @@ class Glm45Parser : public ToolCallParser {
     const std::vector<ArgPair> pairs = complete_pairs(args_raw_, end);
     std::vector<std::string> keys;
     bool cut = false;
-    std::string s = pairs_json(pairs, /*stable=*/true, &cut, &keys);
+    std::string s = arg_pairs_json(pairs, properties_, /*stable=*/true, &cut, &keys);
     // The open value is sent as it arrives when it stays a string (its text can only grow).
     std::string key;
     size_t vstart = 0;
@@ -310,7 +224,7 @@ class Glm45Parser : public ToolCallParser {
     if (kept_) {
       size_t end = 0;
       const std::vector<ArgPair> pairs = complete_pairs(args_raw_, end);
-      const std::string final_args = pairs_json(pairs, /*stable=*/false) + "}";
+      const std::string final_args = arg_pairs_json(pairs, properties_, /*stable=*/false) + "}";
       if (!broken_) emit_args(final_args, out);
     }
     kept_ = false;
@@ -321,18 +235,14 @@ class Glm45Parser : public ToolCallParser {
 
   ojson tools_;
   bool markup_, whole_;
-  std::string pending_;
   St st_ = St::kContent;
   // The call being read.
-  std::string name_raw_, args_raw_, name_, streamed_;
+  std::string name_raw_, args_raw_, name_;
   ojson properties_ = ojson::object();
-  bool kept_ = false, broken_ = false;
+  bool kept_ = false;
   // The string value being streamed: where it starts, how much of it was sent, how far the
   // argument text was searched for its end.
   size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
-  // Content.
-  bool seen_call_ = false, any_kept_ = false, content_started_ = false;
-  std::string held_, post_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
 #include "api/server/schema_coerce.h"
+#include "api/server/tag_call_parser.h"
 #include "api/server/tag_scan.h"
 
 namespace vllm::api {
@@ -16,12 +17,9 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::string_view kCall = "<tool_call>";
-constexpr std::string_view kCallEnd = "</tool_call>";
 constexpr std::string_view kFunc = "<function=";
 constexpr std::string_view kFuncEnd = "</function>";
 constexpr std::string_view kNameEnd = ">";
-constexpr std::string_view kThinkEnd = "</think>";
 constexpr std::string_view kParameter = "parameter";
 
 size_t regex_space(std::string_view s, size_t i) { return space_run(s, i, /*regex_s=*/true); }
@@ -88,16 +86,12 @@ std::string_view trim_newlines(std::string_view v) {
   return v;
 }
 
-struct Param {
-  std::string key, value;
-};
-
 // The parameters of a call body that vLLM's finditer of _PARAM_RE (DOTALL) finds. `end` is
 // where the search for the next one starts; `open_key` / `open_value` (when not null) get the
 // parameter still open at the end of `s` (its tag seen, its value not yet ended).
-std::vector<Param> complete_params(std::string_view s, size_t& end, std::string* open_key,
-                                   size_t* open_value) {
-  std::vector<Param> params;
+std::vector<ArgPair> complete_params(std::string_view s, size_t& end, std::string* open_key,
+                                     size_t* open_value) {
+  std::vector<ArgPair> params;
   end = 0;
   if (open_value) *open_value = std::string_view::npos;
   for (size_t pos = 0;;) {
@@ -127,61 +121,33 @@ std::vector<Param> complete_params(std::string_view s, size_t& end, std::string*
   }
 }
 
-class Qwen3CoderParser : public ToolCallParser {
+class Qwen3CoderParser : public TagCallParser {
  public:
-  explicit Qwen3CoderParser(const ToolParserOptions& o)
+  Qwen3CoderParser(const ToolParserOptions& o, bool seed)
       : tools_(o.tools.is_array() ? o.tools : ojson::array()),
         markup_(o.reasoning_markup),
-        whole_(o.whole_response) {}
+        whole_(o.whole_response),
+        kCall(seed ? "<seed:tool_call>" : "<tool_call>"),
+        kCallEnd(seed ? "</seed:tool_call>" : "</tool_call>"),
+        kThinkEnd(seed ? "</seed:think>" : "</think>") {}
 
   void feed(std::string_view text, ParsedDelta& out) override {
-    pending_ += text;
-    size_t pos = 0;
-    for (;;) {
-      // The earliest tag that means something in the current state (none of them can start
-      // inside another).
-      size_t at = std::string::npos;
-      std::string_view tag;
-      for (std::string_view t : tags()) {
-        const size_t f = pending_.find(t, pos);
-        if (f < at) {
-          at = f;
-          tag = t;
-        }
-      }
-      if (at == std::string::npos) break;
-      on_text(std::string_view(pending_).substr(pos, at - pos), out);
-      on_tag(tag, out);
-      pos = at + tag.size();
-    }
-    // Hold back what may begin a tag of the current state.
-    size_t hold = 0;
-    for (std::string_view t : tags())
-      hold = std::max(hold, partial_tag_suffix(std::string_view(pending_).substr(pos), t));
-    on_text(std::string_view(pending_).substr(pos, pending_.size() - pos - hold), out);
-    pending_.erase(0, pending_.size() - hold);
+    scan(text, out);
     if (st_ == St::kArgs && !whole_) stream_args(out);
   }
 
   void finish(ParsedDelta& out) override {
-    std::string rest;
-    rest.swap(pending_);
-    on_text(rest, out);
+    scan_rest(out);
     if (st_ == St::kName) decide_name(out);
     if (st_ == St::kName || st_ == St::kArgs) end_call(out);
     st_ = St::kContent;
-    // No call kept: the held text is content, unless all of it is whitespace around dropped
-    // calls (vLLM drops whitespace-only content once a call was started).
-    if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
-      out.content += held_ + post_;
-    held_.clear();
-    post_.clear();
+    finish_content(out);
   }
 
  private:
   enum class St { kContent, kBlock, kName, kArgs };
 
-  std::vector<std::string_view> tags() const {
+  std::vector<std::string_view> tags() const override {
     switch (st_) {
       case St::kContent:
         if (markup_) return {kCall, kFunc, kThinkEnd};
@@ -196,7 +162,7 @@ class Qwen3CoderParser : public ToolCallParser {
     return {};
   }
 
-  void on_text(std::string_view t, ParsedDelta& out) {
+  void on_text(std::string_view t, ParsedDelta& out) override {
     if (t.empty()) return;
     switch (st_) {
       case St::kContent:
@@ -213,7 +179,7 @@ class Qwen3CoderParser : public ToolCallParser {
     }
   }
 
-  void on_tag(std::string_view tag, ParsedDelta& out) {
+  void on_tag(std::string_view tag, ParsedDelta& out) override {
     if (tag == kThinkEnd) return;  // a reasoning parser runs: a stray </think> is dropped
     if (tag == kNameEnd) {
       decide_name(out);
@@ -239,26 +205,12 @@ class Qwen3CoderParser : public ToolCallParser {
     }
   }
 
-  // Text in the content state. Before any call markup it is sent as it comes, but whitespace is
-  // held while it may end the content (a kept call strips it) and while it is all there is
-  // (vLLM's stream sends leading whitespace with the first word). After call markup it waits:
-  // a kept call drops it, otherwise it is content at the end.
-  void content_text(std::string_view t, ParsedDelta& out) {
-    if (seen_call_) {
-      if (!any_kept_) post_ += t;
-      return;
-    }
-    if (release_before_trailing_space(held_, t, out.content)) content_started_ = true;
-  }
-
   // The name is complete: keep the call unless the name is empty.
   void decide_name(ParsedDelta& out) {
     name_ = py_strip(name_raw_);
     kept_ = !name_.empty();
     if (!kept_) return;
-    any_kept_ = true;
-    held_.clear();
-    post_.clear();
+    call_kept();
     properties_ = tool_properties(tools_, name_);
     ToolCallDelta h;
     h.index = num_calls_++;
@@ -273,40 +225,6 @@ class Qwen3CoderParser : public ToolCallParser {
     auto it = properties_.find(key);
     if (it == properties_.end() || !it->is_object()) return nullptr;
     return &*it;
-  }
-
-  // "{" and the parameters as a dict (first place, last value) written as json.dumps does,
-  // without the closing brace. `stable` (streaming) stops before the first key that repeats
-  // later, and sets `*cut` when it did.
-  std::string params_json(const std::vector<Param>& params, bool stable, bool* cut = nullptr,
-                          std::vector<std::string>* keys = nullptr) const {
-    std::vector<std::pair<std::string, std::string>> dict;
-    size_t first_repeat = params.size();
-    for (const Param& p : params) {
-      size_t i = 0;
-      while (i < dict.size() && dict[i].first != p.key) ++i;
-      if (i < dict.size()) {
-        dict[i].second = p.value;
-        first_repeat = std::min(first_repeat, i);
-      } else {
-        dict.emplace_back(p.key, p.value);
-      }
-    }
-    if (cut) *cut = first_repeat < dict.size();
-    if (stable && first_repeat < dict.size()) dict.resize(first_repeat);
-    std::string s = "{";
-    for (size_t i = 0; i < dict.size(); ++i) {
-      if (i) s += ", ";
-      s += py_json_quote(dict[i].first) + ": " +
-           property_value_json(properties_, dict[i].first, dict[i].second);
-      if (keys) keys->push_back(dict[i].first);
-    }
-    return s;
-  }
-
-  void emit_args(const std::string& text, ParsedDelta& out) {
-    // A repeated key that rewrote what was sent: nothing more can follow it.
-    if (!stream_args_extension(streamed_, text, num_calls_ - 1, out)) broken_ = true;
   }
 
   // The part of an open string value that can be sent: what may begin its end held back, its
@@ -352,10 +270,10 @@ class Qwen3CoderParser : public ToolCallParser {
     }
     size_t end = 0, vstart = std::string::npos;
     std::string key;
-    const std::vector<Param> params = complete_params(args_raw_, end, &key, &vstart);
+    const std::vector<ArgPair> params = complete_params(args_raw_, end, &key, &vstart);
     std::vector<std::string> keys;
     bool cut = false;
-    std::string s = params_json(params, /*stable=*/true, &cut, &keys);
+    std::string s = arg_pairs_json(params, properties_, /*stable=*/true, &cut, &keys);
     // The open value is sent as it arrives when it stays a string (its text can only grow).
     if (!cut && vstart != std::string::npos &&
         std::find(keys.begin(), keys.end(), key) == keys.end()) {
@@ -375,8 +293,8 @@ class Qwen3CoderParser : public ToolCallParser {
   void end_call(ParsedDelta& out) {
     if (kept_) {
       size_t end = 0;
-      const std::vector<Param> params = complete_params(args_raw_, end, nullptr, nullptr);
-      const std::string final_args = params_json(params, /*stable=*/false) + "}";
+      const std::vector<ArgPair> params = complete_params(args_raw_, end, nullptr, nullptr);
+      const std::string final_args = arg_pairs_json(params, properties_, /*stable=*/false) + "}";
       if (!broken_) emit_args(final_args, out);
     }
     kept_ = false;
@@ -387,24 +305,23 @@ class Qwen3CoderParser : public ToolCallParser {
 
   ojson tools_;
   bool markup_, whole_;
-  std::string pending_;
+  // The block and reasoning tags: Qwen3's, or Seed-OSS's (<seed:tool_call>, </seed:think>).
+  const std::string_view kCall, kCallEnd, kThinkEnd;
   St st_ = St::kContent;
   // The call being read.
-  std::string name_raw_, args_raw_, name_, streamed_;
+  std::string name_raw_, args_raw_, name_;
   ojson properties_ = ojson::object();
-  bool kept_ = false, broken_ = false;
+  bool kept_ = false;
   // The string value being streamed: where it starts, how much of its text was sent, where the
   // search for its end goes on.
   size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
-  // Content.
-  bool seen_call_ = false, any_kept_ = false, content_started_ = false;
-  std::string held_, post_;
 };
 
 }  // namespace
 
-std::unique_ptr<ToolCallParser> make_qwen3_coder_tool_parser(const ToolParserOptions& o) {
-  return std::make_unique<Qwen3CoderParser>(o);
+std::unique_ptr<ToolCallParser> make_qwen3_coder_tool_parser(const ToolParserOptions& o,
+                                                             bool seed) {
+  return std::make_unique<Qwen3CoderParser>(o, seed);
 }
 
 }  // namespace vllm::api

@@ -45,6 +45,9 @@
 
 namespace vllm::api {
 
-std::unique_ptr<ToolCallParser> make_qwen3_coder_tool_parser(const ToolParserOptions& o);
+// `seed`: Seed-OSS's (--tool-call-parser seed_oss, vLLM's SeedOssParser): the same grammar in
+// <seed:tool_call> blocks, </seed:think> as the reasoning's end.
+std::unique_ptr<ToolCallParser> make_qwen3_coder_tool_parser(const ToolParserOptions& o,
+                                                             bool seed = false);
 
 }  // namespace vllm::api

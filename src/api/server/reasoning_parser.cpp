@@ -18,6 +18,12 @@ constexpr std::string_view kMinimaxCall = "<minimax:tool_call>";  // minimax_m2:
 constexpr std::string_view kMinimaxCallEnd = "</minimax:tool_call>";
 constexpr std::string_view kMinimaxInvoke = "<invoke name=";
 constexpr std::string_view kGlmTags[] = {kStart, kEnd, kToolCall};
+// The engine parsers' start, end and implicit end: Seed-OSS's, everyone else's.
+constexpr std::string_view kSeedTags[] = {"<seed:think>", "</seed:think>", "<seed:tool_call>"};
+using EngineTags = std::string_view[3];
+const EngineTags& engine_tags(ReasoningParserKind k) {
+  return k == ReasoningParserKind::kSeedOss ? kSeedTags : kGlmTags;
+}
 constexpr std::string_view kMinimaxWholeTags[] = {kStart, kEnd, kMinimaxCall, kMinimaxCallEnd,
                                                   kMinimaxInvoke};
 
@@ -40,6 +46,7 @@ size_t find_tag(const std::string& s, size_t pos, const std::string_view (&tags)
 
 std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& name) {
   if (name == "qwen3") return ReasoningParserKind::kQwen3;
+  if (name == "seed_oss") return ReasoningParserKind::kSeedOss;
   if (name == "deepseek_r1") return ReasoningParserKind::kDeepseekR1;
   if (name == "deepseek_v3") return ReasoningParserKind::kDeepseekV3;
   if (name == "glm45" || name == "glm47") return ReasoningParserKind::kGlm45;
@@ -49,7 +56,8 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
 }
 
 const char* reasoning_parser_names() {
-  return "qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, minimax_m2_append_think, "
+  return "qwen3, seed_oss, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, "
+         "minimax_m2_append_think, "
          "openai_gptoss (gpt-oss)";
 }
 
@@ -76,6 +84,7 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
   const nlohmann::ordered_json& enable = arg("enable_thinking");
   switch (kind) {
     case ReasoningParserKind::kQwen3:  // chat_kwargs.get("enable_thinking", True)
+    case ReasoningParserKind::kSeedOss:
       return !kwargs.is_object() || !kwargs.contains("enable_thinking") || truthy(enable);
     case ReasoningParserKind::kGlm45:
       if (thinking.is_null() && enable.is_null()) return true;
@@ -116,6 +125,12 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
       add(t.implicit_end, kToolCall);
       for (const char* b : {"<|im_start|>", "<|im_end|>"}) add(t.boundaries, b);
       break;
+    case ReasoningParserKind::kSeedOss:
+      t.start = id_of(kSeedTags[0]);
+      t.end = id_of(kSeedTags[1]);
+      add(t.implicit_end, kSeedTags[2]);
+      for (const char* b : {"<seed:bos>", "<seed:eos>"}) add(t.boundaries, b);
+      break;
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
@@ -151,7 +166,7 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags,
                            ReasoningParserKind kind) {
   if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
-      kind == ReasoningParserKind::kQwen3)
+      kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss)
     return prompt_ends_reasoning(prompt, tags);
   return prompt_ends_reasoning(prompt, tags.start, tags.end);
 }
@@ -178,6 +193,7 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
       return n;
     }
     case ReasoningParserKind::kQwen3:
+    case ReasoningParserKind::kSeedOss:
     case ReasoningParserKind::kGlm45:
     case ReasoningParserKind::kMinimaxM2:
       break;
@@ -201,24 +217,25 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
 namespace {
 
 // The engine-based parsers' whole-output rules (glm45: `glm`, qwen3: not): see the header.
-ReasoningSplit split_engine(const std::string& text, bool prompt_ended, bool glm) {
+ReasoningSplit split_engine(const std::string& text, bool prompt_ended, bool glm,
+                            const EngineTags& tags = kGlmTags) {
   std::string reasoning, content;
   bool in_reasoning = !prompt_ended;
   for (size_t pos = 0;;) {
     std::string_view tag;
-    const size_t at = find_tag(text, pos, kGlmTags, tag);
+    const size_t at = find_tag(text, pos, tags, tag);
     (in_reasoning ? reasoning : content)
         .append(text, pos, at == std::string::npos ? std::string::npos : at - pos);
     if (at == std::string::npos) break;
-    if (tag == kStart) {
+    if (tag == tags[0]) {
       // Dropped in the reasoning; in the content glm45 opens reasoning again, qwen3 keeps it.
-      if (!in_reasoning && !glm) content += kStart;
+      if (!in_reasoning && !glm) content += tag;
       in_reasoning = in_reasoning || glm;
-    } else if (tag == kEnd) {
+    } else if (tag == tags[1]) {
       in_reasoning = false;  // dropped; a stray one in the content too
     } else {
       in_reasoning = false;  // <tool_call> ends the reasoning and stays for the tool parser
-      content += kToolCall;
+      content += tag;
     }
     pos = at + tag.size();
   }
@@ -263,6 +280,8 @@ ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text
       return {std::nullopt, std::string(kStart) + text};
     case ReasoningParserKind::kQwen3:
       return split_reasoning_qwen3(text, prompt_ended);
+    case ReasoningParserKind::kSeedOss:
+      return split_engine(text, prompt_ended, false, kSeedTags);
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
       break;
@@ -289,25 +308,26 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_glm(const std:
   // glm45's reasoning text goes out but its trailing whitespace waits: it is dropped if the
   // reasoning ends there (qwen3 keeps it).
   auto add_reasoning = [&](std::string_view t) {
-    if (kind_ == ReasoningParserKind::kQwen3)
+    if (kind_ == ReasoningParserKind::kQwen3 || kind_ == ReasoningParserKind::kSeedOss)
       reasoning += t;
     else
       release_before_trailing_space(held_ws_, t, reasoning);
   };
+  const EngineTags& tags = engine_tags(kind_);
   while (state_ == State::kReasoning) {
     std::string_view tag;
-    const size_t at = find_tag(pending_, 0, kGlmTags, tag);
+    const size_t at = find_tag(pending_, 0, tags, tag);
     if (at == std::string::npos) {
       size_t hold = 0;
-      for (std::string_view t : kGlmTags) hold = std::max(hold, partial_tag_suffix(pending_, t));
+      for (std::string_view t : tags) hold = std::max(hold, partial_tag_suffix(pending_, t));
       add_reasoning(std::string_view(pending_).substr(0, pending_.size() - hold));
       pending_.erase(0, pending_.size() - hold);
       return {reasoning, content};
     }
     add_reasoning(std::string_view(pending_).substr(0, at));
     // <think> is dropped; </think> is dropped and ends; <tool_call> ends and stays.
-    pending_.erase(0, tag == kToolCall ? at : at + tag.size());
-    if (tag != kStart) {
+    pending_.erase(0, tag == tags[2] ? at : at + tag.size());
+    if (tag != tags[0]) {
       state_ = State::kAfter;
       held_ws_.clear();
     }
@@ -385,7 +405,8 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_minimax(
 }
 
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
-  if (kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kQwen3)
+  if (kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kQwen3 ||
+      kind_ == ReasoningParserKind::kSeedOss)
     return feed_glm(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2) return feed_minimax(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {

@@ -14,6 +14,9 @@
 // <|im_end|> end the search); a whole output then starts in the content (only when the
 // vocabulary has those turn markers, as vLLM), a stream is all content.
 //
+// `--reasoning-parser seed_oss` (vLLM 0.33's SeedOssParser): qwen3's rules with Seed-OSS's tags,
+// <seed:think> / </seed:think>, <seed:tool_call>, and <seed:bos> / <seed:eos> as turn markers.
+//
 // `--reasoning-parser deepseek_r1` (vLLM's DeepSeekR1ReasoningParser, a BaseThinkingReasoning-
 // Parser). Whole outputs: everything up to the first <think> is dropped; without a </think>
 // after it, the rest is reasoning; with one, the text before it is reasoning ("" when empty)
@@ -80,6 +83,7 @@ enum class ReasoningParserKind {
   kMinimaxM2AppendThink,
   kDeepseekR1,
   kDeepseekV3,
+  kSeedOss,
 };
 
 // --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,

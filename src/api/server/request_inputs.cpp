@@ -125,6 +125,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   // As vLLM's engine-based Qwen3, GLM and MiniMax-M2 parsers (adjust_request): their tags may be
   // special tokens.
   if (opts.reasoning_parser == ReasoningParserKind::kQwen3 ||
+      opts.reasoning_parser == ReasoningParserKind::kSeedOss ||
       opts.reasoning_parser == ReasoningParserKind::kGlm45 ||
       opts.reasoning_parser == ReasoningParserKind::kMinimaxM2)
     r.sampling.skip_special_tokens = false;

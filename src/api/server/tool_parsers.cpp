@@ -281,6 +281,7 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   // One parser under both names in vLLM 0.33 (Qwen3-Coder, Qwen3.5).
   if (name == "qwen3_coder" || name == "qwen3_xml") return ToolParserKind::kQwen3Coder;
   if (name == "pythonic") return ToolParserKind::kPythonic;
+  if (name == "seed_oss") return ToolParserKind::kSeedOss;
   if (name == "deepseek_v3") return ToolParserKind::kDeepseekV3;
   if (name == "deepseek_v31") return ToolParserKind::kDeepseekV31;
   return std::nullopt;
@@ -288,7 +289,7 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
-         "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, openai (gpt-oss)";
+         "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -333,6 +334,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_minimax_m2_tool_parser(o);
     case ToolParserKind::kQwen3Coder:
       return make_qwen3_coder_tool_parser(o);
+    case ToolParserKind::kSeedOss:
+      return make_qwen3_coder_tool_parser(o, /*seed=*/true);
     case ToolParserKind::kPythonic:
       return make_pythonic_tool_parser();
     case ToolParserKind::kDeepseekV3:
@@ -405,7 +408,8 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
     }
     case ToolParserKind::kGlm45:
     case ToolParserKind::kMinimaxM2:
-    case ToolParserKind::kQwen3Coder: {
+    case ToolParserKind::kQwen3Coder:
+    case ToolParserKind::kSeedOss: {
       // vLLM: with calls, the content before the first one, stripped; without, the text
       // outside the (dropped) call blocks. Either way null when empty.
       r.tools_called = !r.calls.empty();

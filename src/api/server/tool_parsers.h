@@ -49,7 +49,8 @@ enum class ToolParserKind {
   kQwen3Coder,
   kPythonic,
   kDeepseekV3,
-  kDeepseekV31
+  kDeepseekV31,
+  kSeedOss
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.

@@ -1,0 +1,64 @@
+// What the tag-driven tool-call parsers of vLLM 0.33's engine share (glm45: glm_tool_parser.h,
+// qwen3_coder / seed_oss: qwen3_coder_tool_parser.h): the scan that cuts a stream at the tags
+// its current state reacts to, the content before and between calls, and the arguments written
+// as vLLM's dict of key / raw value pairs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/server/tool_parsers.h"
+
+namespace vllm::api {
+
+struct ArgPair {
+  std::string key, value;
+};
+
+// "{" and the pairs as a dict (first place, last value; each value typed by its property in
+// `properties`, schema_coerce.h) written as json.dumps does, without the closing brace.
+// `stable` (streaming) stops before the first key that repeats later, and sets `*cut` when it
+// did; `keys` gets the keys written.
+std::string arg_pairs_json(const std::vector<ArgPair>& pairs,
+                           const nlohmann::ordered_json& properties, bool stable,
+                           bool* cut = nullptr, std::vector<std::string>* keys = nullptr);
+
+class TagCallParser : public ToolCallParser {
+ protected:
+  // The tags that mean something in the current state; text between them goes to on_text.
+  virtual std::vector<std::string_view> tags() const = 0;
+  virtual void on_text(std::string_view t, ParsedDelta& out) = 0;
+  virtual void on_tag(std::string_view tag, ParsedDelta& out) = 0;
+
+  // Cuts pending text at the earliest tag of the current state (none of a parser's tags can
+  // start inside another), holding back what may begin one.
+  void scan(std::string_view text, ParsedDelta& out);
+  // The rest of the text at the end of the output.
+  void scan_rest(ParsedDelta& out);
+
+  // Text in the content state. Before any call markup it is sent as it comes, but whitespace
+  // is held while it may end the content (a kept call strips it) and while it is all there is
+  // (vLLM's stream sends leading whitespace with the first word). After call markup it waits:
+  // a kept call drops it, otherwise it is content at the end.
+  void content_text(std::string_view t, ParsedDelta& out);
+  // A call was kept: what waited is not content.
+  void call_kept();
+  // End of the output: without a kept call the held text is content, unless all of it is
+  // whitespace around dropped calls (vLLM drops whitespace-only content once a call began).
+  void finish_content(ParsedDelta& out);
+
+  // Streams what `args` adds to the open call's arguments; a rewrite of what went out (a key
+  // given again) breaks the call's stream for good.
+  void emit_args(const std::string& args, ParsedDelta& out);
+
+  std::string pending_;
+  bool seen_call_ = false, any_kept_ = false, content_started_ = false;
+  std::string held_, post_;
+  // The open call's arguments as streamed, and whether that stream broke.
+  std::string streamed_;
+  bool broken_ = false;
+};
+
+}  // namespace vllm::api
