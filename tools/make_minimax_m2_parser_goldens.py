@@ -131,6 +131,42 @@ def find_stand_ins(src):
     raise RuntimeError("too many missing modules")
 
 
+def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning_tokens=False):
+    """vLLM's whole response to `text` (its chat serving's Parser.parse +
+    assemble_chat_message_fields) and its stream of one token per delta (ChatStreamProcessor).
+    `vllm` is what load_vllm returns; `prompt` the prompt's token ids."""
+    _, _, assemble, StreamProcessor = vllm
+    ids = tok.encode(text)
+    parser = cls(tok, request.tools, chat_template_kwargs=dict(kwargs or {}))
+    parser.set_prompt_token_ids(prompt)
+    r, c, calls = parser.parse(text, request, enable_auto_tools=auto, model_output_token_ids=ids)
+    f = assemble(request, r, c, calls, enable_auto_tools=auto, parser_cls=cls)
+    whole = {"reasoning": f.reasoning, "content": f.content}
+    if reasoning_tokens:
+        whole["reasoning_tokens"] = parser.count_reasoning_tokens(ids)
+    whole["tool_calls"] = [[t.function.name, t.function.arguments] for t in f.tool_calls]
+    sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs=dict(kwargs or {})),
+                         enable_auto_tools=auto, parser_cls=cls)
+    reasoning, content, streamed = "", "", {}
+    steps = [[t] for t in ids] or [[]]
+    for k, step in enumerate(steps):
+        d = sp.step(tok.decode(step), step, "stop" if k + 1 == len(steps) else None,
+                    prompt).delta
+        if d is None:
+            continue
+        reasoning += d.reasoning or ""
+        content += d.content or ""
+        for t in d.tool_calls or []:
+            entry = streamed.setdefault(t.index, ["", ""])
+            if t.function and t.function.name:
+                entry[0] = t.function.name
+            if t.function and t.function.arguments:
+                entry[1] += t.function.arguments
+    stream = {"reasoning": reasoning, "content": content,
+              "tool_calls": [streamed[i] for i in sorted(streamed)]}
+    return whole, stream
+
+
 # ---- The stand-in tokenizer. ----
 
 TAGS = {"<think>": 200050, "</think>": 200051, "<minimax:tool_call>": 200052,
@@ -284,8 +320,8 @@ def main():
                 print("MISSING", root)
             sys.exit(1)
         return
-    ParserManager, Request, assemble, StreamProcessor = load_vllm(
-        args.vllm_src, find_stand_ins(args.vllm_src))
+    vllm = load_vllm(args.vllm_src, find_stand_ins(args.vllm_src))
+    ParserManager, Request = vllm[0], vllm[1]
     tok = Tokenizer()
     prompt = tok.encode("]~b]ai\n<think>\n")
     cases = []
@@ -296,33 +332,7 @@ def main():
         for name, text in TEXTS:
             request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                               tools=TOOLS, tool_choice="auto")
-            ids = tok.encode(text)
-            parser = cls(tok, request.tools, chat_template_kwargs={})
-            parser.set_prompt_token_ids(prompt)
-            r, c, calls = parser.parse(text, request, enable_auto_tools=auto,
-                                       model_output_token_ids=ids)
-            f = assemble(request, r, c, calls, enable_auto_tools=auto, parser_cls=cls)
-            whole = {"reasoning": f.reasoning, "content": f.content,
-                     "tool_calls": [[t.function.name, t.function.arguments] for t in f.tool_calls]}
-            sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs={}),
-                                 enable_auto_tools=auto, parser_cls=cls)
-            reasoning, content, streamed = "", "", {}
-            steps = [[t] for t in ids] or [[]]
-            for k, step in enumerate(steps):
-                d = sp.step(tok.decode(step), step, "stop" if k + 1 == len(steps) else None,
-                            prompt).delta
-                if d is None:
-                    continue
-                reasoning += d.reasoning or ""
-                content += d.content or ""
-                for t in d.tool_calls or []:
-                    entry = streamed.setdefault(t.index, ["", ""])
-                    if t.function and t.function.name:
-                        entry[0] = t.function.name
-                    if t.function and t.function.arguments:
-                        entry[1] += t.function.arguments
-            stream = {"reasoning": reasoning, "content": content,
-                      "tool_calls": [streamed[i] for i in sorted(streamed)]}
+            whole, stream = run_case(vllm, cls, tok, request, text, prompt, auto)
             cases.append({"name": name, "reasoning_parser": rp, "tool_parser": tp, "text": text,
                           "whole": whole, "stream": stream})
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

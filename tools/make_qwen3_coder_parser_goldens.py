@@ -302,8 +302,8 @@ def main():
         rp.TAGS.update(SEED_TAGS)
         texts = [(n, seed(t)) for n, t in TEXTS]
         configs = [(None if r is None else "seed_oss", seed(pr)) for r, pr in CONFIGS]
-    ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
-        args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    ParserManager, Request = vllm[0], vllm[1]
     tok = rp.Tokenizer()
     cases = []
     for reasoning, ptext in configs:
@@ -314,33 +314,7 @@ def main():
         for name, text in texts:
             request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                               tools=TOOLS, tool_choice="auto")
-            ids = tok.encode(text)
-            parser = cls(tok, request.tools, chat_template_kwargs={})
-            parser.set_prompt_token_ids(prompt)
-            r, c, calls = parser.parse(text, request, enable_auto_tools=True,
-                                       model_output_token_ids=ids)
-            f = assemble(request, r, c, calls, enable_auto_tools=True, parser_cls=cls)
-            whole = {"reasoning": f.reasoning, "content": f.content,
-                     "tool_calls": [[t.function.name, t.function.arguments] for t in f.tool_calls]}
-            sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs={}),
-                                 enable_auto_tools=True, parser_cls=cls)
-            reasoning_s, content, streamed = "", "", {}
-            steps = [[t] for t in ids] or [[]]
-            for k, step in enumerate(steps):
-                d = sp.step(tok.decode(step), step, "stop" if k + 1 == len(steps) else None,
-                            prompt).delta
-                if d is None:
-                    continue
-                reasoning_s += d.reasoning or ""
-                content += d.content or ""
-                for t in d.tool_calls or []:
-                    entry = streamed.setdefault(t.index, ["", ""])
-                    if t.function and t.function.name:
-                        entry[0] = t.function.name
-                    if t.function and t.function.arguments:
-                        entry[1] += t.function.arguments
-            stream = {"reasoning": reasoning_s, "content": content,
-                      "tool_calls": [streamed[i] for i in sorted(streamed)]}
+            whole, stream = mm.run_case(vllm, cls, tok, request, text, prompt, True)
             cases.append({"name": name, "reasoning_parser": reasoning, "prompt": ptext,
                           "tool_parser": args.parser,
                           "text": text, "whole": whole, "stream": stream})

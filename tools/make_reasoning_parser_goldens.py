@@ -117,8 +117,8 @@ def main():
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests/golden/tool_parsers/think.json"))
     args = ap.parse_args()
-    ParserManager, Request, assemble, StreamProcessor = mm.load_vllm(
-        args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
+    ParserManager, Request = vllm[0], vllm[1]
     tok = Tokenizer()
     cases = []
     for rp, kwargs, tp in CONFIGS:
@@ -132,39 +132,11 @@ def main():
                 request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                                   chat_template_kwargs=dict(kwargs), tools=tools,
                                   tool_choice="auto" if auto else None)
-                ids = tok.encode(text)
-                parser = cls(tok, request.tools, chat_template_kwargs=dict(kwargs))
-                parser.set_prompt_token_ids(prompt)
-                r, c, calls = parser.parse(text, request, enable_auto_tools=auto,
-                                           model_output_token_ids=ids)
-                f = assemble(request, r, c, calls, enable_auto_tools=auto, parser_cls=cls)
-                whole = {"reasoning": f.reasoning, "content": f.content,
-                         "reasoning_tokens": parser.count_reasoning_tokens(ids),
-                         "tool_calls": [[t.function.name, t.function.arguments]
-                                        for t in f.tool_calls]}
-                sp = StreamProcessor(
-                    request, cls(tok, request.tools, chat_template_kwargs=dict(kwargs)),
-                    enable_auto_tools=auto, parser_cls=cls)
-                reasoning, content, streamed = "", "", {}
-                steps = [[t] for t in ids] or [[]]
-                for k, step in enumerate(steps):
-                    d = sp.step(tok.decode(step), step,
-                                "stop" if k + 1 == len(steps) else None, prompt).delta
-                    if d is None:
-                        continue
-                    reasoning += d.reasoning or ""
-                    content += d.content or ""
-                    for t in d.tool_calls or []:
-                        entry = streamed.setdefault(t.index, ["", ""])
-                        if t.function and t.function.name:
-                            entry[0] = t.function.name
-                        if t.function and t.function.arguments:
-                            entry[1] += t.function.arguments
+                whole, stream = mm.run_case(vllm, cls, tok, request, text, prompt, auto, kwargs,
+                                            reasoning_tokens=True)
                 cases.append({"name": name, "reasoning_parser": rp, "tool_parser": tp,
                               "chat_template_kwargs": kwargs, "prompt": pname, "text": text,
-                              "whole": whole,
-                              "stream": {"reasoning": reasoning, "content": content,
-                                         "tool_calls": [streamed[i] for i in sorted(streamed)]}})
+                              "whole": whole, "stream": stream})
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump({"vllm": "0.33.0", "tags": TAGS, "prompts": PROMPTS, "tools": TOOLS,

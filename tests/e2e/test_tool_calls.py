@@ -175,6 +175,22 @@ def test_tool_errors_are_400s_naming_the_field(tool_server, server):
     assert status == 200, r
 
 
+def streamed(client, kw):
+    """A streamed chat response reassembled: its content and its calls as [name, arguments]."""
+    calls, content = {}, ""
+    for ch in client.chat.completions.create(stream=True, **kw):
+        if not ch.choices:
+            continue
+        d = ch.choices[0].delta
+        content += d.content or ""
+        for tc in d.tool_calls or []:
+            if tc.id:
+                calls[tc.index] = [tc.function.name, ""]
+            else:
+                calls[tc.index][1] += tc.function.arguments or ""
+    return content, [calls[i] for i in sorted(calls)]
+
+
 # Qwen3-Coder's XML calls (--tool-call-parser qwen3_coder): some words, then two calls, the
 # second with a value typed by its schema... as Qwen3-Coder writes them.
 CODER_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n<function=get_weather>\n<parameter=city>\n'
@@ -198,19 +214,9 @@ def test_qwen3_coder_calls_are_parsed_whole_and_streamed(tmp_path):
         for tc in whole.message.tool_calls:
             _check_call(tc, {"get_weather", "get_time"})
         assert whole.message.content and "<" not in whole.message.content
-        calls, content = {}, ""
-        for ch in c.chat.completions.create(stream=True, **kw):
-            if not ch.choices:
-                continue
-            d = ch.choices[0].delta
-            content += d.content or ""
-            for tc in d.tool_calls or []:
-                if tc.id:
-                    calls[tc.index] = [tc.function.name, ""]
-                else:
-                    calls[tc.index][1] += tc.function.arguments or ""
-        assert [calls[i] for i in sorted(calls)] == [
-            [t.function.name, t.function.arguments] for t in whole.message.tool_calls]
+        content, calls = streamed(c, kw)
+        assert calls == [[t.function.name, t.function.arguments]
+                         for t in whole.message.tool_calls]
         assert content == whole.message.content
     finally:
         s.stop()
@@ -236,19 +242,9 @@ def test_pythonic_calls_are_parsed_whole_and_streamed(tmp_path):
         for tc in whole.message.tool_calls:
             _check_call(tc, {"get_weather", "get_time"})
         assert whole.message.content is None
-        calls, content = {}, ""
-        for ch in c.chat.completions.create(stream=True, **kw):
-            if not ch.choices:
-                continue
-            d = ch.choices[0].delta
-            content += d.content or ""
-            for tc in d.tool_calls or []:
-                if tc.id:
-                    calls[tc.index] = [tc.function.name, ""]
-                else:
-                    calls[tc.index][1] += tc.function.arguments or ""
-        assert [calls[i] for i in sorted(calls)] == [
-            [t.function.name, t.function.arguments] for t in whole.message.tool_calls]
+        content, calls = streamed(c, kw)
+        assert calls == [[t.function.name, t.function.arguments]
+                         for t in whole.message.tool_calls]
         assert content == ""
         # Text that is not a call list is content.
         r = c.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
