@@ -118,7 +118,8 @@ struct Value {
   double number = 0;         // kFloat
   bool truth = false;        // kBool
   std::vector<Value> items;  // kList
-  std::vector<std::pair<Value, Value>> entries;  // kDict
+  // kDict: keys[i] maps to values[i] (a pair of the incomplete Value would not compile).
+  std::vector<Value> keys, values;
 };
 
 bool numeric(const Value& v) {
@@ -166,13 +167,13 @@ std::string to_json(const Value& v) {
     }
     case Value::Kind::kDict: {
       std::string s = "{";
-      for (size_t i = 0; i < v.entries.size(); ++i) {
-        const Value& k = v.entries[i].first;
+      for (size_t i = 0; i < v.keys.size(); ++i) {
+        const Value& k = v.keys[i];
         // json.dumps turns non-string keys into strings.
         std::string key = k.kind == Value::Kind::kStr     ? k.text
                           : k.kind == Value::Kind::kFloat ? float_json(k.number)
                                                           : to_json(k);
-        s += (i ? ", " : "") + py_json_quote(key) + ": " + to_json(v.entries[i].second);
+        s += (i ? ", " : "") + py_json_quote(key) + ": " + to_json(v.values[i]);
       }
       return s + "}";
     }
@@ -381,11 +382,13 @@ class Reader {
         Value val;
         if (!read_value(val)) return false;
         size_t k = 0;
-        while (k < v.entries.size() && !same_key(v.entries[k].first, key)) ++k;
-        if (k < v.entries.size())
-          v.entries[k].second = std::move(val);
-        else
-          v.entries.emplace_back(std::move(key), std::move(val));
+        while (k < v.keys.size() && !same_key(v.keys[k], key)) ++k;
+        if (k < v.keys.size()) {
+          v.values[k] = std::move(val);
+        } else {
+          v.keys.push_back(std::move(key));
+          v.values.push_back(std::move(val));
+        }
         if (eat('}')) return true;
         if (!eat(',')) return false;
         if (eat('}')) return true;
