@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Goldens for MiniMax-M2's parsers: what vLLM 0.33 itself returns for MiniMax-M2 output under
 `--tool-call-parser minimax_m2` and `--reasoning-parser minimax_m2 | minimax_m2_append_think`
-(alone and together), whole (the chat serving's Parser.parse + assemble_chat_message_fields) and
+(alone and together), whole (the chat serving's Parser.parse + assemble_chat_message_fields, and
+with a reasoning parser the usage's reasoning_tokens from its count_reasoning_tokens) and
 streamed one token per delta (its ChatStreamProcessor over Parser.parse_delta).
 
 vLLM runs from an extracted wheel (pure Python; it is never imported into vllm.cpp):
@@ -332,12 +333,14 @@ def main():
         for name, text in TEXTS:
             request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                               tools=TOOLS, tool_choice="auto")
-            whole, stream = run_case(vllm, cls, tok, request, text, prompt, auto)
+            whole, stream = run_case(vllm, cls, tok, request, text, prompt, auto,
+                                     reasoning_tokens=rp is not None)
             cases.append({"name": name, "reasoning_parser": rp, "tool_parser": tp, "text": text,
                           "whole": whole, "stream": stream})
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump({"vllm": "0.33.0", "prompt": "]~b]ai\n<think>\n", "tools": TOOLS,
+        json.dump({"vllm": "0.33.0", "prompt": "]~b]ai\n<think>\n", "tags": TAGS,
+                   "tools": TOOLS,
                    "cases": cases}, fh, ensure_ascii=False, indent=1)
     differ = sum(1 for c in cases if c["whole"]["tool_calls"] != c["stream"]["tool_calls"] or
                  (c["whole"]["content"] or "") != c["stream"]["content"])

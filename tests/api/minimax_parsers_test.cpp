@@ -191,6 +191,22 @@ TEST(MinimaxM2Golden, WholeResponsesAreVllms) {
     EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << label;
     EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << label;
     EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << label;
+    // The usage's reasoning_tokens (Generation::reasoning_tokens) over the golden's token ids.
+    if (!c["whole"].contains("reasoning_tokens")) continue;
+    const auto id_of = [&](std::string_view s) -> std::optional<int32_t> {
+      const auto it = g["tags"].find(std::string(s));
+      if (it == g["tags"].end()) return std::nullopt;
+      return it->get<int32_t>();
+    };
+    std::vector<int32_t> ids;
+    for (const std::string& tok : tokens(c["text"].get<std::string>())) {
+      size_t n = 0;
+      ids.push_back(id_of(tok).value_or(1000 + static_cast<int32_t>(utf8_at(tok, 0, n))));
+    }
+    const ReasoningParserKind kind = *config_of(c).reasoning;
+    EXPECT_EQ(count_reasoning_tokens(kind, think_tags(id_of, kind), ids, false),
+              c["whole"]["reasoning_tokens"].get<int64_t>())
+        << label;
   }
 }
 

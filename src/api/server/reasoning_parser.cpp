@@ -115,20 +115,24 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
   switch (kind) {
     case ReasoningParserKind::kMinimaxM2:
       add(t.implicit_end, kMinimaxCall);
+      add(t.uncounted, kMinimaxCallEnd);
       break;
     case ReasoningParserKind::kGlm45:
       add(t.implicit_end, kToolCall);
+      add(t.uncounted, "</tool_call>");
       for (const char* b : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
         add(t.boundaries, b);
       break;
     case ReasoningParserKind::kQwen3:
       add(t.implicit_end, kToolCall);
+      add(t.uncounted, "</tool_call>");
       for (const char* b : {"<|im_start|>", "<|im_end|>"}) add(t.boundaries, b);
       break;
     case ReasoningParserKind::kSeedOss:
       t.start = id_of(kSeedTags[0]);
       t.end = id_of(kSeedTags[1]);
       add(t.implicit_end, kSeedTags[2]);
+      add(t.uncounted, "</seed:tool_call>");
       for (const char* b : {"<seed:bos>", "<seed:eos>"}) add(t.boundaries, b);
       break;
     case ReasoningParserKind::kMinimaxM2AppendThink:
@@ -208,7 +212,7 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
       reasoning = reasoning || glm;  // glm45's content reopens the reasoning
     else if (ends)
       reasoning = false;
-    else
+    else if (std::find(tags.uncounted.begin(), tags.uncounted.end(), id) == tags.uncounted.end())
       n += reasoning;
   }
   return n;

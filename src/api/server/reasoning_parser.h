@@ -110,6 +110,9 @@ struct ReasoningSplit {
 struct ThinkTags {
   std::optional<int32_t> start, end;
   std::vector<int32_t> implicit_end, boundaries;
+  // The engine parsers' other tag tokens (the call's closing tag): text in the reasoning, but
+  // not counted as reasoning tokens.
+  std::vector<int32_t> uncounted;
 };
 ThinkTags think_tags(const tok::Tokenizer& tokenizer);
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind);
