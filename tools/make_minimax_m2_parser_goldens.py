@@ -175,12 +175,15 @@ TAGS = {"<think>": 200050, "</think>": 200051, "<minimax:tool_call>": 200052,
 
 
 class Tokenizer:
+    """`tags` (text -> id) are single tokens; every other character is a token of its own (id
+    1000 + its code point); no token is special."""
     all_special_tokens = []
     all_special_ids = []
 
-    def __init__(self):
-        self.vocab = dict(TAGS)
-        self.text = {v: k for k, v in TAGS.items()}
+    def __init__(self, tags=None):
+        self.tags = dict(TAGS if tags is None else tags)
+        self.vocab = dict(self.tags)
+        self.text = {v: k for k, v in self.tags.items()}
 
     def get_vocab(self):
         return self.vocab
@@ -188,7 +191,7 @@ class Tokenizer:
     def encode(self, text):
         ids, i = [], 0
         while i < len(text):
-            for tag, tid in TAGS.items():
+            for tag, tid in self.tags.items():
                 if text.startswith(tag, i):
                     ids.append(tid)
                     i += len(tag)

@@ -29,17 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import make_minimax_m2_parser_goldens as mm  # noqa: E402
 import make_reasoning_parser_goldens as rp  # noqa: E402
 
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
-     "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                    "metric": {"type": "boolean"}, "temp": {"type": "number"},
-                    "opts": {"type": "object"}, "tags": {"type": "array"},
-                    "note": {"type": ["string", "null"]}, "unit": {"enum": ["c", "f"]}}}}},
-    {"type": "function", "function": {"name": "now",
-     "parameters": {"type": "object", "properties": {}}}},
-    {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object",
-     "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}},
-]
+TOOLS = mm.TOOLS  # MiniMax-M2's: get_weather (typed parameters), now, write_file
 
 B, E = "<tool_call>", "</tool_call>"
 
@@ -304,7 +294,7 @@ def main():
         configs = [(None if r is None else "seed_oss", seed(pr)) for r, pr in CONFIGS]
     vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
     ParserManager, Request = vllm[0], vllm[1]
-    tok = rp.Tokenizer()
+    tok = mm.Tokenizer(rp.TAGS)
     cases = []
     for reasoning, ptext in configs:
         cls = ParserManager.get_parser(tool_parser_name=args.parser,

@@ -37,27 +37,6 @@ TAGS = {"<think>": 151667, "</think>": 151668, "<tool_call>": 151657, "</tool_ca
         "<|im_start|>": 151644, "<|im_end|>": 151645}
 
 
-class Tokenizer(mm.Tokenizer):
-    def __init__(self):
-        self.vocab = dict(TAGS)
-        self.text = {v: k for k, v in TAGS.items()}
-
-    def encode(self, text):
-        ids, i = [], 0
-        while i < len(text):
-            for tag, tid in TAGS.items():
-                if text.startswith(tag, i):
-                    ids.append(tid)
-                    i += len(tag)
-                    break
-            else:
-                tid = 1000 + ord(text[i])
-                self.text[tid] = text[i]
-                ids.append(tid)
-                i += 1
-        return ids
-
-
 USER = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 PROMPTS = {
     "open": USER + "<think>\n",
@@ -119,7 +98,7 @@ def main():
     args = ap.parse_args()
     vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
     ParserManager, Request = vllm[0], vllm[1]
-    tok = Tokenizer()
+    tok = mm.Tokenizer(TAGS)
     cases = []
     for rp, kwargs, tp in CONFIGS:
         auto = tp is not None

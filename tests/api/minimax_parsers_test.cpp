@@ -9,204 +9,57 @@
 // response, except for the gaps vLLM's stream has too (each checked for its exact shape below).
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "api/server/minimax_tool_parser.h"
-#include "api/server/py_str.h"
-#include "api/server/reasoning_parser.h"
-#include "api/server/serving.h"
-#include "api/server/tool_parsers.h"
+#include "parser_goldens.h"
 
 namespace vllm::api {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-using Calls = std::vector<std::pair<std::string, std::string>>;  // name, arguments
+using namespace goldens;
 
 const ojson& golden() {
-  static const ojson g = [] {
-    std::ifstream f(std::string(VLLM_SOURCE_DIR) + "/tests/golden/tool_parsers/minimax_m2.json");
-    return ojson::parse(f);
-  }();
+  static const ojson g = load("minimax_m2.json");
   return g;
 }
 
-struct Config {
-  std::optional<ReasoningParserKind> reasoning;
-  bool tools = false;
-};
-
-Config config_of(const ojson& c) {
-  Config k;
+// The golden's prompt ends as MiniMax-M2's template ends it, inside the reasoning.
+Composed config_of(const ojson& c) {
+  Composed k;
   if (!c["reasoning_parser"].is_null())
     k.reasoning = reasoning_parser_by_name(c["reasoning_parser"].get<std::string>());
-  k.tools = !c["tool_parser"].is_null();
+  if (!c["tool_parser"].is_null()) {
+    k.tools = ToolParserKind::kMinimaxM2;
+    k.tool_options.tools = golden()["tools"];
+    k.tool_options.reasoning_markup = k.reasoning.has_value();  // as Generation
+  }
   return k;
 }
 
-ToolParserOptions tool_options(const Config& k, const ojson& tools) {
-  ToolParserOptions o;
-  o.tools = tools;
-  o.reasoning_markup = k.reasoning.has_value();  // as Generation::tool_options
-  return o;
-}
-
-struct Result {
-  std::optional<std::string> reasoning, content;
-  Calls calls;
-};
-
-Result whole(const Config& k, const std::string& text, const ojson& tools) {
-  ParsedChatOutput p = parse_chat_output(
-      text, k.reasoning, false,
-      k.tools ? std::optional<ToolParserKind>(ToolParserKind::kMinimaxM2) : std::nullopt,
-      tool_options(k, tools));
-  Result r{p.reasoning, p.content, {}};
-  for (const ToolCall& t : p.tools.calls) {
-    EXPECT_EQ(t.id.rfind("chatcmpl-tool-", 0), 0u);
-    r.calls.emplace_back(t.name, t.arguments);
-  }
-  return r;
-}
-
-struct Streamed {
-  std::string reasoning, content;
-  Calls calls;
-};
-
-// The serving's stream composition (Generation::stream_events): the reasoning splitter, then the
-// tool parser over its content; the pieces reassembled as a client does.
-Streamed stream(const Config& k, const std::vector<std::string>& pieces, const ojson& tools,
-                bool prompt_ended = false) {
-  std::optional<ReasoningStreamSplitter> sp;
-  if (k.reasoning) sp.emplace(*k.reasoning, prompt_ended);
-  std::unique_ptr<ToolCallParser> tp;
-  if (k.tools) tp = ToolCallParser::make(ToolParserKind::kMinimaxM2, tool_options(k, tools));
-  std::string reasoning, content;
-  Calls calls;
-  auto step = [&](const std::string& delta, bool done) {
-    std::string text = delta;
-    if (sp) {
-      auto [r, t] = sp->feed(delta);
-      if (done) {
-        auto [r2, t2] = sp->finish();
-        r += r2;
-        t += t2;
-      }
-      reasoning += r;
-      text = t;
-    }
-    if (!tp) {
-      content += text;
-      return;
-    }
-    ParsedDelta d;
-    tp->feed(text, d);
-    if (done) tp->finish(d);
-    content += d.content;
-    for (const ToolCallDelta& c : d.calls) {
-      if (c.header) {
-        EXPECT_EQ(c.index, static_cast<int>(calls.size()));
-        calls.emplace_back(c.name, "");
-      } else {
-        EXPECT_EQ(c.index + 1, static_cast<int>(calls.size())) << "a fragment for an old call";
-        calls.back().second += c.arguments;
-      }
-    }
-  };
-  for (const std::string& p : pieces) step(p, false);
-  step("", true);
-  return {reasoning, content, calls};
-}
-
-// MiniMax-M2's tokens as the golden's tokenizer cuts them: its four tags whole, every other
-// character (a whole UTF-8 sequence) alone.
 std::vector<std::string> tokens(const std::string& t) {
-  static const char* tags[] = {"<think>", "</think>", "<minimax:tool_call>",
-                               "</minimax:tool_call>"};
-  std::vector<std::string> out;
-  for (size_t i = 0; i < t.size();) {
-    size_t n = 0;
-    for (const char* tag : tags)
-      if (t.compare(i, std::strlen(tag), tag) == 0) n = std::strlen(tag);
-    if (n == 0) utf8_at(t, i, n);
-    out.push_back(t.substr(i, n));
-    i += n;
-  }
-  return out;
+  return goldens::tokens(t, golden()["tags"]);
 }
 
-// Cut at every token boundary (and every pair of them for short texts), token by token, and in
-// random runs of tokens.
-std::vector<std::vector<std::string>> chunkings(const std::string& t) {
-  const std::vector<std::string> tok = tokens(t);
-  auto join = [&](size_t a, size_t b) {
-    std::string s;
-    for (size_t i = a; i < b; ++i) s += tok[i];
-    return s;
-  };
-  std::vector<std::vector<std::string>> out;
-  out.push_back({t});
-  out.push_back(tok);
-  for (size_t a = 1; a < tok.size(); ++a) {
-    out.push_back({join(0, a), join(a, tok.size())});
-    if (tok.size() <= 90)
-      for (size_t b = a + 1; b < tok.size(); b += 4)
-        out.push_back({join(0, a), join(a, b), join(b, tok.size())});
-  }
-  std::mt19937_64 rng(11);
-  for (int k = 0; k < 20; ++k) {
-    std::vector<std::string> v;
-    for (size_t i = 0; i < tok.size();) {
-      const size_t n = std::min<size_t>(tok.size() - i, 1 + rng() % 7);
-      v.push_back(join(i, i + n));
-      i += n;
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
-std::optional<std::string> opt_string(const ojson& v) {
-  return v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>());
-}
-
-Calls calls_of(const ojson& v) {
-  Calls c;
-  for (const auto& t : v) c.emplace_back(t[0].get<std::string>(), t[1].get<std::string>());
-  return c;
+std::string label(const ojson& c) {
+  return c["name"].get<std::string>() + " / " + c["reasoning_parser"].dump() + " + " +
+         c["tool_parser"].dump();
 }
 
 TEST(MinimaxM2Golden, WholeResponsesAreVllms) {
   const ojson& g = golden();
   ASSERT_GE(g["cases"].size(), 200u);
   for (const auto& c : g["cases"]) {
-    const std::string label = c["name"].get<std::string>() + " / " + c["reasoning_parser"].dump() +
-                              " + " + c["tool_parser"].dump();
-    const Result w = whole(config_of(c), c["text"].get<std::string>(), g["tools"]);
-    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << label;
-    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << label;
-    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << label;
+    expect_whole(whole(config_of(c), c["text"].get<std::string>()), c["whole"], label(c));
     // The usage's reasoning_tokens (Generation::reasoning_tokens) over the golden's token ids.
     if (!c["whole"].contains("reasoning_tokens")) continue;
-    const auto id_of = [&](std::string_view s) -> std::optional<int32_t> {
-      const auto it = g["tags"].find(std::string(s));
-      if (it == g["tags"].end()) return std::nullopt;
-      return it->get<int32_t>();
-    };
-    std::vector<int32_t> ids;
-    for (const std::string& tok : tokens(c["text"].get<std::string>())) {
-      size_t n = 0;
-      ids.push_back(id_of(tok).value_or(1000 + static_cast<int32_t>(utf8_at(tok, 0, n))));
-    }
+    const auto id_of = [&](std::string_view s) { return id_in(g["tags"], s); };
     const ReasoningParserKind kind = *config_of(c).reasoning;
-    EXPECT_EQ(count_reasoning_tokens(kind, think_tags(id_of, kind), ids, false),
+    EXPECT_EQ(count_reasoning_tokens(kind, think_tags(id_of, kind),
+                                     ids(c["text"].get<std::string>(), g["tags"]), false),
               c["whole"]["reasoning_tokens"].get<int64_t>())
-        << label;
+        << label(c);
   }
 }
 
@@ -228,14 +81,12 @@ TEST(MinimaxM2Golden, StreamsReassembleToTheWholeResponse) {
       vllm_streamed[c["name"].get<std::string>()] = calls_of(c["stream"]["tool_calls"]);
   for (const auto& c : g["cases"]) {
     const std::string name = c["name"].get<std::string>();
-    const std::string label =
-        name + " / " + c["reasoning_parser"].dump() + " + " + c["tool_parser"].dump();
-    const Config k = config_of(c);
+    const Composed k = config_of(c);
     const std::string text = c["text"].get<std::string>();
-    const Result w = whole(k, text, g["tools"]);
-    for (const auto& pieces : chunkings(text)) {
-      const Streamed s = stream(k, pieces, g["tools"]);
-      const std::string at = label + " (" + std::to_string(pieces.size()) + " pieces)";
+    const Result w = whole(k, text);
+    for (const auto& pieces : chunkings(text, g["tags"], 11, true)) {
+      const Streamed s = stream(k, pieces);
+      const std::string at = label(c) + " (" + std::to_string(pieces.size()) + " pieces)";
       EXPECT_EQ(s.reasoning, w.reasoning.value_or("")) << at;
       ASSERT_EQ(s.calls.size(), w.calls.size()) << at;
       for (size_t i = 0; i < w.calls.size(); ++i) {
@@ -249,7 +100,9 @@ TEST(MinimaxM2Golden, StreamsReassembleToTheWholeResponse) {
           EXPECT_TRUE(a == w.calls[i].second || v.compare(0, a.size(), a) == 0 ||
                       name.rfind("repeated_", 0) == 0)
               << at << ": " << a;
-          if (pieces == tokens(text)) EXPECT_EQ(a, v) << at;
+          if (pieces == tokens(text)) {
+            EXPECT_EQ(a, v) << at;
+          }
         } else {
           EXPECT_EQ(s.calls[i].second, w.calls[i].second) << at;
         }
@@ -259,18 +112,9 @@ TEST(MinimaxM2Golden, StreamsReassembleToTheWholeResponse) {
         // Without a call vLLM's whole response keeps the reasoning parser's content; a stream
         // cannot know there will be none and sends the tool parser's (without </think> and the
         // call markup it dropped), as vLLM's stream does from the </think> on.
-        expect = extract_tool_calls(ToolParserKind::kMinimaxM2, "<think>" + text,
-                                    tool_options(k, g["tools"]))
+        expect = extract_tool_calls(ToolParserKind::kMinimaxM2, "<think>" + text, k.tool_options)
                      .content.value_or("");
-      if (!w.calls.empty() && s.content.size() > expect.size()) {
-        // Whitespace before the content's first word goes out with it; the whole response
-        // strips it once a call is made (vLLM's stream sends it too).
-        const std::string lead = s.content.substr(0, s.content.size() - expect.size());
-        EXPECT_TRUE(py_all_space(lead)) << at;
-        EXPECT_EQ(s.content.substr(lead.size()), expect) << at;
-      } else {
-        EXPECT_EQ(s.content, expect) << at;
-      }
+      expect_content_but_lead(s.content, expect, !w.calls.empty(), at);
     }
   }
 }
@@ -279,26 +123,16 @@ TEST(MinimaxM2Golden, OneTokenStreamsMatchVllmsWhereItsStreamMatchesItsWholeResp
   const ojson& g = golden();
   size_t same = 0;
   for (const auto& c : g["cases"]) {
-    const ojson& vw = c["whole"];
-    const ojson& vs = c["stream"];
-    const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
-    if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
-        vs["reasoning"] != text_of(vw["reasoning"]))
-      continue;
-    const Config k = config_of(c);
+    if (!vllm_stream_is_whole(c)) continue;
+    const Composed k = config_of(c);
     // minimax_m2_append_think with the tool parser and no call: vLLM's stream parses nothing
     // before a </think>, so it sends the raw text its whole response keeps; the stream here
     // sends the tool parser's content throughout (see the test above).
     if (k.reasoning == ReasoningParserKind::kMinimaxM2AppendThink && k.tools &&
-        vw["tool_calls"].empty())
+        c["whole"]["tool_calls"].empty())
       continue;
     ++same;
-    const Streamed s = stream(k, tokens(c["text"].get<std::string>()), golden()["tools"]);
-    const std::string label = c["name"].get<std::string>() + " / " + c["reasoning_parser"].dump() +
-                              " + " + c["tool_parser"].dump();
-    EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << label;
-    EXPECT_EQ(s.content, vs["content"].get<std::string>()) << label;
-    EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << label;
+    expect_stream(stream(k, tokens(c["text"].get<std::string>())), c["stream"], label(c));
   }
   EXPECT_GE(same, 140u);
 }
@@ -324,10 +158,13 @@ TEST(MinimaxM2ToolParser, CallsAreTypedByTheSchema) {
   // single quotes) has no parameters: {}.
   const auto x = extract(
       "I'll check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n"
-      "<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n"
-      "<parameter name=\"metric\">True</parameter>\n<parameter name=\"temp\">21.50</parameter>\n"
+      "<parameter name=\"city\">Paris</parameter>\n<parameter "
+      "name=\"days\">3</parameter>\n"
+      "<parameter name=\"metric\">True</parameter>\n<parameter "
+      "name=\"temp\">21.50</parameter>\n"
       "<parameter name=\"opts\">{\"a\": [1, 2.0]}</parameter>\n"
-      "<parameter name=\"tags\">[\"x\"]</parameter>\n<parameter name=\"note\">null</parameter>\n"
+      "<parameter name=\"tags\">[\"x\"]</parameter>\n<parameter "
+      "name=\"note\">null</parameter>\n"
       "</invoke>\n<invoke name='now'></invoke>\n</minimax:tool_call>");
   EXPECT_TRUE(x.tools_called);
   ASSERT_EQ(x.calls.size(), 2u);
@@ -346,7 +183,8 @@ TEST(MinimaxM2ToolParser, ParametersAreReadAsVllmsRegexReadsThem) {
   // _PARAM_RE: whitespace inside the tags, a value ended by the next <parameter name= when its
   // </parameter> is missing, an empty name skipped, a value never closed left out.
   const auto x = extract(
-      "<invoke name=\"now\">< parameter  name = 'a b' >1< / parameter ><parameter name=c>2"
+      "<invoke name=\"now\">< parameter  name = 'a b' >1< / parameter "
+      "><parameter name=c>2"
       "<parameter name=\"\">3</parameter><parameter name=\"d\">4</invoke>",
       opts(ojson()));
   ASSERT_EQ(x.calls.size(), 1u);
@@ -359,7 +197,9 @@ TEST(MinimaxM2ToolParser, ParametersAreReadAsVllmsRegexReadsThem) {
 
 TEST(MinimaxM2ToolParser, MalformedOutputFallsBackAsVllmDoes) {
   // An unknown name makes no call: the content is the text outside the calls, unstripped.
-  auto x = extract("Hi <minimax:tool_call><invoke name=\"nope\"></invoke></minimax:tool_call> bye");
+  auto x = extract(
+      "Hi <minimax:tool_call><invoke "
+      "name=\"nope\"></invoke></minimax:tool_call> bye");
   EXPECT_FALSE(x.tools_called);
   EXPECT_EQ(x.content, "Hi  bye");
   // A block cut off before its first call is left out of the content; a tag cut off is text.
@@ -369,7 +209,8 @@ TEST(MinimaxM2ToolParser, MalformedOutputFallsBackAsVllmDoes) {
   EXPECT_EQ(x.content, "Sure.\n<minimax:tool_c");
   // A missing </invoke>: the rest of the output is that call's body.
   x = extract(
-      "<minimax:tool_call><invoke name=\"get_weather\"><parameter name=\"city\">A</parameter>"
+      "<minimax:tool_call><invoke name=\"get_weather\"><parameter "
+      "name=\"city\">A</parameter>"
       "</minimax:tool_call>\nMore <invoke name=\"now\"></invoke> text");
   ASSERT_EQ(x.calls.size(), 1u);
   EXPECT_EQ(x.calls[0].arguments, R"({"city": "A"})");
@@ -433,8 +274,9 @@ TEST(MinimaxM2ToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {
 TEST(MinimaxM2ToolParser, SpacedClosingTagsAreHeldBackInTheStream) {
   // vLLM's stream sends "< / parameter " as value text before it sees the tag; held here.
   const std::vector<std::string> pieces = {
-      "<minimax:tool_call><invoke name=\"get_weather\"><parameter name=\"city\">Lima", "< / par",
-      "ameter >", "</invoke>"};
+      "<minimax:tool_call><invoke name=\"get_weather\"><parameter "
+      "name=\"city\">Lima",
+      "< / par", "ameter >", "</invoke>"};
   EXPECT_EQ(stream_args(pieces), R"({"city": "Lima"})");
 }
 
@@ -457,7 +299,10 @@ TEST(MinimaxM2ToolParser, LongStringValuesStreamInLinearTime) {
     for (auto& c : d.calls) args += c.arguments;
   };
   ParsedDelta d;
-  p->feed("<minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"content\">", d);
+  p->feed(
+      "<minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter "
+      "name=\"content\">",
+      d);
   take(d);
   for (size_t i = 0; i < value.size(); i += 3) {
     ParsedDelta di;
@@ -518,13 +363,15 @@ TEST(MinimaxM2Reasoning, PromptEndsReasoning) {
   EXPECT_FALSE(prompt_ends_reasoning({7, 9, 2}, t, ReasoningParserKind::kMinimaxM2AppendThink));
   EXPECT_TRUE(prompt_ends_reasoning({7, 8, 2}, t, ReasoningParserKind::kMinimaxM2AppendThink));
   // A stream whose prompt closed the reasoning: all content, no "<think>" put back.
-  const Streamed r = stream({ReasoningParserKind::kMinimaxM2AppendThink, false}, {"a</think>b"},
-                            ojson::array(), true);
+  Composed closed;
+  closed.reasoning = ReasoningParserKind::kMinimaxM2AppendThink;
+  closed.thought = true;
+  const Streamed r = stream(closed, {"a</think>b"});
   EXPECT_EQ(r.content, "a</think>b");
   // minimax_m2: all content, read as after the reasoning (a </think> there is dropped; vLLM's
   // stream hands it to its tool parser, which drops it too, or keeps it without one).
-  const Streamed m =
-      stream({ReasoningParserKind::kMinimaxM2, false}, {"a</think>b"}, ojson::array(), true);
+  closed.reasoning = ReasoningParserKind::kMinimaxM2;
+  const Streamed m = stream(closed, {"a</think>b"});
   EXPECT_EQ(m.reasoning, "");
   EXPECT_EQ(m.content, "ab");
 }

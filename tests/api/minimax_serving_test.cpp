@@ -53,20 +53,23 @@ class MinimaxServing : public testing::ForcedOutputServing {
     io.max_model_len = engine_->config().max_model_len;
     io.reasoning_parser = reasoning;
     io.auto_tool_parser = ToolParserKind::kMinimaxM2;
+    GenerationOptions options;
     {
       ChatRequest r = parse_chat_request(body);
-      prepare_chat(*llm_, r, io);
+      options = prepare_chat(*llm_, r, io).options;
       // As vLLM's engine-based parsers ask (adjust_request); append_think alone does not.
-      if (reasoning == ReasoningParserKind::kMinimaxM2 || extra.contains("tools"))
+      if (reasoning == ReasoningParserKind::kMinimaxM2 || extra.contains("tools")) {
         EXPECT_FALSE(r.sampling.skip_special_tokens);
+      }
     }
     // The grammar that writes the text must hold from the first token, not (as it would with a
-    // reasoning parser) only after </think>: the request is prepared without one.
+    // reasoning parser) only after </think>: the engine's request is prepared without one (the
+    // options, how the output is read, are those prepared with it).
     io.reasoning_parser.reset();
     ChatRequest r = parse_chat_request(body);
     PreparedInputs in = prepare_chat(*llm_, r, io);
     return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
-                             std::move(in.options));
+                             std::move(options));
   }
 };
 

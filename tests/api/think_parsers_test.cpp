@@ -16,27 +16,16 @@
 // stream has too, and token by token equal vLLM's stream where that equals its whole response.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "api/server/py_str.h"
 #include "api/server/pythonic_tool_parser.h"
-#include "api/server/reasoning_parser.h"
-#include "api/server/serving.h"
-#include "api/server/tool_parsers.h"
+#include "parser_goldens.h"
 
 namespace vllm::api {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-using Calls = std::vector<std::pair<std::string, std::string>>;  // name, arguments
-
-ojson load(const char* name) {
-  std::ifstream f(std::string(VLLM_SOURCE_DIR) + "/tests/golden/tool_parsers/" + name);
-  return ojson::parse(f);
-}
+using namespace goldens;
 
 const ojson& golden() {
   static const ojson g = load("think.json");
@@ -58,145 +47,17 @@ const ojson& pythonic_golden() {
   return g;
 }
 
-// The goldens' stand-in tokenizer (both have the same tags): its tags are single tokens, every
-// other character (a whole UTF-8 sequence) is a token of its own.
-std::vector<std::string> tokens(const std::string& t, const ojson& tags = golden()["tags"]) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < t.size();) {
-    size_t n = 0;
-    for (const auto& [tag, id] : tags.items())
-      if (t.compare(i, tag.size(), tag) == 0) n = tag.size();
-    if (n == 0) utf8_at(t, i, n);
-    out.push_back(t.substr(i, n));
-    i += n;
-  }
-  return out;
-}
-
-std::optional<int32_t> id_in(const ojson& tags, std::string_view s) {
-  const auto it = tags.find(std::string(s));
-  if (it == tags.end()) return std::nullopt;
-  return it->get<int32_t>();
-}
-
 std::optional<int32_t> id_of(std::string_view s) { return id_in(golden()["tags"], s); }
-
-std::vector<int32_t> ids(const std::string& text, const ojson& tags = golden()["tags"]) {
-  std::vector<int32_t> out;
-  for (const std::string& t : tokens(text, tags)) {
-    if (auto id = id_in(tags, t)) {
-      out.push_back(*id);
-    } else {
-      size_t n = 0;
-      out.push_back(1000 + static_cast<int32_t>(utf8_at(t, 0, n)));
-    }
-  }
-  return out;
-}
-
-// What Generation sets up for one request.
-struct Composed {
-  std::optional<ReasoningParserKind> reasoning;  // null when the request does not think
-  bool thought = false;                          // the prompt closed the reasoning
-  bool prompt_closed = false;                    // ... and a whole output starts in the content
-  std::optional<ToolParserKind> tools;
-  ToolParserOptions tool_options;
-};
-
-Composed compose(const ojson& reasoning_parser, const ojson& kwargs, const std::string& prompt,
-                 const ojson& tool_parser, const ojson& tools,
-                 const ojson& vocab = golden()["tags"]) {
-  Composed s;
-  if (!reasoning_parser.is_null()) {
-    const ReasoningParserKind kind = *reasoning_parser_by_name(reasoning_parser.get<std::string>());
-    if (reasoning_enabled(kind, kwargs)) s.reasoning = kind;
-    const ThinkTags tags = think_tags([&](std::string_view x) { return id_in(vocab, x); }, kind);
-    s.thought = prompt_ends_reasoning(ids(prompt, vocab), tags, kind);
-    s.prompt_closed = s.thought && !tags.boundaries.empty();
-  }
-  if (!tool_parser.is_null()) {
-    s.tools = tool_parser_by_name(tool_parser.get<std::string>());
-    s.tool_options.tools = tools;
-    s.tool_options.reasoning_markup = !reasoning_parser.is_null();  // as Generation
-  }
-  return s;
-}
 
 Composed setup_of(const ojson& c) {
   return compose(c["reasoning_parser"], c["chat_template_kwargs"],
                  golden()["prompts"][c["prompt"].get<std::string>()].get<std::string>(),
-                 c["tool_parser"], golden()["tools"]);
+                 c["tool_parser"], golden()["tools"], golden()["tags"]);
 }
 
 Composed coder_setup_of(const ojson& c, const ojson& g = coder_golden()) {
   return compose(c["reasoning_parser"], ojson::object(), c["prompt"].get<std::string>(),
                  g["parser"], g["tools"], g["tags"]);
-}
-
-struct Result {
-  std::optional<std::string> reasoning, content;
-  Calls calls;
-};
-
-Result whole(const Composed& s, const std::string& text) {
-  ParsedChatOutput p =
-      parse_chat_output(text, s.reasoning, s.prompt_closed, s.tools, s.tool_options);
-  Result r{p.reasoning, p.content, {}};
-  for (const ToolCall& t : p.tools.calls) r.calls.emplace_back(t.name, t.arguments);
-  return r;
-}
-
-struct Streamed {
-  std::string reasoning, content;
-  Calls calls;
-};
-
-Streamed stream(const Composed& s, const std::vector<std::string>& pieces) {
-  std::optional<ReasoningStreamSplitter> sp;
-  if (s.reasoning) sp.emplace(*s.reasoning, s.thought);
-  std::unique_ptr<ToolCallParser> tp;
-  if (s.tools) tp = ToolCallParser::make(*s.tools, s.tool_options);
-  Streamed out;
-  auto step = [&](const std::string& delta, bool done) {
-    std::string text = delta;
-    if (sp) {
-      auto [r, t] = sp->feed(delta);
-      if (done) {
-        auto [r2, t2] = sp->finish();
-        r += r2;
-        t += t2;
-      }
-      out.reasoning += r;
-      text = t;
-    }
-    if (!tp) {
-      out.content += text;
-      return;
-    }
-    ParsedDelta d;
-    tp->feed(text, d);
-    if (done) tp->finish(d);
-    out.content += d.content;
-    for (const ToolCallDelta& c : d.calls) {
-      if (c.header)
-        out.calls.emplace_back(c.name, "");
-      else
-        out.calls.back().second += c.arguments;
-    }
-  };
-  for (const std::string& p : pieces) step(p, false);
-  step("", true);
-  return out;
-}
-
-std::optional<std::string> opt_string(const ojson& v) {
-  return v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>());
-}
-
-Calls calls_of(const ojson& v) {
-  Calls c;
-  for (const auto& t : v) c.emplace_back(t[0].get<std::string>(), t[1].get<std::string>());
-  return c;
 }
 
 std::string label(const ojson& c) {
@@ -209,27 +70,22 @@ TEST(ThinkParsersGolden, WholeResponsesAreVllms) {
   const ojson& g = golden();
   ASSERT_GE(g["cases"].size(), 900u);
   for (const auto& c : g["cases"]) {
-    const Result w = whole(setup_of(c), c["text"].get<std::string>());
-    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << label(c);
-    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << label(c);
-    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << label(c);
+    expect_whole(whole(setup_of(c), c["text"].get<std::string>()), c["whole"], label(c));
     // usage.completion_tokens_details.reasoning_tokens, as Generation::reasoning_tokens.
     const Composed s = setup_of(c);
     const int64_t n =
-        s.reasoning ? count_reasoning_tokens(*s.reasoning, think_tags(id_of, *s.reasoning),
-                                             ids(c["text"].get<std::string>()), s.prompt_closed)
-                    : 0;
+        s.reasoning
+            ? count_reasoning_tokens(*s.reasoning, think_tags(id_of, *s.reasoning),
+                                     ids(c["text"].get<std::string>(), g["tags"]), s.prompt_closed)
+            : 0;
     EXPECT_EQ(n, c["whole"]["reasoning_tokens"].get<int64_t>()) << label(c);
   }
 }
 
 TEST(ThinkParsersGolden, TokenByTokenStreamsAreVllms) {
-  for (const auto& c : golden()["cases"]) {
-    const Streamed s = stream(setup_of(c), tokens(c["text"].get<std::string>()));
-    EXPECT_EQ(s.reasoning, c["stream"]["reasoning"].get<std::string>()) << label(c);
-    EXPECT_EQ(s.content, c["stream"]["content"].get<std::string>()) << label(c);
-    EXPECT_EQ(s.calls, calls_of(c["stream"]["tool_calls"])) << label(c);
-  }
+  for (const auto& c : golden()["cases"])
+    expect_stream(stream(setup_of(c), tokens(c["text"].get<std::string>(), golden()["tags"])),
+                  c["stream"], label(c));
 }
 
 TEST(ThinkParsersGolden, StreamsCutAnywhereReassembleAlike) {
@@ -237,7 +93,7 @@ TEST(ThinkParsersGolden, StreamsCutAnywhereReassembleAlike) {
   for (const auto& c : golden()["cases"]) {
     const Composed s = setup_of(c);
     const std::string text = c["text"].get<std::string>();
-    const Streamed ref = stream(s, tokens(text));
+    const Streamed ref = stream(s, tokens(text, golden()["tags"]));
     std::vector<std::vector<std::string>> cuts = {{text}};
     for (size_t a = 1; a < text.size(); ++a) cuts.push_back({text.substr(0, a), text.substr(a)});
     for (int k = 0; k < 10; ++k) {
@@ -266,30 +122,6 @@ std::string coder_label(const ojson& c) {
          (c["prompt"].get<std::string>().find("</think>") != std::string::npos ? " (closed)" : "");
 }
 
-// Cut at the whole text, at every token, at every token boundary in two, and in random runs.
-std::vector<std::vector<std::string>> chunkings(const std::string& t,
-                                                const ojson& tags = golden()["tags"]) {
-  const std::vector<std::string> tok = tokens(t, tags);
-  auto join = [&](size_t a, size_t b) {
-    std::string s;
-    for (size_t i = a; i < b; ++i) s += tok[i];
-    return s;
-  };
-  std::vector<std::vector<std::string>> out = {{t}, tok};
-  for (size_t a = 1; a < tok.size(); ++a) out.push_back({join(0, a), join(a, tok.size())});
-  std::mt19937_64 rng(17);
-  for (int k = 0; k < 20; ++k) {
-    std::vector<std::string> v;
-    for (size_t i = 0; i < tok.size();) {
-      const size_t n = std::min<size_t>(tok.size() - i, 1 + rng() % 7);
-      v.push_back(join(i, i + n));
-      i += n;
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
 // qwen3_coder's goldens and Seed-OSS's (the same grammar and texts with <seed:...> tags).
 const std::vector<ojson>& xml_goldens() {
   static const std::vector<ojson> g = {coder_golden(), load("seed_oss.json")};
@@ -300,11 +132,8 @@ TEST(Qwen3CoderGolden, WholeResponsesAreVllms) {
   for (const ojson& g : xml_goldens()) {
     ASSERT_GE(g["cases"].size(), 100u);
     for (const auto& c : g["cases"]) {
-      const Result w = whole(coder_setup_of(c, g), c["text"].get<std::string>());
-      const std::string at = coder_label(c) + " " + g["parser"].get<std::string>();
-      EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << at;
-      EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
-      EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
+      expect_whole(whole(coder_setup_of(c, g), c["text"].get<std::string>()), c["whole"],
+                   coder_label(c) + " " + g["parser"].get<std::string>());
     }
   }
 }
@@ -322,7 +151,7 @@ TEST(Qwen3CoderGolden, StreamsReassembleToTheWholeResponse) {
       // stays in a stream (the whole response's reasoning split drops it first).
       const bool gap = name == "unclosed_parameter" || name == "cut_in_value" ||
                        name == "repeated_key" || (k.reasoning && name == "false_starts_in_value");
-      for (const auto& pieces : chunkings(text, g["tags"])) {
+      for (const auto& pieces : chunkings(text, g["tags"], 17)) {
         const Streamed s = stream(k, pieces);
         const std::string at = coder_label(c) + " (" + std::to_string(pieces.size()) + " pieces)";
         EXPECT_EQ(s.reasoning, w.reasoning.value_or("")) << at;
@@ -343,16 +172,7 @@ TEST(Qwen3CoderGolden, StreamsReassembleToTheWholeResponse) {
                 << at << ": " << a;
           }
         }
-        const std::string expect = w.content.value_or("");
-        if (!w.calls.empty() && s.content.size() > expect.size()) {
-          // Whitespace before the content's first word goes out with it; the whole response
-          // strips it once a call is made (vLLM's stream sends it too).
-          const std::string lead = s.content.substr(0, s.content.size() - expect.size());
-          EXPECT_TRUE(py_all_space(lead)) << at;
-          EXPECT_EQ(s.content.substr(lead.size()), expect) << at;
-        } else {
-          EXPECT_EQ(s.content, expect) << at;
-        }
+        expect_content_but_lead(s.content, w.content.value_or(""), !w.calls.empty(), at);
       }
     }
 }
@@ -361,34 +181,27 @@ TEST(Qwen3CoderGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
   size_t same = 0;
   for (const ojson& g : xml_goldens())
     for (const auto& c : g["cases"]) {
-      const ojson& vw = c["whole"];
-      const ojson& vs = c["stream"];
-      const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
-      if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
-          vs["reasoning"] != text_of(vw["reasoning"]))
-        continue;
+      if (!vllm_stream_is_whole(c)) continue;
       ++same;
-      const Streamed s =
-          stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>(), g["tags"]));
-      EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << coder_label(c);
-      EXPECT_EQ(s.content, vs["content"].get<std::string>()) << coder_label(c);
-      EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << coder_label(c);
+      expect_stream(stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>(), g["tags"])),
+                    c["stream"], coder_label(c));
     }
   EXPECT_GE(same, 120u);
 }
 
 // ---- hermes (the same runs of vLLM's parser, on Qwen2.5 / Qwen3 JSON calls) ----
 
+std::string hermes_label(const ojson& c) {
+  return c["name"].get<std::string>() + " / hermes + " + c["reasoning_parser"].dump() + " " +
+         c["prompt"].dump();
+}
+
 TEST(HermesGolden, WholeResponsesAreVllms) {
   const ojson& g = hermes_golden();
   ASSERT_GE(g["cases"].size(), 90u);
   for (const auto& c : g["cases"]) {
-    const Result w = whole(coder_setup_of(c, g), c["text"].get<std::string>());
-    const std::string at = c["name"].get<std::string>() + " / hermes + " +
-                           c["reasoning_parser"].dump() + " " + c["prompt"].dump();
-    EXPECT_EQ(w.reasoning, opt_string(c["whole"]["reasoning"])) << at;
-    EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
-    EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
+    expect_whole(whole(coder_setup_of(c, g), c["text"].get<std::string>()), c["whole"],
+                 hermes_label(c));
   }
 }
 
@@ -396,19 +209,10 @@ TEST(HermesGolden, TokenStreamsAreVllmsWhereItsStreamIsItsWholeResponse) {
   const ojson& g = hermes_golden();
   size_t same = 0;
   for (const auto& c : g["cases"]) {
-    const ojson& vw = c["whole"];
-    const ojson& vs = c["stream"];
-    const auto text_of = [](const ojson& v) { return v.is_null() ? ojson("") : v; };
-    if (vs["tool_calls"] != vw["tool_calls"] || vs["content"] != text_of(vw["content"]) ||
-        vs["reasoning"] != text_of(vw["reasoning"]))
-      continue;
+    if (!vllm_stream_is_whole(c)) continue;
     ++same;
-    const Streamed s = stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>()));
-    const std::string at = c["name"].get<std::string>() + " / hermes + " +
-                           c["reasoning_parser"].dump() + " " + c["prompt"].dump();
-    EXPECT_EQ(s.reasoning, vs["reasoning"].get<std::string>()) << at;
-    EXPECT_EQ(s.content, vs["content"].get<std::string>()) << at;
-    EXPECT_EQ(s.calls, calls_of(vs["tool_calls"])) << at;
+    expect_stream(stream(coder_setup_of(c, g), tokens(c["text"].get<std::string>(), g["tags"])),
+                  c["stream"], hermes_label(c));
   }
   EXPECT_GE(same, 40u);
 }
@@ -428,7 +232,7 @@ TEST(PythonicGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
     EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
     // A stream holds a possible call list to the end, so it always ends as the whole response
     // (vLLM's stream guesses partial calls and can differ from its whole response).
-    for (const auto& pieces : chunkings(text)) {
+    for (const auto& pieces : chunkings(text, g["tags"], 17)) {
       const Streamed s = stream(k, pieces);
       EXPECT_EQ(s.content, w.content.value_or("")) << at << " " << pieces.size();
       EXPECT_EQ(s.calls, w.calls) << at << " " << pieces.size();
@@ -471,22 +275,67 @@ TEST(DeepseekToolGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
       EXPECT_EQ(w.content, opt_string(c["whole"]["content"])) << at;
       EXPECT_EQ(w.calls, calls_of(c["whole"]["tool_calls"])) << at;
       // The calls go out when the output ends, so every stream ends as the whole response.
-      for (const auto& pieces : chunkings(text, g["tags"])) {
+      for (const auto& pieces : chunkings(text, g["tags"], 17)) {
         const Streamed s = stream(k, pieces);
         EXPECT_EQ(s.content, w.content.value_or("")) << at << " " << pieces.size();
         EXPECT_EQ(s.calls, w.calls) << at << " " << pieces.size();
       }
       // And token by token as vLLM's stream where that is its whole response.
-      const ojson& vs = c["stream"];
-      if (vs["tool_calls"] == c["whole"]["tool_calls"] &&
-          vs["content"] == (c["whole"]["content"].is_null() ? ojson("") : c["whole"]["content"])) {
-        EXPECT_EQ(stream(k, tokens(text, g["tags"])).content, vs["content"]) << at;
+      if (vllm_stream_is_whole(c)) {
+        EXPECT_EQ(stream(k, tokens(text, g["tags"])).content, c["stream"]["content"]) << at;
       }
     }
   }
   EXPECT_GE(n, 31u);
   EXPECT_EQ(tool_parser_by_name("deepseek_v3"), ToolParserKind::kDeepseekV3);
   EXPECT_EQ(tool_parser_by_name("deepseek_v31"), ToolParserKind::kDeepseekV31);
+}
+
+// ---- tool_choice "none" (given with tools, or the default of a request without them) ----
+
+TEST(ToolChoiceNoneGolden, EngineBasedParsersDropTheCallsWithTheirMarkup) {
+  const ojson g = load("tool_choice_none.json");
+  ASSERT_GE(g["cases"].size(), 200u);
+  size_t engine = 0, same = 0;
+  for (const auto& c : g["cases"]) {
+    const ToolParserKind tp = *tool_parser_by_name(c["tool_parser"].get<std::string>());
+    const std::optional<ReasoningParserKind> rp =
+        c["reasoning_parser"].is_null()
+            ? std::nullopt
+            : reasoning_parser_by_name(c["reasoning_parser"].get<std::string>());
+    const std::string text = c["text"].get<std::string>();
+    const std::string at = c["name"].get<std::string>() + " / " + c["tool_parser"].dump() + " + " +
+                           c["reasoning_parser"].dump() +
+                           (c["tools"].get<bool>() ? "" : " no tools");
+    // vLLM's own flag for the composed parser.
+    ASSERT_EQ(parsers_engine_based(tp, rp), c["engine_based"].get<bool>()) << at;
+    // As prepare_chat: the tool parser runs only under engine-based parsers, its calls dropped.
+    Composed k =
+        compose(c["reasoning_parser"], ojson::object(), c["prompt"].get<std::string>(),
+                c["tool_parser"], c["tools"].get<bool>() ? g["tools"] : ojson(), c["tags"]);
+    if (parsers_engine_based(tp, rp)) {
+      k.drop_calls = true;
+      k.tool_options.suppress_calls = c["tools"].get<bool>();  // as Generation::tool_options
+      ++engine;
+    } else {
+      k.tools.reset();
+    }
+    const Result w = whole(k, text);
+    expect_whole(w, c["whole"], at);
+    const Streamed one = stream(k, tokens(text, c["tags"]));
+    if (vllm_stream_is_whole(c)) {
+      ++same;
+      expect_stream(one, c["stream"], at);
+    }
+    for (const auto& pieces : chunkings(text, c["tags"], 23)) {
+      const Streamed s = stream(k, pieces);
+      EXPECT_EQ(s.reasoning, one.reasoning) << at << " " << pieces.size();
+      EXPECT_EQ(s.content, one.content) << at << " " << pieces.size();
+      EXPECT_TRUE(s.calls.empty()) << at;
+    }
+  }
+  EXPECT_GE(engine, 100u);
+  EXPECT_GE(same, 150u);
 }
 
 TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {
@@ -509,7 +358,9 @@ TEST(Qwen3CoderToolParser, StreamSendsNamesAndStringValuesAsTheyCome) {
   d = feed("line two\n</para");
   ASSERT_EQ(d.calls.size(), 1u);
   EXPECT_EQ(d.calls[0].arguments, R"(\nline two)");  // "</para" may end the value
-  d = feed("meter>\n<parameter=path>\n/tmp/a\n</parameter>\n</function>\n</tool_call>");
+  d = feed(
+      "meter>\n<parameter=path>\n/tmp/a\n</parameter>\n</function>\n</"
+      "tool_call>");
   std::string rest;
   for (const auto& c : d.calls) rest += c.arguments;
   EXPECT_EQ(rest, R"(", "path": "/tmp/a"})");

@@ -3,6 +3,7 @@
 own has no tool section). tool_choice required / named forces the calls through the grammar
 engine, so the tiny model reliably makes them."""
 import json
+import re
 
 import openai
 import pytest
@@ -191,65 +192,60 @@ def streamed(client, kw):
     return content, [calls[i] for i in sorted(calls)]
 
 
-# Qwen3-Coder's XML calls (--tool-call-parser qwen3_coder): some words, then two calls, the
-# second with a value typed by its schema... as Qwen3-Coder writes them.
+# Qwen3-Coder's XML calls (--tool-call-parser qwen3_coder): some words, then two calls, as
+# Qwen3-Coder writes them.
 CODER_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n<function=get_weather>\n<parameter=city>\n'
             r'[A-Za-z]{1,12}\n</parameter>\n<parameter=unit>\n(celsius|fahrenheit)\n</parameter>\n'
             r'</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n<parameter=tz>\n'
             r'[A-Z]{3}\n</parameter>\n</function>\n</tool_call>')
-
-
-def test_qwen3_coder_calls_are_parsed_whole_and_streamed(tmp_path):
-    """vLLM 0.33's qwen3_coder parser (tests/golden/tool_parsers/qwen3_coder.json holds its own
-    answers for 37 outputs; api_tests Qwen3CoderGolden checks them): a regex makes the model
-    write the calls, the server must return them as OpenAI tool_calls."""
-    s = hermes_tool_server(tmp_path, parser="qwen3_coder")
-    try:
-        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
-        kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
-                  max_tokens=150, extra_body={"guided_regex": CODER_RE})
-        whole = c.chat.completions.create(**kw).choices[0]
-        assert whole.finish_reason == "tool_calls", whole
-        assert [t.function.name for t in whole.message.tool_calls] == ["get_weather", "get_time"]
-        for tc in whole.message.tool_calls:
-            _check_call(tc, {"get_weather", "get_time"})
-        assert whole.message.content and "<" not in whole.message.content
-        content, calls = streamed(c, kw)
-        assert calls == [[t.function.name, t.function.arguments]
-                         for t in whole.message.tool_calls]
-        assert content == whole.message.content
-    finally:
-        s.stop()
-
-
 # Pythonic calls (--tool-call-parser pythonic: Llama 3.2 / Gemma 3 with vLLM's pythonic
 # templates): the whole output is a Python list of calls.
 PYTHONIC_RE = (r"\[get_weather\(city='[A-Za-z]{1,12}', unit=\"(celsius|fahrenheit)\"\), "
                r"get_time\(tz='[A-Z]{3}'\)\]")
 
 
-def test_pythonic_calls_are_parsed_whole_and_streamed(tmp_path):
-    """vLLM 0.33's pythonic parser (tests/golden/tool_parsers/pythonic.json holds its own
-    answers for 42 outputs; api_tests PythonicGolden checks them)."""
-    s = hermes_tool_server(tmp_path, parser="pythonic")
+@pytest.mark.parametrize("parser,regex", [("qwen3_coder", CODER_RE), ("pythonic", PYTHONIC_RE)])
+def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, regex):
+    """vLLM 0.33's qwen3_coder and pythonic parsers (tests/golden/tool_parsers/ holds their own
+    answers; api_tests Qwen3CoderGolden and PythonicGolden check them): a regex makes the model
+    write two calls, the server must return them as OpenAI tool_calls, whole and streamed."""
+    s = hermes_tool_server(tmp_path, parser=parser)
     try:
         c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
         kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
-                  max_tokens=150, extra_body={"guided_regex": PYTHONIC_RE})
+                  max_tokens=150, extra_body={"guided_regex": regex})
         whole = c.chat.completions.create(**kw).choices[0]
         assert whole.finish_reason == "tool_calls", whole
         assert [t.function.name for t in whole.message.tool_calls] == ["get_weather", "get_time"]
         for tc in whole.message.tool_calls:
             _check_call(tc, {"get_weather", "get_time"})
-        assert whole.message.content is None
+        if parser == "pythonic":  # the whole output is the call list
+            assert whole.message.content is None
+        else:  # the words before the calls
+            assert whole.message.content and "<" not in whole.message.content
         content, calls = streamed(c, kw)
         assert calls == [[t.function.name, t.function.arguments]
                          for t in whole.message.tool_calls]
-        assert content == ""
-        # Text that is not a call list is content.
-        r = c.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
-                                      temperature=0, max_tokens=20,
-                                      extra_body={"guided_regex": r"\[[a-z]{1,8}\]\(x\) ok"})
-        assert r.choices[0].message.tool_calls in (None, []) and r.choices[0].message.content
+        assert content == (whole.message.content or "")
+        # tool_choice "none", given or the default without tools (api_tests ToolChoiceNoneGolden
+        # holds vLLM's answers): the engine-based qwen3_coder still reads the output and drops
+        # the calls with their markup; pythonic leaves the text as written.
+        for none in (dict(tools=TOOLS, tool_choice="none"), {}):
+            kn = dict(model=MODEL_NAME, messages=QUESTION, temperature=0, max_tokens=210,
+                      extra_body={"guided_regex": regex}, **none)
+            r = c.chat.completions.create(**kn).choices[0]
+            assert r.finish_reason == "stop" and not r.message.tool_calls, r
+            if parser == "pythonic":
+                assert re.fullmatch(regex, r.message.content), r
+            else:
+                assert "<" not in r.message.content and r.message.content.strip(), r
+            assert streamed(c, kn) == (r.message.content, [])
+        if parser == "pythonic":
+            # Text that is not a call list is content.
+            r = c.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+                                          temperature=0, max_tokens=20,
+                                          extra_body={"guided_regex": r"\[[a-z]{1,8}\]\(x\) ok"})
+            assert r.choices[0].message.tool_calls in (None, [])
+            assert r.choices[0].message.content
     finally:
         s.stop()

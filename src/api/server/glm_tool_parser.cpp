@@ -72,26 +72,20 @@ bool open_pair(std::string_view s, size_t from, std::string& key, size_t& value_
 
 class Glm45Parser : public TagCallParser {
  public:
-  explicit Glm45Parser(const ToolParserOptions& o)
-      : tools_(o.tools.is_array() ? o.tools : ojson::array()),
-        markup_(o.reasoning_markup),
-        whole_(o.whole_response) {}
-
-  void feed(std::string_view text, ParsedDelta& out) override {
-    scan(text, out);
-    if (st_ == St::kArgs && !whole_) stream_args(out);
-  }
-
-  void finish(ParsedDelta& out) override {
-    scan_rest(out);
-    if (st_ == St::kName) decide_name(out);
-    if (st_ == St::kName || st_ == St::kArgs) end_call(out);
-    st_ = St::kContent;
-    finish_content(out);
-  }
+  explicit Glm45Parser(const ToolParserOptions& o) : TagCallParser(o, ToolParserKind::kGlm45) {}
 
  private:
   enum class St { kContent, kReasoning, kName, kArgs };
+
+  bool in_name() const override { return st_ == St::kName; }
+  bool in_args() const override { return st_ == St::kArgs; }
+  void to_content() override { st_ = St::kContent; }
+  // vLLM's GLM parser keeps only the request's tools.
+  bool keeps(const std::string& name) const override { return tool_call_allowed(tools_, name); }
+  std::vector<ArgPair> complete_args() const override {
+    size_t end = 0;
+    return complete_pairs(args_raw_, end);
+  }
 
   std::vector<std::string_view> tags() const override {
     switch (st_) {
@@ -133,11 +127,7 @@ class Glm45Parser : public TagCallParser {
     } else if (tag == kCall) {
       seen_call_ = true;
       st_ = St::kName;
-      name_raw_.clear();
-      args_raw_.clear();
-      streamed_.clear();
-      kept_ = broken_ = false;
-      open_at_ = std::string::npos;
+      begin_call();
     } else if (tag == kKey) {
       decide_name(out);
       st_ = St::kArgs;
@@ -149,31 +139,8 @@ class Glm45Parser : public TagCallParser {
     }
   }
 
-  // The name is complete (<arg_key> or </tool_call> follows it): keep the call or drop it.
-  void decide_name(ParsedDelta& out) {
-    name_ = py_strip(name_raw_);
-    kept_ = tool_call_allowed(tools_, name_);
-    if (!kept_) return;
-    call_kept();
-    properties_ = tool_properties(tools_, name_);
-    ToolCallDelta h;
-    h.index = num_calls_++;
-    h.header = true;
-    h.id = make_tool_call_id(ToolParserKind::kGlm45);
-    h.name = name_;
-    out.calls.push_back(std::move(h));
-  }
-
-  // A property's schema when it types the value (vLLM coerces only with one).
-  const ojson* schema_of(const std::string& key) const {
-    if (properties_.empty()) return nullptr;
-    auto it = properties_.find(key);
-    if (it == properties_.end() || !it->is_object()) return nullptr;
-    return &*it;
-  }
-
   // Streaming: the part of the open call's arguments no later text can change.
-  void stream_args(ParsedDelta& out) {
+  void stream_args(ParsedDelta& out) override {
     if (!kept_ || broken_) return;
     if (open_at_ != std::string::npos) {
       // A string value is being sent: while its </arg_value> has not come, only its new text
@@ -220,29 +187,7 @@ class Glm45Parser : public TagCallParser {
     if (s != "{") emit_args(s, out);  // "{" alone: nothing certain yet
   }
 
-  void end_call(ParsedDelta& out) {
-    if (kept_) {
-      size_t end = 0;
-      const std::vector<ArgPair> pairs = complete_pairs(args_raw_, end);
-      const std::string final_args = arg_pairs_json(pairs, properties_, /*stable=*/false) + "}";
-      if (!broken_) emit_args(final_args, out);
-    }
-    kept_ = false;
-    open_at_ = std::string::npos;
-    name_raw_.clear();
-    args_raw_.clear();
-  }
-
-  ojson tools_;
-  bool markup_, whole_;
   St st_ = St::kContent;
-  // The call being read.
-  std::string name_raw_, args_raw_, name_;
-  ojson properties_ = ojson::object();
-  bool kept_ = false;
-  // The string value being streamed: where it starts, how much of it was sent, how far the
-  // argument text was searched for its end.
-  size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
 };
 
 }  // namespace

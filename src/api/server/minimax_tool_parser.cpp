@@ -78,7 +78,8 @@ class MinimaxM2Parser : public ToolCallParser {
   explicit MinimaxM2Parser(const ToolParserOptions& o)
       : tools_(o.tools.is_array() ? o.tools : ojson::array()),
         markup_(o.reasoning_markup),
-        whole_(o.whole_response) {}
+        whole_(o.whole_response),
+        suppress_(o.suppress_calls) {}
 
   void feed(std::string_view text, ParsedDelta& out) override {
     out_ = &out;
@@ -98,7 +99,9 @@ class MinimaxM2Parser : public ToolCallParser {
     // only when no call name was taken as written; whitespace-only content dropped once a call
     // was seen; stripped when a call is returned.
     std::string rest = held_ + (raw_kept_ ? "" : post_);
-    if (called_)
+    if (suppress_)
+      ;  // every text chunk is content as written
+    else if (called_)
       rest = content_started_ ? py_rstrip(rest) : py_strip(rest);
     else if (seen_call_ && !content_started_ && py_all_space(rest))
       rest.clear();
@@ -225,6 +228,7 @@ class MinimaxM2Parser : public ToolCallParser {
   // (vLLM's stream sends leading whitespace with the first word). After a call started it waits:
   // a call name taken as written drops it, otherwise it is content at the end.
   void content_text(std::string_view t) {
+    if (suppress_) return suppressed_text(t, held_, content_started_, out_->content);
     if (seen_call_) {
       if (!raw_kept_) post_ += t;
       return;
@@ -262,6 +266,7 @@ class MinimaxM2Parser : public ToolCallParser {
   // when it builds the whole response's calls. The call is returned on the second.
   void decide(const std::string& written) {
     name_ = py_strip(written);
+    if (suppress_) return;
     if (tool_call_allowed(tools_, written)) {
       raw_kept_ = true;
       post_.clear();
@@ -391,7 +396,7 @@ class MinimaxM2Parser : public ToolCallParser {
   }
 
   ojson tools_;
-  bool markup_, whole_;
+  bool markup_, whole_, suppress_;
   ParsedDelta* out_ = nullptr;
   std::string pending_;  // text the lexer has not cut yet
   St st_ = St::kContent;

@@ -84,4 +84,19 @@ inline std::string py_strip(std::string_view s) {
 
 inline bool py_all_space(std::string_view s) { return space_run(s, 0) == s.size(); }
 
+// Content under suppressed tool calls (ToolParserOptions::suppress_calls): sent as it comes once
+// a word began, whitespace before the first word held in `held` (the end of the output sends it).
+inline void suppressed_text(std::string_view t, std::string& held, bool& started,
+                            std::string& out) {
+  if (started) {
+    out += t;
+    return;
+  }
+  held += t;
+  if (py_all_space(held)) return;
+  out += held;
+  held.clear();
+  started = true;
+}
+
 }  // namespace vllm::api

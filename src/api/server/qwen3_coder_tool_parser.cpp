@@ -124,28 +124,23 @@ std::vector<ArgPair> complete_params(std::string_view s, size_t& end, std::strin
 class Qwen3CoderParser : public TagCallParser {
  public:
   Qwen3CoderParser(const ToolParserOptions& o, bool seed)
-      : tools_(o.tools.is_array() ? o.tools : ojson::array()),
-        markup_(o.reasoning_markup),
-        whole_(o.whole_response),
+      : TagCallParser(o, seed ? ToolParserKind::kSeedOss : ToolParserKind::kQwen3Coder),
         kCall(seed ? "<seed:tool_call>" : "<tool_call>"),
         kCallEnd(seed ? "</seed:tool_call>" : "</tool_call>"),
         kThinkEnd(seed ? "</seed:think>" : "</think>") {}
 
-  void feed(std::string_view text, ParsedDelta& out) override {
-    scan(text, out);
-    if (st_ == St::kArgs && !whole_) stream_args(out);
-  }
-
-  void finish(ParsedDelta& out) override {
-    scan_rest(out);
-    if (st_ == St::kName) decide_name(out);
-    if (st_ == St::kName || st_ == St::kArgs) end_call(out);
-    st_ = St::kContent;
-    finish_content(out);
-  }
-
  private:
   enum class St { kContent, kBlock, kName, kArgs };
+
+  bool in_name() const override { return st_ == St::kName; }
+  bool in_args() const override { return st_ == St::kArgs; }
+  void to_content() override { st_ = St::kContent; }
+  // Qwen3's config does not validate names: any non-empty one is kept.
+  bool keeps(const std::string& name) const override { return !name.empty(); }
+  std::vector<ArgPair> complete_args() const override {
+    size_t end = 0;
+    return complete_params(args_raw_, end, nullptr, nullptr);
+  }
 
   std::vector<std::string_view> tags() const override {
     switch (st_) {
@@ -193,38 +188,12 @@ class Qwen3CoderParser : public TagCallParser {
       st_ = St::kBlock;
     } else if (tag == kFunc) {
       st_ = St::kName;
-      name_raw_.clear();
-      args_raw_.clear();
-      streamed_.clear();
-      kept_ = broken_ = false;
-      open_at_ = std::string::npos;
+      begin_call();
     } else if (tag == kFuncEnd) {
       st_ = St::kBlock;  // between functions of one block (text there is dropped)
     } else {             // </tool_call>
       st_ = St::kContent;
     }
-  }
-
-  // The name is complete: keep the call unless the name is empty.
-  void decide_name(ParsedDelta& out) {
-    name_ = py_strip(name_raw_);
-    kept_ = !name_.empty();
-    if (!kept_) return;
-    call_kept();
-    properties_ = tool_properties(tools_, name_);
-    ToolCallDelta h;
-    h.index = num_calls_++;
-    h.header = true;
-    h.id = make_tool_call_id(ToolParserKind::kQwen3Coder);
-    h.name = name_;
-    out.calls.push_back(std::move(h));
-  }
-
-  const ojson* schema_of(const std::string& key) const {
-    if (properties_.empty()) return nullptr;
-    auto it = properties_.find(key);
-    if (it == properties_.end() || !it->is_object()) return nullptr;
-    return &*it;
   }
 
   // The part of an open string value that can be sent: what may begin its end held back, its
@@ -239,7 +208,7 @@ class Qwen3CoderParser : public TagCallParser {
   }
 
   // Streaming: the part of the open call's arguments no later text can change.
-  void stream_args(ParsedDelta& out) {
+  void stream_args(ParsedDelta& out) override {
     if (!kept_ || broken_) return;
     if (open_at_ != std::string::npos) {
       // A string value is being sent: while nothing has ended it, only its new text is new.
@@ -290,31 +259,9 @@ class Qwen3CoderParser : public TagCallParser {
     if (s != "{") emit_args(s, out);  // "{" alone: nothing certain yet
   }
 
-  void end_call(ParsedDelta& out) {
-    if (kept_) {
-      size_t end = 0;
-      const std::vector<ArgPair> params = complete_params(args_raw_, end, nullptr, nullptr);
-      const std::string final_args = arg_pairs_json(params, properties_, /*stable=*/false) + "}";
-      if (!broken_) emit_args(final_args, out);
-    }
-    kept_ = false;
-    open_at_ = std::string::npos;
-    name_raw_.clear();
-    args_raw_.clear();
-  }
-
-  ojson tools_;
-  bool markup_, whole_;
   // The block and reasoning tags: Qwen3's, or Seed-OSS's (<seed:tool_call>, </seed:think>).
   const std::string_view kCall, kCallEnd, kThinkEnd;
   St st_ = St::kContent;
-  // The call being read.
-  std::string name_raw_, args_raw_, name_;
-  ojson properties_ = ojson::object();
-  bool kept_ = false;
-  // The string value being streamed: where it starts, how much of its text was sent, where the
-  // search for its end goes on.
-  size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
 };
 
 }  // namespace

@@ -152,6 +152,14 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
     o.tools = r.tools;
     // As vLLM's hermes and mistral parsers: their tags may be special tokens.
     if (*o.tool_parser != ToolParserKind::kLlama3Json) r.sampling.skip_special_tokens = false;
+  } else if (r.tool_choice == ToolChoice::kNone && opts.auto_tool_parser &&
+             parsers_engine_based(*opts.auto_tool_parser, opts.reasoning_parser)) {
+    // tool_choice "none" (given, or the default without tools) under vLLM's engine-based
+    // parsers: the output is still read by the tool parser and its calls are dropped, so call
+    // markup does not reach the content.
+    o.tool_parser = opts.auto_tool_parser;
+    o.tools = r.tools;
+    o.drop_tool_calls = true;
   } else if (r.tool_choice == ToolChoice::kRequired) {
     o.tool_parser = ToolParserKind::kRequired;
   } else if (r.tool_choice == ToolChoice::kNamed) {

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "api/llm.h"
-#include "api/server/py_str.h"
 
 namespace vllm::api {
 
@@ -66,8 +65,8 @@ std::shared_ptr<Generation> Generation::start(ServingContext& ctx, Kind kind,
   g->choices_.resize(g->prompts_.size() * static_cast<size_t>(req.n));
   // Engine ids stay unique even when clients reuse a request_id.
   const std::string engine_prefix = random_id("gen-");
-  const ThinkTags tags =
-      ctx.reasoning ? think_tags(ctx.llm.tokenizer(), *ctx.reasoning) : ThinkTags{};
+  g->tags_ = ctx.reasoning ? think_tags(ctx.llm.tokenizer(), *ctx.reasoning) : ThinkTags{};
+  const ThinkTags& tags = g->tags_;
   for (size_t p = 0; p < g->prompts_.size(); ++p) {
     g->prompt_tokens_ += static_cast<int64_t>(g->prompts_[p].ids.size());
     const std::vector<int32_t>& ids = g->prompts_[p].ids;
@@ -164,8 +163,7 @@ void Generation::log_output(const Choice& c) const {
 
 int64_t Generation::reasoning_tokens(const Choice& c) const {
   if (!splits_reasoning()) return 0;  // vLLM's identity parser (and a request that does not think)
-  return count_reasoning_tokens(*ctx_.reasoning, think_tags(ctx_.llm.tokenizer(), *ctx_.reasoning),
-                                c.tokens, c.prompt_closed_reasoning);
+  return count_reasoning_tokens(*ctx_.reasoning, tags_, c.tokens, c.prompt_closed_reasoning);
 }
 
 json Generation::usage() const {
@@ -256,29 +254,6 @@ json tool_delta_json(const ToolCallDelta& t) {
 
 }  // namespace
 
-ParsedChatOutput parse_chat_output(const std::string& text,
-                                   std::optional<ReasoningParserKind> reasoning,
-                                   bool prompt_closed_reasoning,
-                                   std::optional<ToolParserKind> tool_parser,
-                                   const ToolParserOptions& tool_options) {
-  ParsedChatOutput r;
-  r.content = text;
-  if (reasoning) {
-    ReasoningSplit s = split_reasoning(*reasoning, text, prompt_closed_reasoning);
-    r.reasoning = std::move(s.reasoning);
-    r.content = std::move(s.content);
-  }
-  if (tool_parser) {
-    r.tools = extract_tool_calls(*tool_parser, r.content.value_or(""), tool_options);
-    // Of the reasoning parsers here only minimax_m2_append_think is not engine-based in vLLM.
-    const bool keep_raw = reasoning == ReasoningParserKind::kMinimaxM2AppendThink;
-    if (r.tools.tools_called || (r.content && !keep_raw)) r.content = r.tools.content;
-    // vLLM's chat parser: whitespace-only content beside tool calls is null.
-    if (r.tools.tools_called && r.content && py_all_space(*r.content)) r.content.reset();
-  }
-  return r;
-}
-
 bool Generation::hides_metadata() const {
   return kind_ == Kind::kChat && !opts_.include_reasoning &&
          (ctx_.reasoning || ctx_.harmony || opts_.tool_parser);
@@ -290,6 +265,9 @@ ToolParserOptions Generation::tool_options() const {
   ToolParserOptions o;
   o.named_function = opts_.named_tool;
   o.tools = opts_.tools;
+  // tool_choice "none" with tools: vLLM's engine suppresses the calls; without tools it parses
+  // them as under "auto" (and the serving drops them).
+  o.suppress_calls = opts_.drop_tool_calls && opts_.tools.is_array() && !opts_.tools.empty();
   // vLLM's GLM parser reads <think> in the content as reasoning only when a reasoning parser
   // runs and the request thinks; MiniMax-M2's drops </think> whenever a reasoning parser runs.
   o.reasoning_markup = ctx_.reasoning.has_value() &&
@@ -298,7 +276,7 @@ ToolParserOptions Generation::tool_options() const {
 }
 
 bool Generation::tools_finish(const Choice& c, bool called) const {
-  if (!opts_.tool_parser) return false;
+  if (!opts_.tool_parser || opts_.drop_tool_calls) return false;
   if (*opts_.tool_parser == ToolParserKind::kRequired) return c.finish_reason == "stop";
   return *opts_.tool_parser != ToolParserKind::kNamed && called;
 }
@@ -328,7 +306,8 @@ json Generation::chat_message(const Choice& c, std::string& finish_reason) const
         harmony_calls ? std::nullopt : opts_.tool_parser, tool_options());
     content = std::move(p.content);
     if (p.reasoning && opts_.include_reasoning) reasoning = *p.reasoning;
-    if (opts_.tool_parser && !harmony_calls) {
+    // tool_choice "none" (drop_tool_calls): the content as the parser left it, no calls.
+    if (opts_.tool_parser && !harmony_calls && !opts_.drop_tool_calls) {
       // parallel_tool_calls false: only the first call is returned (vLLM filters the same way).
       std::vector<ToolCall>& x = p.tools.calls;
       if (!opts_.parallel_tool_calls && x.size() > 1) x.resize(1);
@@ -493,8 +472,9 @@ std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOut
       c.tools->feed(text, pd);
       if (c.done) c.tools->finish(pd);
       text = std::move(pd.content);
-      for (ToolCallDelta& t : pd.calls)
-        if (opts_.parallel_tool_calls || t.index == 0) calls.push_back(std::move(t));
+      if (!opts_.drop_tool_calls)
+        for (ToolCallDelta& t : pd.calls)
+          if (opts_.parallel_tool_calls || t.index == 0) calls.push_back(std::move(t));
     }
     if (!text.empty()) d["content"] = text;
     // One chunk per tool-call piece, as vLLM streams them: the first with id, type, name and

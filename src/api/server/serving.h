@@ -72,6 +72,9 @@ struct GenerationOptions {
   std::string named_tool;
   nlohmann::ordered_json tools;  // the request's tools, for glm45 (names, argument types)
   bool parallel_tool_calls = true;
+  // tool_choice "none" under an engine-based parser pair (parsers_engine_based): the tool parser
+  // reads the output as under "auto" and its calls are dropped, their markup with them.
+  bool drop_tool_calls = false;
 };
 
 // One HTTP request's generation: its engine requests and the state needed to answer.
@@ -84,6 +87,9 @@ struct ParsedChatOutput {
   std::optional<std::string> reasoning, content;
   ExtractedToolCalls tools;
 };
+// Whether vLLM 0.33 composes the tool parser and the reasoning parser (if any) as "engine-based"
+// (vllm/parser/engine): then tool_choice "none" still runs the tool parser and drops its calls.
+bool parsers_engine_based(ToolParserKind tools, std::optional<ReasoningParserKind> reasoning);
 ParsedChatOutput parse_chat_output(const std::string& text,
                                    std::optional<ReasoningParserKind> reasoning,
                                    bool prompt_closed_reasoning,
@@ -179,6 +185,7 @@ class Generation {
   bool return_token_ids_ = false;
   bool tokens_as_ids_ = false;
   GenerationOptions opts_;
+  ThinkTags tags_;  // the reasoning parser's tag ids in this vocabulary (none without one)
   int64_t prompt_tokens_ = 0;
   int n_ = 1;
   std::vector<PromptInput> prompts_;

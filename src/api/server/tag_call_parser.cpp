@@ -37,6 +37,64 @@ std::string arg_pairs_json(const std::vector<ArgPair>& pairs,
   return s;
 }
 
+TagCallParser::TagCallParser(const ToolParserOptions& o, ToolParserKind kind)
+    : tools_(o.tools.is_array() ? o.tools : nlohmann::ordered_json::array()),
+      markup_(o.reasoning_markup),
+      whole_(o.whole_response),
+      suppress_(o.suppress_calls),
+      kind_(kind) {}
+
+void TagCallParser::feed(std::string_view text, ParsedDelta& out) {
+  scan(text, out);
+  if (in_args() && !whole_) stream_args(out);
+}
+
+void TagCallParser::finish(ParsedDelta& out) {
+  scan_rest(out);
+  if (in_name()) decide_name(out);
+  if (in_name() || in_args()) end_call(out);
+  to_content();
+  finish_content(out);
+}
+
+void TagCallParser::begin_call() {
+  name_raw_.clear();
+  args_raw_.clear();
+  streamed_.clear();
+  kept_ = broken_ = false;
+  open_at_ = std::string::npos;
+}
+
+void TagCallParser::decide_name(ParsedDelta& out) {
+  name_ = py_strip(name_raw_);
+  kept_ = !suppress_ && keeps(name_);
+  if (!kept_) return;
+  call_kept();
+  properties_ = tool_properties(tools_, name_);
+  ToolCallDelta h;
+  h.index = num_calls_++;
+  h.header = true;
+  h.id = make_tool_call_id(kind_);
+  h.name = name_;
+  out.calls.push_back(std::move(h));
+}
+
+const nlohmann::ordered_json* TagCallParser::schema_of(const std::string& key) const {
+  if (properties_.empty()) return nullptr;
+  auto it = properties_.find(key);
+  if (it == properties_.end() || !it->is_object()) return nullptr;
+  return &*it;
+}
+
+void TagCallParser::end_call(ParsedDelta& out) {
+  if (kept_ && !broken_)
+    emit_args(arg_pairs_json(complete_args(), properties_, /*stable=*/false) + "}", out);
+  kept_ = false;
+  open_at_ = std::string::npos;
+  name_raw_.clear();
+  args_raw_.clear();
+}
+
 void TagCallParser::scan(std::string_view text, ParsedDelta& out) {
   pending_ += text;
   size_t pos = 0;
@@ -69,6 +127,10 @@ void TagCallParser::scan_rest(ParsedDelta& out) {
 }
 
 void TagCallParser::content_text(std::string_view t, ParsedDelta& out) {
+  if (suppress_) {
+    suppressed_text(t, held_, content_started_, out.content);
+    return;
+  }
   if (seen_call_) {
     if (!any_kept_) post_ += t;
     return;
@@ -83,7 +145,9 @@ void TagCallParser::call_kept() {
 }
 
 void TagCallParser::finish_content(ParsedDelta& out) {
-  if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
+  if (suppress_)
+    out.content += held_;
+  else if (!any_kept_ && !(seen_call_ && !content_started_ && py_all_space(held_ + post_)))
     out.content += held_ + post_;
   held_.clear();
   post_.clear();

@@ -26,7 +26,25 @@ std::string arg_pairs_json(const std::vector<ArgPair>& pairs,
                            bool* cut = nullptr, std::vector<std::string>* keys = nullptr);
 
 class TagCallParser : public ToolCallParser {
+ public:
+  // Scans the text; in a call's arguments streams what became certain (not for whole outputs).
+  void feed(std::string_view text, ParsedDelta& out) final;
+  // The rest of the text; a call the output ends in still counts, with what it completed.
+  void finish(ParsedDelta& out) final;
+
  protected:
+  TagCallParser(const ToolParserOptions& o, ToolParserKind kind);
+
+  // The parser's state: reading a call's name, its arguments; back to the content.
+  virtual bool in_name() const = 0;
+  virtual bool in_args() const = 0;
+  virtual void to_content() = 0;
+  // Whether a call with this (stripped) name is kept.
+  virtual bool keeps(const std::string& name) const = 0;
+  // The complete key / value pairs of the call's argument text args_raw_.
+  virtual std::vector<ArgPair> complete_args() const = 0;
+  // Streams what args_raw_ made certain.
+  virtual void stream_args(ParsedDelta& out) = 0;
   // The tags that mean something in the current state; text between them goes to on_text.
   virtual std::vector<std::string_view> tags() const = 0;
   virtual void on_text(std::string_view t, ParsedDelta& out) = 0;
@@ -52,6 +70,26 @@ class TagCallParser : public ToolCallParser {
   // Streams what `args` adds to the open call's arguments; a rewrite of what went out (a key
   // given again) breaks the call's stream for good.
   void emit_args(const std::string& args, ParsedDelta& out);
+
+  // A call's name starts: the call being read is reset.
+  void begin_call();
+  // The name is complete: keep the call (its header goes out) or drop it.
+  void decide_name(ParsedDelta& out);
+  // A property's schema when it types the value (vLLM coerces only with one).
+  const nlohmann::ordered_json* schema_of(const std::string& key) const;
+  // The call ends: its final arguments go out (unless their stream broke).
+  void end_call(ParsedDelta& out);
+
+  const nlohmann::ordered_json tools_;
+  const bool markup_, whole_, suppress_;
+  const ToolParserKind kind_;
+  // The call being read.
+  std::string name_raw_, args_raw_, name_;
+  nlohmann::ordered_json properties_ = nlohmann::ordered_json::object();
+  bool kept_ = false;
+  // The string value being streamed: where it starts, how much of it was sent, and where the
+  // parser's search for its end stands.
+  size_t open_at_ = std::string::npos, open_sent_ = 0, scanned_ = 0;
 
   std::string pending_;
   bool seen_call_ = false, any_kept_ = false, content_started_ = false;

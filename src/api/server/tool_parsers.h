@@ -104,6 +104,10 @@ struct ToolParserOptions {
   // The whole output comes in one feed (extract_tool_calls): a call's arguments are reported
   // when it ends, never as a partial prefix that a truncated call could contradict.
   bool whole_response = false;
+  // kGlm45, kMinimaxM2, kQwen3Coder, kSeedOss: tool_choice "none" with tools given, where vLLM's
+  // engine suppresses the tool events: every call is dropped and the text outside call markup
+  // is the content as written (leading whitespace held until a word, nothing stripped).
+  bool suppress_calls = false;
 };
 
 class ToolCallParser {
