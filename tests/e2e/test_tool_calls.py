@@ -176,6 +176,22 @@ def test_tool_errors_are_400s_naming_the_field(tool_server, server):
     assert status == 200, r
 
 
+def test_include_reasoning_false_hides_metadata_where_the_server_composes_a_parser(
+        tool_server, server):
+    """vLLM hides logprobs and token ids under include_reasoning false whenever the server
+    composes a parser (here --enable-auto-tool-choice --tool-call-parser hermes), whatever the
+    request's tool_choice, and not on a server without one, even for tool_choice required."""
+    base = {"model": MODEL_NAME, "messages": QUESTION, "max_tokens": 5, "logprobs": True,
+            "include_reasoning": False, "return_token_ids": True}
+    status, r = post(tool_server, "/v1/chat/completions", base)  # no tools: tool_choice none
+    assert status == 200, r
+    assert r["choices"][0]["logprobs"] is None and r["choices"][0]["token_ids"] is None, r
+    status, r = post(server, "/v1/chat/completions",
+                     {**base, "tools": TOOLS, "tool_choice": "required", "max_tokens": 60})
+    assert status == 200, r
+    assert r["choices"][0]["logprobs"]["content"] and r["choices"][0]["token_ids"], r
+
+
 def streamed(client, kw):
     """A streamed chat response reassembled: its content and its calls as [name, arguments]."""
     calls, content = {}, ""

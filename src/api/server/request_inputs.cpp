@@ -167,6 +167,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
     o.named_tool = r.tool_choice_name;
   }
   o.parallel_tool_calls = r.parallel_tool_calls;
+  o.server_tool_parser = opts.auto_tool_parser.has_value();
   std::optional<OutputConstraint> c = r.constraint;
   if (auto t = tool_call_constraint(r)) c = std::move(t);
   if (c) {

@@ -255,8 +255,10 @@ json tool_delta_json(const ToolCallDelta& t) {
 }  // namespace
 
 bool Generation::hides_metadata() const {
+  // As vLLM: whenever the server composes a parser (a reasoning parser, harmony's, or an auto
+  // tool parser), not for required / named calls alone.
   return kind_ == Kind::kChat && !opts_.include_reasoning &&
-         (ctx_.reasoning || ctx_.harmony || opts_.tool_parser);
+         (ctx_.reasoning || ctx_.harmony || opts_.server_tool_parser);
 }
 
 bool Generation::splits_reasoning() const { return ctx_.reasoning.has_value() && opts_.thinking; }

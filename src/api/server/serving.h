@@ -75,6 +75,9 @@ struct GenerationOptions {
   // tool_choice "none" under an engine-based parser pair (parsers_engine_based): the tool parser
   // reads the output as under "auto" and its calls are dropped, their markup with them.
   bool drop_tool_calls = false;
+  // --enable-auto-tool-choice with --tool-call-parser: the server composes a tool parser for
+  // every chat request (vLLM's parser_cls), whatever its tool_choice.
+  bool server_tool_parser = false;
 };
 
 // One HTTP request's generation: its engine requests and the state needed to answer.
