@@ -162,7 +162,9 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
             '{"image": 0, "video": {"count": 0}}', "--disable-uvicorn-access-log",
             "--stream-interval", "1", "--hf-token", "hf_x", "-O3", "--performance-mode",
             "throughput", "--disable-hybrid-kv-cache-manager", "--no-use-tqdm-on-load",
-            "--safetensors-load-strategy", "lazy", "--cudagraph-capture-sizes", "1", "2"]
+            "--safetensors-load-strategy", "lazy", "--cudagraph-capture-sizes", "1", "2",
+            "--max-model-len", "1k", "--max-num-batched-tokens", "2K",
+            "--kv-cache-memory-bytes", "256M", "--prefix-caching-hash-algo", "xxhash"]
     s = Serve(args, env={"HF_HUB_CACHE": hf_cache, "VLLM_API_KEY": "secret-1"},
               cafile=str(cert), log_name="tls")
     try:
@@ -173,7 +175,7 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
                      "--stream-interval", "--hf-token", "--optimization-level",
                      "--performance-mode", "--disable-hybrid-kv-cache-manager",
                      "--use-tqdm-on-load", "--safetensors-load-strategy",
-                     "--cudagraph-capture-sizes"):
+                     "--cudagraph-capture-sizes", "--prefix-caching-hash-algo"):
             assert f"{flag} is accepted but has no effect" in out, flag
         assert "https://" in out and "smollm2-135m-instruct-q4_1.gguf" in out
         body = {"model": "smol", "prompt": "Hi", "max_tokens": 1}
@@ -186,6 +188,9 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
         assert hdrs.get("Access-Control-Allow-Origin") == "http://good.example"
         st, hdrs, _ = s.request("/v1/completions", body, {**auth, "Origin": "http://bad.example"})
         assert st == 200 and "Access-Control-Allow-Origin" not in hdrs
+        # --max-model-len 1k, as vLLM reads it: 1000 tokens.
+        st, _, err = s.request("/v1/completions", {**body, "max_tokens": 1000}, auth)
+        assert st == 400 and "maximum context length is 1000 tokens" in err["error"]["message"]
         # --max-logprobs 3.
         st, _, err = s.request("/v1/completions", {**body, "logprobs": 4}, auth)
         assert st == 400 and err["error"]["param"] == "logprobs"
@@ -292,6 +297,8 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     assert "Nothing is downloaded" in out
     code, out = run_serve("Tiny/Smol-GGUF:Q9_9", env={"HF_HUB_CACHE": hf_cache})
     assert code != 0 and "smollm2-135m-instruct-q4_1.gguf" in out
+    code, out = run_serve(_model(), "--max-num-batched-tokens", "1.5K")
+    assert code != 0 and "decimals are not allowed with binary suffixes like K" in out
     code, out = run_serve(_model(), "--chat-template", "no/such/template.jinja")
     assert code != 0 and "appears path-like" in out
     code, out = run_serve(_model(), "--generation-config", str(tmp_path))

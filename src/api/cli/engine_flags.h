@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <deque>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,40 @@ namespace vllm::cli {
 
 inline void warn(const std::string& msg) {
   std::fprintf(stderr, "WARNING vllm.cpp: %s\n", msg.c_str());
+}
+
+// vLLM's human-readable integers (--max-model-len, --max-num-batched-tokens,
+// --max-num-scheduled-tokens, --kv-cache-memory-bytes): a number with k / m / g / t is decimal
+// (25.6k = 25600), with K / M / G / T binary (1K = 1024; whole numbers only). Rewrites the value
+// to digits for CLI11's conversion.
+inline CLI::Validator human_readable_int() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        if (v.empty()) return {};
+        const char suffix = v.back();
+        static const std::string kDecimal = "kmgt", kBinary = "KMGT";
+        const size_t dec = kDecimal.find(suffix), bin = kBinary.find(suffix);
+        if (dec == std::string::npos && bin == std::string::npos) return {};
+        const std::string number = v.substr(0, v.size() - 1);
+        const bool digits = !number.empty() && std::isdigit(static_cast<unsigned char>(number[0]));
+        size_t dot = number.find('.');
+        if (!digits || number.find_first_not_of("0123456789.") != std::string::npos ||
+            (dot != std::string::npos && number.find('.', dot + 1) != std::string::npos) ||
+            number.back() == '.')
+          return "not a number with a k/m/g/t or K/M/G/T suffix: " + v;
+        if (bin != std::string::npos) {
+          if (dot != std::string::npos)
+            return "decimals are not allowed with binary suffixes like " + std::string(1, suffix) +
+                   "; did you mean " + number + static_cast<char>(std::tolower(suffix)) + "?";
+          v = std::to_string(std::stoll(number) << (10 * (bin + 1)));
+        } else {
+          double x = std::stod(number);
+          for (size_t i = 0; i <= dec; ++i) x *= 1000;
+          v = std::to_string(static_cast<long long>(x));
+        }
+        return {};
+      },
+      "INT[kmgtKMGT]", "human-readable int");
 }
 
 // vLLM's two-letter single-dash aliases (-tp 2), which CLI11 cannot declare: rewritten in
@@ -58,10 +93,14 @@ struct EngineFlags {
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
-    app.add_option("--max-model-len", cfg.max_model_len, "context length (default: the model's)");
-    app.add_option("--max-num-batched-tokens", cfg.max_num_batched_tokens, "tokens per step");
+    app.add_option("--max-model-len", cfg.max_model_len,
+                   "context length (default: the model's); 32k, 32K as vLLM reads them")
+        ->transform(human_readable_int());
+    app.add_option("--max-num-batched-tokens", cfg.max_num_batched_tokens, "tokens per step")
+        ->transform(human_readable_int());
     app.add_option("--max-num-scheduled-tokens", cfg.max_num_scheduled_tokens,
                    "tokens issued per step (default and at most --max-num-batched-tokens)")
+        ->transform(human_readable_int())
         ->check(CLI::PositiveNumber);
     app.add_option("--max-num-active-seqs", cfg.max_num_active_seqs,
                    "requests running at once (default --max-num-seqs, at most it)")
@@ -79,7 +118,9 @@ struct EngineFlags {
     app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefix,
                  "reuse KV blocks of shared prompt prefixes (default on)");
     app.add_option("--kv-cache-memory,--kv-cache-memory-bytes", kv_cache_memory,
-                   "KV cache size in bytes (overrides --gpu-memory-utilization)");
+                   "KV cache size in bytes (overrides --gpu-memory-utilization); 4G = 4 GiB, "
+                   "4g = 4e9")
+        ->transform(human_readable_int());
     gpu_util_opt = app.add_option(
         "--gpu-memory-utilization", gpu_memory_utilization,
         "on the CPU: the KV cache's share of the memory available after loading (0, 1]; "
@@ -129,6 +170,10 @@ struct EngineFlags {
     no_effect_option(app, "--cpu-offload-gb", "weights already live in host memory");
     no_effect_option(app, "--distributed-executor-backend", "there is one process");
     no_effect_option(app, "--download-dir", "nothing is downloaded");
+    no_effect_option(app, "--prefix-caching-hash-algo",
+                     "a cached block is matched against its stored tokens, so the hash cannot "
+                     "change a result",
+                     {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"});
     no_effect_option(app, "--code-revision", "no model code from the hub is run");
     no_effect_option(app, "--max-parallel-loading-workers",
                      "weights are read and packed over the thread pool");
