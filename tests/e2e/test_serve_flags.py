@@ -164,7 +164,9 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
             "throughput", "--disable-hybrid-kv-cache-manager", "--no-use-tqdm-on-load",
             "--safetensors-load-strategy", "lazy", "--cudagraph-capture-sizes", "1", "2",
             "--max-model-len", "1k", "--max-num-batched-tokens", "2K",
-            "--kv-cache-memory-bytes", "256M", "--prefix-caching-hash-algo", "xxhash"]
+            "--kv-cache-memory-bytes", "256M", "--prefix-caching-hash-algo", "xxhash",
+            "--compilation-config.cudagraph_mode", "FULL",
+            "--structured-outputs-config.backend=xgrammar"]
     s = Serve(args, env={"HF_HUB_CACHE": hf_cache, "VLLM_API_KEY": "secret-1"},
               cafile=str(cert), log_name="tls")
     try:
@@ -175,7 +177,8 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
                      "--stream-interval", "--hf-token", "--optimization-level",
                      "--performance-mode", "--disable-hybrid-kv-cache-manager",
                      "--use-tqdm-on-load", "--safetensors-load-strategy",
-                     "--cudagraph-capture-sizes", "--prefix-caching-hash-algo"):
+                     "--cudagraph-capture-sizes", "--prefix-caching-hash-algo",
+                     "--compilation-config", "--structured-outputs-config"):
             assert f"{flag} is accepted but has no effect" in out, flag
         assert "https://" in out and "smollm2-135m-instruct-q4_1.gguf" in out
         body = {"model": "smol", "prompt": "Hi", "max_tokens": 1}
@@ -297,6 +300,9 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     assert "Nothing is downloaded" in out
     code, out = run_serve("Tiny/Smol-GGUF:Q9_9", env={"HF_HUB_CACHE": hf_cache})
     assert code != 0 and "smollm2-135m-instruct-q4_1.gguf" in out
+    # vLLM's dotted form reaches the JSON flag's own checks.
+    code, out = run_serve(_model(), "--structured-outputs-config.disable_any_whitespace", "true")
+    assert code != 0 and "disable_any_whitespace true: not supported" in out
     code, out = run_serve(_model(), "--max-num-batched-tokens", "1.5K")
     assert code != 0 and "decimals are not allowed with binary suffixes like K" in out
     code, out = run_serve(_model(), "--chat-template", "no/such/template.jinja")

@@ -374,8 +374,8 @@ int cmd_bench(int argc, char** argv) {
                   "also run the same requests constrained: 'json' (any JSON object) or a JSON "
                   "Schema file; reports both output tokens/s, their ratio and the mask time");
   try {
-    expand_short_aliases(argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = vllm_args(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

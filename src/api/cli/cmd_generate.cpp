@@ -100,8 +100,8 @@ int cmd_generate(int argc, char** argv) {
                  "with --json: each prompt token's logprob (after the first) and top N");
   ef.add(app);
   try {
-    expand_short_aliases(argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = vllm_args(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -24,38 +24,118 @@ inline void warn(const std::string& msg) {
   std::fprintf(stderr, "WARNING vllm.cpp: %s\n", msg.c_str());
 }
 
-// vLLM's human-readable integers (--max-model-len, --max-num-batched-tokens,
-// --max-num-scheduled-tokens, --kv-cache-memory-bytes): a number with k / m / g / t is decimal
-// (25.6k = 25600), with K / M / G / T binary (1K = 1024; whole numbers only). Rewrites the value
-// to digits for CLI11's conversion.
+// vLLM's human_readable_int: a number with k / m / g / t is decimal (25.6k = 25600), with
+// K / M / G / T binary (1K = 1024; whole numbers only). Rewrites `v` to digits and returns "";
+// leaves a value without such a suffix as it is; returns the error for a malformed one.
+inline std::string rewrite_human_readable_int(std::string& v) {
+  if (v.empty()) return {};
+  const char suffix = v.back();
+  static const std::string kDecimal = "kmgt", kBinary = "KMGT";
+  const size_t dec = kDecimal.find(suffix), bin = kBinary.find(suffix);
+  if (dec == std::string::npos && bin == std::string::npos) return {};
+  const std::string number = v.substr(0, v.size() - 1);
+  const bool digits = !number.empty() && std::isdigit(static_cast<unsigned char>(number[0]));
+  const size_t dot = number.find('.');
+  if (!digits || number.find_first_not_of("0123456789.") != std::string::npos ||
+      (dot != std::string::npos && number.find('.', dot + 1) != std::string::npos) ||
+      number.back() == '.' || number.size() > 15)
+    return "not a number with a k/m/g/t or K/M/G/T suffix: " + v;
+  if (bin != std::string::npos) {
+    if (dot != std::string::npos)
+      return "decimals are not allowed with binary suffixes like " + std::string(1, suffix) +
+             "; did you mean " + number + static_cast<char>(std::tolower(suffix)) + "?";
+    const long long n = std::stoll(number);
+    if (n >= (1LL << (62 - 10 * (bin + 1)))) return "too large: " + v;
+    v = std::to_string(n << (10 * (bin + 1)));
+  } else {
+    double x = std::stod(number);
+    for (size_t i = 0; i <= dec; ++i) x *= 1000;
+    if (x >= 9e18) return "too large: " + v;
+    v = std::to_string(static_cast<long long>(x));
+  }
+  return {};
+}
+
+// The size flags vLLM reads with human_readable_int (--max-model-len, --max-num-batched-tokens,
+// --max-num-scheduled-tokens, --kv-cache-memory-bytes), as a CLI11 transform.
 inline CLI::Validator human_readable_int() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        if (v.empty()) return {};
-        const char suffix = v.back();
-        static const std::string kDecimal = "kmgt", kBinary = "KMGT";
-        const size_t dec = kDecimal.find(suffix), bin = kBinary.find(suffix);
-        if (dec == std::string::npos && bin == std::string::npos) return {};
-        const std::string number = v.substr(0, v.size() - 1);
-        const bool digits = !number.empty() && std::isdigit(static_cast<unsigned char>(number[0]));
-        size_t dot = number.find('.');
-        if (!digits || number.find_first_not_of("0123456789.") != std::string::npos ||
-            (dot != std::string::npos && number.find('.', dot + 1) != std::string::npos) ||
-            number.back() == '.')
-          return "not a number with a k/m/g/t or K/M/G/T suffix: " + v;
-        if (bin != std::string::npos) {
-          if (dot != std::string::npos)
-            return "decimals are not allowed with binary suffixes like " + std::string(1, suffix) +
-                   "; did you mean " + number + static_cast<char>(std::tolower(suffix)) + "?";
-          v = std::to_string(std::stoll(number) << (10 * (bin + 1)));
-        } else {
-          double x = std::stod(number);
-          for (size_t i = 0; i <= dec; ++i) x *= 1000;
-          v = std::to_string(static_cast<long long>(x));
-        }
-        return {};
-      },
-      "INT[kmgtKMGT]", "human-readable int");
+  return CLI::Validator(rewrite_human_readable_int, "INT[kmgtKMGT]", "human-readable int");
+}
+
+// vLLM's dotted arguments: `--compilation-config.cudagraph_mode FULL`, `--X.a.b=V` and
+// `--X.a+ v1,v2` (a list) set fields of the JSON option --X; the fields of one option are
+// merged into one object, given after the other arguments. Each value is read as JSON, else as a
+// human-readable int, else as a string. Returns the arguments (argv[1:]) so rewritten.
+inline std::vector<std::string> merge_dotted_args(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> merged;
+  for (size_t i = 0; i < in.size(); ++i) {
+    std::string a = in[i];
+    if (a.empty() || a[0] != '-' || a.find('.') == std::string::npos) {
+      out.push_back(a);
+      continue;
+    }
+    std::string value;
+    if (const size_t eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a.resize(eq);
+      if (a.find('.') == std::string::npos) {  // the dot was in the value
+        out.push_back(in[i]);
+        continue;
+      }
+    } else if (i + 1 < in.size()) {
+      value = in[++i];
+    } else {
+      throw std::invalid_argument(a + ": expected a value");
+    }
+    nlohmann::ordered_json v;
+    if (a.back() == '+') {
+      a.pop_back();
+      v = nlohmann::ordered_json::array();
+      for (size_t s = 0;;) {
+        const size_t c = value.find(',', s);
+        v.push_back(value.substr(s, c - s));
+        if (c == std::string::npos) break;
+        s = c + 1;
+      }
+    } else {
+      v = nlohmann::ordered_json::parse(value, nullptr, /*allow_exceptions=*/false);
+      if (v.is_discarded()) {
+        std::string n = value;
+        if (rewrite_human_readable_int(n).empty() && n != value)  // 80g, 1K
+          v = std::stoll(n);
+        else
+          v = value;
+      }
+    }
+    std::vector<std::string> keys;
+    for (size_t s = 0;;) {
+      const size_t d = a.find('.', s);
+      keys.push_back(a.substr(s, d - s));
+      if (d == std::string::npos) break;
+      s = d + 1;
+    }
+    auto it = std::find_if(merged.begin(), merged.end(),
+                           [&](const auto& m) { return m.first == keys[0]; });
+    if (it == merged.end()) {
+      merged.emplace_back(keys[0], nlohmann::ordered_json::object());
+      it = merged.end() - 1;
+    }
+    nlohmann::ordered_json* node = &it->second;
+    for (size_t k = 1; k + 1 < keys.size(); ++k) {
+      if (!node->contains(keys[k]) || !(*node)[keys[k]].is_object())
+        (*node)[keys[k]] = nlohmann::ordered_json::object();
+      node = &(*node)[keys[k]];
+    }
+    if (keys.size() < 2 || keys.back().empty())
+      throw std::invalid_argument(in[i] + ": not a --FLAG.FIELD argument");
+    (*node)[keys.back()] = std::move(v);
+  }
+  for (const auto& [flag, obj] : merged) {
+    out.push_back(flag);
+    out.push_back(obj.dump());
+  }
+  return out;
 }
 
 // vLLM's two-letter single-dash aliases (-tp 2), which CLI11 cannot declare: rewritten in
@@ -68,6 +148,16 @@ inline void expand_short_aliases(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     for (const auto& [from, to] : kAliases)
       if (std::string(argv[i]) == from) argv[i] = const_cast<char*>(to);
+}
+
+// What `app.parse` takes for a command's argv: vLLM's short aliases expanded and its dotted
+// arguments merged, in the reverse order CLI11 reads a vector in.
+inline std::vector<std::string> vllm_args(int argc, char** argv) {
+  expand_short_aliases(argc, argv);
+  std::vector<std::string> args =
+      merge_dotted_args(std::vector<std::string>(argv + 1, argv + argc));
+  std::reverse(args.begin(), args.end());
+  return args;
 }
 
 struct EngineFlags {

@@ -59,8 +59,8 @@ int run_batch(int argc, char** argv) {
                  "sampling defaults: auto, vllm, or a folder with generation_config.json");
   flags.add(app);
   try {
-    cli::expand_short_aliases(argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = cli::vllm_args(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -238,8 +238,8 @@ int serve_main(int argc, char** argv) {
                  "seconds a connection has to deliver a whole request (slow clients are cut)")
       ->check(CLI::Range(1, 3600));
   try {
-    cli::expand_short_aliases(argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = cli::vllm_args(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
