@@ -20,10 +20,7 @@ namespace {
 
 using namespace goldens;
 
-const ojson& golden() {
-  static const ojson g = load("minimax_m2.json");
-  return g;
-}
+const ojson& golden() { return cached("minimax_m2.json"); }
 
 // The golden's prompt ends as MiniMax-M2's template ends it, inside the reasoning.
 Composed config_of(const ojson& c) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,6 +30,14 @@ using Calls = std::vector<std::pair<std::string, std::string>>;  // name, argume
 inline ojson load(const std::string& name) {
   std::ifstream f(std::string(VLLM_SOURCE_DIR) + "/tests/golden/tool_parsers/" + name);
   return ojson::parse(f);
+}
+
+// A golden file, read once per test binary.
+inline const ojson& cached(const std::string& name) {
+  static std::map<std::string, ojson> files;
+  auto it = files.find(name);
+  if (it == files.end()) it = files.emplace(name, load(name)).first;
+  return it->second;
 }
 
 // The golden's tokens of `t`; `tags` maps each tag to its id.

@@ -27,25 +27,10 @@ namespace {
 
 using namespace goldens;
 
-const ojson& golden() {
-  static const ojson g = load("think.json");
-  return g;
-}
-
-const ojson& coder_golden() {
-  static const ojson g = load("qwen3_coder.json");
-  return g;
-}
-
-const ojson& hermes_golden() {
-  static const ojson g = load("hermes.json");
-  return g;
-}
-
-const ojson& pythonic_golden() {
-  static const ojson g = load("pythonic.json");
-  return g;
-}
+const ojson& golden() { return cached("think.json"); }
+const ojson& coder_golden() { return cached("qwen3_coder.json"); }
+const ojson& hermes_golden() { return cached("hermes.json"); }
+const ojson& pythonic_golden() { return cached("pythonic.json"); }
 
 std::optional<int32_t> id_of(std::string_view s) { return id_in(golden()["tags"], s); }
 
@@ -265,7 +250,7 @@ TEST(PythonicGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
 TEST(DeepseekToolGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
   size_t n = 0;
   for (const char* file : {"deepseek_v3.json", "deepseek_v31.json"}) {
-    const ojson g = load(file);
+    const ojson& g = cached(file);
     for (const auto& c : g["cases"]) {
       ++n;
       const Composed k = coder_setup_of(c, g);
@@ -294,7 +279,7 @@ TEST(DeepseekToolGolden, WholeResponsesAreVllmsAndStreamsReassembleToThem) {
 // ---- tool_choice "none" (given with tools, or the default of a request without them) ----
 
 TEST(ToolChoiceNoneGolden, EngineBasedParsersDropTheCallsWithTheirMarkup) {
-  const ojson g = load("tool_choice_none.json");
+  const ojson& g = cached("tool_choice_none.json");
   ASSERT_GE(g["cases"].size(), 200u);
   size_t engine = 0, same = 0;
   for (const auto& c : g["cases"]) {

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "api/server/py_json.h"
-#include "tokenizer/unicode.h"
+#include "tokenizer/py_escape.h"
 
 namespace vllm::api {
 namespace {
@@ -141,26 +141,13 @@ class Reader {
 
  private:
   // Whitespace between tokens inside brackets: newlines, comments and line continuations too.
-  void skip() {
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == ' ' || c == '\t' || c == '\f' || c == '\n' || c == '\r') {
-        ++i_;
-      } else if (c == '#') {
-        while (i_ < s_.size() && s_[i_] != '\n') ++i_;
-      } else if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
-        i_ += 2;
-      } else {
-        return;
-      }
-    }
-  }
+  void skip() { skip_line_space(/*newlines=*/true); }
 
-  // Outside brackets: spaces, a comment, line continuations.
-  void skip_line_space() {
+  // Outside brackets: spaces, a comment, line continuations (and newlines when `newlines`).
+  void skip_line_space(bool newlines = false) {
     while (i_ < s_.size()) {
       const char c = s_[i_];
-      if (c == ' ' || c == '\t' || c == '\f') {
+      if (c == ' ' || c == '\t' || c == '\f' || (newlines && (c == '\n' || c == '\r'))) {
         ++i_;
       } else if (c == '#') {
         while (i_ < s_.size() && s_[i_] != '\n') ++i_;
@@ -496,63 +483,12 @@ class Reader {
         i_ += 2;
         continue;
       }
-      i_ += 2;
-      switch (e) {
-        case '\n':
-          break;
-        case '\\':
-        case '\'':
-        case '"':
-          out += e;
-          break;
-        case 'a':
-          out += '\a';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'v':
-          out += '\v';
-          break;
-        case 'x':
-        case 'u':
-        case 'U': {
-          const int n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-          uint32_t cp = 0;
-          for (int k = 0; k < n; ++k, ++i_) {
-            const int h = i_ < s_.size() ? hex_value(s_[i_]) : -1;
-            if (h < 0) return false;
-            cp = cp * 16 + static_cast<uint32_t>(h);
-          }
-          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-          tok::utf8_append(out, cp);
-          break;
-        }
-        default:
-          if (e >= '0' && e <= '7') {
-            uint32_t cp = static_cast<uint32_t>(e - '0');
-            for (int k = 0; k < 2 && i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '7'; ++k, ++i_)
-              cp = cp * 8 + static_cast<uint32_t>(s_[i_] - '0');
-            tok::utf8_append(out, cp);
-          } else if (e == 'N') {
-            return false;  // \N{name}: not read here
-          } else {
-            out += '\\';  // an unknown escape keeps its backslash
-            out += e;
-          }
-      }
+      ++i_;
+      uint32_t cp = 0;
+      // \N{name} is not read here; a lone surrogate cannot be UTF-8 (JSON).
+      if (tok::decode_py_escape(s_, i_, out, &cp) != tok::PyEscape::kOk ||
+          (cp >= 0xD800 && cp <= 0xDFFF))
+        return false;
     }
   }
 

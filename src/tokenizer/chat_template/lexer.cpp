@@ -10,6 +10,7 @@
 
 #include "tokenizer/chat_template/error.h"
 #include "tokenizer/chat_template/value.h"
+#include "tokenizer/py_escape.h"
 #include "tokenizer/unicode.h"
 
 namespace vllm::tok::jinja {
@@ -310,76 +311,21 @@ class Lexer {
         continue;
       }
       if (pos_ >= n) fail("unexpected end of string");
-      char e = src_[pos_++];
-      auto hex = [&](int len) {
-        if (pos_ + len > n) fail("truncated \\x/\\u escape in string");
-        uint32_t v = 0;
-        for (int k = 0; k < len; ++k) {
-          char h = src_[pos_ + k];
-          int d = is_digit(h)              ? h - '0'
-                  : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                  : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                           : -1;
-          if (d < 0) fail("invalid \\x/\\u/\\U escape in string");
-          v = v * 16 + static_cast<uint32_t>(d);
-        }
-        if (v > 0x10ffff) fail("\\U escape outside the Unicode range in string");
-        pos_ += len;
-        utf8_append(out, v);
-      };
-      switch (e) {
-        case 'n':
-          out += '\n';
+      if (src_[pos_] == '\n') ++line_;  // a line continuation
+      const char e = src_[pos_];
+      switch (decode_py_escape(src_, pos_, out)) {
+        case PyEscape::kOk:
           break;
-        case 't':
-          out += '\t';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case '\\':
+        case PyEscape::kTruncated:
+          fail("truncated \\x/\\u escape in string");
+        case PyEscape::kBadHex:
+          fail("invalid \\x/\\u/\\U escape in string");
+        case PyEscape::kOutOfRange:
+          fail("\\U escape outside the Unicode range in string");
+        case PyEscape::kNamed:  // kept as written
           out += '\\';
+          out += e;
           break;
-        case '\'':
-          out += '\'';
-          break;
-        case '"':
-          out += '"';
-          break;
-        case 'a':
-          out += '\a';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'v':
-          out += '\v';
-          break;
-        case '\n':
-          ++line_;
-          break;  // line continuation
-        case 'x':
-          hex(2);
-          break;
-        case 'u':
-          hex(4);
-          break;
-        case 'U':
-          hex(8);
-          break;
-        default:
-          if (e >= '0' && e <= '7') {
-            uint32_t v = e - '0';
-            for (int k = 0; k < 2 && pos_ < n && src_[pos_] >= '0' && src_[pos_] <= '7'; ++k)
-              v = v * 8 + (src_[pos_++] - '0');
-            utf8_append(out, v);
-          } else {
-            out += '\\';
-            out += e;
-          }
       }
     }
     out_.push_back(Token{Tok::String, out, start_line});
