@@ -252,6 +252,74 @@ DEEPSEEK_V31_TEXTS = [
     ("reasoning_then_call", "plan</think>\n\n" + CB + v31("now", "{}") + CE),
 ]
 
+# Olmo 3 (--tool-call-parser olmo3): pythonic calls one per line, usually inside
+# <function_calls>...</function_calls>; JSON's null / true / false as literals.
+FC, FE = "<function_calls>", "</function_calls>"
+OLMO3_TEXTS = [
+    ("simple", FC + 'get_weather(city="Paris", days=3)' + FE),
+    ("two_lines", FC + '\nget_weather(city="Paris")\nnow()\n' + FE),
+    ("bare_lines", 'get_weather(city="Paris")\nnow()'),
+    ("bare_one", "now()"),
+    ("json_literals", FC + 'get_weather(city="X", note=null, metric=true, unit=false, '
+                      'tags=["a", null], opts={"k": true})' + FE),
+    ("python_literals", FC + "get_weather(city='X', note=None, metric=True)" + FE),
+    ("text_before", "Let me check.\n" + FC + "now()" + FE),
+    ("text_after", FC + "now()" + FE + "\nDone."),
+    ("text_only", "The weather is nice."),
+    ("empty", ""),
+    ("whitespace", "  \n "),
+    ("blank_lines", FC + "\n\n  now()  \n\n\tget_weather(city='A')\n" + FE),
+    ("unclosed", FC + "now()"),
+    ("cut_in_call", FC + 'get_weather(city="Par'),
+    ("bad_call", FC + "not a call" + FE),
+    ("positional", FC + 'get_weather("Paris")' + FE),
+    ("list_form", FC + "[now(), get_weather(city='B')]" + FE),
+    ("comma_lines", FC + "now(),\nget_weather(city='B')" + FE),
+    ("multiline_arg", FC + "write_file(path='a',\ncontent='x')" + FE),
+    ("two_blocks", FC + "now()" + FE + " and " + FC + "get_weather(city='C')" + FE),
+    ("unicode", FC + 'get_weather(city="S\u00e3o \u65e5\u672c")' + FE),
+    ("crlf", FC + "now()\r\nget_weather(city='D')\r\n" + FE),
+    ("unicode_line_sep", FC + "now()\u2028get_weather(city='E')" + FE),
+    ("nbsp_strip", FC + "\u00a0now()\u00a0" + FE),
+    ("angle_text", "<b>bold</b> text"),
+    ("lt_math", "1 < 2"),
+    ("empty_block", FC + FE),
+    ("markdown_link", "[the docs](https://example.com)"),
+]
+
+# Phi-4-mini (--tool-call-parser phi4_mini_json): functools[...] holding a JSON array of calls.
+PHI4_TEXTS = [
+    ("simple", 'functools[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]'),
+    ("two_calls", 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+                  '{"name": "now", "arguments": {}}]'),
+    ("parameters_key", 'functools[{"name": "now", "parameters": {"tz": "UTC"}}]'),
+    ("text_before", 'Let me check. functools[{"name": "now", "arguments": {}}]'),
+    ("text_after", 'functools[{"name": "now", "arguments": {}}] done'),
+    ("text_only", "The weather is nice."),
+    ("empty", ""),
+    ("no_name", 'functools[{"arguments": {}}]'),
+    ("no_arguments", 'functools[{"name": "now"}]'),
+    ("string_arguments", 'functools[{"name": "now", "arguments": "x"}]'),
+    ("unicode", 'functools[{"name": "get_weather", "arguments": {"city": "S\u00e3o \u65e5"}}]'),
+    ("escaped_unicode", 'functools[{"name": "get_weather", "arguments": {"city": "\\u00e9"}}]'),
+    ("newlines", 'functools[\n  {"name": "now",\n   "arguments": {}}\n]'),
+    ("unclosed", 'functools[{"name": "now", "arguments": {}}'),
+    ("word_only", "functools"),
+    ("not_object", "functools[1, 2]"),
+    ("empty_array", "functools[]"),
+    ("float_args", 'functools[{"name": "get_weather", "arguments": {"temp": 21.50, "n": 1e3}}]'),
+    ("both_keys", 'functools[{"parameters": {"a": 1}, "name": "now", "arguments": {"b": 2}}]'),
+    ("duplicate_key", 'functools[{"name": "now", "arguments": {"a": 1}, "arguments": {"b": 2}}]'),
+    ("null_name", 'functools[{"name": null, "arguments": {}}]'),
+    ("space_before_array", 'functools [{"name": "now", "arguments": {}}]'),
+    ("word_in_text", "Use the functools module."),
+    # vLLM cuts the array at its first "]" and answers an empty message when that is not JSON;
+    # tests/api/marked_calls_parsers_test.cpp checks what is done here instead.
+    ("nested_array", 'functools[{"name": "get_weather", "arguments": {"tags": ["a", "b"]}}]'),
+    ("bracket_in_string", 'functools[{"name": "write_file", "arguments": {"content": "x]"}}]'),
+    ("bad_json", 'functools[{"name": "now", "arguments": {]'),
+]
+
 SEED_TAGS = {"<seed:think>": 7, "</seed:think>": 8, "<seed:tool_call>": 9,
              "</seed:tool_call>": 10, "<seed:bos>": 0, "<seed:eos>": 2}
 
@@ -277,14 +345,15 @@ def main():
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--parser", default="qwen3_coder",
                     choices=["qwen3_coder", "hermes", "pythonic", "deepseek_v3",
-                             "deepseek_v31", "seed_oss"])
+                             "deepseek_v31", "seed_oss", "olmo3", "phi4_mini_json"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
     texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS,
              "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS,
-             "seed_oss": TEXTS}[args.parser]
-    configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31") else CONFIGS
+             "seed_oss": TEXTS, "olmo3": OLMO3_TEXTS, "phi4_mini_json": PHI4_TEXTS}[args.parser]
+    configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31", "olmo3",
+                                             "phi4_mini_json") else CONFIGS
     if args.parser.startswith("deepseek"):
         rp.TAGS.update(DS_TAGS)
     if args.parser == "seed_oss":

@@ -220,11 +220,24 @@ PYTHONIC_RE = (r"\[get_weather\(city='[A-Za-z]{1,12}', unit=\"(celsius|fahrenhei
                r"get_time\(tz='[A-Z]{3}'\)\]")
 
 
-@pytest.mark.parametrize("parser,regex", [("qwen3_coder", CODER_RE), ("pythonic", PYTHONIC_RE)])
+OLMO3_RE = (r"<function_calls>get_weather\(city='[A-Za-z]{1,12}', unit=\"(celsius|fahrenheit)\"\)\n"
+            r"get_time\(tz='[A-Z]{3}'\)</function_calls>")
+PHI4_RE = (r'functools\[\{"name": "get_weather", "arguments": \{"city": "[A-Za-z]{1,12}", '
+           r'"unit": "(celsius|fahrenheit)"\}\}, \{"name": "get_time", "arguments": '
+           r'\{"tz": "[A-Z]{3}"\}\}\]')
+# Parsers that read the whole output as the call list (content null) and leave the text as
+# written under tool_choice "none".
+WHOLE_LIST_PARSERS = ("pythonic", "olmo3", "phi4_mini_json")
+
+
+@pytest.mark.parametrize("parser,regex", [("qwen3_coder", CODER_RE), ("pythonic", PYTHONIC_RE),
+                                          ("olmo3", OLMO3_RE), ("phi4_mini_json", PHI4_RE)])
 def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, regex):
-    """vLLM 0.33's qwen3_coder and pythonic parsers (tests/golden/tool_parsers/ holds their own
-    answers; api_tests Qwen3CoderGolden and PythonicGolden check them): a regex makes the model
-    write two calls, the server must return them as OpenAI tool_calls, whole and streamed."""
+    """vLLM 0.33's qwen3_coder, pythonic, olmo3 and phi4_mini_json parsers
+    (tests/golden/tool_parsers/ holds their own answers; api_tests Qwen3CoderGolden,
+    PythonicGolden, Olmo3ToolGolden and Phi4MiniJsonToolGolden check them): a regex makes the
+    model write two calls, the server must return them as OpenAI tool_calls, whole and
+    streamed."""
     s = hermes_tool_server(tmp_path, parser=parser)
     try:
         c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
@@ -235,7 +248,7 @@ def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, 
         assert [t.function.name for t in whole.message.tool_calls] == ["get_weather", "get_time"]
         for tc in whole.message.tool_calls:
             _check_call(tc, {"get_weather", "get_time"})
-        if parser == "pythonic":  # the whole output is the call list
+        if parser in WHOLE_LIST_PARSERS:  # the whole output is the call list
             assert whole.message.content is None
         else:  # the words before the calls
             assert whole.message.content and "<" not in whole.message.content
@@ -245,13 +258,13 @@ def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, 
         assert content == (whole.message.content or "")
         # tool_choice "none", given or the default without tools (api_tests ToolChoiceNoneGolden
         # holds vLLM's answers): the engine-based qwen3_coder still reads the output and drops
-        # the calls with their markup; pythonic leaves the text as written.
+        # the calls with their markup; the others leave the text as written.
         for none in (dict(tools=TOOLS, tool_choice="none"), {}):
             kn = dict(model=MODEL_NAME, messages=QUESTION, temperature=0, max_tokens=210,
                       extra_body={"guided_regex": regex}, **none)
             r = c.chat.completions.create(**kn).choices[0]
             assert r.finish_reason == "stop" and not r.message.tool_calls, r
-            if parser == "pythonic":
+            if parser in WHOLE_LIST_PARSERS:
                 assert re.fullmatch(regex, r.message.content), r
             else:
                 assert "<" not in r.message.content and r.message.content.strip(), r

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vllm::api {
 
@@ -83,6 +84,29 @@ inline std::string py_strip(std::string_view s) {
 }
 
 inline bool py_all_space(std::string_view s) { return space_run(s, 0) == s.size(); }
+
+// Python's str.splitlines(): lines cut at \n, \r, \r\n, \v, \f, U+001C..U+001E, U+0085,
+// U+2028 and U+2029, the breaks dropped, no empty last line after a final break.
+inline std::vector<std::string_view> py_splitlines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size();) {
+    size_t len;
+    const uint32_t cp = utf8_at(s, i, len);
+    const bool brk = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C ||
+                     (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 || cp == 0x2028 || cp == 0x2029;
+    if (!brk) {
+      i += len;
+      continue;
+    }
+    lines.push_back(s.substr(start, i - start));
+    i += len;
+    if (cp == '\r' && i < s.size() && s[i] == '\n') ++i;
+    start = i;
+  }
+  if (start < s.size()) lines.push_back(s.substr(start));
+  return lines;
+}
 
 // Content under suppressed tool calls (ToolParserOptions::suppress_calls): sent as it comes once
 // a word began, whitespace before the first word held in `held` (the end of the output sends it).

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "api/server/marked_calls_parser.h"
 #include "api/server/py_literal.h"
 #include "api/server/py_str.h"
 
@@ -140,6 +141,50 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_pythonic_c
 
 std::unique_ptr<ToolCallParser> make_pythonic_tool_parser() {
   return std::make_unique<PythonicParser>();
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_olmo3_calls(
+    std::string_view text) {
+  constexpr std::string_view kOpen = "<function_calls>", kClose = "</function_calls>";
+  std::string_view body = text;
+  std::string stripped;
+  if (const size_t a = text.find(kOpen); a != npos) {
+    const size_t b = text.find(kClose, a + kOpen.size());
+    if (b != npos) {
+      stripped = py_strip(text.substr(a + kOpen.size(), b - a - kOpen.size()));
+      body = stripped;
+    }
+  }
+  std::string list = "[";
+  for (std::string_view line : py_splitlines(body)) {
+    const std::string s = py_strip(line);
+    if (s.empty()) continue;
+    if (list.size() > 1) list += ", ";
+    list += s;
+  }
+  list += "]";
+  return parse_pythonic_calls(list);
+}
+
+std::unique_ptr<ToolCallParser> make_olmo3_tool_parser(bool whole_response) {
+  MarkedCallsFormat f;
+  f.kind = ToolParserKind::kOlmo3;
+  f.marker = "<function_calls>";
+  // A bare first line "name(" then ")" or "keyword=" is a call list's start, as the whole
+  // response reads the lines.
+  f.start_may_be_calls = [](std::string_view s) -> std::optional<bool> {
+    switch (call_prefix("[" + std::string(s))) {
+      case Prefix::kYes:
+        return true;
+      case Prefix::kNo:
+        return false;
+      case Prefix::kMaybe:
+        break;
+    }
+    return std::nullopt;
+  };
+  f.read = parse_olmo3_calls;
+  return make_marked_calls_parser(std::move(f), whole_response);
 }
 
 }  // namespace vllm::api

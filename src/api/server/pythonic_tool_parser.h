@@ -34,4 +34,13 @@ std::unique_ptr<ToolCallParser> make_pythonic_tool_parser();
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_pythonic_calls(
     std::string_view text);
 
+// --tool-call-parser olmo3 (Olmo 3; vLLM 0.33's Olmo3PythonicToolParser): calls one per line,
+// inside the first <function_calls>...</function_calls> of the output or, without one, as the
+// whole output; the lines are stripped, blank ones dropped, and the rest read as the pythonic
+// list "[" + lines joined by ", " + "]" (so JSON's null / true / false read too). Text around
+// the block is dropped when it holds calls. Streams follow marked_calls_parser.h.
+std::unique_ptr<ToolCallParser> make_olmo3_tool_parser(bool whole_response);
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_olmo3_calls(
+    std::string_view text);
+
 }  // namespace vllm::api

@@ -7,6 +7,7 @@
 #include "api/server/deepseek_tool_parser.h"
 #include "api/server/glm_tool_parser.h"
 #include "api/server/json_call_reader.h"
+#include "api/server/marked_calls_parser.h"
 #include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
@@ -284,12 +285,15 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "seed_oss") return ToolParserKind::kSeedOss;
   if (name == "deepseek_v3") return ToolParserKind::kDeepseekV3;
   if (name == "deepseek_v31") return ToolParserKind::kDeepseekV31;
+  if (name == "olmo3") return ToolParserKind::kOlmo3;
+  if (name == "phi4_mini_json") return ToolParserKind::kPhi4MiniJson;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
-         "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, openai (gpt-oss)";
+         "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, olmo3, phi4_mini_json, "
+         "openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -338,6 +342,10 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_qwen3_coder_tool_parser(o, /*seed=*/true);
     case ToolParserKind::kPythonic:
       return make_pythonic_tool_parser();
+    case ToolParserKind::kOlmo3:
+      return make_olmo3_tool_parser(o.whole_response);
+    case ToolParserKind::kPhi4MiniJson:
+      return make_phi4_mini_json_tool_parser(o.whole_response);
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:
       return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
@@ -421,6 +429,12 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       // vLLM: the whole output is the call list (content null) or the content.
       r.tools_called = !r.calls.empty();
       if (!r.tools_called) r.content = output;
+      return r;
+    case ToolParserKind::kOlmo3:
+    case ToolParserKind::kPhi4MiniJson:
+      // vLLM: the calls, content null (also for a call list with none in it); or the output.
+      r.tools_called = !r.calls.empty();
+      if (!d.content.empty() || output.empty()) r.content = d.content;
       return r;
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:

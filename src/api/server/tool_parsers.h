@@ -50,7 +50,9 @@ enum class ToolParserKind {
   kPythonic,
   kDeepseekV3,
   kDeepseekV31,
-  kSeedOss
+  kSeedOss,
+  kOlmo3,
+  kPhi4MiniJson
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
