@@ -90,24 +90,45 @@ CONFIGS = [
 ]
 
 
+# Olmo 3 (--reasoning-parser olmo3): <think> and </think> are plain text in its vocabulary,
+# "</think>" the tokens "</", "think", ">" (vLLM's Olmo3ReasoningParser looks those up, with
+# "\u0120</"). Its texts add what only its string-space parser reads differently.
+OLMO3_TAGS = {"</": 510, "\u0120</": 694, "think": 26127, ">": 29, "<|im_start|>": 100264,
+              "<|im_end|>": 100265}
+OLMO3_TEXTS = TEXTS[:16] + [
+    ("end_then_think_text", "plan</think>the <think> tag"),
+    ("spaced_end", "plan </think> answer"),
+    ("broken_end", "plan</ think>answer"),
+    ("lt_in_reasoning", "a < b and c > d</think>yes"),
+]
+OLMO3_CONFIGS = [("olmo3", {}, None), ("olmo3", {"enable_thinking": False}, None)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "tests/golden/tool_parsers/think.json"))
+    ap.add_argument("--parser", choices=["think", "olmo3"], default="think",
+                    help="think: deepseek_r1 / deepseek_v3 / qwen3 (think.json); olmo3: "
+                         "olmo3_reasoning.json")
+    ap.add_argument("--out")
     args = ap.parse_args()
+    olmo3 = args.parser == "olmo3"
+    out = args.out or os.path.join(
+        ROOT, "tests/golden/tool_parsers/" + ("olmo3_reasoning.json" if olmo3 else "think.json"))
+    tags = OLMO3_TAGS if olmo3 else TAGS
     vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
     ParserManager, Request = vllm[0], vllm[1]
-    tok = mm.Tokenizer(TAGS)
+    tok = mm.Tokenizer(tags)
     cases = []
-    for rp, kwargs, tp in CONFIGS:
+    for rp, kwargs, tp in (OLMO3_CONFIGS if olmo3 else CONFIGS):
         auto = tp is not None
         tools = TOOLS if auto else None
         cls = ParserManager.get_parser(tool_parser_name=tp, reasoning_parser_name=rp,
                                        enable_auto_tools=auto, model_name="m", tokenizer=tok)
         for pname, ptext in PROMPTS.items():
             prompt = tok.encode(ptext)
-            for name, text in TEXTS:
+            for name, text in (OLMO3_TEXTS if olmo3 else TEXTS):
                 request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                                   chat_template_kwargs=dict(kwargs), tools=tools,
                                   tool_choice="auto" if auto else None)
@@ -116,9 +137,9 @@ def main():
                 cases.append({"name": name, "reasoning_parser": rp, "tool_parser": tp,
                               "chat_template_kwargs": kwargs, "prompt": pname, "text": text,
                               "whole": whole, "stream": stream})
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump({"vllm": "0.33.0", "tags": TAGS, "prompts": PROMPTS, "tools": TOOLS,
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump({"vllm": "0.33.0", "tags": tags, "prompts": PROMPTS, "tools": TOOLS,
                    "cases": cases}, fh,
                   ensure_ascii=False, indent=1)
     differ = sum(1 for c in cases if (c["whole"]["content"] or "") != c["stream"]["content"] or

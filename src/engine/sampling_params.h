@@ -65,6 +65,9 @@ struct SamplingParams {
   // token, e.g. </think>): the reasoning before it is unconstrained. nullopt: from the first
   // output token.
   std::optional<int32_t> grammar_start_token;
+  // Or an end written as several tokens (Olmo 3's "</think>": "</" or "\u0120</", then "think",
+  // ">"): the grammar starts once the output ends with one of these sequences.
+  std::vector<std::vector<int32_t>> grammar_start_sequences;
 
   // vLLM's thinking_token_budget: once this many output tokens have been generated inside the
   // reasoning (after think_start_token; from the first output token when the prompt's last

@@ -169,6 +169,34 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
   EXPECT_TRUE(m.is_terminated());
   // The start token never comes: the grammar never engages.
   EXPECT_EQ(gen(g, 49151), free);
+
+  // An end written as several tokens (grammar_start_sequences, Olmo 3's "</think>"): the
+  // grammar engages after the model's own first three free tokens, not after the first two,
+  // and one of several sequences (here the second) is enough.
+  ASSERT_GE(free.size(), 4u);
+  auto gen_seq = [&](std::vector<std::vector<int32_t>> seqs) {
+    auto& eng = llm->engine();
+    SamplingParams p;
+    p.temperature = 0;
+    p.max_tokens = 12;
+    p.grammar = g;
+    p.grammar_start_sequences = std::move(seqs);
+    eng.add_request("s", prompt, p);
+    std::vector<int32_t> ids;
+    while (eng.has_unfinished_requests())
+      for (auto& o : eng.step())
+        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+    return ids;
+  };
+  const std::vector<int32_t> seq3 =
+      gen_seq({{49151, free[1], free[2]}, {free[0], free[1], free[2]}});
+  ASSERT_GE(seq3.size(), 4u);
+  EXPECT_TRUE(std::equal(free.begin(), free.begin() + 3, seq3.begin()));
+  so::Matcher m3(g);
+  for (size_t i = 3; i < seq3.size(); ++i) EXPECT_TRUE(m3.accept(seq3[i])) << i;
+  EXPECT_TRUE(m3.is_terminated());
+  // A sequence the output never ends with: never engaged.
+  EXPECT_EQ(gen_seq({{free[1], free[0]}}), free);
 }
 
 }  // namespace

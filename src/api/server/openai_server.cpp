@@ -157,6 +157,13 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
           "--reasoning-parser deepseek_r1 cannot be used with this model: its vocabulary has no "
           "<think> / </think> tokens");
   }
+  // vLLM's olmo3 parser looks up the tokens of "</think>" ("</" or "\u0120</", "think", ">").
+  if (reasoning_parser_by_name(cfg_.reasoning_parser) == ReasoningParserKind::kOlmo3 &&
+      think_tags(llm_.tokenizer(), ReasoningParserKind::kOlmo3).end_rest.empty())
+    throw std::invalid_argument(
+        "--reasoning-parser olmo3 cannot be used with this model: its vocabulary lacks one of "
+        "the tokens \"</\", \"\u0120</\", \"think\", \">\" that Olmo 3's </think> is written "
+        "with");
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");

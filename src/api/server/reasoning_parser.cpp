@@ -52,13 +52,13 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
   if (name == "glm45" || name == "glm47") return ReasoningParserKind::kGlm45;
   if (name == "minimax_m2") return ReasoningParserKind::kMinimaxM2;
   if (name == "minimax_m2_append_think") return ReasoningParserKind::kMinimaxM2AppendThink;
+  if (name == "olmo3") return ReasoningParserKind::kOlmo3;
   return std::nullopt;
 }
 
 const char* reasoning_parser_names() {
   return "qwen3, seed_oss, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, "
-         "minimax_m2_append_think, "
-         "openai_gptoss (gpt-oss)";
+         "minimax_m2_append_think, olmo3, openai_gptoss (gpt-oss)";
 }
 
 namespace {
@@ -94,6 +94,7 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kMinimaxM2:
     case ReasoningParserKind::kMinimaxM2AppendThink:
+    case ReasoningParserKind::kOlmo3:
       break;
   }
   return true;
@@ -135,6 +136,16 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
       add(t.uncounted, "</seed:tool_call>");
       for (const char* b : {"<seed:bos>", "<seed:eos>"}) add(t.boundaries, b);
       break;
+    case ReasoningParserKind::kOlmo3: {
+      t.start = t.end = std::nullopt;  // plain text in Olmo's vocabulary
+      const auto first = id_of("</"), first_g = id_of("\u0120</"), think = id_of("think"),
+                 close = id_of(">");
+      if (first && first_g && think && close) {
+        t.end_first = {*first_g, *first};
+        t.end_rest = {*think, *close};
+      }
+      break;
+    }
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
@@ -172,6 +183,17 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
   if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
       kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss)
     return prompt_ends_reasoning(prompt, tags);
+  if (kind == ReasoningParserKind::kOlmo3) {
+    // "</" (either form) followed by "think", ">" anywhere in the prompt.
+    const size_t n = tags.end_rest.size();
+    if (n == 0) return false;
+    for (size_t i = 0; i + n < prompt.size(); ++i)
+      if (std::find(tags.end_first.begin(), tags.end_first.end(), prompt[i]) !=
+              tags.end_first.end() &&
+          std::equal(tags.end_rest.begin(), tags.end_rest.end(), prompt.begin() + i + 1))
+        return true;
+    return false;
+  }
   return prompt_ends_reasoning(prompt, tags.start, tags.end);
 }
 
@@ -181,6 +203,7 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
   int64_t n = 0;
   switch (kind) {
     case ReasoningParserKind::kMinimaxM2AppendThink:
+    case ReasoningParserKind::kOlmo3:
       return 0;
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3: {
@@ -286,6 +309,16 @@ ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text
       return split_reasoning_qwen3(text, prompt_ended);
     case ReasoningParserKind::kSeedOss:
       return split_engine(text, prompt_ended, false, kSeedTags);
+    case ReasoningParserKind::kOlmo3: {
+      // ^(?:<think>)?(.*?)</think>(.*)$ (DOTALL)
+      const size_t body = text.compare(0, kStart.size(), kStart) == 0 ? kStart.size() : 0;
+      const size_t e = text.find(kEnd, body);
+      if (e == std::string::npos) return {std::nullopt, text};
+      ReasoningSplit r;
+      if (e > body) r.reasoning = text.substr(body, e - body);
+      if (e + kEnd.size() < text.size()) r.content = text.substr(e + kEnd.size());
+      return r;
+    }
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
       break;

@@ -56,6 +56,17 @@
 // <minimax:tool_call> comes after its last <think>; vLLM reads that for streams only (its
 // whole-output parse has no turn markers to bound the search), and so does this.
 //
+// `--reasoning-parser olmo3` (Olmo 3 Think; vLLM 0.33's Olmo3ReasoningParser): <think> and
+// </think> are plain text. A whole output is read by vLLM's regex ^(<think>)?(.*?)</think>(.*)$:
+// the text up to the first </think> (less a leading <think>) is reasoning, the rest content,
+// each null when empty; without a </think> the whole output is content. Streams are
+// deepseek_r1's (reasoning until </think>, every <think> in it dropped, then content as written;
+// vLLM's string-space stream holds the same text back in other places and can lose a held tail
+// at the end). A stream whose prompt holds a </think> anywhere (vLLM's is_reasoning_end over
+// its token ids) is all content. Every request thinks; no tokens are counted as reasoning
+// (vLLM's parser does not count them). The vocabulary must have the tokens "</", "\u0120</",
+// "think" and ">" (vLLM's start-up lookup).
+//
 // `--reasoning-parser minimax_m2_append_think` (vLLM's MiniMaxM2AppendThinkReasoningParser):
 // nothing is split; the content is "<think>" + the output, so that a client sending the message
 // back gives the template the <think>...</think> it splits reasoning_content out of. A stream
@@ -84,6 +95,7 @@ enum class ReasoningParserKind {
   kDeepseekR1,
   kDeepseekV3,
   kSeedOss,
+  kOlmo3,
 };
 
 // --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,
@@ -113,6 +125,9 @@ struct ThinkTags {
   // The engine parsers' other tag tokens (the call's closing tag): text in the reasoning, but
   // not counted as reasoning tokens.
   std::vector<int32_t> uncounted;
+  // olmo3: </think> is plain text, the tokens "</" (or "\u0120</") then "think", ">": the ids
+  // of its first token's two forms and of the rest (empty when the vocabulary lacks one).
+  std::vector<int32_t> end_first, end_rest;
 };
 ThinkTags think_tags(const tok::Tokenizer& tokenizer);
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind);

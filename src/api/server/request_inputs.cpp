@@ -172,9 +172,20 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   if (auto t = tool_call_constraint(r)) c = std::move(t);
   if (c) {
     r.sampling.grammar = compile_constraint(llm, *c);
-    if (opts.reasoning_parser && r.include_reasoning && o.thinking)
+    if (opts.reasoning_parser == ReasoningParserKind::kOlmo3 && r.include_reasoning) {
+      // Olmo 3's </think> is three tokens ("</" or "\u0120</", "think", ">"): the grammar waits
+      // for them unless the prompt holds one (vLLM's is_reasoning_end).
+      const ThinkTags t = think_tags(llm.tokenizer(), ReasoningParserKind::kOlmo3);
+      if (!prompt_ends_reasoning(in.prompts.front().ids, t, ReasoningParserKind::kOlmo3))
+        for (int32_t first : t.end_first) {
+          std::vector<int32_t> seq = {first};
+          seq.insert(seq.end(), t.end_rest.begin(), t.end_rest.end());
+          r.sampling.grammar_start_sequences.push_back(std::move(seq));
+        }
+    } else if (opts.reasoning_parser && r.include_reasoning && o.thinking) {
       r.sampling.grammar_start_token =
           grammar_start_token(llm, in.prompts.front().ids, *opts.reasoning_parser);
+    }
   }
   return in;
 }

@@ -1,0 +1,68 @@
+"""--reasoning-parser olmo3 (Olmo 3 Think) through `vllm serve` and the openai client, on the
+SmolLM2 GGUF, whose byte-level vocabulary writes "</think>" as Olmo's does: "</", "think", ">".
+api_tests Olmo3ReasoningGolden holds vLLM 0.33's own answers for the split; here the server
+must apply it, and start a grammar only after those three tokens (vLLM's is_reasoning_end):
+from the first token when the prompt already holds a "</think>", never while the model is still
+inside its reasoning."""
+import re
+
+import openai
+import pytest
+
+from conftest import MODEL_NAME, Server
+
+REGEX = r"Answer: [a-z]{2,8}\."
+
+
+@pytest.fixture(scope="module")
+def client():
+    s = Server(["--reasoning-parser", "olmo3"])
+    try:
+        yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    finally:
+        s.stop()
+
+
+def split(c, stream, **kw):
+    """(reasoning, content) of one chat turn, whole or streamed and joined."""
+    if not stream:
+        m = c.chat.completions.create(model=MODEL_NAME, temperature=0, **kw).choices[0].message
+        return getattr(m, "reasoning", None), m.content
+    r, t = None, None
+    for ch in c.chat.completions.create(model=MODEL_NAME, temperature=0, stream=True, **kw):
+        if not ch.choices:
+            continue
+        d = ch.choices[0].delta
+        if getattr(d, "reasoning", None):
+            r = (r or "") + d.reasoning
+        if d.content:
+            t = (t or "") + d.content
+    return r, t
+
+
+def test_output_without_an_end_is_content_whole_and_reasoning_streamed(client):
+    kw = dict(messages=[{"role": "user", "content": "Say hi"}], max_tokens=12)
+    reasoning, content = split(client, False, **kw)
+    # No "</think>": vLLM's regex reads the whole output as content...
+    assert reasoning is None and content
+    # ... while its stream starts inside the reasoning.
+    assert split(client, True, **kw) == (content, None)
+
+
+def test_grammar_waits_for_the_three_token_end(client):
+    # The prompt does not hold "</think>": the model is inside its reasoning, which stays free
+    # (this model never writes the end here), so the output is not forced into the regex.
+    kw = dict(messages=[{"role": "user", "content": "Say hi"}], max_tokens=12,
+              extra_body={"guided_regex": REGEX})
+    reasoning, content = split(client, False, **kw)
+    assert reasoning is None and not re.fullmatch(REGEX, content)
+    # The prompt ends its reasoning (an assistant turn continued after "</think>"): the grammar
+    # holds from the first token and a stream is all content.
+    closed = dict(messages=[{"role": "user", "content": "Say hi"},
+                            {"role": "assistant", "content": "<think>plan</think>"}],
+                  max_tokens=12,
+                  extra_body={"guided_regex": REGEX, "continue_final_message": True,
+                              "add_generation_prompt": False})
+    reasoning, content = split(client, False, **closed)
+    assert reasoning is None and re.fullmatch(REGEX, content), content
+    assert split(client, True, **closed) == (None, content)
