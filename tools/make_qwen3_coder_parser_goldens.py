@@ -320,6 +320,62 @@ PHI4_TEXTS = [
     ("bad_json", 'functools[{"name": "now", "arguments": {]'),
 ]
 
+# Granite 3.0 / 3.1 (--tool-call-parser granite): <|tool_call|> (a special token, 3.0) or the
+# text <tool_call> (3.1), then a JSON array of {"name", "arguments"} objects; no closing marker.
+GRANITE_TAGS = {"<|tool_call|>": 49153, "<|start_of_role|>": 49152, "<|end_of_role|>": 49154,
+                "<|end_of_text|>": 0}
+GT, GS = "<|tool_call|>", "<tool_call>"
+GRANITE_TEXTS = [
+    ("simple", GT + '[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]'),
+    ("simple_31", GS + '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
+    ("two_calls", GT + '[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+                  '{"name": "now", "arguments": {}}]'),
+    ("space_after_marker", GT + ' [{"name": "now", "arguments": {}}]'),
+    ("text_before", "Let me check. " + GT + '[{"name": "now", "arguments": {}}]'),
+    ("text_after", GT + '[{"name": "now", "arguments": {}}] Done.'),
+    ("text_only", "The weather is nice."),
+    ("empty", ""),
+    ("whitespace", "  \n"),
+    ("no_array", GT + "I cannot call tools."),
+    ("object_not_array", GT + '{"name": "now", "arguments": {}}'),
+    ("unclosed_array", GT + '[{"name": "now", "arguments": {}}'),
+    ("cut_in_element", GT + '[{"name": "get_weather", "arguments": {"city": "Par'),
+    ("no_arguments", GT + '[{"name": "now"}]'),
+    ("no_name", GT + '[{"arguments": {"a": 1}}]'),
+    ("arguments_first", GT + '[{"arguments": {"city": "Oslo"}, "name": "get_weather"}]'),
+    ("nested", GT + '[{"name": "get_weather", "arguments": {"opts": {"a": [1, {"b": "}"}]}, '
+                '"tags": ["x]"]}}]'),
+    ("spacing_kept", GT + '[{"name":"get_weather","arguments":{"city":"Paris",  "temp": 21.50}}]'),
+    ("unicode", GT + '[{"name": "get_weather", "arguments": {"city": "S\u00e3o \u65e5"}}]'),
+    ("escaped", GT + '[{"name": "write_file", "arguments": {"content": "a\\"b\\nc\\u00e9"}}]'),
+    ("unknown_name", GT + '[{"name": "nope", "arguments": {}}]'),
+    ("two_markers", GT + '[{"name": "now", "arguments": {}}] and ' + GT
+     + '[{"name": "get_weather", "arguments": {"city": "B"}}]'),
+    ("marker_text_mid", "Sure" + GS + '[{"name": "now", "arguments": {}}]'),
+    ("empty_array", GT + "[]"),
+    ("junk_between", GT + '[{"name": "now", "arguments": {}} x]'),
+    ("string_arguments", GT + '[{"name": "now", "arguments": "x"}]'),
+    ("newlines", GT + '[\n  {"name": "now",\n   "arguments": {}}\n]\n'),
+    # String values typed by the tool's parameter schema (vLLM's _fix_arg_types), then the
+    # arguments written again by json.dumps.
+    ("coerced", GT + '[{"name": "get_weather", "arguments": {"city": "Paris", "days": "3", '
+                '"metric": "true", "temp": "21.50", "note": "null", "unit": "c", '
+                '"opts": "{\\"a\\": 1}", "tags": "[1, 2]", "extra": 1.50, "n": 12345678901234567890}}]'),
+    ("coerce_bad", GT + '[{"name": "get_weather", "arguments": {"days": "three", "temp": "inf"}}]'),
+    ("name_in_args_first", GT + '[{"arguments": {"name": "x"}, "name": "now"}]'),
+    ("name_spaces", GT + '[{"name": " now ", "arguments": {}}]'),
+    ("parameters_key", GT + '[{"name": "now", "parameters": {"a": 1}}]'),
+    ("array_arguments", GT + '[{"name": "now", "arguments": [1, 2.50]}]'),
+    ("two_arrays_text_between", "A " + GT + '[{"arguments": {}}] B ' + GT
+     + '[{"name": "now", "arguments": {}}] C'),
+    ("trailing_space_before_marker", "Hi \n" + GT + '[{"name": "now", "arguments": {}}]'),
+    ("leading_space_text", "  Hi"),
+    ("marker_at_end", "Hi " + GT),
+    ("dropped_with_text_around", "Hi " + GT + '[{"arguments": {}}] bye'),
+    ("bail_then_call", "X " + GT + "oops " + GT + '[{"name": "now", "arguments": {}}] Y'),
+    ("dropped_then_call_same_array", "X " + GT + '[{"arguments": {}}, {"name": "now", "arguments": {}}] Y'),
+]
+
 SEED_TAGS = {"<seed:think>": 7, "</seed:think>": 8, "<seed:tool_call>": 9,
              "</seed:tool_call>": 10, "<seed:bos>": 0, "<seed:eos>": 2}
 
@@ -345,15 +401,19 @@ def main():
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--parser", default="qwen3_coder",
                     choices=["qwen3_coder", "hermes", "pythonic", "deepseek_v3",
-                             "deepseek_v31", "seed_oss", "olmo3", "phi4_mini_json"])
+                             "deepseek_v31", "seed_oss", "olmo3", "phi4_mini_json", "granite"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
     texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS,
              "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS,
-             "seed_oss": TEXTS, "olmo3": OLMO3_TEXTS, "phi4_mini_json": PHI4_TEXTS}[args.parser]
+             "seed_oss": TEXTS, "olmo3": OLMO3_TEXTS, "phi4_mini_json": PHI4_TEXTS,
+             "granite": GRANITE_TEXTS}[args.parser]
     configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31", "olmo3",
-                                             "phi4_mini_json") else CONFIGS
+                                             "phi4_mini_json", "granite") else CONFIGS
+    if args.parser == "granite":
+        rp.TAGS.clear()
+        rp.TAGS.update(GRANITE_TAGS)
     if args.parser.startswith("deepseek"):
         rp.TAGS.update(DS_TAGS)
     if args.parser == "seed_oss":

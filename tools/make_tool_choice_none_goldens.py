@@ -6,10 +6,10 @@ assemble_chat_message_fields) and streamed one token per delta (its ChatStreamPr
 Parser.parse_delta).
 
 vLLM's parser still runs there: where the tool parser and the reasoning parser (if any) are
-engine-based (vllm/parser/engine: qwen3_coder, seed_oss, minimax_m2, with the qwen3, seed_oss and
-minimax_m2 reasoning parsers), the output goes through the tool parser and its calls are
-dropped, so the call markup leaves the content; elsewhere (hermes, pythonic, deepseek_v3, or
-beside minimax_m2_append_think / deepseek_r1) the content stays as written. Each case records
+engine-based (vllm/parser/engine: qwen3_coder, seed_oss, minimax_m2, granite, with the qwen3,
+seed_oss and minimax_m2 reasoning parsers), the output goes through the tool parser and its
+calls are dropped, so the call markup leaves the content; elsewhere (hermes, pythonic,
+deepseek_v3, olmo3, phi4_mini_json, or beside minimax_m2_append_think / deepseek_r1) the content stays as written. Each case records
 which (`engine_based`, the composed parser's own flag).
 
 The outputs, prompts, tools and stand-in tokenizers are those of
@@ -49,6 +49,9 @@ def configs():
         ("deepseek_v3", qc.CONFIGS[:1], qc.DEEPSEEK_V3_TEXTS, ds),
         ("minimax_m2", [(None, mm_prompt), ("minimax_m2", mm_prompt),
                         ("minimax_m2_append_think", mm_prompt)], mm.TEXTS, dict(mm.TAGS)),
+        ("granite", qc.CONFIGS[:1], qc.GRANITE_TEXTS, dict(qc.GRANITE_TAGS)),
+        ("olmo3", qc.CONFIGS[:1], qc.OLMO3_TEXTS, qwen),
+        ("phi4_mini_json", qc.CONFIGS[:1], qc.PHI4_TEXTS, qwen),
     ]
 
 

@@ -147,7 +147,10 @@ TEST(ToolParsers, ParserNames) {
   EXPECT_EQ(tool_parser_by_name("mistral"), ToolParserKind::kMistral);
   EXPECT_EQ(tool_parser_by_name("pythonic"), ToolParserKind::kPythonic);
   EXPECT_FALSE(tool_parser_by_name("llama4_pythonic"));  // Llama 4 is not served here
-  EXPECT_FALSE(tool_parser_by_name("granite"));
+  EXPECT_EQ(tool_parser_by_name("granite"), ToolParserKind::kGranite);
+  // vLLM's other Granite parsers (Granite 20B FC, Granite 4) are not implemented here.
+  EXPECT_FALSE(tool_parser_by_name("granite-20b-fc"));
+  EXPECT_FALSE(tool_parser_by_name("granite4"));
 }
 
 }  // namespace

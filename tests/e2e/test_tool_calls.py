@@ -225,17 +225,21 @@ OLMO3_RE = (r"<function_calls>get_weather\(city='[A-Za-z]{1,12}', unit=\"(celsiu
 PHI4_RE = (r'functools\[\{"name": "get_weather", "arguments": \{"city": "[A-Za-z]{1,12}", '
            r'"unit": "(celsius|fahrenheit)"\}\}, \{"name": "get_time", "arguments": '
            r'\{"tz": "[A-Z]{3}"\}\}\]')
+GRANITE_RE = (r'[A-Z][a-z]{1,8}[.] <tool_call>\[\{"name": "get_weather", "arguments": '
+              r'\{"city": "[A-Za-z]{1,12}", "unit": "(celsius|fahrenheit)"\}\}, '
+              r'\{"name": "get_time", "arguments": \{"tz": "[A-Z]{3}"\}\}\]')
 # Parsers that read the whole output as the call list (content null) and leave the text as
 # written under tool_choice "none".
 WHOLE_LIST_PARSERS = ("pythonic", "olmo3", "phi4_mini_json")
 
 
 @pytest.mark.parametrize("parser,regex", [("qwen3_coder", CODER_RE), ("pythonic", PYTHONIC_RE),
-                                          ("olmo3", OLMO3_RE), ("phi4_mini_json", PHI4_RE)])
+                                          ("olmo3", OLMO3_RE), ("phi4_mini_json", PHI4_RE),
+                                          ("granite", GRANITE_RE)])
 def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, regex):
-    """vLLM 0.33's qwen3_coder, pythonic, olmo3 and phi4_mini_json parsers
+    """vLLM 0.33's qwen3_coder, pythonic, olmo3, phi4_mini_json and granite parsers
     (tests/golden/tool_parsers/ holds their own answers; api_tests Qwen3CoderGolden,
-    PythonicGolden, Olmo3ToolGolden and Phi4MiniJsonToolGolden check them): a regex makes the
+    PythonicGolden, Olmo3ToolGolden, Phi4MiniJsonToolGolden and GraniteToolGolden check them): a regex makes the
     model write two calls, the server must return them as OpenAI tool_calls, whole and
     streamed."""
     s = hermes_tool_server(tmp_path, parser=parser)
@@ -258,7 +262,7 @@ def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, 
         assert content == (whole.message.content or "")
         # tool_choice "none", given or the default without tools (api_tests ToolChoiceNoneGolden
         # holds vLLM's answers): the engine-based qwen3_coder still reads the output and drops
-        # the calls with their markup; the others leave the text as written.
+        # (and granite) the calls with their markup; the others leave the text as written.
         for none in (dict(tools=TOOLS, tool_choice="none"), {}):
             kn = dict(model=MODEL_NAME, messages=QUESTION, temperature=0, max_tokens=210,
                       extra_body={"guided_regex": regex}, **none)

@@ -9,7 +9,8 @@ bool parsers_engine_based(ToolParserKind tools, std::optional<ReasoningParserKin
   // mistral's is engine-based too, but its tool_choice "none" takes its own path in vLLM
   // (vllm/parser/mistral.py); it is left out here, the content stays as written.
   const bool t = tools == ToolParserKind::kQwen3Coder || tools == ToolParserKind::kSeedOss ||
-                 tools == ToolParserKind::kMinimaxM2 || tools == ToolParserKind::kGlm45;
+                 tools == ToolParserKind::kMinimaxM2 || tools == ToolParserKind::kGlm45 ||
+                 tools == ToolParserKind::kGranite;
   const bool r = !reasoning || *reasoning == ReasoningParserKind::kQwen3 ||
                  *reasoning == ReasoningParserKind::kSeedOss ||
                  *reasoning == ReasoningParserKind::kMinimaxM2 ||

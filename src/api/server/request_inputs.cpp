@@ -150,8 +150,12 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
           "tool_choice");
     o.tool_parser = opts.auto_tool_parser;
     o.tools = r.tools;
-    // As vLLM's hermes and mistral parsers: their tags may be special tokens.
-    if (*o.tool_parser != ToolParserKind::kLlama3Json) r.sampling.skip_special_tokens = false;
+    // As vLLM's hermes, mistral and engine-based parsers: their tags may be special tokens.
+    // Its llama3_json, pythonic, olmo3 and phi4_mini_json parsers keep the request's setting.
+    const ToolParserKind k = *o.tool_parser;
+    if (k != ToolParserKind::kLlama3Json && k != ToolParserKind::kPythonic &&
+        k != ToolParserKind::kOlmo3 && k != ToolParserKind::kPhi4MiniJson)
+      r.sampling.skip_special_tokens = false;
   } else if (r.tool_choice == ToolChoice::kNone && opts.auto_tool_parser &&
              parsers_engine_based(*opts.auto_tool_parser, opts.reasoning_parser)) {
     // tool_choice "none" (given, or the default without tools) under vLLM's engine-based

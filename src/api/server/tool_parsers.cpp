@@ -6,6 +6,7 @@
 
 #include "api/server/deepseek_tool_parser.h"
 #include "api/server/glm_tool_parser.h"
+#include "api/server/granite_tool_parser.h"
 #include "api/server/json_call_reader.h"
 #include "api/server/marked_calls_parser.h"
 #include "api/server/minimax_tool_parser.h"
@@ -287,13 +288,14 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "deepseek_v31") return ToolParserKind::kDeepseekV31;
   if (name == "olmo3") return ToolParserKind::kOlmo3;
   if (name == "phi4_mini_json") return ToolParserKind::kPhi4MiniJson;
+  if (name == "granite") return ToolParserKind::kGranite;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
          "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, olmo3, phi4_mini_json, "
-         "openai (gpt-oss)";
+         "granite, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -346,6 +348,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_olmo3_tool_parser(o.whole_response);
     case ToolParserKind::kPhi4MiniJson:
       return make_phi4_mini_json_tool_parser(o.whole_response);
+    case ToolParserKind::kGranite:
+      return make_granite_tool_parser(o);
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:
       return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
@@ -417,7 +421,8 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
     case ToolParserKind::kGlm45:
     case ToolParserKind::kMinimaxM2:
     case ToolParserKind::kQwen3Coder:
-    case ToolParserKind::kSeedOss: {
+    case ToolParserKind::kSeedOss:
+    case ToolParserKind::kGranite: {
       // vLLM: with calls, the content before the first one, stripped; without, the text
       // outside the (dropped) call blocks. Either way null when empty.
       r.tools_called = !r.calls.empty();

@@ -15,6 +15,9 @@
 //                <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
 //                blocks with bare-text values typed by the request's tool schema
 //                (glm_tool_parser.h)
+//   granite      Granite 3.0 / 3.1: <|tool_call|> or <tool_call>, then a JSON array of calls
+//                (granite_tool_parser.h)
+//   olmo3, phi4_mini_json  calls read once the output is complete (marked_calls_parser.h)
 //   minimax_m2   MiniMax-M2: content, then <minimax:tool_call> blocks of <invoke name="NAME">
 //                <parameter name="K">V</parameter>...</invoke> calls, values typed by the
 //                request's tool schema (minimax_tool_parser.h)
@@ -52,7 +55,8 @@ enum class ToolParserKind {
   kDeepseekV31,
   kSeedOss,
   kOlmo3,
-  kPhi4MiniJson
+  kPhi4MiniJson,
+  kGranite
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
@@ -106,9 +110,9 @@ struct ToolParserOptions {
   // The whole output comes in one feed (extract_tool_calls): a call's arguments are reported
   // when it ends, never as a partial prefix that a truncated call could contradict.
   bool whole_response = false;
-  // kGlm45, kMinimaxM2, kQwen3Coder, kSeedOss: tool_choice "none" with tools given, where vLLM's
-  // engine suppresses the tool events: every call is dropped and the text outside call markup
-  // is the content as written (leading whitespace held until a word, nothing stripped).
+  // kGlm45, kMinimaxM2, kQwen3Coder, kSeedOss, kGranite: tool_choice "none" with tools given, where
+  // vLLM's engine suppresses the tool events: every call is dropped and the text outside call
+  // markup is the content as written (leading whitespace held until a word, nothing stripped).
   bool suppress_calls = false;
 };
 
