@@ -101,6 +101,35 @@ OLMO3_TEXTS = TEXTS[:16] + [
     ("broken_end", "plan</ think>answer"),
     ("lt_in_reasoning", "a < b and c > d</think>yes"),
 ]
+# Granite 3.2 (--reasoning-parser granite): plain-text phrases open the reasoning and the
+# response; nothing is a special token.
+GRANITE_TAGS = {"<|start_of_role|>": 49152, "<|end_of_role|>": 49153, "<|end_of_text|>": 0}
+GRANITE_PROMPTS = {"none": "<|start_of_role|>user<|end_of_role|>hi<|end_of_text|>\n"
+                           "<|start_of_role|>assistant<|end_of_role|>"}
+TP, TQ, RP, RQ = ("Here is my thought process:", "Here's my thought process:",
+                  "Here is my response:", "Here's my response:")
+GRANITE_TEXTS = [
+    ("both", TP + " 2+2 is 4. " + RP + " The answer is 4."),
+    ("both_short_forms", TQ + "\nplan\n" + RQ + "\nAnswer"),
+    ("mixed_forms", TP + "plan" + RQ + "Answer"),
+    ("no_response", TP + " still thinking"),
+    ("no_phrases", "The answer is 4."),
+    ("empty", ""),
+    ("empty_reasoning", TP + RP + "Answer"),
+    ("empty_response", TP + "plan" + RP),
+    ("text_before", "Sure. " + TP + "plan" + RP + "Answer"),
+    ("response_only", RP + " Answer"),
+    ("two_responses", TP + "a" + RP + "b" + RP + "c"),
+    ("two_thoughts", TP + "a" + TP + "b" + RP + "c"),
+    ("colons_in_reasoning", TP + " x: y: Here is my z: w " + RP + " done: yes"),
+    ("almost_phrase", "Here is my thought: x " + RP + " y"),
+    ("lowercase", "here is my thought process: a here is my response: b"),
+    ("unicode", TP + " \u65e5\u672c " + RP + " \u00e9t\u00e9"),
+    ("newline_start", "\n" + TP + "a" + RP + "b"),
+    ("here_prefix_text", "Here we go: " + TP + "a" + RP + "b"),
+    ("cut_in_response_phrase", TP + "plan Here is my resp"),
+]
+GRANITE_CONFIGS = [("granite", {}, None), ("granite", {"thinking": True}, None)]
 OLMO3_CONFIGS = [("olmo3", {}, None), ("olmo3", {"enable_thinking": False}, None)]
 
 
@@ -108,27 +137,30 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vllm-src", default="/tmp/vllm033/src",
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
-    ap.add_argument("--parser", choices=["think", "olmo3"], default="think",
-                    help="think: deepseek_r1 / deepseek_v3 / qwen3 (think.json); olmo3: "
-                         "olmo3_reasoning.json")
+    ap.add_argument("--parser", choices=["think", "olmo3", "granite"], default="think",
+                    help="think: deepseek_r1 / deepseek_v3 / qwen3 (think.json); olmo3 / "
+                         "granite: olmo3_reasoning.json / granite_reasoning.json")
     ap.add_argument("--out")
     args = ap.parse_args()
-    olmo3 = args.parser == "olmo3"
+    olmo3, granite = args.parser == "olmo3", args.parser == "granite"
     out = args.out or os.path.join(
-        ROOT, "tests/golden/tool_parsers/" + ("olmo3_reasoning.json" if olmo3 else "think.json"))
-    tags = OLMO3_TAGS if olmo3 else TAGS
+        ROOT, "tests/golden/tool_parsers/" + ("think.json" if args.parser == "think"
+                                              else args.parser + "_reasoning.json"))
+    tags = OLMO3_TAGS if olmo3 else GRANITE_TAGS if granite else TAGS
+    texts = OLMO3_TEXTS if olmo3 else GRANITE_TEXTS if granite else TEXTS
+    prompts = GRANITE_PROMPTS if granite else PROMPTS
     vllm = mm.load_vllm(args.vllm_src, mm.find_stand_ins(args.vllm_src))
     ParserManager, Request = vllm[0], vllm[1]
     tok = mm.Tokenizer(tags)
     cases = []
-    for rp, kwargs, tp in (OLMO3_CONFIGS if olmo3 else CONFIGS):
+    for rp, kwargs, tp in (OLMO3_CONFIGS if olmo3 else GRANITE_CONFIGS if granite else CONFIGS):
         auto = tp is not None
         tools = TOOLS if auto else None
         cls = ParserManager.get_parser(tool_parser_name=tp, reasoning_parser_name=rp,
                                        enable_auto_tools=auto, model_name="m", tokenizer=tok)
-        for pname, ptext in PROMPTS.items():
+        for pname, ptext in prompts.items():
             prompt = tok.encode(ptext)
-            for name, text in (OLMO3_TEXTS if olmo3 else TEXTS):
+            for name, text in texts:
                 request = Request(model="m", messages=[{"role": "user", "content": "hi"}],
                                   chat_template_kwargs=dict(kwargs), tools=tools,
                                   tool_choice="auto" if auto else None)
@@ -139,7 +171,7 @@ def main():
                               "whole": whole, "stream": stream})
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:
-        json.dump({"vllm": "0.33.0", "tags": tags, "prompts": PROMPTS, "tools": TOOLS,
+        json.dump({"vllm": "0.33.0", "tags": tags, "prompts": prompts, "tools": TOOLS,
                    "cases": cases}, fh,
                   ensure_ascii=False, indent=1)
     differ = sum(1 for c in cases if (c["whole"]["content"] or "") != c["stream"]["content"] or

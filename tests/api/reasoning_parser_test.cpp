@@ -198,7 +198,8 @@ TEST(Glm45Reasoning, PromptEndsReasoningWithinTheLastTurn) {
   EXPECT_EQ(reasoning_parser_by_name("glm45"), ReasoningParserKind::kGlm45);
   EXPECT_EQ(reasoning_parser_by_name("glm47"), ReasoningParserKind::kGlm45);
   EXPECT_EQ(reasoning_parser_by_name("qwen3"), ReasoningParserKind::kQwen3);
-  EXPECT_EQ(reasoning_parser_by_name("granite"), std::nullopt);
+  EXPECT_EQ(reasoning_parser_by_name("granite"), ReasoningParserKind::kGranite);
+  EXPECT_EQ(reasoning_parser_by_name("granite4"), std::nullopt);  // not implemented here
 }
 
 TEST(ReasoningParser, TagOnlyDeltaYieldsNothing) {

@@ -24,6 +24,10 @@ using EngineTags = std::string_view[3];
 const EngineTags& engine_tags(ReasoningParserKind k) {
   return k == ReasoningParserKind::kSeedOss ? kSeedTags : kGlmTags;
 }
+// Granite's phrases (vLLM's valid_think_starts / valid_response_starts).
+constexpr std::string_view kGraniteThink[] = {"Here's my thought process:",
+                                              "Here is my thought process:"};
+constexpr std::string_view kGraniteResponse[] = {"Here's my response:", "Here is my response:"};
 constexpr std::string_view kMinimaxWholeTags[] = {kStart, kEnd, kMinimaxCall, kMinimaxCallEnd,
                                                   kMinimaxInvoke};
 
@@ -53,12 +57,13 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
   if (name == "minimax_m2") return ReasoningParserKind::kMinimaxM2;
   if (name == "minimax_m2_append_think") return ReasoningParserKind::kMinimaxM2AppendThink;
   if (name == "olmo3") return ReasoningParserKind::kOlmo3;
+  if (name == "granite") return ReasoningParserKind::kGranite;
   return std::nullopt;
 }
 
 const char* reasoning_parser_names() {
   return "qwen3, seed_oss, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, "
-         "minimax_m2_append_think, olmo3, openai_gptoss (gpt-oss)";
+         "minimax_m2_append_think, olmo3, granite, openai_gptoss (gpt-oss)";
 }
 
 namespace {
@@ -74,6 +79,10 @@ bool truthy(const nlohmann::ordered_json& v) {
 }
 
 }  // namespace
+
+bool kwarg_truthy(const nlohmann::ordered_json& kwargs, const char* key) {
+  return kwargs.is_object() && kwargs.contains(key) && truthy(kwargs[key]);
+}
 
 bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& kwargs) {
   static const nlohmann::ordered_json none;
@@ -95,6 +104,7 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
     case ReasoningParserKind::kMinimaxM2:
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kOlmo3:
+    case ReasoningParserKind::kGranite:
       break;
   }
   return true;
@@ -146,6 +156,9 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
       }
       break;
     }
+    case ReasoningParserKind::kGranite:
+      t.start = t.end = std::nullopt;  // its phrases are text
+      break;
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
@@ -204,6 +217,7 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
   switch (kind) {
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kOlmo3:
+    case ReasoningParserKind::kGranite:
       return 0;
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3: {
@@ -317,6 +331,21 @@ ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text
       ReasoningSplit r;
       if (e > body) r.reasoning = text.substr(body, e - body);
       if (e + kEnd.size() < text.size()) r.content = text.substr(e + kEnd.size());
+      return r;
+    }
+    case ReasoningParserKind::kGranite: {
+      // (?:Here's|Here is) my thought process:(.*?)(?:Here's|Here is) my response:(.*), searched
+      size_t think = std::string::npos, body = 0;
+      for (std::string_view p : kGraniteThink)
+        if (const size_t f = text.find(p); f < think) think = f, body = f + p.size();
+      size_t resp = std::string::npos, after = 0;
+      if (think != std::string::npos)
+        for (std::string_view p : kGraniteResponse)
+          if (const size_t f = text.find(p, body); f < resp) resp = f, after = f + p.size();
+      if (resp == std::string::npos) return {std::nullopt, text};
+      ReasoningSplit r;
+      r.reasoning = text.substr(body, resp - body);
+      if (after < text.size()) r.content = text.substr(after);
       return r;
     }
     case ReasoningParserKind::kDeepseekR1:
@@ -446,6 +475,7 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
       kind_ == ReasoningParserKind::kSeedOss)
     return feed_glm(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2) return feed_minimax(delta);
+  if (kind_ == ReasoningParserKind::kGranite) return feed_granite(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
     // Nothing is reasoning: "<think>" goes first unless the prompt closed the reasoning.
     std::string content = state_ == State::kReasoning && !start_seen_ ? std::string(kStart) : "";
@@ -479,9 +509,53 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
   return {reasoning, content};
 }
 
+std::pair<std::string, std::string> ReasoningStreamSplitter::feed_granite(
+    const std::string& delta) {
+  std::string reasoning, content;
+  pending_ += delta;
+  if (state_ == State::kReasoning && !start_seen_) {
+    // The reasoning opens only with a thought phrase at the very start of the output.
+    bool may_open = false;
+    for (std::string_view p : kGraniteThink) {
+      if (pending_.compare(0, p.size(), p) == 0) {
+        pending_.erase(0, p.size());
+        start_seen_ = true;
+        break;
+      }
+      may_open = may_open || p.compare(0, pending_.size(), pending_) == 0;
+    }
+    if (!start_seen_) {
+      if (may_open) return {"", ""};
+      start_seen_ = true;
+      state_ = State::kAfter;
+    }
+  }
+  if (state_ == State::kReasoning) {
+    size_t at = std::string::npos, len = 0;
+    for (std::string_view p : kGraniteResponse)
+      if (const size_t f = pending_.find(p); f < at) at = f, len = p.size();
+    if (at == std::string::npos) {
+      size_t hold = 0;
+      for (std::string_view p : kGraniteResponse)
+        hold = std::max(hold, partial_tag_suffix(pending_, p));
+      reasoning = pending_.substr(0, pending_.size() - hold);
+      pending_.erase(0, pending_.size() - hold);
+      return {reasoning, content};
+    }
+    reasoning = pending_.substr(0, at);
+    pending_.erase(0, at + len);
+    state_ = State::kAfter;
+  }
+  content += pending_;
+  pending_.clear();
+  return {reasoning, content};
+}
+
 std::pair<std::string, std::string> ReasoningStreamSplitter::finish() {
   std::string rest;
   rest.swap(pending_);
+  // granite: an output too short to tell whether a thought phrase opened it is content.
+  if (kind_ == ReasoningParserKind::kGranite && !start_seen_) return {"", rest};
   if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
     std::string content = state_ == State::kReasoning && !start_seen_ ? std::string(kStart) : "";
     start_seen_ = true;

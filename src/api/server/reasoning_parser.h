@@ -67,6 +67,18 @@
 // (vLLM's parser does not count them). The vocabulary must have the tokens "</", "\u0120</",
 // "think" and ">" (vLLM's start-up lookup).
 //
+// `--reasoning-parser granite` (Granite 3.2 with chat_template_kwargs thinking; vLLM 0.33's
+// GraniteReasoningParser): the phrases "Here is my thought process:" and "Here is my response:"
+// ("Here's" for either) open the reasoning and the answer. A whole output is read by vLLM's
+// regex, searched anywhere: from the first thought phrase to the first response phrase after it
+// is reasoning ("" when empty), the rest content (null when empty), the text before dropped;
+// without both phrases the whole output is content. A stream is split only when the output
+// starts with a thought phrase (as vLLM's stream): reasoning up to a response phrase, content
+// after it; a stream that starts otherwise is all content. No tokens are counted as reasoning.
+// The reasoning's end is text, not a token, so a grammar cannot wait for it: a structured
+// output under this parser is refused for a request with chat_template_kwargs thinking (vLLM
+// never applies its grammar then) and applies from the first token otherwise.
+//
 // `--reasoning-parser minimax_m2_append_think` (vLLM's MiniMaxM2AppendThinkReasoningParser):
 // nothing is split; the content is "<think>" + the output, so that a client sending the message
 // back gives the template the <think>...</think> it splits reasoning_content out of. A stream
@@ -96,6 +108,7 @@ enum class ReasoningParserKind {
   kDeepseekV3,
   kSeedOss,
   kOlmo3,
+  kGranite,
 };
 
 // --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,
@@ -110,6 +123,8 @@ const char* reasoning_parser_names();
 // enable_thinking is set and neither is true; deepseek_v3 only when either is true; the others
 // always. A request that does not think is not split.
 bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& kwargs);
+// Python's truth value of chat_template_kwargs[key] (false when absent).
+bool kwarg_truthy(const nlohmann::ordered_json& kwargs, const char* key);
 
 struct ReasoningSplit {
   std::optional<std::string> reasoning;
@@ -182,9 +197,11 @@ class ReasoningStreamSplitter {
   enum class State { kReasoning, kAfter };
   std::pair<std::string, std::string> feed_glm(const std::string& delta);
   std::pair<std::string, std::string> feed_minimax(const std::string& delta);
+  std::pair<std::string, std::string> feed_granite(const std::string& delta);
   State state_;
   ReasoningParserKind kind_ = ReasoningParserKind::kDeepseekR1;
-  bool start_seen_ = false;  // "<think>" was sent (minimax_m2_append_think)
+  bool start_seen_ = false;  // "<think>" was sent (minimax_m2_append_think); granite: the
+                             // output's start was read (a thought phrase or not)
   std::string pending_;
   bool span_ = false;    // minimax_m2: a <minimax:tool_call> or <invoke name= is open
   std::string held_ws_;  // glm45, minimax_m2: trailing whitespace of the reasoning, sent if more

@@ -175,6 +175,16 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   std::optional<OutputConstraint> c = r.constraint;
   if (auto t = tool_call_constraint(r)) c = std::move(t);
   if (c) {
+    // Granite's reasoning ends at a phrase, not a token: no grammar can wait for it (vLLM's
+    // never engages then), so a thinking request's constraint is refused, not applied to the
+    // reasoning or dropped.
+    if (opts.reasoning_parser == ReasoningParserKind::kGranite && r.include_reasoning &&
+        kwarg_truthy(r.chat_template_kwargs, "thinking"))
+      throw bad_request(c->field +
+                            " cannot be honoured with chat_template_kwargs thinking under "
+                            "--reasoning-parser granite: the reasoning ends at the text \"Here "
+                            "is my response:\", which a grammar cannot wait for",
+                        c->field);
     r.sampling.grammar = compile_constraint(llm, *c);
     if (opts.reasoning_parser == ReasoningParserKind::kOlmo3 && r.include_reasoning) {
       // Olmo 3's </think> is three tokens ("</" or "\u0120</", "think", ">"): the grammar waits
