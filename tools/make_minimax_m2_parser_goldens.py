@@ -146,6 +146,16 @@ def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning
     if reasoning_tokens:
         whole["reasoning_tokens"] = parser.count_reasoning_tokens(ids)
     whole["tool_calls"] = [[t.function.name, t.function.arguments] for t in f.tool_calls]
+    try:
+        stream = run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs)
+    except Exception as e:  # noqa: BLE001 - e.g. a parser needing a package not installed here
+        stream = {"raises": type(e).__name__}
+    return whole, stream
+
+
+def run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs):
+    """vLLM's stream of one token per delta, reassembled."""
+    StreamProcessor = vllm[3]
     sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs=dict(kwargs or {})),
                          enable_auto_tools=auto, parser_cls=cls)
     reasoning, content, streamed = "", "", {}
@@ -163,9 +173,8 @@ def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning
                 entry[0] = t.function.name
             if t.function and t.function.arguments:
                 entry[1] += t.function.arguments
-    stream = {"reasoning": reasoning, "content": content,
-              "tool_calls": [streamed[i] for i in sorted(streamed)]}
-    return whole, stream
+    return {"reasoning": reasoning, "content": content,
+            "tool_calls": [streamed[i] for i in sorted(streamed)]}
 
 
 # ---- The stand-in tokenizer. ----

@@ -282,3 +282,26 @@ def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, 
             assert r.choices[0].message.content
     finally:
         s.stop()
+
+
+INTERNLM_RE = (r'Checking[.]<\|action_start\|><\|plugin\|>\n\{"name": "get_weather", "parameters": '
+               r'\{"city": "[A-Za-z]{1,12}", "unit": "(celsius|fahrenheit)"\}\}<\|action_end\|>')
+
+
+def test_internlm_call_is_parsed_whole_and_streamed(tmp_path):
+    """vLLM 0.33's internlm parser (InternLM2 / 2.5; api_tests InternlmToolGolden holds its own
+    answers): one call after <|action_start|><|plugin|>, the words before it the content."""
+    s = hermes_tool_server(tmp_path, parser="internlm")
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
+                  max_tokens=100, extra_body={"guided_regex": INTERNLM_RE})
+        whole = c.chat.completions.create(**kw).choices[0]
+        assert whole.finish_reason == "tool_calls", whole
+        assert [t.function.name for t in whole.message.tool_calls] == ["get_weather"]
+        _check_call(whole.message.tool_calls[0], {"get_weather"})
+        assert whole.message.content == "Checking."
+        assert streamed(c, kw) == ("Checking.", [[t.function.name, t.function.arguments]
+                                                 for t in whole.message.tool_calls])
+    finally:
+        s.stop()

@@ -60,6 +60,7 @@ class MarkedCallsParser : public ToolCallParser {
     if (!calls) {
       out.content += whole_ ? all_ : buf_;
     } else {
+      if (whole_ && f_.keep_text_before) out.content += all_.substr(0, all_.find(f_.marker));
       for (auto& [name, args] : *calls) {
         ToolCallDelta h;
         h.index = num_calls_++;
@@ -168,6 +169,35 @@ std::optional<NamedCalls> parse_phi4_mini_json_calls(std::string_view text) {
     if (arr[i] == ',') i = skip_json_ws(arr, i + 1);
   }
   return calls;
+}
+
+std::optional<NamedCalls> parse_internlm_calls(std::string_view text) {
+  constexpr std::string_view kMarker = "<|action_start|><|plugin|>", kEnd = "<|action_end|>";
+  const size_t at = text.find(kMarker);
+  if (at == npos || text.find(kMarker, at + 1) != npos) return std::nullopt;
+  std::string_view action = text.substr(at + kMarker.size());
+  action = action.substr(0, action.find(kEnd));
+  const size_t brace = action.find('{');
+  if (brace == npos) return std::nullopt;
+  const nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(action.substr(brace), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto name = j.find("name");
+  if (name == j.end() || !name->is_string()) return std::nullopt;
+  std::string args = "{}";
+  for (const char* key : {"parameters", "arguments"})  // vLLM's order
+    if (auto it = j.find(key); it != j.end()) {
+      args.clear();
+      if (!py_json_dumps(it->dump(), args)) return std::nullopt;
+      break;
+    }
+  return NamedCalls{{name->get<std::string>(), std::move(args)}};
+}
+
+std::unique_ptr<ToolCallParser> make_internlm_tool_parser(bool whole_response) {
+  MarkedCallsFormat f{ToolParserKind::kInternlm, "<|action_start|><|plugin|>", nullptr,
+                      parse_internlm_calls, /*keep_text_before=*/true};
+  return make_marked_calls_parser(std::move(f), whole_response);
 }
 
 std::unique_ptr<ToolCallParser> make_phi4_mini_json_tool_parser(bool whole_response) {

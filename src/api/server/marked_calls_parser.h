@@ -37,6 +37,8 @@ struct MarkedCallsFormat {
   // The whole output's calls as vLLM reads them: nullopt when it holds none (it is content);
   // an empty list when a call list was read but held no calls (the message has no content).
   std::function<std::optional<NamedCalls>(std::string_view)> read;
+  // With calls, the text before the marker stays the content (else it is dropped).
+  bool keep_text_before = false;
 };
 
 std::unique_ptr<ToolCallParser> make_marked_calls_parser(MarkedCallsFormat format,
@@ -50,5 +52,13 @@ std::unique_ptr<ToolCallParser> make_marked_calls_parser(MarkedCallsFormat forma
 // as content.
 std::unique_ptr<ToolCallParser> make_phi4_mini_json_tool_parser(bool whole_response);
 std::optional<NamedCalls> parse_phi4_mini_json_calls(std::string_view text);
+
+// --tool-call-parser internlm (InternLM2 / 2.5; vLLM 0.33's Internlm2ToolParser): one call, the
+// JSON object {"name", "parameters" | "arguments"} from the first "{" after
+// <|action_start|><|plugin|> up to <|action_end|> (or the end); the text before it is the
+// content (null when empty), the text after it dropped. Where vLLM's parser raises (two calls,
+// text that is not such an object) the output is content here.
+std::unique_ptr<ToolCallParser> make_internlm_tool_parser(bool whole_response);
+std::optional<NamedCalls> parse_internlm_calls(std::string_view text);
 
 }  // namespace vllm::api

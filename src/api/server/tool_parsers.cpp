@@ -289,13 +289,14 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "olmo3") return ToolParserKind::kOlmo3;
   if (name == "phi4_mini_json") return ToolParserKind::kPhi4MiniJson;
   if (name == "granite") return ToolParserKind::kGranite;
+  if (name == "internlm") return ToolParserKind::kInternlm;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
          "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, olmo3, phi4_mini_json, "
-         "granite, openai (gpt-oss)";
+         "granite, internlm, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -350,6 +351,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_phi4_mini_json_tool_parser(o.whole_response);
     case ToolParserKind::kGranite:
       return make_granite_tool_parser(o);
+    case ToolParserKind::kInternlm:
+      return make_internlm_tool_parser(o.whole_response);
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:
       return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
@@ -437,7 +440,9 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       return r;
     case ToolParserKind::kOlmo3:
     case ToolParserKind::kPhi4MiniJson:
-      // vLLM: the calls, content null (also for a call list with none in it); or the output.
+    case ToolParserKind::kInternlm:
+      // vLLM: the calls, content null (also for a call list with none in it; internlm: the
+      // text before the call) or the output.
       r.tools_called = !r.calls.empty();
       if (!d.content.empty() || output.empty()) r.content = d.content;
       return r;

@@ -17,7 +17,8 @@
 //                (glm_tool_parser.h)
 //   granite      Granite 3.0 / 3.1: <|tool_call|> or <tool_call>, then a JSON array of calls
 //                (granite_tool_parser.h)
-//   olmo3, phi4_mini_json  calls read once the output is complete (marked_calls_parser.h)
+//   olmo3, phi4_mini_json, internlm  calls read once the output is complete
+//                (marked_calls_parser.h)
 //   minimax_m2   MiniMax-M2: content, then <minimax:tool_call> blocks of <invoke name="NAME">
 //                <parameter name="K">V</parameter>...</invoke> calls, values typed by the
 //                request's tool schema (minimax_tool_parser.h)
@@ -56,7 +57,8 @@ enum class ToolParserKind {
   kSeedOss,
   kOlmo3,
   kPhi4MiniJson,
-  kGranite
+  kGranite,
+  kInternlm
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
