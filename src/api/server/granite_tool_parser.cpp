@@ -309,16 +309,7 @@ class GraniteParser : public ToolCallParser {
     called_ = true;
     held_.clear();
     after_.clear();
-    ToolCallDelta h;
-    h.index = num_calls_++;
-    h.header = true;
-    h.id = make_tool_call_id(ToolParserKind::kGranite);
-    h.name = std::move(name);
-    out.calls.push_back(std::move(h));
-    ToolCallDelta a;
-    a.index = num_calls_ - 1;
-    a.arguments = std::move(args);
-    out.calls.push_back(std::move(a));
+    emit_whole_call(ToolParserKind::kGranite, std::move(name), std::move(args), out);
   }
 
   ToolParserOptions o_;

@@ -61,18 +61,8 @@ class MarkedCallsParser : public ToolCallParser {
       out.content += whole_ ? all_ : buf_;
     } else {
       if (whole_ && f_.keep_text_before) out.content += all_.substr(0, all_.find(f_.marker));
-      for (auto& [name, args] : *calls) {
-        ToolCallDelta h;
-        h.index = num_calls_++;
-        h.header = true;
-        h.id = make_tool_call_id(f_.kind);
-        h.name = std::move(name);
-        out.calls.push_back(std::move(h));
-        ToolCallDelta a;
-        a.index = num_calls_ - 1;
-        a.arguments = std::move(args);
-        out.calls.push_back(std::move(a));
-      }
+      for (auto& [name, args] : *calls)
+        emit_whole_call(f_.kind, std::move(name), std::move(args), out);
     }
     all_.clear();
     buf_.clear();

@@ -108,18 +108,8 @@ class PythonicParser : public ToolCallParser {
       buf_.clear();
       return;
     }
-    for (auto& [name, args] : *calls) {
-      ToolCallDelta h;
-      h.index = num_calls_++;
-      h.header = true;
-      h.id = make_tool_call_id(ToolParserKind::kPythonic);
-      h.name = name;
-      out.calls.push_back(std::move(h));
-      ToolCallDelta a;
-      a.index = h.index;
-      a.arguments = std::move(args);
-      out.calls.push_back(std::move(a));
-    }
+    for (auto& [name, args] : *calls)
+      emit_whole_call(ToolParserKind::kPythonic, std::move(name), std::move(args), out);
     buf_.clear();
   }
 

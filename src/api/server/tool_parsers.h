@@ -118,6 +118,10 @@ struct ToolParserOptions {
   bool suppress_calls = false;
 };
 
+// Tool call ids as vLLM makes them: "chatcmpl-tool-" + 32 hex digits; Mistral's are 9
+// alphanumerics.
+std::string make_tool_call_id(ToolParserKind kind);
+
 class ToolCallParser {
  public:
   // `named_function`: the function name for kNamed. Null for kOpenAI (harmony_parser.h).
@@ -137,6 +141,21 @@ class ToolCallParser {
   int num_calls() const { return num_calls_; }
 
  protected:
+  // Reports a call known whole at once: its header (a new id of `kind`), then its arguments.
+  void emit_whole_call(ToolParserKind kind, std::string name, std::string arguments,
+                       ParsedDelta& out) {
+    ToolCallDelta h;
+    h.index = num_calls_++;
+    h.header = true;
+    h.id = make_tool_call_id(kind);
+    h.name = std::move(name);
+    out.calls.push_back(std::move(h));
+    ToolCallDelta a;
+    a.index = num_calls_ - 1;
+    a.arguments = std::move(arguments);
+    out.calls.push_back(std::move(a));
+  }
+
   bool failed_ = false;
   int num_calls_ = 0;
 };
@@ -151,9 +170,5 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
                                       const std::string& named_function = {});
 ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
                                       ToolParserOptions o);
-
-// Tool call ids as vLLM makes them: "chatcmpl-tool-" + 32 hex digits; Mistral's are 9
-// alphanumerics.
-std::string make_tool_call_id(ToolParserKind kind);
 
 }  // namespace vllm::api
