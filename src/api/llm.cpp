@@ -44,7 +44,7 @@ std::unique_ptr<engine::ModelExecutor> make_executor(model::CausalLM& m,
   if (cfg.device != "cuda")
     throw std::invalid_argument("--device " + cfg.device + ": unknown device (cpu or cuda)");
 #if VLLM_HAVE_CUDA
-  return vt::cuda::make_cuda_executor(m, 0, cfg.max_model_len);
+  return vt::cuda::make_cuda_executor(m, 0, std::max(cfg.max_model_len, 0));
 #else
   throw std::invalid_argument(
       "--device cuda: this build of vllm.cpp has no CUDA backend (build it with "
@@ -67,7 +67,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   if (!mo.bf16_activations && std::getenv("VT_BF16_ACTIVATIONS") == nullptr)
     mo.bf16_activations = true;
   mo.disable_sliding_window = cfg.disable_sliding_window;
-  mo.max_model_len = cfg.max_model_len;
+  mo.max_model_len = std::max(cfg.max_model_len, 0);  // -1 (auto): the model's own
   mo.hf_overrides = cfg.hf_overrides;
   llm->model_ = model::CausalLM::load(path, vt::ThreadPool::global(), mo);
   if (!opts.tokenizer.empty()) {

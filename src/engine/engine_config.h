@@ -49,7 +49,8 @@ struct EngineConfig {
   bool long_prefill_token_threshold_adaptive = false;
   int32_t max_num_active_seqs = 0;
   int64_t max_num_scheduled_tokens = 0;
-  // 0: the model's own limit (ModelExecutor::max_model_len()).
+  // 0: the model's own limit (ModelExecutor::max_model_len()). -1 (vLLM's `auto`): the model's,
+  // lowered to what the KV cache holds when that is less.
   int32_t max_model_len = 0;
   bool enable_prefix_caching = true;
   // --scheduling-policy: fcfs, or priority (requests' `priority`, lower first).

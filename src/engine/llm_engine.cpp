@@ -32,6 +32,7 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
       eos_token_id_(eos_token_id),
       seed_rng_(config.seed) {
   const int32_t model_len = executor.max_model_len();
+  const bool fit_to_cache = config_.max_model_len == -1;
   if (config_.max_model_len <= 0) config_.max_model_len = model_len;
   if (config_.max_model_len > model_len)
     reject(
@@ -82,6 +83,12 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
     reject("the KV cache has room for no block: raise kv_cache_memory_bytes (one block of " +
            std::to_string(config_.block_size) + " tokens takes " +
            std::to_string(executor.kv_bytes_per_block(config_.block_size, kv_dtype)) + " bytes)");
+  if (fit_to_cache) {  // vLLM's auto-fit: no longer than one sequence the cache can hold
+    const int64_t cap = *config_.num_gpu_blocks * static_cast<int64_t>(config_.block_size);
+    if (cap < config_.max_model_len) config_.max_model_len = static_cast<int32_t>(cap);
+    if (config_.long_prefill_token_threshold > config_.max_model_len)
+      config_.long_prefill_token_threshold = config_.max_model_len;
+  }
   executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, kv_dtype);
   SchedulerConfig sc;
   sc.max_num_batched_tokens = config_.max_num_batched_tokens;

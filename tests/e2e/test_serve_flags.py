@@ -208,6 +208,20 @@ def test_gguf_by_quant_tls_api_key_env_cors_origin_and_vllm_flags(hf_cache, tmp_
         s.stop()
 
 
+def test_max_model_len_auto_fits_the_kv_cache():
+    """vLLM's --max-model-len auto (or -1): the model's context, lowered to what the KV cache
+    holds (here 8 blocks of 32 tokens in 6 MB of SmolLM2's f16 cache)."""
+    for value in ("auto", "-1"):
+        s = Serve([_model(), "--max-model-len", value, "--kv-cache-memory", str(6 << 20)],
+                  log_name="auto_len")
+        try:
+            code, _, out = s.request("/v1/models")
+            assert code == 200 and out["data"][0]["max_model_len"] == 256, out
+            assert "max_model_len=256" in s.output()
+        finally:
+            s.stop()
+
+
 def test_tokenizer_flag_replaces_the_models_tokenizer():
     qwen_tok = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__))))), "shared", "fixtures", "qwen3-tokenizer")
@@ -305,6 +319,8 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     assert code != 0 and "disable_any_whitespace true: not supported" in out
     code, out = run_serve(_model(), "--max-num-batched-tokens", "1.5K")
     assert code != 0 and "decimals are not allowed with binary suffixes like K" in out
+    code, out = run_serve(_model(), "--max-model-len", "-2")
+    assert code != 0 and "--max-model-len" in out and "auto or -1" in out
     code, out = run_serve(_model(), "--chat-template", "no/such/template.jinja")
     assert code != 0 and "appears path-like" in out
     code, out = run_serve(_model(), "--generation-config", str(tmp_path))

@@ -118,7 +118,13 @@ TEST_F(EngineFixture, ConfigIsResolvedAgainstTheModel) {
   EXPECT_EQ(eng.config().max_model_len, 128);
   c.max_model_len = 129;
   EXPECT_THROW(LLMEngine(c, ex), std::invalid_argument);
+  // -1 (vLLM's auto): the model's, lowered to what the cache holds.
+  c.max_model_len = -1;
+  EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 128);  // 160 slots hold 128
+  c.kv_cache_memory_bytes = 64 * 16 * 5;
+  EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 80);
   c.max_model_len = 0;
+  EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 128);  // given: not lowered
   c.kv_cache_memory_bytes = 100;
   EXPECT_THROW(LLMEngine(c, ex), std::invalid_argument);
 }

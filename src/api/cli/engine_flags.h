@@ -184,8 +184,19 @@ struct EngineFlags {
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
     app.add_option("--max-model-len", cfg.max_model_len,
-                   "context length (default: the model's); 32k, 32K as vLLM reads them")
-        ->transform(human_readable_int());
+                   "context length (default: the model's); 32k, 32K as vLLM reads them; auto "
+                   "or -1: the model's, lowered to what the KV cache holds")
+        ->transform(CLI::Validator(
+            [](std::string& v) -> std::string {
+              std::string lower = v;
+              for (char& ch : lower)
+                ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+              if (lower == "auto") v = "-1";
+              if (v == "-1") return {};
+              if (!v.empty() && v[0] == '-') return "a context length, auto or -1, not " + v;
+              return rewrite_human_readable_int(v);
+            },
+            "INT[kmgtKMGT]|auto", "human-readable int or auto"));
     app.add_option("--max-num-batched-tokens", cfg.max_num_batched_tokens, "tokens per step")
         ->transform(human_readable_int());
     app.add_option("--max-num-scheduled-tokens", cfg.max_num_scheduled_tokens,
