@@ -75,10 +75,8 @@ void EngineCore::check_stop_strings(Request& req, size_t new_chars, RequestOutpu
 bool EngineCore::advance_grammar(Request& req, int32_t token) {
   if (!req.matcher) return true;
   if (!req.grammar_active) {
-    const SamplingParams& p = req.sampling_params;
-    req.grammar_active = p.grammar_start_token == token;
     // A start sequence ends with this token (the output so far holds the ones before it).
-    for (const std::vector<int32_t>& seq : p.grammar_start_sequences) {
+    for (const std::vector<int32_t>& seq : req.sampling_params.grammar_start_sequences) {
       const int64_t n = static_cast<int64_t>(seq.size());
       if (n == 0 || seq.back() != token || req.num_output_tokens() < n - 1) continue;
       const int32_t* out = req.output_token_ids() + req.num_output_tokens() - (n - 1);

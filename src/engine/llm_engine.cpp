@@ -168,8 +168,8 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
     reject("structured output: the grammar was compiled for a vocabulary of " +
            std::to_string(params.grammar->vocab_size()) + " tokens, but the model has " +
            std::to_string(vocab));
-  if ((params.grammar_start_token || !params.grammar_start_sequences.empty()) && !params.grammar)
-    reject("grammar_start_token is set but there is no grammar");
+  if (!params.grammar_start_sequences.empty() && !params.grammar)
+    reject("grammar_start_sequences are set but there is no grammar");
   for (const auto& seq : params.grammar_start_sequences)
     if (seq.empty() ||
         std::any_of(seq.begin(), seq.end(), [&](int32_t t) { return t < 0 || t >= vocab; }))
@@ -193,7 +193,7 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
         params.skip_special_tokens);
   if (params.grammar) {
     req->matcher = std::make_unique<so::Matcher>(params.grammar);
-    req->grammar_active = !params.grammar_start_token && params.grammar_start_sequences.empty();
+    req->grammar_active = params.grammar_start_sequences.empty();
   }
   if (params.thinking_budget)  // the prompt ends inside the reasoning (<think> left open)
     for (int64_t i = prompt_len - 1; i >= 0; --i) {

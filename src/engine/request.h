@@ -84,7 +84,7 @@ class Request {
   // Structured output (sampling_params.grammar): this request's grammar state, advanced with
   // every output token once active. It lives as long as the request, so preemption (which
   // keeps the output tokens) keeps it too. grammar_active turns true at the first output
-  // token, or after sampling_params.grammar_start_token.
+  // token, or after one of sampling_params.grammar_start_sequences.
   std::unique_ptr<so::Matcher> matcher;
   bool grammar_active = false;
   // sampling_params.thinking_budget: whether the output is inside the reasoning now, and how

@@ -61,12 +61,9 @@ struct SamplingParams {
   // it before submission, so a bad schema is refused before anything is queued). Each
   // request gets its own matcher over it; masked tokens go to -inf before everything else.
   std::shared_ptr<const so::CompiledGrammar> grammar;
-  // The grammar only starts after this token has been generated (the reasoning parser's end
-  // token, e.g. </think>): the reasoning before it is unconstrained. nullopt: from the first
-  // output token.
-  std::optional<int32_t> grammar_start_token;
-  // Or an end written as several tokens (Olmo 3's "</think>": "</" or "\u0120</", then "think",
-  // ">"): the grammar starts once the output ends with one of these sequences.
+  // The grammar only starts once the output ends with one of these token sequences (the
+  // reasoning parser's end: </think> as one token, or Olmo 3's "</" or "\u0120</", "think",
+  // ">"): the reasoning before it is unconstrained. Empty: from the first output token.
   std::vector<std::vector<int32_t>> grammar_start_sequences;
 
   // vLLM's thinking_token_budget: once this many output tokens have been generated inside the

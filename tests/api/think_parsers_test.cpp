@@ -435,12 +435,11 @@ TEST(GraniteReasoningGolden, WholeResponsesAreVllmsAndStreamsSplitAtTheStart) {
   size_t split = 0;
   for (const auto& c : g["cases"]) {
     const std::string text = c["text"].get<std::string>();
-    const std::string at = c["name"].get<std::string>() + " / granite" +
-                           c["chat_template_kwargs"].dump();
-    const Composed s =
-        compose(c["reasoning_parser"], c["chat_template_kwargs"],
-                g["prompts"][c["prompt"].get<std::string>()].get<std::string>(), nullptr,
-                g["tools"], g["tags"]);
+    const std::string at =
+        c["name"].get<std::string>() + " / granite" + c["chat_template_kwargs"].dump();
+    const Composed s = compose(c["reasoning_parser"], c["chat_template_kwargs"],
+                               g["prompts"][c["prompt"].get<std::string>()].get<std::string>(),
+                               nullptr, g["tools"], g["tags"]);
     ASSERT_TRUE(s.reasoning) << at;
     const Result w = whole(s, text);
     expect_whole(w, c["whole"], at);

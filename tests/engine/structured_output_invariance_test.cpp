@@ -133,7 +133,7 @@ TEST(StructuredOutputInvariance, ConstrainedRowsAreBatchInvariantGraphAndEager) 
 
 namespace {
 
-// --reasoning-parser: the grammar waits for the reasoning end token (grammar_start_token) and
+// --reasoning-parser: the grammar waits for the reasoning end (grammar_start_sequences) and
 // constrains only what follows it. Here the "end token" is the model's own first greedy token,
 // so the first token is free (the unconstrained one) and everything after it is in the
 // grammar; with an end token never generated the output is the unconstrained one.
@@ -145,13 +145,14 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
   auto llm = vllm::api::LLM::load(gguf_path(), cfg);
   auto g = llm->grammar_compiler().compile(so::GrammarKind::kRegex, "[0-9]{3}-[0-9]{2}");
   const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
-  auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar, std::optional<int32_t> start) {
+  auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar,
+                 std::vector<std::vector<int32_t>> start) {
     auto& eng = llm->engine();
     SamplingParams p;
     p.temperature = 0;
     p.max_tokens = 12;
     p.grammar = grammar;
-    p.grammar_start_token = start;
+    p.grammar_start_sequences = std::move(start);
     eng.add_request("q", prompt, p);
     std::vector<int32_t> ids;
     while (eng.has_unfinished_requests())
@@ -159,44 +160,30 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
         ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
     return ids;
   };
-  const std::vector<int32_t> free = gen(nullptr, std::nullopt);
+  const std::vector<int32_t> free = gen(nullptr, {});
   ASSERT_GE(free.size(), 2u);
-  const std::vector<int32_t> after = gen(g, free[0]);
+  const std::vector<int32_t> after = gen(g, {{free[0]}});
   ASSERT_GE(after.size(), 2u);
   EXPECT_EQ(after[0], free[0]);
   so::Matcher m(g);
   for (size_t i = 1; i < after.size(); ++i) EXPECT_TRUE(m.accept(after[i])) << i;
   EXPECT_TRUE(m.is_terminated());
   // The start token never comes: the grammar never engages.
-  EXPECT_EQ(gen(g, 49151), free);
+  EXPECT_EQ(gen(g, {{49151}}), free);
 
   // An end written as several tokens (grammar_start_sequences, Olmo 3's "</think>"): the
   // grammar engages after the model's own first three free tokens, not after the first two,
   // and one of several sequences (here the second) is enough.
   ASSERT_GE(free.size(), 4u);
-  auto gen_seq = [&](std::vector<std::vector<int32_t>> seqs) {
-    auto& eng = llm->engine();
-    SamplingParams p;
-    p.temperature = 0;
-    p.max_tokens = 12;
-    p.grammar = g;
-    p.grammar_start_sequences = std::move(seqs);
-    eng.add_request("s", prompt, p);
-    std::vector<int32_t> ids;
-    while (eng.has_unfinished_requests())
-      for (auto& o : eng.step())
-        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-    return ids;
-  };
   const std::vector<int32_t> seq3 =
-      gen_seq({{49151, free[1], free[2]}, {free[0], free[1], free[2]}});
+      gen(g, {{49151, free[1], free[2]}, {free[0], free[1], free[2]}});
   ASSERT_GE(seq3.size(), 4u);
   EXPECT_TRUE(std::equal(free.begin(), free.begin() + 3, seq3.begin()));
   so::Matcher m3(g);
   for (size_t i = 3; i < seq3.size(); ++i) EXPECT_TRUE(m3.accept(seq3[i])) << i;
   EXPECT_TRUE(m3.is_terminated());
   // A sequence the output never ends with: never engaged.
-  EXPECT_EQ(gen_seq({{free[1], free[0]}}), free);
+  EXPECT_EQ(gen(g, {{free[1], free[0]}}), free);
 }
 
 }  // namespace

@@ -20,23 +20,14 @@ constexpr std::string_view kMarkers[] = {"<|tool_call|>", "<tool_call>"};
 // npos while it is unterminated.
 size_t object_end(std::string_view s, size_t start) {
   int depth = 0;
-  bool in_str = false, esc = false;
+  JsonStrings strings;
   for (size_t i = start; i < s.size(); ++i) {
     const char c = s[i];
-    if (esc) {
-      esc = false;
-    } else if (in_str) {
-      if (c == '\\')
-        esc = true;
-      else if (c == '"')
-        in_str = false;
-    } else if (c == '"') {
-      in_str = true;
-    } else if (c == '{') {
+    if (!strings.structural(c)) continue;
+    if (c == '{')
       ++depth;
-    } else if (c == '}' && --depth == 0) {
+    else if (c == '}' && --depth == 0)
       return i + 1;
-    }
   }
   return std::string_view::npos;
 }
@@ -47,28 +38,20 @@ size_t object_end(std::string_view s, size_t start) {
 std::optional<std::string_view> member_object(std::string_view raw, std::string_view key,
                                               bool& not_object) {
   int depth = 0;
-  bool in_str = false, esc = false;
+  JsonStrings strings;
   size_t str_start = 0;
-  std::optional<std::string_view> last;
+  std::optional<std::string_view> last;  // the last string closed at depth 1
   for (size_t i = 0; i < raw.size(); ++i) {
     const char c = raw[i];
-    if (esc) {
-      esc = false;
+    const bool was_in = strings.in_str;
+    if (!strings.structural(c)) {
+      if (!was_in && strings.in_str)
+        str_start = i;
+      else if (was_in && !strings.in_str && depth == 1)
+        last = raw.substr(str_start + 1, i - str_start - 1);
       continue;
     }
-    if (in_str) {
-      if (c == '\\') {
-        esc = true;
-      } else if (c == '"') {
-        in_str = false;
-        if (depth == 1) last = raw.substr(str_start + 1, i - str_start - 1);
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_str = true;
-      str_start = i;
-    } else if (c == ':' && depth == 1 && last == key) {
+    if (c == ':' && depth == 1 && last == key) {
       size_t v = i + 1;
       while (v < raw.size() && is_json_ws(raw[v])) ++v;
       if (v >= raw.size()) return std::nullopt;
@@ -239,7 +222,7 @@ class GraniteParser : public ToolCallParser {
           elem_seen_ = true;
           elem_ = "{";
           depth_ = 1;
-          in_str_ = esc_ = false;
+          strings_ = {};
           return;
         }
         if (c == ']') {
@@ -249,16 +232,8 @@ class GraniteParser : public ToolCallParser {
         break;
       case St::kElement:
         elem_ += c;
-        if (esc_) {
-          esc_ = false;
-        } else if (in_str_) {
-          if (c == '\\')
-            esc_ = true;
-          else if (c == '"')
-            in_str_ = false;
-        } else if (c == '"') {
-          in_str_ = true;
-        } else if (c == '{' || c == '[') {
+        if (!strings_.structural(c)) return;
+        if (c == '{' || c == '[') {
           ++depth_;
         } else if (c == '}' || c == ']') {
           if (depth_ > 0) --depth_;
@@ -318,7 +293,7 @@ class GraniteParser : public ToolCallParser {
   std::string held_;            // streams: trailing whitespace before a possible call
   std::string before_, after_;  // text before the first element (whole responses) / after it
   int depth_ = 0;
-  bool in_str_ = false, esc_ = false;
+  JsonStrings strings_;  // within the element
   bool elem_seen_ = false, called_ = false, started_ = false;
 };
 

@@ -82,21 +82,15 @@ class MarkedCallsParser : public ToolCallParser {
 // or a scalar up to its delimiter), for text already known to be JSON.
 size_t json_value_end(std::string_view s, size_t i) {
   int depth = 0;
-  bool in_str = false;
+  JsonStrings strings;
   for (size_t k = i; k < s.size(); ++k) {
     const char c = s[k];
-    if (in_str) {
-      if (c == '\\')
-        ++k;
-      else if (c == '"') {
-        in_str = false;
-        if (depth == 0) return k + 1;
-      }
+    const bool was_in = strings.in_str;
+    if (!strings.structural(c)) {
+      if (was_in && !strings.in_str && depth == 0) return k + 1;  // a string value ended
       continue;
     }
-    if (c == '"') {
-      in_str = true;
-    } else if (c == '[' || c == '{') {
+    if (c == '[' || c == '{') {
       ++depth;
     } else if (c == ']' || c == '}') {
       if (depth == 0) return k;  // a scalar's delimiter
@@ -105,7 +99,7 @@ size_t json_value_end(std::string_view s, size_t i) {
       return k;
     }
   }
-  return depth == 0 && !in_str ? s.size() : npos;
+  return depth == 0 && !strings.in_str ? s.size() : npos;
 }
 
 size_t skip_json_ws(std::string_view s, size_t i) {

@@ -6,6 +6,7 @@
 
 #include "api/server/protocol.h"
 #include "api/server/protocol_fields.h"
+#include "api/server/tag_scan.h"
 
 namespace vllm::api {
 
@@ -186,18 +187,10 @@ std::string field_of_bad_number(const std::string& body) {
 
 size_t json_depth(std::string_view text) {
   size_t depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
+  JsonStrings strings;
   for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (!strings.structural(c)) continue;
+    if (c == '[' || c == '{') {
       max_depth = std::max(max_depth, ++depth);
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;

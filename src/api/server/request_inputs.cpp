@@ -55,15 +55,22 @@ void set_think_tokens(const LLM& llm, GenerationRequest& r) {
   r.sampling.think_end_token = *tags.end;
 }
 
-// vLLM's is_reasoning_end over the prompt: the last of <think> / </think> in it decides whether
-// the model starts inside its reasoning (then the grammar waits for </think>) or after it
-// (enable_thinking false puts an empty <think></think> in the prompt).
-std::optional<int32_t> grammar_start_token(const LLM& llm, const std::vector<int32_t>& prompt,
-                                           ReasoningParserKind kind) {
+// vLLM's is_reasoning_end over the prompt decides whether the model starts inside its
+// reasoning (then the grammar waits for the end: </think>, or Olmo 3's three tokens of it) or
+// after it (enable_thinking false puts an empty <think></think> in the prompt). No end in the
+// vocabulary: the grammar applies from the first token.
+std::vector<std::vector<int32_t>> grammar_start_sequences(const LLM& llm,
+                                                          const std::vector<int32_t>& prompt,
+                                                          ReasoningParserKind kind) {
   const ThinkTags tags = think_tags(llm.tokenizer(), kind);
-  if (!tags.end) return std::nullopt;  // no reasoning markers in this vocabulary
-  if (prompt_ends_reasoning(prompt, tags, kind)) return std::nullopt;
-  return tags.end;
+  if (prompt_ends_reasoning(prompt, tags, kind)) return {};
+  std::vector<std::vector<int32_t>> seqs;
+  if (tags.end) seqs.push_back({*tags.end});
+  for (int32_t first : tags.end_first) {
+    seqs.push_back({first});
+    seqs.back().insert(seqs.back().end(), tags.end_rest.begin(), tags.end_rest.end());
+  }
+  return seqs;
 }
 
 }  // namespace
@@ -186,20 +193,9 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                             "is my response:\", which a grammar cannot wait for",
                         c->field);
     r.sampling.grammar = compile_constraint(llm, *c);
-    if (opts.reasoning_parser == ReasoningParserKind::kOlmo3 && r.include_reasoning) {
-      // Olmo 3's </think> is three tokens ("</" or "\u0120</", "think", ">"): the grammar waits
-      // for them unless the prompt holds one (vLLM's is_reasoning_end).
-      const ThinkTags t = think_tags(llm.tokenizer(), ReasoningParserKind::kOlmo3);
-      if (!prompt_ends_reasoning(in.prompts.front().ids, t, ReasoningParserKind::kOlmo3))
-        for (int32_t first : t.end_first) {
-          std::vector<int32_t> seq = {first};
-          seq.insert(seq.end(), t.end_rest.begin(), t.end_rest.end());
-          r.sampling.grammar_start_sequences.push_back(std::move(seq));
-        }
-    } else if (opts.reasoning_parser && r.include_reasoning && o.thinking) {
-      r.sampling.grammar_start_token =
-          grammar_start_token(llm, in.prompts.front().ids, *opts.reasoning_parser);
-    }
+    if (opts.reasoning_parser && r.include_reasoning && o.thinking)
+      r.sampling.grammar_start_sequences =
+          grammar_start_sequences(llm, in.prompts.front().ids, *opts.reasoning_parser);
   }
   return in;
 }

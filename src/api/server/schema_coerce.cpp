@@ -8,6 +8,7 @@
 
 #include "api/server/py_json.h"
 #include "api/server/py_str.h"
+#include "api/server/tag_scan.h"
 
 namespace vllm::api {
 namespace {
@@ -101,21 +102,9 @@ bool digit_part(std::string_view s, size_t& i, std::string& out) {
 
 // The canonical JSON text holds a non-finite number (json.loads read 1e400 as inf).
 bool has_non_finite(const std::string& canonical) {
-  bool in_str = false, esc = false;
-  for (char c : canonical) {
-    if (in_str) {
-      if (esc)
-        esc = false;
-      else if (c == '\\')
-        esc = true;
-      else if (c == '"')
-        in_str = false;
-    } else if (c == '"') {
-      in_str = true;
-    } else if (c == 'I' || c == 'N') {
-      return true;
-    }
-  }
+  JsonStrings strings;
+  for (char c : canonical)
+    if (strings.structural(c) && (c == 'I' || c == 'N')) return true;
   return false;
 }
 
