@@ -49,4 +49,10 @@ Grammar json_object_grammar(const JsonOptions& o = {});
 // JSON Schema (drafts 4 through 2020-12, the subset in docs/STRUCTURED_OUTPUTS.md).
 Grammar json_schema_grammar(const nlohmann::ordered_json& schema, const JsonOptions& o = {});
 
+// xgrammar's structural tag ({"type": "structural_tag", "format": ...} or the legacy
+// {"structures", "triggers"}): const_string, json_schema (style json), any_text (excludes),
+// regex, grammar (ebnf), sequence, or, tag, triggered_tags, tags_with_separator, optional,
+// plus, star, repeat. Token formats, other JSON styles and token budgets are refused by name.
+Grammar structural_tag_grammar(const nlohmann::ordered_json& tag, const JsonOptions& o = {});
+
 }  // namespace vllm::engine::so

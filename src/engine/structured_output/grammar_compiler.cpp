@@ -17,6 +17,8 @@ const char* kind_name(GrammarKind k) {
       return "choice";
     case GrammarKind::kGrammar:
       return "grammar";
+    case GrammarKind::kStructuralTag:
+      return "structural_tag";
   }
   return "?";
 }
@@ -59,6 +61,15 @@ Grammar GrammarCompiler::to_grammar(GrammarKind kind, const std::string& text,
     }
     case GrammarKind::kGrammar:
       return parse_gbnf(text);
+    case GrammarKind::kStructuralTag: {
+      nlohmann::ordered_json j;
+      try {
+        j = nlohmann::ordered_json::parse(text);
+      } catch (const nlohmann::json::exception& e) {
+        throw GrammarError(std::string("structural_tag is not valid JSON: ") + e.what());
+      }
+      return structural_tag_grammar(j, o);
+    }
   }
   throw GrammarError("unknown grammar kind");
 }

@@ -10,6 +10,7 @@
 //       structured_outputs.regex, guided_regex                           -> kRegex
 //       structured_outputs.choice, guided_choice (text: JSON array)      -> kChoice
 //       structured_outputs.grammar, guided_grammar (GBNF / EBNF)         -> kGrammar
+//       response_format / structured_outputs structural_tag, strict tools -> kStructuralTag
 //     Forced tool calls compile the tool's parameter schema (wrapped by the caller) as
 //     kJsonSchema.
 //   * Matcher (matcher.h) — one per request: fill_mask into a caller-provided uint32 bitmask
@@ -33,7 +34,14 @@
 
 namespace vllm::engine::so {
 
-enum class GrammarKind : uint8_t { kJsonSchema, kJsonObject, kRegex, kChoice, kGrammar };
+enum class GrammarKind : uint8_t {
+  kJsonSchema,
+  kJsonObject,
+  kRegex,
+  kChoice,
+  kGrammar,
+  kStructuralTag
+};
 const char* kind_name(GrammarKind k);
 
 struct CompilerConfig {

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Goldens for structural tags (tests/golden/structured_output/structural_tags.json):
+
+  * "grammars": structural tags (xgrammar's format, as vLLM takes them in response_format and
+    structured_outputs) with texts, and what xgrammar itself answers for each text: accepted as
+    a prefix (require_termination=False) and accepted whole. The C++ structural-tag front end
+    must answer the same (tests/engine/structural_tag_test.cpp).
+  * "hermes": chat requests with tools (tool_choice, parallel_tool_calls, strict tools,
+    response_format) and the structural tag vLLM 0.33's parser layer puts on them under
+    `--tool-call-parser hermes` (Parser._apply_structural_tag, run from vLLM's wheel with the
+    hermes parser's structural_tag_model), or null where it puts none. The server must build
+    the same tag (tests/api/strict_tools_test.cpp).
+
+    python3 -m pip install xgrammar==0.2.9 apache-tvm-ffi transformers
+    python3 tools/make_structural_tag_goldens.py --vllm-src /tmp/vllm033/src
+
+(vLLM's wheel extracted as for tools/make_tool_choice_none_goldens.py; importing its parser
+layer also needs cbor2 psutil pyzmq aiohttp openai_harmony fastapi pillow pybase64 cachetools
+prometheus_client uvloop py-cpuinfo partial_json_parser.)
+"""
+import argparse
+import json
+import os
+import sys
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "golden", "structured_output", "structural_tags.json")
+
+
+def tag(begin, content, end):
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def schema(s):
+    return {"type": "json_schema", "json_schema": s}
+
+
+INT_A = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+         "additionalProperties": False}
+CALL_F = tag("<tool_call>f:", schema(INT_A), "</tool_call>")
+CALL_G = tag("<tool_call>g:", {"type": "any_text"}, "</tool_call>")
+F1 = '<tool_call>f:{"a": 1}</tool_call>'
+G1 = "<tool_call>g:hi there</tool_call>"
+
+TRIGGER_TEXTS = ["", "hi", F1, G1, "hi " + F1, F1 + " bye", F1 + G1, "a" + F1 + "b" + G1 + "c",
+                 "<tool_call>", "hi <tool_call>x", '<tool_call>f:{"a": "x"}</tool_call>',
+                 "<tool", "<tool<tool_call>f:" + '{"a": 2}</tool_call>', "<<tool_call>g:</tool_call>",
+                 "<tool_cal", "text with < and > and <tool_ca ll>", F1 + F1,
+                 "<tool_call>g:a</tool_call", "<tool_call>g:a</tool_cal</tool_call>"]
+
+
+def grammar_cases():
+    cases = []
+    for alo in (False, True):
+        for saf in (False, True):
+            cases.append((f"triggered_alo{int(alo)}_saf{int(saf)}",
+                          {"type": "triggered_tags", "triggers": ["<tool_call>"],
+                           "tags": [CALL_F, CALL_G], "at_least_one": alo, "stop_after_first": saf},
+                          TRIGGER_TEXTS))
+    cases.append(("triggered_excludes",
+                  {"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [CALL_F],
+                   "excludes": ["<|im_end|>", "STOP"]},
+                  ["hi", "hi STOP", "ST OP", "STO", F1 + "STOP", "x<|im_end|>", F1 + "<|im_end"]))
+    cases.append(("triggered_two_triggers",
+                  {"type": "triggered_tags", "triggers": ["<a>", "<bb>"],
+                   "tags": [tag("<a>", {"type": "const_string", "value": "1"}, "</a>"),
+                            tag("<bb>", {"type": "regex", "pattern": "[0-9]+"}, "</bb>")]},
+                  ["x<a>1</a>y<bb>42</bb>", "<a>2</a>", "<bb></bb>", "<b><a", "<<bb>7</bb>",
+                   "<bbb>", "a<b"]))
+    for alo in (False, True):
+        for saf in (False, True):
+            cases.append((f"separator_alo{int(alo)}_saf{int(saf)}",
+                          {"type": "tags_with_separator", "tags": [CALL_F, CALL_G],
+                           "separator": ",", "at_least_one": alo, "stop_after_first": saf},
+                          ["", F1, G1, F1 + "," + G1, F1 + G1, F1 + ",", "x" + F1, F1 + "," + F1 + "," + G1]))
+    cases.append(("any_text_in_tag",
+                  tag("<think>", {"type": "any_text"}, "</think>"),
+                  ["<think></think>", "<think>a</think>", "<think>a</think>b", "<think>a</thin",
+                   "<think>a </ think></think>", "<think>日本語😀</think>", "<think>"]))
+    cases.append(("any_text_excludes_multibyte",
+                  {"type": "any_text", "excludes": ["日本", "ab"]},
+                  ["", "日", "本日", "日本", "a b", "xab", "日x本", "aab", "😀"]))
+    cases.append(("sequence_text_then_json",
+                  {"type": "sequence", "elements": [
+                      tag("", {"type": "any_text"}, "</think>"),
+                      {"type": "const_string", "value": "\n"},
+                      schema({"type": "array", "items": {"type": "integer"}})]},
+                  ["</think>\n[1, 2]", "reasoning</think>\n[]", "a</think>\n[1,", "</think>[1]",
+                   "x</think>y</think>\n[3]"]))
+    cases.append(("or_optional_plus_star_repeat",
+                  {"type": "sequence", "elements": [
+                      {"type": "or", "elements": [{"type": "const_string", "value": "yes"},
+                                                  {"type": "const_string", "value": "no"}]},
+                      {"type": "optional", "content": {"type": "const_string", "value": "!"}},
+                      {"type": "plus", "content": {"type": "const_string", "value": "."}},
+                      {"type": "star", "content": {"type": "regex", "pattern": "[a-c]"}},
+                      {"type": "repeat", "min": 1, "max": 2,
+                       "content": {"type": "const_string", "value": "#"}}]},
+                  ["yes.#", "no!..abc##", "yes!#", "maybe.#", "yes.###", "no..cab#", "yes."]))
+    cases.append(("grammar_format",
+                  {"type": "tag", "begin": "<g>",
+                   "content": {"type": "grammar", "grammar": 'root ::= "x" root | "y"'},
+                   "end": "</g>"},
+                  ["<g>y</g>", "<g>xxy</g>", "<g>x</g>", "<g></g>"]))
+    cases.append(("end_list",
+                  {"type": "tag", "begin": "[", "content": {"type": "any_text"}, "end": ["]", ")"]},
+                  ["[a]", "[a)", "[a", "[a]]", "[]"]))
+    return cases
+
+
+def legacy_cases():
+    return [("legacy_structures",
+             {"type": "structural_tag",
+              "structures": [{"begin": "<function=f>", "schema": INT_A, "end": "</function>"},
+                             {"begin": "<function=g>", "schema": {"type": "string"},
+                              "end": "</function>"}],
+              "triggers": ["<function="]},
+             ["", "hi", '<function=f>{"a": 3}</function>', '<function=g>"s"</function> ok',
+              '<function=h>{}</function>', '<function=f>{"a": "x"}</function>',
+              'a<function=g>"x"</function>b<function=f>{"a":1}</function>'])]
+
+
+def xgr_answers(st, texts):
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
+    if "structures" in st:  # the legacy form, compiled as vLLM's xgrammar backend does
+        items = [xgr.StructuralTagItem(begin=s["begin"], schema=json.dumps(s["schema"]),
+                                       end=s["end"]) for s in st["structures"]]
+        g = xgr.Grammar.from_structural_tag(items, st["triggers"])
+    else:
+        g = xgr.Grammar.from_structural_tag(json.dumps(st))
+    return [{"text": t, "prefix": _is_grammar_accept_string(g, t, require_termination=False),
+             "complete": _is_grammar_accept_string(g, t)} for t in texts]
+
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"},
+                                                        "unit": {"enum": ["c", "f"]}},
+                       "required": ["city"]}, "strict": True}},
+    {"type": "function", "function": {
+        "name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"},
+                                                                      "b": {"type": "integer"}}}}},
+    {"type": "function", "function": {"name": "ping"}},
+]
+
+
+def hermes_requests():
+    loose = [dict(t, function={k: v for k, v in t["function"].items() if k != "strict"})
+             for t in TOOLS]
+    named = {"type": "function", "function": {"name": "add"}}
+    rf = {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}
+    reqs = []
+    for name, tools in (("strict", TOOLS), ("loose", loose)):
+        for choice in ("auto", "required", named, "none"):
+            for parallel in (None, False):
+                for level in (None, "function", "parameter"):
+                    cname = choice if isinstance(choice, str) else "named"
+                    req = {"tools": tools, "tool_choice": choice}
+                    if parallel is not None:
+                        req["parallel_tool_calls"] = parallel
+                    reqs.append((f"{name}_{cname}_par{parallel}_{level}", req, level))
+    reqs.append(("strict_auto_response_format", {"tools": TOOLS, "tool_choice": "auto",
+                                                 "response_format": rf}, None))
+    reqs.append(("loose_auto_response_format", {"tools": loose, "tool_choice": "auto",
+                                                "response_format": rf}, None))
+    reqs.append(("loose_auto_response_format_single",
+                 {"tools": loose, "tool_choice": "auto", "response_format": rf,
+                  "parallel_tool_calls": False}, None))
+    reqs.append(("strict_required_response_format",
+                 {"tools": TOOLS, "tool_choice": "required", "response_format": rf}, None))
+    return reqs
+
+
+def vllm_hermes_tags(vllm_src):
+    sys.path.insert(0, vllm_src)
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.abstract_parser import DelegatingParser
+    from vllm.tool_parsers.abstract_tool_parser import ToolParser
+    from vllm.tool_parsers.hermes_tool_parser import Hermes2ProToolParser
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+
+    class Hermes(ToolParser):  # the hermes parser's class attributes, without a tokenizer
+        structural_tag_model = Hermes2ProToolParser.structural_tag_model
+        default_tool_strict_level = Hermes2ProToolParser.default_tool_strict_level
+
+        def __init__(self):
+            pass
+
+    out = []
+    for name, body, level in hermes_requests():
+        req = ChatCompletionRequest.model_validate(
+            dict(body, model="m", messages=[{"role": "user", "content": "hi"}]))
+        fake = types.SimpleNamespace(
+            _tool_parser=Hermes(),
+            tool_strict_level=None if level is None else ToolStrictLevel.from_name(level))
+        req = DelegatingParser._apply_structural_tag(fake, req)
+        so = req.structured_outputs
+        st = json.loads(so.structural_tag) if so is not None and so.structural_tag else None
+        out.append({"name": name, "request": body, "tool_strict_level": level,
+                    "structural_tag": st})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vllm-src", default="/tmp/vllm033/src")
+    a = ap.parse_args()
+    grammars = []
+    for name, fmt, texts in grammar_cases():
+        st = {"type": "structural_tag", "format": fmt}
+        grammars.append({"name": name, "structural_tag": st, "texts": xgr_answers(st, texts)})
+    for name, st, texts in legacy_cases():
+        grammars.append({"name": name, "structural_tag": st, "texts": xgr_answers(st, texts)})
+    hermes = vllm_hermes_tags(a.vllm_src)
+    # The tags vLLM builds, with texts a strict call must pass or fail.
+    calls = ['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+             '<tool_call>{"name": "get_weather", "arguments": {"city": 3}}</tool_call>',
+             '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": "x"}}\n</tool_call>',
+             '<tool_call>{"name": "ping", "arguments": {}}</tool_call>',
+             '<tool_call>\n{"name": "nope", "arguments": {}}\n</tool_call>']
+    texts = ["", "Sure.", *calls, "Sure. " + calls[0], calls[0] + calls[2], calls[3] + " done",
+             '{"answer": 1}']
+    for h in hermes:
+        if h["structural_tag"] is not None:
+            h["texts"] = xgr_answers(h["structural_tag"], texts)
+    with open(OUT, "w") as f:
+        json.dump({"grammars": grammars, "hermes": hermes}, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {OUT}: {len(grammars)} grammars, {len(hermes)} hermes requests")
+
+
+if __name__ == "__main__":
+    main()
