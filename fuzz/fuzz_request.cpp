@@ -3,7 +3,8 @@
 // is the body. A parsed chat request
 // is also rendered through the real Qwen3 chat template (request content reaches the template
 // engine as values). Only ApiError and ChatTemplateError may come out: anything else would be a 500
-// or a crash in the server.
+// or a crash in the server. A chat request's structural tag (its own, or the strict-tools tag
+// built for it under hermes) is compiled on a byte vocabulary: GrammarError is the only way out.
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,8 @@
 #include "api/server/anthropic_api.h"
 #include "api/server/protocol.h"
 #include "api/server/responses_api.h"
+#include "api/server/strict_tools.h"
+#include "engine/structured_output/structured_output.h"
 #include "tokenizer/chat_template/chat_template.h"
 
 namespace {
@@ -25,6 +28,28 @@ const vllm::tok::ChatTemplate& qwen3_template() {
     return vllm::tok::ChatTemplate(cfg.at("chat_template").get<std::string>());
   }();
   return t;
+}
+
+vllm::engine::so::GrammarCompiler& byte_compiler() {
+  static vllm::engine::so::GrammarCompiler c = [] {
+    std::vector<std::string> t;
+    for (int b = 0; b < 256; ++b) t.push_back(std::string(1, static_cast<char>(b)));
+    t.push_back("<eos>");
+    return vllm::engine::so::GrammarCompiler(vllm::engine::so::VocabIndex::from_strings(t, {256}));
+  }();
+  return c;
+}
+
+void compile_tags(const vllm::api::ChatRequest& r) {
+  using vllm::engine::so::GrammarKind;
+  try {
+    if (r.constraint && r.constraint->kind == GrammarKind::kStructuralTag)
+      byte_compiler().compile(GrammarKind::kStructuralTag, r.constraint->text);
+    if (auto t = vllm::api::hermes_tool_structural_tag(r, r.constraint,
+                                                       vllm::api::ToolStrictLevel::kParameter))
+      byte_compiler().compile(GrammarKind::kStructuralTag, t->dump());
+  } catch (const vllm::engine::so::GrammarError&) {
+  }
 }
 
 }  // namespace
@@ -46,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         ChatRequest r = parse_chat_request(ep == 4   ? responses_to_chat(j, {}).chat
                                            : ep == 5 ? anthropic_to_chat(j).chat
                                                      : j);
+        compile_tags(r);
         ojson ctx = r.chat_template_kwargs;
         ctx["messages"] = r.messages;
         if (!r.tools.is_null()) ctx["tools"] = r.tools;

@@ -164,6 +164,19 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
         "--reasoning-parser olmo3 cannot be used with this model: its vocabulary lacks one of "
         "the tokens \"</\", \"\u0120</\", \"think\", \">\" that Olmo 3's </think> is written "
         "with");
+  // vLLM's --tool-strict-level floors the structural tags of parsers that have one; here only
+  // hermes builds them, so a level above auto is refused elsewhere rather than dropped.
+  if (!cfg_.tool_strict_level.empty() && cfg_.tool_strict_level != "auto") {
+    const auto k = tool_parser_by_name(cfg_.tool_call_parser);
+    if (!tool_strict_level_by_name(cfg_.tool_strict_level))
+      throw std::invalid_argument("--tool-strict-level: '" + cfg_.tool_strict_level +
+                                  "' is not one of auto, function, parameter");
+    if (!cfg_.enable_auto_tool_choice || !k || !structures_tool_calls(*k))
+      throw std::invalid_argument(
+          "--tool-strict-level " + cfg_.tool_strict_level +
+          " is honoured here only with --enable-auto-tool-choice --tool-call-parser hermes (or "
+          "qwen3_json)");
+  }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");
@@ -299,6 +312,8 @@ InputOptions OpenAIServer::input_options() const {
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
+  if (!cfg_.tool_strict_level.empty())
+    io.tool_strict_level = *tool_strict_level_by_name(cfg_.tool_strict_level);
   return io;
 }
 

@@ -42,6 +42,7 @@ struct ServerConfig {
   std::string reasoning_parser;  // "", or a name reasoning_parser_by_name knows, or openai_gptoss
   bool enable_auto_tool_choice = false;     // tool_choice "auto" parses tool calls ...
   std::string tool_call_parser;             // ... with this parser (tool_parsers.h)
+  std::string tool_strict_level;            // --tool-strict-level: "", auto, function, parameter
   size_t max_body_bytes = size_t{8} << 20;  // larger bodies get 413 (chunked too)
   int request_timeout_s = 30;               // a whole request must arrive within this
   int64_t max_waiting_requests = 1024;      // beyond this, 503

@@ -5,6 +5,7 @@
 
 #include "api/llm.h"
 #include "api/server/reasoning_parser.h"
+#include "api/server/strict_tools.h"
 #include "api/server/structured_outputs.h"
 #include "tokenizer/chat_template/chat_template.h"
 
@@ -147,9 +148,31 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   // Harmony's channels and recipients are special tokens: the splitter reads them in the text
   // and removes them (vLLM parses the token ids, whatever skip_special_tokens says).
   if (opts.harmony) r.sampling.skip_special_tokens = false;
+  // Strict tool calling: under hermes, the calls vLLM constrains are constrained in the model's
+  // own format and read by the parser, whatever the tool_choice (strict_tools.h). Parsers
+  // whose strict calls vLLM enforces in a format not built here refuse `strict` tools rather
+  // than drop them.
+  std::optional<OutputConstraint> tool_tag;
+  if (opts.auto_tool_parser && r.tool_choice != ToolChoice::kNone && !r.tools.is_null()) {
+    const ToolParserKind k = *opts.auto_tool_parser;
+    if (structures_tool_calls(k)) {
+      if (auto t = hermes_tool_structural_tag(r, r.constraint, opts.tool_strict_level))
+        tool_tag = OutputConstraint{engine::so::GrammarKind::kStructuralTag, t->dump(), "tools"};
+    } else if (vllm_structures_tool_calls(k)) {
+      for (size_t i = 0; i < r.tools.size(); ++i)
+        if (r.tools[i]["function"].value("strict", false))
+          throw bad_request("tools[" + std::to_string(i) +
+                                "].function.strict: strict tool calls are enforced here only "
+                                "under --tool-call-parser hermes / qwen3_json (vLLM enforces "
+                                "them in this parser's own call format, which is not built "
+                                "here); send the tool without strict",
+                            "tools");
+    }
+  }
   // Tools: "auto" needs a parser; "required" and a named function force the call through the
-  // grammar engine, in the formats vLLM uses for them.
-  if (r.tool_choice == ToolChoice::kAuto && !r.tools.is_null()) {
+  // grammar engine, in the formats vLLM uses for them (or through the strict-call tag above,
+  // read by the parser as "auto" is).
+  if ((r.tool_choice == ToolChoice::kAuto || tool_tag) && !r.tools.is_null()) {
     if (!opts.auto_tool_parser)
       throw bad_request(
           "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to "
@@ -180,7 +203,10 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   o.parallel_tool_calls = r.parallel_tool_calls;
   o.server_tool_parser = opts.auto_tool_parser.has_value();
   std::optional<OutputConstraint> c = r.constraint;
-  if (auto t = tool_call_constraint(r)) c = std::move(t);
+  if (tool_tag)
+    c = std::move(tool_tag);
+  else if (auto t = tool_call_constraint(r))
+    c = std::move(t);
   if (c) {
     // Granite's reasoning ends at a phrase, not a token: no grammar can wait for it (vLLM's
     // never engages then), so a thinking request's constraint is refused, not applied to the

@@ -9,6 +9,7 @@
 #include "api/server/protocol.h"
 #include "api/server/reasoning_parser.h"
 #include "api/server/serving.h"
+#include "api/server/strict_tools.h"
 #include "api/server/tool_parsers.h"
 
 namespace vllm::api {
@@ -29,6 +30,8 @@ struct InputOptions {
   std::string response_role = "assistant";
   // --exclude-tools-when-tool-choice-none: tool_choice "none" keeps the tools out of the prompt.
   bool exclude_tools_when_tool_choice_none = false;
+  // --tool-strict-level (strict_tools.h).
+  ToolStrictLevel tool_strict_level = ToolStrictLevel::kAuto;
 };
 
 struct PreparedInputs {

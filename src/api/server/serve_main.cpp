@@ -133,6 +133,12 @@ int serve_main(int argc, char** argv) {
                  "message content in templates: string (auto: the default here) or openai "
                  "(a list of {\"type\": \"text\", \"text\": ...} parts)")
       ->check(CLI::IsMember({"auto", "string", "openai"}));
+  app.add_option("--tool-strict-level", sc.tool_strict_level,
+                 "floor for strict tool calls (vLLM's): auto (a tool's own strict field, the "
+                 "default), function (every call's envelope constrained), parameter (also every "
+                 "tool's arguments, as if all were strict); honoured with --tool-call-parser "
+                 "hermes / qwen3_json")
+      ->check(CLI::IsMember({"auto", "function", "parameter"}));
   app.add_flag("--exclude-tools-when-tool-choice-none", sc.exclude_tools_when_tool_choice_none,
                "tool_choice \"none\" keeps the tools out of the prompt");
   app.add_option("--response-role", sc.response_role,

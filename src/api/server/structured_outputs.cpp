@@ -45,18 +45,27 @@ void read_response_format(const ojson& rf, std::vector<OutputConstraint>& out) {
   if (!rf.is_object()) wrong_type("response_format", "an object", rf);
   auto t = rf.find("type");
   if (t == rf.end() || !t->is_string())
-    throw bad_request("response_format.type must be one of 'text', 'json_object', 'json_schema'",
-                      "response_format");
+    throw bad_request(
+        "response_format.type must be one of 'text', 'json_object', 'json_schema', "
+        "'structural_tag'",
+        "response_format");
   const std::string type = t->get<std::string>();
   if (type == "text") return;
   if (type == "json_object") return add(out, GrammarKind::kJsonObject, "", "response_format");
-  if (type == "structural_tag")
-    unsupported("response_format",
-                "type 'structural_tag' is not supported by this server's grammar engine");
+  if (type == "structural_tag") {
+    // vLLM's StructuralTagResponseFormat {type, format} or the legacy {type, structures,
+    // triggers}; the grammar engine reads either and names what it cannot honour.
+    if (!rf.contains("format") && !(rf.contains("structures") && rf.contains("triggers")))
+      throw bad_request(
+          "Invalid response_format structural_tag specification: it needs a format (or the "
+          "legacy structures and triggers)",
+          "response_format");
+    return add(out, GrammarKind::kStructuralTag, rf.dump(), "response_format");
+  }
   if (type != "json_schema")
-    throw bad_request(
-        "response_format.type '" + type + "' is not one of 'text', 'json_object', 'json_schema'",
-        "response_format");
+    throw bad_request("response_format.type '" + type +
+                          "' is not one of 'text', 'json_object', 'json_schema', 'structural_tag'",
+                      "response_format");
   auto js = rf.find("json_schema");
   if (js == rf.end() || js->is_null())
     throw bad_request(
@@ -102,8 +111,12 @@ void read_structured_outputs(const ojson& so, std::vector<OutputConstraint>& out
       throw bad_request(f + ".json_object: false asks for no constraint; remove it", f);
     add(out, GrammarKind::kJsonObject, "", f);
   }
-  if (get("structural_tag"))
-    unsupported(f, "structural_tag is not supported by this server's grammar engine");
+  if (const ojson* v = get("structural_tag")) {
+    const std::string s = string_of(*v, f + ".structural_tag");
+    if (s.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw bad_request(f + ".structural_tag cannot be an empty string", f);
+    add(out, GrammarKind::kStructuralTag, s, f);
+  }
   if (get("whitespace_pattern"))
     unsupported(f,
                 "whitespace_pattern is not supported (JSON whitespace here: at most 32 "
@@ -118,7 +131,8 @@ void read_structured_outputs(const ojson& so, std::vector<OutputConstraint>& out
   if (out.size() == before)
     throw bad_request(
         "You must use one kind of structured outputs constraint but none are specified: "
-        "structured_outputs needs one of json, regex, choice, grammar, json_object",
+        "structured_outputs needs one of json, regex, choice, grammar, json_object, "
+        "structural_tag",
         f);
 }
 

@@ -1,0 +1,175 @@
+"""Structural tags and strict tool calls end to end, with the official openai client against
+`vllm serve` on SmolLM2:
+
+  * response_format {"type": "structural_tag"} (xgrammar's format and the legacy structures /
+    triggers) and structured_outputs.structural_tag shape the output, streamed or not;
+  * under --tool-call-parser hermes a strict tool's call is constrained where the model writes
+    one (tool_choice auto, vLLM 0.33's default VLLM_ENFORCE_STRICT_TOOL_CALLING): the tokens
+    of "<tool_call>" are pushed by logit_bias, so the model writes the call opener, and the
+    grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
+  * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
+    parser whose strict calls vLLM builds in a format not built here, --tool-strict-level
+    with such a parser."""
+import json
+import re
+
+import jsonschema
+import openai
+import pytest
+
+from conftest import MODEL_NAME, _model, hermes_tool_server
+from test_openai_api import post
+from test_serve_flags import run_serve
+
+ANSWER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
+                                           "sunny": {"type": "boolean"}},
+          "required": ["city", "sunny"], "additionalProperties": False}
+TAG = {"type": "structural_tag", "format": {"type": "sequence", "elements": [
+    {"type": "const_string", "value": "Answer: "},
+    {"type": "tag", "begin": "<json>", "content": {"type": "json_schema", "json_schema": ANSWER},
+     "end": "</json>"}]}}
+MSG = [{"role": "user", "content": "Is it sunny in Paris? Answer in JSON."}]
+
+
+def _check_answer(text):
+    m = re.fullmatch(r"Answer: <json>(.*)</json>", text, re.S)
+    assert m, text
+    jsonschema.validate(json.loads(m.group(1)), ANSWER)
+
+
+def test_response_format_structural_tag(client):
+    r = client.chat.completions.create(model=MODEL_NAME, messages=MSG, max_tokens=80,
+                                       temperature=0, response_format=TAG)
+    _check_answer(r.choices[0].message.content)
+    assert r.choices[0].finish_reason == "stop"
+    chunks = client.chat.completions.create(model=MODEL_NAME, messages=MSG, max_tokens=80,
+                                            temperature=0, response_format=TAG, stream=True)
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert streamed == r.choices[0].message.content
+
+
+def test_structured_outputs_structural_tag_and_legacy(client):
+    r = client.completions.create(model=MODEL_NAME, prompt="The weather in Paris:",
+                                  max_tokens=80, temperature=0,
+                                  extra_body={"structured_outputs": {
+                                      "structural_tag": json.dumps(TAG)}})
+    _check_answer(r.choices[0].text)
+    # The legacy form: free text, and any "<json" must open one of the structures.
+    legacy = {"type": "structural_tag", "triggers": ["<json"],
+              "structures": [{"begin": "<json>", "schema": ANSWER, "end": "</json>"}]}
+    bias = {str(t): 30 for t in _ids(client, "<json>")[:2]}
+    r = client.chat.completions.create(model=MODEL_NAME, messages=MSG, max_tokens=60,
+                                       temperature=0, response_format=legacy, logit_bias=bias)
+    text = r.choices[0].message.content
+    bodies = re.findall(r"<json>(.*?)</json>", text, re.S)
+    assert bodies, text
+    for body in bodies:
+        jsonschema.validate(json.loads(body), ANSWER)
+    if r.choices[0].finish_reason == "stop":  # every "<json" opened a whole structure
+        assert "<json" not in re.sub(r"<json>.*?</json>", "", text, flags=re.S), text
+
+
+def test_unsupported_structural_tags_are_named(server):
+    base = {"model": MODEL_NAME, "messages": MSG, "max_tokens": 5}
+    code, body = post(server, "/v1/chat/completions", dict(base, response_format={
+        "type": "structural_tag", "format": {"type": "token", "token": 5}}))
+    assert code == 400 and body["error"]["param"] == "response_format", body
+    assert 'format type \\"token\\" is not supported' in json.dumps(body), body
+    code, body = post(server, "/v1/chat/completions", dict(base, response_format={
+        "type": "structural_tag"}))
+    assert code == 400 and "structural_tag" in body["error"]["message"], body
+    code, body = post(server, "/v1/chat/completions", dict(base, structured_outputs={
+        "structural_tag": "{not json"}))
+    assert code == 400 and body["error"]["param"] == "structured_outputs", body
+    assert server.proc.poll() is None
+
+
+def _ids(client, text):
+    import urllib.request
+    url = str(client.base_url).rstrip("/").removesuffix("/v1") + "/tokenize"
+    req = urllib.request.Request(url, data=json.dumps({"model": MODEL_NAME, "prompt": text,
+                                                       "add_special_tokens": False}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["tokens"]
+
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather in a city",
+    "parameters": {"type": "object",
+                   "properties": {"city": {"type": "string", "maxLength": 10},
+                                  "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   "required": ["city", "unit"], "additionalProperties": False}}}
+
+
+@pytest.fixture(scope="module")
+def hermes(tmp_path_factory):
+    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def hclient(hermes):
+    return openai.OpenAI(base_url=hermes.url + "/v1", api_key="unused", max_retries=0,
+                         timeout=120)
+
+
+def test_strict_tool_call_is_constrained_under_auto(hclient):
+    strict = dict(WEATHER, function=dict(WEATHER["function"], strict=True))
+    # Push the tokens of the call opener: the model writes "<tool_call>", and from there the
+    # grammar must make it a valid call of get_weather, then stop (one call allowed).
+    bias = {str(t): 40 for t in _ids(hclient, "<tool_call>")}
+    r = hclient.chat.completions.create(
+        model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}],
+        tools=[strict], tool_choice="auto", parallel_tool_calls=False, max_tokens=80,
+        temperature=0, logit_bias=bias)
+    msg = r.choices[0].message
+    assert msg.tool_calls and len(msg.tool_calls) == 1, msg
+    assert msg.tool_calls[0].function.name == "get_weather"
+    jsonschema.validate(json.loads(msg.tool_calls[0].function.arguments),
+                        WEATHER["function"]["parameters"])
+    assert r.choices[0].finish_reason == "tool_calls"
+    # The control: the same request without strict is not constrained, and the pushed
+    # tokens do not make a valid call.
+    r = hclient.chat.completions.create(
+        model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}],
+        tools=[WEATHER], tool_choice="auto", parallel_tool_calls=False, max_tokens=80,
+        temperature=0, logit_bias=bias)
+    assert not r.choices[0].message.tool_calls, r.choices[0].message
+
+
+def test_required_calls_use_hermes_format_streamed(hclient):
+    kw = dict(model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}],
+              tools=[WEATHER], tool_choice="required", max_tokens=120, temperature=0)
+    r = hclient.chat.completions.create(**kw)
+    calls = r.choices[0].message.tool_calls
+    assert calls and all(c.function.name == "get_weather" for c in calls)
+    for c in calls:
+        jsonschema.validate(json.loads(c.function.arguments), WEATHER["function"]["parameters"])
+    args = {}
+    for ch in hclient.chat.completions.create(stream=True, **kw):
+        for tc in (ch.choices[0].delta.tool_calls or []) if ch.choices else []:
+            args[tc.index] = args.get(tc.index, "") + (tc.function.arguments or "")
+    assert [json.loads(args[i]) for i in sorted(args)] == \
+        [json.loads(c.function.arguments) for c in calls]
+
+
+def test_strict_tools_refused_where_not_built(tmp_path):
+    s = hermes_tool_server(tmp_path, parser="llama3_json")
+    try:
+        code, body = post(s, "/v1/chat/completions", {
+            "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
+            "tools": [dict(WEATHER, function=dict(WEATHER["function"], strict=True))]})
+        assert code == 400 and body["error"]["param"] == "tools", body
+        assert "tools[0].function.strict" in body["error"]["message"], body
+        code, _ = post(s, "/v1/chat/completions", {
+            "model": MODEL_NAME, "messages": MSG, "max_tokens": 5, "tools": [WEATHER]})
+        assert code == 200
+    finally:
+        s.stop()
+    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "mistral",
+                          "--tool-strict-level", "parameter")
+    assert code != 0 and "--tool-strict-level parameter is honoured here only" in out, out
+    code, out = run_serve(_model(), "--tool-strict-level", "strict")
+    assert code != 0 and "--tool-strict-level" in out, out
