@@ -45,9 +45,11 @@ void compile_tags(const vllm::api::ChatRequest& r) {
   try {
     if (r.constraint && r.constraint->kind == GrammarKind::kStructuralTag)
       byte_compiler().compile(GrammarKind::kStructuralTag, r.constraint->text);
-    if (auto t = vllm::api::hermes_tool_structural_tag(r, r.constraint,
-                                                       vllm::api::ToolStrictLevel::kParameter))
-      byte_compiler().compile(GrammarKind::kStructuralTag, t->dump());
+    for (auto k : {vllm::api::ToolParserKind::kHermes, vllm::api::ToolParserKind::kLlama3Json,
+                   vllm::api::ToolParserKind::kDeepseekV3})
+      if (auto t = vllm::api::tool_structural_tag(k, r, r.constraint,
+                                                  vllm::api::ToolStrictLevel::kParameter))
+        byte_compiler().compile(GrammarKind::kStructuralTag, t->dump());
   } catch (const vllm::engine::so::GrammarError&) {
   }
 }

@@ -409,6 +409,36 @@ INTERNLM_RAISES = [
     ("no_brace", AS + "now()" + AE),
 ]
 
+# Llama 3.x JSON calls (--tool-call-parser llama3_json): vLLM 0.33's whole response reads every
+# JSON object from each "{" (ignoring the text around them), its stream only an output that
+# starts with "{" or <|python_tag|>.
+LLAMA3_TAGS = {"<|python_tag|>": 128010, "<|eot_id|>": 128009, "<|start_header_id|>": 128006,
+               "<|end_header_id|>": 128007}
+LLAMA3_TEXTS = [
+    ("simple", '{"name": "get_weather", "parameters": {"city": "Paris"}}'),
+    ("python_tag", '<|python_tag|>{"name": "now", "parameters": {}}'),
+    ("two_calls", '{"name": "get_weather", "parameters": {"city": "B", "days": 3}}; '
+     '{"name": "now", "arguments": {}}'),
+    ("arguments_key", '{"name": "now", "arguments": {"tz": "UTC"}}'),
+    ("text_before", 'Sure. {"name": "now", "parameters": {}}'),
+    ("text_after", '{"name": "now", "parameters": {}} done.'),
+    ("text_after_brace", '{"name": "now", "parameters": {}} see {x}'),
+    ("newline_separated", '{"name": "now", "parameters": {}}\n{"name": "get_weather", '
+     '"parameters": {"city": "C"}}'),
+    ("not_a_call", '{"a": 1}'),
+    ("no_brace", "Plain answer."),
+    ("empty", ""),
+    ("bad_json", '{"name": "now", "parameters": {oops}}'),
+    ("nested", '{"name": "write_file", "parameters": {"a": {"b": [1, {"c": 2}]}}}'),
+    ("name_not_string", '{"name": 3, "parameters": {}}'),
+    ("cut", '{"name": "now", "parameters": {'),
+    ("unicode", '{"name": "get_weather", "parameters": {"city": "S\u00e3o \u65e5"}}'),
+    ("spaces_inside", '{ "name" : "now" , "parameters" : { } }'),
+    ("floats", '{"name": "get_weather", "parameters": {"t": 1.50, "n": -0, "e": 1e5}}'),
+    ("calls_then_text", '{"name": "now", "parameters": {}}; {"name": "now", "parameters": {}}'
+     " and that is all"),
+]
+
 SEED_TAGS = {"<seed:think>": 7, "</seed:think>": 8, "<seed:tool_call>": 9,
              "</seed:tool_call>": 10, "<seed:bos>": 0, "<seed:eos>": 2}
 
@@ -434,20 +464,23 @@ def main():
                     help="an extracted vllm-0.33.0 wheel (the folder holding vllm/)")
     ap.add_argument("--parser", default="qwen3_coder",
                     choices=["qwen3_coder", "hermes", "pythonic", "deepseek_v3",
-                             "deepseek_v31", "seed_oss", "olmo3", "phi4_mini_json", "granite", "internlm"])
+                             "deepseek_v31", "seed_oss", "olmo3", "phi4_mini_json", "granite", "internlm",
+                             "llama3_json"])
     ap.add_argument("--out", help="default: tests/golden/tool_parsers/PARSER.json")
     args = ap.parse_args()
     out = args.out or os.path.join(ROOT, f"tests/golden/tool_parsers/{args.parser}.json")
     texts = {"qwen3_coder": TEXTS, "hermes": HERMES_TEXTS, "pythonic": PYTHONIC_TEXTS,
              "deepseek_v3": DEEPSEEK_V3_TEXTS, "deepseek_v31": DEEPSEEK_V31_TEXTS,
              "seed_oss": TEXTS, "olmo3": OLMO3_TEXTS, "phi4_mini_json": PHI4_TEXTS,
-             "granite": GRANITE_TEXTS, "internlm": INTERNLM_TEXTS + INTERNLM_RAISES}[args.parser]
+             "granite": GRANITE_TEXTS, "internlm": INTERNLM_TEXTS + INTERNLM_RAISES,
+             "llama3_json": LLAMA3_TEXTS}[args.parser]
     configs = CONFIGS[:1] if args.parser in ("pythonic", "deepseek_v3", "deepseek_v31", "olmo3",
                                              "phi4_mini_json", "granite",
-                                             "internlm") else CONFIGS
-    if args.parser in ("granite", "internlm"):
+                                             "internlm", "llama3_json") else CONFIGS
+    if args.parser in ("granite", "internlm", "llama3_json"):
         rp.TAGS.clear()
-        rp.TAGS.update(GRANITE_TAGS if args.parser == "granite" else INTERNLM_TAGS)
+        rp.TAGS.update({"granite": GRANITE_TAGS, "internlm": INTERNLM_TAGS,
+                        "llama3_json": LLAMA3_TAGS}[args.parser])
     if args.parser.startswith("deepseek"):
         rp.TAGS.update(DS_TAGS)
     if args.parser == "seed_oss":

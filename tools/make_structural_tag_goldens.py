@@ -174,17 +174,26 @@ def hermes_requests():
     return reqs
 
 
-def vllm_hermes_tags(vllm_src):
+# --tool-call-parser -> the vLLM class whose structural_tag_model the tags come from.
+PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
+           "llama3_json": ("llama_tool_parser", "Llama3JsonToolParser"),
+           "deepseek_v3": ("deepseekv3_tool_parser", "DeepSeekV3ToolParser"),
+           "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser")}
+
+
+def vllm_tool_tags(vllm_src, parser="hermes"):
     sys.path.insert(0, vllm_src)
+    import importlib
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.abstract_parser import DelegatingParser
     from vllm.tool_parsers.abstract_tool_parser import ToolParser
-    from vllm.tool_parsers.hermes_tool_parser import Hermes2ProToolParser
     from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+    mod, cls = PARSERS[parser]
+    real = getattr(importlib.import_module("vllm.tool_parsers." + mod), cls)
 
-    class Hermes(ToolParser):  # the hermes parser's class attributes, without a tokenizer
-        structural_tag_model = Hermes2ProToolParser.structural_tag_model
-        default_tool_strict_level = Hermes2ProToolParser.default_tool_strict_level
+    class Parser(ToolParser):  # the parser's class attributes, without a tokenizer
+        structural_tag_model = real.structural_tag_model
+        default_tool_strict_level = real.default_tool_strict_level
 
         def __init__(self):
             pass
@@ -194,7 +203,7 @@ def vllm_hermes_tags(vllm_src):
         req = ChatCompletionRequest.model_validate(
             dict(body, model="m", messages=[{"role": "user", "content": "hi"}]))
         fake = types.SimpleNamespace(
-            _tool_parser=Hermes(),
+            _tool_parser=Parser(),
             tool_strict_level=None if level is None else ToolStrictLevel.from_name(level))
         req = DelegatingParser._apply_structural_tag(fake, req)
         so = req.structured_outputs
@@ -214,7 +223,7 @@ def main():
         grammars.append({"name": name, "structural_tag": st, "texts": xgr_answers(st, texts)})
     for name, st, texts in legacy_cases():
         grammars.append({"name": name, "structural_tag": st, "texts": xgr_answers(st, texts)})
-    hermes = vllm_hermes_tags(a.vllm_src)
+    hermes = vllm_tool_tags(a.vllm_src)
     # The tags vLLM builds, with texts a strict call must pass or fail.
     calls = ['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
              '<tool_call>{"name": "get_weather", "arguments": {"city": 3}}</tool_call>',
@@ -226,8 +235,35 @@ def main():
     for h in hermes:
         if h["structural_tag"] is not None:
             h["texts"] = xgr_answers(h["structural_tag"], texts)
+    # The same requests under the other parsers whose tags are built here (xgrammar's builtin
+    # llama, deepseek_r1 and deepseek_v3_1 formats), with calls written in each format.
+    others = {}
+    ds_calls = lambda begin, mid, end: [  # noqa: E731
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + begin + "get_weather" + mid +
+        '{"city": "Paris"}' + end + "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + begin + "get_weather" + mid +
+        '{"city": 3}' + end + "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + begin + "add" + mid + '{"a": 1}' + end +
+        "<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>" + begin + "ping" + mid + "{}" + end +
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"]
+    other_texts = {
+        "llama3_json": ['{"name": "get_weather", "parameters": {"city": "Paris"}}',
+                        '{"name": "get_weather", "parameters": {"city": 3}}',
+                        '{"name": "add", "parameters": {"a": 1}}; {"name": "ping", "parameters": {}}',
+                        'Sure. {"name": "add", "parameters": {"a": 1, "b": "x"}}'],
+        "deepseek_v3": ds_calls("function<｜tool▁sep｜>", "\n```json\n", "\n```"),
+        "deepseek_v31": ds_calls("", "<｜tool▁sep｜>", ""),
+    }
+    for parser, ptexts in other_texts.items():
+        tags = vllm_tool_tags(a.vllm_src, parser)
+        for t in tags:
+            if t["structural_tag"] is not None:
+                t["texts"] = xgr_answers(t["structural_tag"], ["", "Sure.", *ptexts,
+                                                               "Hi <think>"])
+        others[parser] = tags
     with open(OUT, "w") as f:
-        json.dump({"grammars": grammars, "hermes": hermes}, f, indent=1, ensure_ascii=False)
+        json.dump({"grammars": grammars, "hermes": hermes, "builtin": others}, f, indent=1,
+                  ensure_ascii=False)
         f.write("\n")
     print(f"wrote {OUT}: {len(grammars)} grammars, {len(hermes)} hermes requests")
 

@@ -26,14 +26,15 @@ const nlohmann::json& goldens() {
   return g;
 }
 
-TEST(StrictTools, HermesTagsAreVllms) {
+void check_parser(const char* parser, const nlohmann::json& cases) {
+  const ToolParserKind kind = *tool_parser_by_name(parser);
   int tags = 0, none = 0;
-  for (const auto& c : goldens()["hermes"]) {
-    const std::string name = c["name"].get<std::string>();
+  for (const auto& c : cases) {
+    const std::string name = std::string(parser) + " " + c["name"].get<std::string>();
     ojson body = ojson::parse(c["request"].dump());
     body["model"] = "m";
     body["messages"] = ojson::parse(R"([{"role": "user", "content": "hi"}])");
-    if (name == "strict_required_response_format") {
+    if (c["name"] == "strict_required_response_format") {
       // vLLM drops the response_format there (a log line); here it is refused by name.
       EXPECT_THROW(parse_chat_request(body), ApiError);
       continue;
@@ -42,7 +43,7 @@ TEST(StrictTools, HermesTagsAreVllms) {
     const ToolStrictLevel level = c["tool_strict_level"].is_null()
                                       ? ToolStrictLevel::kAuto
                                       : *tool_strict_level_by_name(c["tool_strict_level"]);
-    const auto got = hermes_tool_structural_tag(r, r.constraint, level);
+    const auto got = tool_structural_tag(kind, r, r.constraint, level);
     if (c["structural_tag"].is_null()) {
       EXPECT_FALSE(got.has_value()) << name << ": " << got->dump();
       ++none;
@@ -55,22 +56,34 @@ TEST(StrictTools, HermesTagsAreVllms) {
     if ((name.find("_required_par") != std::string::npos ||
          name.find("_named_par") != std::string::npos) &&
         name.substr(name.rfind('_')) != "_parameter") {
-      const std::string as = name.substr(0, name.rfind('_')) + "_parameter";
-      for (const auto& o : goldens()["hermes"])
+      const std::string as =
+          c["name"].get<std::string>().substr(0, c["name"].get<std::string>().rfind('_')) +
+          "_parameter";
+      for (const auto& o : cases)
         if (o["name"] == as) want = &o["structural_tag"];
       ASSERT_NE(want, &c["structural_tag"]) << name;
     }
     EXPECT_EQ(nlohmann::json::parse(got->dump()), *want) << name;
     ++tags;
   }
-  EXPECT_GT(tags, 30);
-  EXPECT_GT(none, 10);
+  EXPECT_GT(tags, 30) << parser;
+  EXPECT_GT(none, 10) << parser;
+}
+
+TEST(StrictTools, HermesTagsAreVllms) { check_parser("hermes", goldens()["hermes"]); }
+
+TEST(StrictTools, BuiltinTagsAreVllms) {
+  for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31"})
+    check_parser(p, goldens()["builtin"][p]);
+  // llama4_json is vLLM's alias of llama3_json.
+  check_parser("llama4_json", goldens()["builtin"]["llama3_json"]);
 }
 
 TEST(StrictTools, LevelsAndParsers) {
   EXPECT_EQ(tool_strict_level_by_name("parameter"), ToolStrictLevel::kParameter);
   EXPECT_FALSE(tool_strict_level_by_name("strict").has_value());
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("qwen3_json")));
+  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("qwen3_coder")));
   EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("qwen3_coder")));
   EXPECT_FALSE(vllm_structures_tool_calls(*tool_parser_by_name("mistral")));
 }

@@ -7,9 +7,10 @@
     one (tool_choice auto, vLLM 0.33's default VLLM_ENFORCE_STRICT_TOOL_CALLING): the tokens
     of "<tool_call>" are pushed by logit_bias, so the model writes the call opener, and the
     grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
+  * under llama3_json the same in Llama 3's {"name": ..., "parameters": ...} calls;
   * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
-    parser whose strict calls vLLM builds in a format not built here, --tool-strict-level
-    with such a parser."""
+    parser whose strict calls vLLM builds in a format not built here (qwen3_coder),
+    --tool-strict-level with such a parser."""
 import json
 import re
 
@@ -155,8 +156,39 @@ def test_required_calls_use_hermes_format_streamed(hclient):
         [json.loads(c.function.arguments) for c in calls]
 
 
-def test_strict_tools_refused_where_not_built(tmp_path):
+def test_llama3_json_required_and_named_calls(tmp_path):
+    """--tool-call-parser llama3_json: xgrammar's builtin "llama" tag, {"name": ..., "parameters":
+    ...} calls read by the llama3_json parser."""
     s = hermes_tool_server(tmp_path, parser="llama3_json")
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        msgs = [{"role": "user", "content": "Weather in Paris?"}]
+        # One call, then the end (with more allowed the tiny model writes code after it, whose
+        # braces make vLLM's whole-response reader give up on the calls, as here).
+        r = c.chat.completions.create(model=MODEL_NAME, messages=msgs, tools=[WEATHER],
+                                      tool_choice="required", parallel_tool_calls=False,
+                                      max_tokens=120, temperature=0)
+        calls = r.choices[0].message.tool_calls
+        assert calls and calls[0].function.name == "get_weather", r.choices[0].message
+        for call in calls:
+            jsonschema.validate(json.loads(call.function.arguments),
+                                WEATHER["function"]["parameters"])
+        # Named: the one call, streamed.
+        args = ""
+        for ch in c.chat.completions.create(
+                model=MODEL_NAME, messages=msgs, tools=[WEATHER], max_tokens=120, temperature=0,
+                tool_choice={"type": "function", "function": {"name": "get_weather"}},
+                stream=True):
+            for tc in (ch.choices[0].delta.tool_calls or []) if ch.choices else []:
+                assert tc.index == 0
+                args += tc.function.arguments or ""
+        jsonschema.validate(json.loads(args), WEATHER["function"]["parameters"])
+    finally:
+        s.stop()
+
+
+def test_strict_tools_refused_where_not_built(tmp_path):
+    s = hermes_tool_server(tmp_path, parser="qwen3_coder")
     try:
         code, body = post(s, "/v1/chat/completions", {
             "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
@@ -168,8 +200,8 @@ def test_strict_tools_refused_where_not_built(tmp_path):
         assert code == 200
     finally:
         s.stop()
-    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "mistral",
+    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "qwen3_coder",
                           "--tool-strict-level", "parameter")
-    assert code != 0 and "--tool-strict-level parameter is honoured here only" in out, out
+    assert code != 0 and "--tool-strict-level parameter cannot be honoured" in out, out
     code, out = run_serve(_model(), "--tool-strict-level", "strict")
     assert code != 0 and "--tool-strict-level" in out, out

@@ -60,13 +60,17 @@ TEST(StructuralTag, AnswersAsXgrammar) {
         << name;
     check_texts(g, c["texts"], name, checked);
   }
-  for (const auto& c : goldens()["hermes"]) {
-    if (c["structural_tag"].is_null()) continue;
-    const std::string name = "hermes " + c["name"].get<std::string>();
-    auto g = byte_compiler().compile(GrammarKind::kStructuralTag, c["structural_tag"].dump());
-    check_texts(g, c["texts"], name, checked);
-  }
-  EXPECT_GT(checked, 400);
+  auto tool_tags = [&](const char* parser, const nlohmann::json& cases) {
+    for (const auto& c : cases) {
+      if (c["structural_tag"].is_null()) continue;
+      const std::string name = std::string(parser) + " " + c["name"].get<std::string>();
+      auto g = byte_compiler().compile(GrammarKind::kStructuralTag, c["structural_tag"].dump());
+      check_texts(g, c["texts"], name, checked);
+    }
+  };
+  tool_tags("hermes", goldens()["hermes"]);
+  for (const auto& [parser, cases] : goldens()["builtin"].items()) tool_tags(parser.c_str(), cases);
+  EXPECT_GT(checked, 1200);
 }
 
 TEST(StructuralTag, HermesCallsOnTheQwen3Vocabulary) {

@@ -164,18 +164,22 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
         "--reasoning-parser olmo3 cannot be used with this model: its vocabulary lacks one of "
         "the tokens \"</\", \"\u0120</\", \"think\", \">\" that Olmo 3's </think> is written "
         "with");
-  // vLLM's --tool-strict-level floors the structural tags of parsers that have one; here only
-  // hermes builds them, so a level above auto is refused elsewhere rather than dropped.
+  // vLLM's --tool-strict-level floors the structural tags of parsers that have one; a parser
+  // whose tag is not built here refuses a level above auto rather than dropping it.
   if (!cfg_.tool_strict_level.empty() && cfg_.tool_strict_level != "auto") {
     const auto k = tool_parser_by_name(cfg_.tool_call_parser);
     if (!tool_strict_level_by_name(cfg_.tool_strict_level))
       throw std::invalid_argument("--tool-strict-level: '" + cfg_.tool_strict_level +
                                   "' is not one of auto, function, parameter");
-    if (!cfg_.enable_auto_tool_choice || !k || !structures_tool_calls(*k))
+    // As vLLM, the level floors the tags of parsers that have one and means nothing elsewhere.
+    if (k && vllm_structures_tool_calls(*k) && !structures_tool_calls(*k))
       throw std::invalid_argument(
           "--tool-strict-level " + cfg_.tool_strict_level +
-          " is honoured here only with --enable-auto-tool-choice --tool-call-parser hermes (or "
-          "qwen3_json)");
+          " cannot be honoured with "
+          "--tool-call-parser " +
+          cfg_.tool_call_parser +
+          ": vLLM constrains its calls in its own format, which is built here only for hermes / "
+          "qwen3_json, llama3_json / llama4_json, deepseek_v3 and deepseek_v31");
   }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +

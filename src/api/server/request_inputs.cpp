@@ -156,16 +156,16 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   if (opts.auto_tool_parser && r.tool_choice != ToolChoice::kNone && !r.tools.is_null()) {
     const ToolParserKind k = *opts.auto_tool_parser;
     if (structures_tool_calls(k)) {
-      if (auto t = hermes_tool_structural_tag(r, r.constraint, opts.tool_strict_level))
+      if (auto t = tool_structural_tag(k, r, r.constraint, opts.tool_strict_level))
         tool_tag = OutputConstraint{engine::so::GrammarKind::kStructuralTag, t->dump(), "tools"};
     } else if (vllm_structures_tool_calls(k)) {
       for (size_t i = 0; i < r.tools.size(); ++i)
         if (r.tools[i]["function"].value("strict", false))
           throw bad_request("tools[" + std::to_string(i) +
-                                "].function.strict: strict tool calls are enforced here only "
-                                "under --tool-call-parser hermes / qwen3_json (vLLM enforces "
-                                "them in this parser's own call format, which is not built "
-                                "here); send the tool without strict",
+                                "].function.strict: vLLM enforces strict tool calls in this "
+                                "parser's own call format, which is built here only for "
+                                "hermes / qwen3_json, llama3_json / llama4_json, deepseek_v3 "
+                                "and deepseek_v31; send the tool without strict",
                             "tools");
     }
   }

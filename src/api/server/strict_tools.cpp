@@ -31,7 +31,10 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
   }
 }
 
-bool structures_tool_calls(ToolParserKind k) { return k == ToolParserKind::kHermes; }
+bool structures_tool_calls(ToolParserKind k) {
+  return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
+         k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31;
+}
 
 namespace {
 
@@ -83,10 +86,104 @@ bool tool_strict(const ojson& t) {
 
 }  // namespace
 
-std::optional<ojson> hermes_tool_structural_tag(const ChatRequest& r,
-                                                const std::optional<OutputConstraint>& structured,
-                                                ToolStrictLevel level) {
-  if (r.tools.is_null() || r.tools.empty() || r.tool_choice == ToolChoice::kNone)
+namespace {
+
+ojson tag(std::string begin, ojson content, std::string end) {
+  return {{"type", "tag"},
+          {"begin", std::move(begin)},
+          {"content", std::move(content)},
+          {"end", std::move(end)}};
+}
+ojson triggered(ojson triggers, ojson tags, bool at_least_one, ojson excludes) {
+  return {{"type", "triggered_tags"},  {"triggers", std::move(triggers)},
+          {"tags", std::move(tags)},   {"at_least_one", at_least_one},
+          {"stop_after_first", false}, {"excludes", std::move(excludes)}};
+}
+ojson separated(ojson tags, std::string separator, bool stop_after_first) {
+  return {{"type", "tags_with_separator"},
+          {"tags", std::move(tags)},
+          {"separator", std::move(separator)},
+          {"at_least_one", true},
+          {"stop_after_first", stop_after_first}};
+}
+
+// vLLM's limit_to_single_tool_call: every call list stops after its first call.
+void single_call(ojson& f) {
+  if (f.is_object()) {
+    const auto t = f.find("type");
+    if (t != f.end() && (*t == "triggered_tags" || *t == "tags_with_separator"))
+      f["stop_after_first"] = true;
+    for (auto& [k, v] : f.items()) single_call(v);
+  } else if (f.is_array()) {
+    for (auto& v : f) single_call(v);
+  }
+}
+
+// One tool the model may call, its arguments' schema resolved.
+struct Callable {
+  std::string name;
+  ojson args;
+};
+
+// vLLM's hermes tag (its own registry): two spellings of each call.
+ojson hermes_format(const std::vector<Callable>& tools, char choice) {
+  ojson tags = ojson::array();
+  for (const auto& t : tools)
+    for (const auto& [begin, end] :
+         {std::pair<std::string, std::string>{"<tool_call>\n", "}\n</tool_call>"},
+          {"<tool_call>", "}</tool_call>"}})
+      tags.push_back(tag(begin + "{\"name\": \"" + t.name + "\", \"arguments\": ",
+                         json_schema_format(t.args), end));
+  if (choice == 'a')
+    return triggered(ojson::array({"<tool_call>"}), std::move(tags), false, ojson::array());
+  return separated(std::move(tags), "", choice == 'f');
+}
+
+const ojson& think_excludes() {
+  static const ojson e = ojson::array({"<think>", "</think>"});
+  return e;
+}
+
+// xgrammar's builtin "llama" (Llama 3.x JSON calls).
+ojson llama_format(const std::vector<Callable>& tools, char choice) {
+  auto call = [](const Callable& t) {
+    return tag("{\"name\": \"" + t.name + "\", \"parameters\": ", json_schema_format(t.args), "}");
+  };
+  if (choice == 'f') return call(tools.front());
+  ojson tags = ojson::array();
+  for (const auto& t : tools) tags.push_back(call(t));
+  return triggered(ojson::array({"{\"name\": "}), std::move(tags), choice == 'r', think_excludes());
+}
+
+// xgrammar's builtins "deepseek_r1" (V3 / R1: a fenced JSON block after the name) and
+// "deepseek_v3_1" (V3.1: the JSON right after the separator).
+ojson deepseek_format(const std::vector<Callable>& tools, char choice, bool v31) {
+  const std::string calls_begin = "<｜tool▁calls▁begin｜>", calls_end = "<｜tool▁calls▁end｜>",
+                    call_begin = "<｜tool▁call▁begin｜>", call_end = "<｜tool▁call▁end｜>",
+                    sep = "<｜tool▁sep｜>";
+  auto head = [&](const std::string& name) {
+    return v31 ? name + sep : "function" + sep + name + "\n```json\n";
+  };
+  const std::string tail = v31 ? "" : "\n```";
+  if (choice == 'f')
+    return tag(calls_begin + call_begin + head(tools.front().name),
+               json_schema_format(tools.front().args), tail + call_end + calls_end);
+  ojson inner = ojson::array();
+  for (const auto& t : tools)
+    inner.push_back(tag(call_begin + head(t.name), json_schema_format(t.args), tail + call_end));
+  ojson block = tag(calls_begin, separated(std::move(inner), v31 ? "" : "\n", false), calls_end);
+  if (choice == 'r') return block;
+  return triggered(ojson::array({calls_begin}), ojson::array({std::move(block)}), false,
+                   think_excludes());
+}
+
+}  // namespace
+
+std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
+                                         const std::optional<OutputConstraint>& structured,
+                                         ToolStrictLevel level) {
+  if (!structures_tool_calls(kind) || r.tools.is_null() || r.tools.empty() ||
+      r.tool_choice == ToolChoice::kNone)
     return std::nullopt;
   const bool is_auto = r.tool_choice == ToolChoice::kAuto;
   const bool single = !r.parallel_tool_calls;
@@ -97,39 +194,28 @@ std::optional<ojson> hermes_tool_structural_tag(const ChatRequest& r,
   bool any_strict = false;
   for (const auto& t : r.tools) any_strict = any_strict || tool_strict(t);
   if (is_auto && level == ToolStrictLevel::kAuto && !any_strict) return std::nullopt;
-  // With a structured output beside auto, the tools' branch must call (the other branch is the
-  // output's format).
-  const bool calls_required = !is_auto || structured;
-  ojson tags = ojson::array();
+  // The simplified choice: auto, required (also auto beside a structured output, whose other
+  // branch is the output's format), forced (named).
+  const char choice = r.tool_choice == ToolChoice::kNamed ? 'f'
+                      : is_auto && !structured            ? 'a'
+                                                          : 'r';
+  std::vector<Callable> tools;
   for (const auto& t : r.tools) {
     const ojson& fn = t["function"];
-    if (r.tool_choice == ToolChoice::kNamed && fn["name"] != r.tool_choice_name) continue;
+    if (choice == 'f' && fn["name"] != r.tool_choice_name) continue;
     // Deliberate difference: a required / named call's arguments always follow the tool's
     // parameters here (vLLM 0.33 pins them only for strict tools or --tool-strict-level
     // parameter, leaving any JSON otherwise, where its JSON forms used to pin them).
     const bool strict = level >= ToolStrictLevel::kParameter || tool_strict(t) || !is_auto;
-    const ojson args = strict && fn["parameters"].is_object() ? fn["parameters"] : ojson(true);
-    const std::string name = fn["name"].get<std::string>();
-    for (const auto& [begin, end] :
-         {std::pair<std::string, std::string>{"<tool_call>\n", "}\n</tool_call>"},
-          {"<tool_call>", "}</tool_call>"}})
-      tags.push_back({{"type", "tag"},
-                      {"begin", begin + "{\"name\": \"" + name + "\", \"arguments\": "},
-                      {"content", json_schema_format(args)},
-                      {"end", end}});
+    tools.push_back({fn["name"].get<std::string>(),
+                     strict && fn["parameters"].is_object() ? fn["parameters"] : ojson(true)});
   }
-  ojson format;
-  if (!calls_required) {
-    format = {{"type", "triggered_tags"},   {"triggers", ojson::array({"<tool_call>"})},
-              {"tags", std::move(tags)},    {"at_least_one", false},
-              {"stop_after_first", single}, {"excludes", ojson::array()}};
-  } else {
-    format = {{"type", "tags_with_separator"},
-              {"tags", std::move(tags)},
-              {"separator", ""},
-              {"at_least_one", true},
-              {"stop_after_first", single || r.tool_choice == ToolChoice::kNamed}};
-  }
+  if (tools.empty()) return std::nullopt;
+  ojson format = kind == ToolParserKind::kHermes ? hermes_format(tools, choice)
+                 : kind == ToolParserKind::kLlama3Json
+                     ? llama_format(tools, choice)
+                     : deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
+  if (single) single_call(format);
   if (is_auto && structured) {
     ojson other;
     try {

@@ -1,19 +1,24 @@
 // Strict tool calling (vLLM 0.33's structural tags for tools, VLLM_ENFORCE_STRICT_TOOL_CALLING
-// on, its default): under `--tool-call-parser hermes` (and its alias qwen3_json) a request
-// whose tool calls must be constrained gets a structural tag in Hermes's own call format,
-// `<tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>` (or without the newlines),
-// built as vLLM's Parser._apply_structural_tag and its hermes builder build it:
+// on, its default): under `--tool-call-parser hermes` / qwen3_json, llama3_json / llama4_json,
+// deepseek_v3 and deepseek_v31, a request whose tool calls must be constrained gets a
+// structural tag in the model's own call format, built as vLLM's Parser._apply_structural_tag
+// builds it (its hermes builder; xgrammar's builtin llama, deepseek_r1 and deepseek_v3_1):
+//   hermes       <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call> (or compact)
+//   llama3_json  {"name": "NAME", "parameters": ARGS}
+//   deepseek_v3  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+//                \n```json\nARGS\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+//   deepseek_v31 the same with NAME<｜tool▁sep｜>ARGS
 //   * tool_choice "auto": only when a tool is `strict`, --tool-strict-level is function or
 //     parameter, or parallel_tool_calls is false (without another structured output): free
-//     text, and any `<tool_call>` must open a call of a given tool;
-//   * "required" / named: one or more calls (one for named), nothing else;
+//     text, and a call opener must open a call of a given tool;
+//   * "required" / named: one or more calls (one for named);
 //   * ARGS follow the tool's parameters when the tool is strict (or the level is parameter),
 //     else any JSON; for required / named they always follow them (a deliberate difference:
 //     vLLM 0.33 leaves a non-strict tool's arguments free there too);
 //   * parallel_tool_calls false: at most one call; auto with a response_format: the calls
 //     or the response format.
-// The calls are then read by the hermes parser, as vLLM's do. Tests:
-// tests/api/strict_tools_test.cpp against vLLM's own tags.
+// The calls are then read by the parser, as vLLM's are. Tests: tests/api/strict_tools_test.cpp
+// against vLLM's own tags.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,13 +35,15 @@ enum class ToolStrictLevel { kAuto, kFunction, kParameter };
 std::optional<ToolStrictLevel> tool_strict_level_by_name(const std::string& name);
 
 // Whether vLLM 0.33 constrains this parser's calls with a structural tag (its
-// structural_tag_model) and whether this server builds that tag too (hermes only).
+// structural_tag_model) and whether this server builds that tag too.
 bool vllm_structures_tool_calls(ToolParserKind k);
 bool structures_tool_calls(ToolParserKind k);
 
-// The structural tag for the request's tool calls, or nullopt where vLLM puts none.
-// `structured` is the request's own structured output (response_format, ...), if any.
-std::optional<nlohmann::ordered_json> hermes_tool_structural_tag(
-    const ChatRequest& r, const std::optional<OutputConstraint>& structured, ToolStrictLevel level);
+// The structural tag for the request's tool calls under parser `k`, or nullopt where vLLM
+// puts none (or `k` has none here). `structured` is the request's own structured output
+// (response_format, ...), if any.
+std::optional<nlohmann::ordered_json> tool_structural_tag(
+    ToolParserKind k, const ChatRequest& r, const std::optional<OutputConstraint>& structured,
+    ToolStrictLevel level);
 
 }  // namespace vllm::api

@@ -369,8 +369,44 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
   return extract_tool_calls(kind, output, std::move(o));
 }
 
+namespace {
+
+// vLLM 0.33's Llama3JsonToolParser.extract_tool_calls: every JSON object that starts at a "{"
+// outside the objects already read is decoded (the text around them ignored); one that is not
+// JSON or not a call ({"name": str, "arguments" | "parameters": ...}) makes the whole output
+// content. Its stream (the incremental parser above) still reads only an output starting with
+// "{" or <|python_tag|>, as vLLM's does.
+ExtractedToolCalls llama3_json_whole(const std::string& output) {
+  ExtractedToolCalls none;
+  none.content = output;
+  ExtractedToolCalls r;
+  size_t end = 0;  // one past the last object read
+  bool read_one = false;
+  for (size_t i = output.find('{'); i != std::string::npos; i = output.find('{', i + 1)) {
+    if (read_one && i <= end) continue;  // vLLM skips a "{" right at the end index too
+    CallReader rd({"arguments", "parameters"}, false);
+    CallReader::R res = CallReader::R::kMore;
+    size_t j = i;
+    std::string args;
+    for (; j < output.size() && res == CallReader::R::kMore; ++j) {
+      res = rd.feed(output[j]);
+      if (rd.name_known()) args += rd.take_args();
+    }
+    if (res != CallReader::R::kDone) return none;
+    r.calls.push_back({make_tool_call_id(ToolParserKind::kLlama3Json), rd.name(), args});
+    end = j;
+    read_one = true;
+  }
+  if (r.calls.empty()) return none;
+  r.tools_called = true;
+  return r;
+}
+
+}  // namespace
+
 ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& output,
                                       ToolParserOptions o) {
+  if (kind == ToolParserKind::kLlama3Json) return llama3_json_whole(output);
   o.whole_response = true;
   auto p = ToolCallParser::make(kind, o);
   ExtractedToolCalls none;

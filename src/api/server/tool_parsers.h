@@ -2,9 +2,11 @@
 // parsers read it, plus the two formats vLLM forces through structured output:
 //   hermes       (Qwen2.5 / Qwen3, Hermes): content, then <tool_call>{"name", "arguments"}
 //                </tool_call> blocks; content is the text before the first tag
-//   llama3_json  (Llama 3.x): the output starts with <|python_tag|> or "{" and is JSON
-//                objects {"name", "arguments" | "parameters"} separated by two characters
-//                ("; "); content is null when tools are called
+//   llama3_json  (Llama 3.x): a whole response reads every JSON call object {"name",
+//                "arguments" | "parameters"} starting at a "{" (vLLM 0.33's reader: the text
+//                around them ignored, content null when tools are called, everything content
+//                when one "{" starts no valid call); a stream only an output that starts with
+//                <|python_tag|> or "{", objects separated by two characters ("; ")
 //   mistral      [TOOL_CALLS] then a JSON array of {"name", "arguments"}; content is the text
 //                before [TOOL_CALLS]
 //   named        tool_choice naming a function: the whole output is its arguments object
