@@ -106,6 +106,45 @@ def grammar_cases():
     cases.append(("end_list",
                   {"type": "tag", "begin": "[", "content": {"type": "any_text"}, "end": ["]", ")"]},
                   ["[a]", "[a)", "[a", "[a]]", "[]"]))
+    xml = {"type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "integer"},
+                                            "opt": {"type": "object",
+                                                    "properties": {"a": {"type": "boolean"}}}},
+           "required": ["city", "n"]}
+    cases.append(("qwen_xml_object",
+                  {"type": "json_schema", "style": "qwen_xml", "json_schema": xml},
+                  ["<parameter=city>Paris</parameter><parameter=n>3</parameter>",
+                   "<parameter=city>\nParis\n</parameter>\n<parameter=n>\n3\n</parameter>\n",
+                   '<parameter=city>"P"</parameter><parameter=n>3</parameter>',
+                   "<parameter=n>3</parameter><parameter=city>P</parameter>",
+                   '<parameter=city>P</parameter><parameter=n>3</parameter><parameter=opt>{"a": true}'
+                   "</parameter>",
+                   "<parameter=city>P</parameter><parameter=n>x</parameter>",
+                   "<parameter=city>P</parameter>",
+                   "<parameter=city>a</paramete</parameter><parameter=n>-1</parameter>",
+                   "<parameter=city>P</parameter><parameter=n>3</parameter><parameter=z>1"
+                   "</parameter>"]))
+    kinds = {"type": "object", "properties": {
+        "u": {"type": "string", "enum": ["c", "f"]}, "m": {"type": "string", "maxLength": 3},
+        "p": {"type": "string", "pattern": "[a-z]+"}, "x": {"type": ["string", "null"]},
+        "y": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}
+    cases.append(("qwen_xml_value_kinds",
+                  {"type": "json_schema", "style": "qwen_xml", "json_schema": kinds},
+                  ["", "<parameter=u>c</parameter>", "<parameter=u> f\n</parameter>",
+                   "<parameter=u>x</parameter>", "<parameter=m>abc</parameter>",
+                   "<parameter=m>abcd</parameter>", "<parameter=p>abc</parameter>",
+                   "<parameter=p>ab1</parameter>", "<parameter=x>null</parameter>",
+                   "<parameter=x>anything</parameter>", "<parameter=y>12</parameter>",
+                   "<parameter=y>twelve</parameter>",
+                   "<parameter=u>c</parameter><parameter=y>1</parameter>",
+                   "<parameter=y>1</parameter><parameter=u>c</parameter>"]))
+    for name, s in (("qwen_xml_any", True), ("qwen_xml_any_object", {"type": "object"}),
+                    ("qwen_xml_additional", {"type": "object", "properties": {"a": {"type": "integer"}},
+                                             "additionalProperties": True})):
+        cases.append((name, {"type": "json_schema", "style": "qwen_xml", "json_schema": s},
+                      ["", "<parameter=a>1</parameter>", "<parameter=b>text</parameter>",
+                       '<parameter=a>1</parameter><parameter=b>[1, 2]</parameter>',
+                       "<parameter=1x>1</parameter>", "<parameter=a>x</parameter>",
+                       '<parameter=b>{"k": 1}</parameter>\n']))
     return cases
 
 
@@ -178,7 +217,8 @@ def hermes_requests():
 PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
            "llama3_json": ("llama_tool_parser", "Llama3JsonToolParser"),
            "deepseek_v3": ("deepseekv3_tool_parser", "DeepSeekV3ToolParser"),
-           "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser")}
+           "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser"),
+           "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser")}
 
 
 def vllm_tool_tags(vllm_src, parser="hermes"):
@@ -253,6 +293,14 @@ def main():
                         'Sure. {"name": "add", "parameters": {"a": 1, "b": "x"}}'],
         "deepseek_v3": ds_calls("function<｜tool▁sep｜>", "\n```json\n", "\n```"),
         "deepseek_v31": ds_calls("", "<｜tool▁sep｜>", ""),
+        "qwen3_coder": [
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+            "</function>\n</tool_call>",
+            "<tool_call>\n<function=get_weather>\n<parameter=unit>\nc\n</parameter>\n"
+            "</function>\n</tool_call>",
+            "Sure. <tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n"
+            "</function>\n</tool_call>",
+            "<tool_call>\n<function=ping>\n</function>\n</tool_call>"],
     }
     for parser, ptexts in other_texts.items():
         tags = vllm_tool_tags(a.vllm_src, parser)

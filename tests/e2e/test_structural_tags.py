@@ -9,7 +9,7 @@
     grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
   * under llama3_json the same in Llama 3's {"name": ..., "parameters": ...} calls;
   * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
-    parser whose strict calls vLLM builds in a format not built here (qwen3_coder),
+    parser whose strict calls vLLM builds in a format not built here (glm47),
     --tool-strict-level with such a parser."""
 import json
 import re
@@ -187,8 +187,29 @@ def test_llama3_json_required_and_named_calls(tmp_path):
         s.stop()
 
 
-def test_strict_tools_refused_where_not_built(tmp_path):
+def test_qwen3_coder_required_and_named_calls(tmp_path):
+    """--tool-call-parser qwen3_coder: xgrammar's builtin "qwen_3_coder" tag, XML calls whose
+    arguments are <parameter=K> elements (strings raw, the rest JSON), typed back by the
+    parser."""
     s = hermes_tool_server(tmp_path, parser="qwen3_coder")
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        msgs = [{"role": "user", "content": "Weather in Paris?"}]
+        for choice in ("required", {"type": "function", "function": {"name": "get_weather"}}):
+            r = c.chat.completions.create(model=MODEL_NAME, messages=msgs, tools=[WEATHER],
+                                          tool_choice=choice, parallel_tool_calls=False,
+                                          max_tokens=120, temperature=0)
+            calls = r.choices[0].message.tool_calls
+            assert calls and len(calls) == 1, r.choices[0].message
+            assert calls[0].function.name == "get_weather"
+            jsonschema.validate(json.loads(calls[0].function.arguments),
+                                WEATHER["function"]["parameters"])
+    finally:
+        s.stop()
+
+
+def test_strict_tools_refused_where_not_built(tmp_path):
+    s = hermes_tool_server(tmp_path, parser="glm47")
     try:
         code, body = post(s, "/v1/chat/completions", {
             "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
@@ -200,7 +221,7 @@ def test_strict_tools_refused_where_not_built(tmp_path):
         assert code == 200
     finally:
         s.stop()
-    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "qwen3_coder",
+    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "glm47",
                           "--tool-strict-level", "parameter")
     assert code != 0 and "--tool-strict-level parameter cannot be honoured" in out, out
     code, out = run_serve(_model(), "--tool-strict-level", "strict")

@@ -179,7 +179,8 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
           "--tool-call-parser " +
           cfg_.tool_call_parser +
           ": vLLM constrains its calls in its own format, which is built here only for hermes / "
-          "qwen3_json, llama3_json / llama4_json, deepseek_v3 and deepseek_v31");
+          "qwen3_json, llama3_json / llama4_json, qwen3_coder / qwen3_xml, deepseek_v3 and "
+          "deepseek_v31");
   }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +

@@ -164,8 +164,9 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
           throw bad_request("tools[" + std::to_string(i) +
                                 "].function.strict: vLLM enforces strict tool calls in this "
                                 "parser's own call format, which is built here only for "
-                                "hermes / qwen3_json, llama3_json / llama4_json, deepseek_v3 "
-                                "and deepseek_v31; send the tool without strict",
+                                "hermes / qwen3_json, llama3_json / llama4_json, qwen3_coder / "
+                                "qwen3_xml, deepseek_v3 and deepseek_v31; send the tool "
+                                "without strict",
                             "tools");
     }
   }

@@ -33,15 +33,16 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
 
 bool structures_tool_calls(ToolParserKind k) {
   return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
-         k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31;
+         k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31 ||
+         k == ToolParserKind::kQwen3Coder;
 }
 
 namespace {
 
 // pydantic's dump of xgrammar's formats: every field, defaults included.
-ojson json_schema_format(ojson schema) {
+ojson json_schema_format(ojson schema, const char* style = "json") {
   return {
-      {"type", "json_schema"}, {"json_schema", std::move(schema)}, {"style", "json"},
+      {"type", "json_schema"}, {"json_schema", std::move(schema)}, {"style", style},
       {"any_order", false},    {"max_whitespace_cnt", nullptr},    {"excludes", ojson::array()}};
 }
 
@@ -177,6 +178,20 @@ ojson deepseek_format(const std::vector<Callable>& tools, char choice, bool v31)
                    think_excludes());
 }
 
+// xgrammar's builtin "qwen_3_coder" (Qwen3-Coder / Qwen3.5 XML calls, arguments in the
+// qwen_xml style).
+ojson qwen3_coder_format(const std::vector<Callable>& tools, char choice) {
+  auto call = [](const Callable& t) {
+    return tag("<tool_call>\n<function=" + t.name + ">\n", json_schema_format(t.args, "qwen_xml"),
+               "\n</function>\n</tool_call>");
+  };
+  if (choice == 'f') return call(tools.front());
+  ojson tags = ojson::array();
+  for (const auto& t : tools) tags.push_back(call(t));
+  return triggered(ojson::array({"<tool_call>\n<function="}), std::move(tags), choice == 'r',
+                   think_excludes());
+}
+
 }  // namespace
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
@@ -211,10 +226,15 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
                      strict && fn["parameters"].is_object() ? fn["parameters"] : ojson(true)});
   }
   if (tools.empty()) return std::nullopt;
-  ojson format = kind == ToolParserKind::kHermes ? hermes_format(tools, choice)
-                 : kind == ToolParserKind::kLlama3Json
-                     ? llama_format(tools, choice)
-                     : deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
+  ojson format;
+  if (kind == ToolParserKind::kHermes)
+    format = hermes_format(tools, choice);
+  else if (kind == ToolParserKind::kLlama3Json)
+    format = llama_format(tools, choice);
+  else if (kind == ToolParserKind::kQwen3Coder)
+    format = qwen3_coder_format(tools, choice);
+  else
+    format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
   if (single) single_call(format);
   if (is_auto && structured) {
     ojson other;

@@ -144,9 +144,12 @@ class TagCompiler {
       return free_text(forbid, p);
     }
     if (type == "json_schema") {
-      if (f.contains("style") && f["style"] != "json")
-        fail(p + ".style", "only \"json\" is supported by this server's grammar engine, got " +
-                               f["style"].dump());
+      const bool xml = f.contains("style") && f["style"] == "qwen_xml";
+      if (f.contains("style") && f["style"] != "json" && !xml)
+        fail(p + ".style",
+             "only \"json\" and \"qwen_xml\" are supported by this server's grammar engine, "
+             "got " +
+                 f["style"].dump());
       if (flag(f, "any_order", p))
         fail(p + ".any_order", "is not supported by this server's grammar engine");
       if (!strings(f, "excludes", p, false).empty())
@@ -159,8 +162,10 @@ class TagCompiler {
         o.max_whitespace = std::min(o.max_whitespace, f["max_whitespace_cnt"].get<int32_t>());
       }
       try {
+        if (xml) return qwen_xml(f["json_schema"], o, p + ".json_schema");
         return import(json_schema_grammar(f["json_schema"], o));
       } catch (const GrammarError& e) {
+        if (std::string(e.what()).rfind("structural_tag: ", 0) == 0) throw;
         fail(p + ".json_schema", e.what());
       }
     }
@@ -291,6 +296,101 @@ class TagCompiler {
     for (const auto& e : ends) end_alts.push_back(lit(e));
     return seq({lit(begin), format(f["content"], p + ".content", stops, depth + 1),
                 alt(std::move(end_alts))});
+  }
+
+  // xgrammar's qwen_xml style (Qwen3-Coder / Qwen3.5 calls): the arguments object as
+  // <parameter=KEY>VALUE</parameter> elements in the schema's order, whitespace around them; a
+  // plain string value is raw text up to "</parameter>", a constrained string (enum, length,
+  // pattern) raw text of that shape, anything else JSON.
+  Expr qwen_xml(const ojson& schema, const JsonOptions& o, const std::string& p) {
+    const Expr ws =
+        rep(cls({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0, o.max_whitespace);
+    const Expr raw = free_text({"</parameter>"}, p);
+    const ojson* defs = nullptr;
+    for (const char* k : {"$defs", "definitions"})
+      if (schema.is_object() && schema.contains(k)) defs = &schema[k];
+    auto json = [&](ojson s) {
+      if (defs && s.is_object()) {
+        for (const char* k : {"$defs", "definitions"})
+          if (schema.contains(k) && !s.contains(k)) s[k] = schema[k];
+      }
+      return import(json_schema_grammar(s, o));
+    };
+    auto plain_string = [](const ojson& s) {
+      if (!s.is_object() || s.value("type", ojson()) != "string") return false;
+      for (const char* k : {"enum", "const", "pattern", "format", "minLength", "maxLength"})
+        if (s.contains(k)) return false;
+      return true;
+    };
+    auto element = [&](Expr name, Expr value) {
+      return seq({ws, lit("<parameter="), std::move(name), lit(">"), std::move(value),
+                  lit("</parameter>")});
+    };
+    const Expr name = seq({cls({{'a', 'z'}, {'A', 'Z'}, {'_', '_'}}),
+                           star(cls({{'a', 'z'}, {'A', 'Z'}, {'0', '9'}, {'_', '_'}}))});
+    const Expr any_value =
+        seq({ws, alt({raw, json(ojson{{"type", "array"}}), json(ojson{{"type", "object"}})}), ws});
+    const Expr any_element = element(name, any_value);
+    auto value = [&](const ojson& s, const std::string& at) -> Expr {
+      if (plain_string(s)) return raw;
+      if (s.is_object() && s.value("type", ojson()) == "string") {
+        if (s.contains("format")) fail(at + ".format", "is not supported in the qwen_xml style");
+        if (s.contains("enum") || s.contains("const")) {
+          std::vector<Expr> alts;
+          const ojson vals = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
+          if (!vals.is_array()) fail(at + ".enum", "must be an array");
+          for (const auto& v : vals)
+            if (v.is_string()) alts.push_back(lit(v.get<std::string>()));
+          return seq({ws, alt(std::move(alts)), ws});
+        }
+        if (s.contains("pattern")) {
+          if (!s["pattern"].is_string()) fail(at + ".pattern", "must be a string");
+          return seq({ws, regex_expr(s["pattern"].get<std::string>()), ws});
+        }
+        const int64_t lo = s.value("minLength", int64_t{0}), hi = s.value("maxLength", int64_t{-1});
+        if (lo < 0 || lo > 10000 || hi > 10000 || (hi >= 0 && hi < lo))
+          fail(at, "minLength / maxLength out of range");
+        return seq({ws, rep(any_char(), static_cast<int32_t>(lo), static_cast<int32_t>(hi)), ws});
+      }
+      // A string among other types: raw text or the other types' JSON.
+      if (s.is_object() && s.contains("type") && s["type"].is_array()) {
+        std::vector<Expr> alts;
+        for (const auto& t : s["type"])
+          alts.push_back(t == "string" ? raw : json(ojson{{"type", t}}));
+        return seq({ws, alt(std::move(alts)), ws});
+      }
+      for (const char* k : {"anyOf", "oneOf"})
+        if (s.is_object() && s.contains(k) && s[k].is_array()) {
+          std::vector<Expr> alts;
+          for (const auto& b : s[k]) alts.push_back(plain_string(b) ? raw : json(b));
+          return seq({ws, alt(std::move(alts)), ws});
+        }
+      return seq({ws, json(s), ws});
+    };
+    const bool any_object =
+        (schema.is_boolean() && schema.get<bool>()) ||
+        (schema.is_object() && !schema.contains("properties") &&
+         schema.value("type", ojson("object")) == "object" &&
+         !(schema.contains("additionalProperties") && schema["additionalProperties"] == false));
+    if (any_object) return seq({star(any_element), ws});
+    if (!schema.is_object() || !schema.contains("properties") || !schema["properties"].is_object())
+      fail(p, "the qwen_xml style needs an object schema with properties (or true)");
+    std::set<std::string> required;
+    if (schema.contains("required") && schema["required"].is_array())
+      for (const auto& r : schema["required"])
+        if (r.is_string()) required.insert(r.get<std::string>());
+    std::vector<Expr> parts;
+    for (const auto& [k, s] : schema["properties"].items()) {
+      Expr e = element(lit(k), value(s, p + ".properties." + k));
+      parts.push_back(required.count(k) ? std::move(e) : opt(std::move(e)));
+    }
+    if (schema.contains("additionalProperties") && schema["additionalProperties"] == true)
+      parts.push_back(star(any_element));
+    else if (schema.contains("additionalProperties") &&
+             !schema["additionalProperties"].is_boolean())
+      fail(p + ".additionalProperties", "a schema there is not supported in the qwen_xml style");
+    parts.push_back(ws);
+    return seq(std::move(parts));
   }
 
   // Copies a front end's grammar in; returns a reference to its root.
