@@ -2,6 +2,7 @@
 #include "engine/llm_engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -60,6 +61,9 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
            ").");
   if (!config_.kv_cache_dtype) config_.kv_cache_dtype = executor.default_kv_cache_dtype();
   const vt::DType kv_dtype = *config_.kv_cache_dtype;
+  // An explicit block count is a test / benchmark knob: only a cache sized from memory must hold
+  // a whole context (below).
+  const bool sized_from_memory = !config_.num_gpu_blocks;
   if (!config_.num_gpu_blocks && config_.gpu_memory_utilization) {
     const double u = *config_.gpu_memory_utilization;
     if (!(u > 0.0 && u <= 1.0))
@@ -83,11 +87,29 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
     reject("the KV cache has room for no block: raise kv_cache_memory_bytes (one block of " +
            std::to_string(config_.block_size) + " tokens takes " +
            std::to_string(executor.kv_bytes_per_block(config_.block_size, kv_dtype)) + " bytes)");
+  const int64_t cap = *config_.num_gpu_blocks * static_cast<int64_t>(config_.block_size);
   if (fit_to_cache) {  // vLLM's auto-fit: no longer than one sequence the cache can hold
-    const int64_t cap = *config_.num_gpu_blocks * static_cast<int64_t>(config_.block_size);
     if (cap < config_.max_model_len) config_.max_model_len = static_cast<int32_t>(cap);
     if (config_.long_prefill_token_threshold > config_.max_model_len)
       config_.long_prefill_token_threshold = config_.max_model_len;
+  } else if (sized_from_memory && cap < config_.max_model_len) {
+    // vLLM's start-up check (_check_enough_kv_cache_memory), in its words: the cache must hold
+    // one sequence of the full context.
+    const int64_t per_block = executor.kv_bytes_per_block(config_.block_size, kv_dtype);
+    auto gib = [](int64_t b) {
+      char s[32];
+      std::snprintf(s, sizeof s, "%.2f", static_cast<double>(b) / double(1 << 30));
+      return std::string(s);
+    };
+    reject("To serve at least one request with the model's max seq len (" +
+           std::to_string(config_.max_model_len) + "), (" +
+           gib(per_block * cdiv(config_.max_model_len, config_.block_size)) +
+           " GiB KV cache is needed, which is larger than the available KV cache memory (" +
+           gib(per_block * *config_.num_gpu_blocks) +
+           " GiB). Based on the available memory, the estimated maximum model length is " +
+           std::to_string(cap) +
+           ". Try increasing --gpu-memory-utilization or --kv-cache-memory, or decreasing "
+           "--max-model-len (--max-model-len auto fits it to the cache).");
   }
   executor.init_kv_cache(*config_.num_gpu_blocks, config_.block_size, kv_dtype);
   SchedulerConfig sc;

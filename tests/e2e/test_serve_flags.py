@@ -222,6 +222,35 @@ def test_max_model_len_auto_fits_the_kv_cache():
             s.stop()
 
 
+def test_context_larger_than_the_kv_cache_is_refused_at_start():
+    """vLLM's start-up check: the KV cache must hold one sequence of the full context (the
+    model's 8192 tokens, or --max-model-len), else it says what would fit."""
+    for args in ([], ["--max-model-len", "1024"]):
+        code, out = run_serve(_model(), "--kv-cache-memory", str(6 << 20), *args)
+        assert code != 0, out
+        assert "To serve at least one request with the model's max seq len" in out, out
+        assert "the estimated maximum model length is 256" in out, out
+
+
+def test_more_vllm_flags_named():
+    """--ignore-patterns: vLLM's default and others excluding nothing read here are accepted,
+    one that would skip the weights is refused; --kv-events-config, --worker-extension-cls and
+    --model-loader-extra-config are refused by name, --media-io-kwargs has no effect."""
+    s = Serve([_model(), "--max-model-len", "512", "--kv-cache-memory", str(64 << 20),
+               "--ignore-patterns", "original/**/*", "*.pt", "--media-io-kwargs", "{}",
+               "--show-hidden-metrics-for-version", "0.32"], log_name="more_flags")
+    try:
+        code, _, out = s.request("/v1/models")
+        assert code == 200, out
+    finally:
+        s.stop()
+    code, out = run_serve(_model(), "--ignore-patterns", "*.gguf")
+    assert code != 0 and "--ignore-patterns *.gguf" in out, out
+    for flag in ("--kv-events-config", "--worker-extension-cls", "--model-loader-extra-config"):
+        code, out = run_serve(_model(), flag, "{}")
+        assert code != 0 and flag in out and "not supported by vllm.cpp" in out, out
+
+
 def test_tokenizer_flag_replaces_the_models_tokenizer():
     qwen_tok = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__))))), "shared", "fixtures", "qwen3-tokenizer")

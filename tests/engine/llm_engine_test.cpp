@@ -123,8 +123,23 @@ TEST_F(EngineFixture, ConfigIsResolvedAgainstTheModel) {
   EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 128);  // 160 slots hold 128
   c.kv_cache_memory_bytes = 64 * 16 * 5;
   EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 80);
+  // The model's (or a given) context the memory cannot hold: refused, as vLLM does at start-up,
+  // naming what would fit. An explicit block count (a test knob) is not checked.
   c.max_model_len = 0;
-  EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 128);  // given: not lowered
+  try {
+    LLMEngine e(c, ex);
+    ADD_FAILURE() << "a 128-token context in an 80-token cache was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the estimated maximum model length is 80"),
+              std::string::npos)
+        << e.what();
+  }
+  c.max_model_len = 80;
+  EXPECT_EQ(LLMEngine(c, ex).config().max_model_len, 80);
+  EngineConfig blocks = c;
+  blocks.max_model_len = 0;
+  blocks.num_gpu_blocks = 5;
+  EXPECT_EQ(LLMEngine(blocks, ex).config().max_model_len, 128);
   c.kv_cache_memory_bytes = 100;
   EXPECT_THROW(LLMEngine(c, ex), std::invalid_argument);
 }

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <deque>
+#include <fnmatch.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -180,6 +181,7 @@ struct EngineFlags {
   std::vector<std::pair<CLI::Option*, std::string>> refused;
   std::deque<std::string> ignored_values;  // storage for their values (stable addresses)
   std::string structured_outputs_config;
+  std::vector<std::string> ignore_patterns;  // --ignore-patterns
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -330,6 +332,19 @@ struct EngineFlags {
     no_effect.emplace_back(hf_token_opt, "nothing is downloaded");
     no_effect_option(app, "--allowed-local-media-path", "there are no multimodal inputs");
     no_effect_option(app, "--allowed-media-domains", "there are no multimodal inputs", {}, true);
+    app.add_option("--ignore-patterns", ignore_patterns,
+                   "files of the model folder not to load (vLLM's fnmatch patterns); the "
+                   "weights read here are model.safetensors or the index's shards (or the GGUF "
+                   "file), so a pattern matching one of those is refused")
+        ->expected(1, -1)
+        ->allow_extra_args();
+    no_effect_option(app, "--media-io-kwargs", "there are no multimodal inputs");
+    no_effect_option(app, "--show-hidden-metrics-for-version",
+                     "no metric is hidden here: /metrics shows every one it has");
+    refused_option(app, "--kv-events-config", "KV cache events are not published");
+    refused_option(app, "--worker-extension-cls", "there are no Python worker processes");
+    refused_option(app, "--model-loader-extra-config",
+                   "the loader has no extra configuration (the files' formats are detected)");
     refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
     refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
     refused_option(app, "--speculative-config", "speculative decoding is not implemented");
@@ -424,7 +439,21 @@ struct EngineFlags {
                          why);
   }
 
+  // --ignore-patterns: vLLM skips the files they match; the files this loader reads are the
+  // folder's model.safetensors / index shards or a GGUF file, so a pattern that would skip those
+  // is refused rather than obeyed by loading nothing (vLLM's default original/**/* and the like
+  // match nothing read here).
+  void check_ignore_patterns() const {
+    for (const auto& pat : ignore_patterns)
+      for (const char* f : {"model.safetensors", "model-00001-of-00002.safetensors",
+                            "model.safetensors.index.json", "model.gguf"})
+        if (fnmatch(pat.c_str(), f, 0) == 0)
+          throw std::invalid_argument("--ignore-patterns " + pat + ": it matches the weights (" +
+                                      f + ") this engine reads; nothing else would be loaded");
+  }
+
   engine::EngineConfig resolve() const {
+    check_ignore_patterns();
     for (const auto& [opt, why] : refused)
       if (opt->count() > 0)
         throw std::invalid_argument(opt->get_name() + ": not supported by vllm.cpp (" + why + ")");
