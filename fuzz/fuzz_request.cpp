@@ -46,7 +46,8 @@ void compile_tags(const vllm::api::ChatRequest& r) {
     if (r.constraint && r.constraint->kind == GrammarKind::kStructuralTag)
       byte_compiler().compile(GrammarKind::kStructuralTag, r.constraint->text);
     for (auto k : {vllm::api::ToolParserKind::kHermes, vllm::api::ToolParserKind::kLlama3Json,
-                   vllm::api::ToolParserKind::kDeepseekV3, vllm::api::ToolParserKind::kQwen3Coder})
+                   vllm::api::ToolParserKind::kDeepseekV3, vllm::api::ToolParserKind::kQwen3Coder,
+                   vllm::api::ToolParserKind::kMinimaxM2})
       if (auto t = vllm::api::tool_structural_tag(k, r, r.constraint,
                                                   vllm::api::ToolStrictLevel::kParameter))
         byte_compiler().compile(GrammarKind::kStructuralTag, t->dump());

@@ -137,6 +137,28 @@ def grammar_cases():
                    "<parameter=y>twelve</parameter>",
                    "<parameter=u>c</parameter><parameter=y>1</parameter>",
                    "<parameter=y>1</parameter><parameter=u>c</parameter>"]))
+    cases.append(("qwen_xml_enums",
+                  {"type": "json_schema", "style": "qwen_xml", "json_schema": {
+                      "type": "object", "properties": {
+                          "u": {"enum": ["c", 1, None, True]}, "k": {"const": "x"},
+                          "i": {"type": "integer", "enum": [1, 2]}, "b": {"type": "boolean"}}}},
+                  ["<parameter=u>c</parameter>", "<parameter=u>1</parameter>",
+                   "<parameter=u>null</parameter>", '<parameter=u>"c"</parameter>',
+                   "<parameter=k>x</parameter>", "<parameter=i>2</parameter>",
+                   "<parameter=i>3</parameter>", "<parameter=b> true </parameter>"]))
+    for style, el in (("glm_xml", lambda k, v: f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>"),
+                      ("minimax_xml", lambda k, v: f'<parameter name="{k}">{v}</parameter>')):
+        cases.append((style + "_object",
+                      {"type": "json_schema", "style": style, "json_schema": xml},
+                      [el("city", "Paris") + el("n", "3"),
+                       el("city", "\nParis\n") + "\n" + el("n", " 3 ") + "\n",
+                       el("n", "3") + el("city", "P"),
+                       el("city", "P") + el("n", "3") + el("opt", '{"a": true}'),
+                       el("city", "P") + el("n", "x"), el("city", "P"),
+                       el("city", "P") + el("n", "3") + el("z", "1"),
+                       "<arg_key>city</arg_key>\n<arg_value>P</arg_value>" + el("n", "1")]))
+        cases.append((style + "_any", {"type": "json_schema", "style": style, "json_schema": True},
+                      ["", el("a", "1"), el("b", "text") + el("c", "[1]"), el("1x", "1")]))
     for name, s in (("qwen_xml_any", True), ("qwen_xml_any_object", {"type": "object"}),
                     ("qwen_xml_additional", {"type": "object", "properties": {"a": {"type": "integer"}},
                                              "additionalProperties": True})):
@@ -218,7 +240,8 @@ PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
            "llama3_json": ("llama_tool_parser", "Llama3JsonToolParser"),
            "deepseek_v3": ("deepseekv3_tool_parser", "DeepSeekV3ToolParser"),
            "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser"),
-           "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser")}
+           "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser"),
+           "minimax_m2": ("minimax_m2_tool_parser", "MinimaxM2ToolParser")}
 
 
 def vllm_tool_tags(vllm_src, parser="hermes"):
@@ -301,6 +324,13 @@ def main():
             "Sure. <tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n"
             "</function>\n</tool_call>",
             "<tool_call>\n<function=ping>\n</function>\n</tool_call>"],
+        "minimax_m2": [
+            '\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris'
+            "</parameter>\n</invoke>\n</minimax:tool_call>",
+            '<minimax:tool_call>\n<invoke name="add">\n<parameter name="a">1</parameter>\n'
+            '</invoke>\n<invoke name="ping">\n</invoke>\n</minimax:tool_call>',
+            'Sure. <minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">3'
+            "</parameter></invoke>\n</minimax:tool_call>"],
     }
     for parser, ptexts in other_texts.items():
         tags = vllm_tool_tags(a.vllm_src, parser)

@@ -73,7 +73,7 @@ void check_parser(const char* parser, const nlohmann::json& cases) {
 TEST(StrictTools, HermesTagsAreVllms) { check_parser("hermes", goldens()["hermes"]); }
 
 TEST(StrictTools, BuiltinTagsAreVllms) {
-  for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder"})
+  for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2"})
     check_parser(p, goldens()["builtin"][p]);
   check_parser("qwen3_xml", goldens()["builtin"]["qwen3_coder"]);
   // llama4_json is vLLM's alias of llama3_json.
@@ -85,6 +85,7 @@ TEST(StrictTools, LevelsAndParsers) {
   EXPECT_FALSE(tool_strict_level_by_name("strict").has_value());
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("qwen3_json")));
   EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("glm47")));
+  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("openai")));
   EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("glm47")));
   EXPECT_FALSE(vllm_structures_tool_calls(*tool_parser_by_name("mistral")));
 }

@@ -100,6 +100,21 @@ def hermes_tool_server(tmp_dir, parser="hermes"):
                    "--chat-template", path])
 
 
+@pytest.fixture(scope="module")
+def hermes_server(tmp_path_factory):
+    """hermes_tool_server for one test module."""
+    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def hermes_client(hermes_server):
+    import openai
+    return openai.OpenAI(base_url=hermes_server.url + "/v1", api_key="unused", max_retries=0,
+                         timeout=120)
+
+
 @pytest.fixture(scope="session")
 def server():
     s = Server([])

@@ -29,19 +29,6 @@ HERMES_RE = (r'[A-Z][a-z]{1,8}[.]\n<tool_call>\n\{"name": "get_weather", "argume
              r'<tool_call>\n\{"name": "get_time", "arguments": \{"tz": "[A-Z]{3}"\}\}\n</tool_call>')
 
 
-@pytest.fixture(scope="module")
-def tool_server(tmp_path_factory):
-    s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def tclient(tool_server):
-    return openai.OpenAI(base_url=tool_server.url + "/v1", api_key="unused", max_retries=0,
-                         timeout=120)
-
-
 def _check_call(call, names):
     assert call.type == "function" and call.id.startswith("chatcmpl-tool-")
     assert call.function.name in names
@@ -52,8 +39,8 @@ def _check_call(call, names):
     return args
 
 
-def test_multi_turn_tool_conversation(tclient):
-    r = tclient.chat.completions.create(
+def test_multi_turn_tool_conversation(hermes_client):
+    r = hermes_client.chat.completions.create(
         model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0, max_tokens=120,
         tool_choice={"type": "function", "function": {"name": "get_weather"}})
     msg = r.choices[0].message
@@ -66,7 +53,7 @@ def test_multi_turn_tool_conversation(tclient):
          "tool_calls": [tc.model_dump() for tc in msg.tool_calls]},
         {"role": "tool", "tool_call_id": msg.tool_calls[0].id,
          "content": json.dumps({"city": args["city"], "temperature": 21})}]
-    final = tclient.chat.completions.create(model=MODEL_NAME, messages=history, tools=TOOLS,
+    final = hermes_client.chat.completions.create(model=MODEL_NAME, messages=history, tools=TOOLS,
                                             temperature=0, max_tokens=60)
     c = final.choices[0]
     assert c.finish_reason in ("stop", "length", "tool_calls")
@@ -76,20 +63,20 @@ def test_multi_turn_tool_conversation(tclient):
     else:
         assert c.message.content and "<tool_call>" not in c.message.content
     # The rendered prompt holds the call (arguments as JSON) and the tool response.
-    status, body = post_prompt(tclient, history)
+    status, body = post_prompt(hermes_client, history)
     assert '<tool_call>\n{"name": "get_weather", "arguments": {' in body, body
     assert "<tool_response>" in body
 
 
-def post_prompt(tclient, messages):
-    r = tclient.chat.completions.create(model=MODEL_NAME, messages=messages, tools=TOOLS,
+def post_prompt(hermes_client, messages):
+    r = hermes_client.chat.completions.create(model=MODEL_NAME, messages=messages, tools=TOOLS,
                                         max_tokens=1, tool_choice="none",
                                         extra_body={"return_prompt_text": True})
     return 200, r.model_extra.get("prompt_text", "")
 
 
-def test_required_forces_valid_calls(tclient):
-    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+def test_required_forces_valid_calls(hermes_client):
+    r = hermes_client.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
                                         tool_choice="required", temperature=0, max_tokens=150)
     c = r.choices[0]
     assert c.finish_reason == "tool_calls" and c.message.tool_calls
@@ -98,7 +85,7 @@ def test_required_forces_valid_calls(tclient):
 
 
 @pytest.mark.parametrize("choice", ["required", "named", "auto_hermes"])
-def test_streamed_deltas_reassemble_to_the_whole_response(tclient, choice):
+def test_streamed_deltas_reassemble_to_the_whole_response(hermes_client, choice):
     kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0, max_tokens=150)
     if choice == "required":
         kw["tool_choice"] = "required"
@@ -108,8 +95,8 @@ def test_streamed_deltas_reassemble_to_the_whole_response(tclient, choice):
         # auto: a regex makes the model write a Hermes call (with content before it), which
         # the hermes parser must find in the text.
         kw["extra_body"] = {"guided_regex": HERMES_RE}
-    whole = tclient.chat.completions.create(**kw).choices[0]
-    chunks = list(tclient.chat.completions.create(stream=True, **kw))
+    whole = hermes_client.chat.completions.create(**kw).choices[0]
+    chunks = list(hermes_client.chat.completions.create(stream=True, **kw))
     calls, content, finish = {}, "", None
     for ch in chunks:
         if not ch.choices:
@@ -131,8 +118,8 @@ def test_streamed_deltas_reassemble_to_the_whole_response(tclient, choice):
     assert want, whole
 
 
-def test_auto_parses_hermes_calls_out_of_the_text(tclient):
-    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+def test_auto_parses_hermes_calls_out_of_the_text(hermes_client):
+    r = hermes_client.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
                                         temperature=0, max_tokens=150,
                                         extra_body={"guided_regex": HERMES_RE})
     c = r.choices[0]
@@ -143,13 +130,13 @@ def test_auto_parses_hermes_calls_out_of_the_text(tclient):
     # Content is the text before the first tag (vLLM's hermes parser).
     assert c.message.content and "<tool_call>" not in c.message.content
     # parallel_tool_calls false keeps only the first call.
-    r = tclient.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
+    r = hermes_client.chat.completions.create(model=MODEL_NAME, messages=QUESTION, tools=TOOLS,
                                         temperature=0, max_tokens=150, parallel_tool_calls=False,
                                         extra_body={"guided_regex": HERMES_RE})
     assert [t.function.name for t in r.choices[0].message.tool_calls] == ["get_weather"]
 
 
-def test_tool_errors_are_400s_naming_the_field(tool_server, server):
+def test_tool_errors_are_400s_naming_the_field(hermes_server, server):
     base = {"model": MODEL_NAME, "messages": QUESTION, "max_tokens": 5}
     cases = [
         ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
@@ -161,7 +148,7 @@ def test_tool_errors_are_400s_naming_the_field(tool_server, server):
          "response_format"),
     ]
     for extra, param in cases:
-        status, r = post(tool_server, "/v1/chat/completions", {**base, **extra})
+        status, r = post(hermes_server, "/v1/chat/completions", {**base, **extra})
         assert status == 400 and r["error"]["param"] == param, (extra, r)
     # Without --enable-auto-tool-choice, tools with auto is vLLM's 400.
     status, r = post(server, "/v1/chat/completions", {**base, "tools": TOOLS})
@@ -177,13 +164,13 @@ def test_tool_errors_are_400s_naming_the_field(tool_server, server):
 
 
 def test_include_reasoning_false_hides_metadata_where_the_server_composes_a_parser(
-        tool_server, server):
+        hermes_server, server):
     """vLLM hides logprobs and token ids under include_reasoning false whenever the server
     composes a parser (here --enable-auto-tool-choice --tool-call-parser hermes), whatever the
     request's tool_choice, and not on a server without one, even for tool_choice required."""
     base = {"model": MODEL_NAME, "messages": QUESTION, "max_tokens": 5, "logprobs": True,
             "include_reasoning": False, "return_token_ids": True}
-    status, r = post(tool_server, "/v1/chat/completions", base)  # no tools: tool_choice none
+    status, r = post(hermes_server, "/v1/chat/completions", base)  # no tools: tool_choice none
     assert status == 200, r
     assert r["choices"][0]["logprobs"] is None and r["choices"][0]["token_ids"] is None, r
     status, r = post(server, "/v1/chat/completions",

@@ -114,7 +114,7 @@ TEST(StructuralTag, UnsupportedFormatsAreNamed) {
                 .find("format type \"token\" is not supported"),
             std::string::npos);
   EXPECT_NE(err(R"({"type":"structural_tag","format":{"type":"json_schema","json_schema":{},)"
-                R"("style":"minimax_xml"}})")
+                R"("style":"deepseek_xml"}})")
                 .find("style"),
             std::string::npos);
   EXPECT_NE(err(R"({"type":"structural_tag","format":{"type":"any_text","max_tokens":5}})")

@@ -178,9 +178,8 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
           " cannot be honoured with "
           "--tool-call-parser " +
           cfg_.tool_call_parser +
-          ": vLLM constrains its calls in its own format, which is built here only for hermes / "
-          "qwen3_json, llama3_json / llama4_json, qwen3_coder / qwen3_xml, deepseek_v3 and "
-          "deepseek_v31");
+          ": vLLM constrains its calls in its own format, which is not built here (it is for "
+          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3 and deepseek_v31)");
   }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +

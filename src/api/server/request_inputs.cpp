@@ -163,10 +163,9 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
         if (r.tools[i]["function"].value("strict", false))
           throw bad_request("tools[" + std::to_string(i) +
                                 "].function.strict: vLLM enforces strict tool calls in this "
-                                "parser's own call format, which is built here only for "
-                                "hermes / qwen3_json, llama3_json / llama4_json, qwen3_coder / "
-                                "qwen3_xml, deepseek_v3 and deepseek_v31; send the tool "
-                                "without strict",
+                                "parser's own call format, which is not built here (it is for "
+                                "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3 and "
+                                "deepseek_v31); send the tool without strict",
                             "tools");
     }
   }

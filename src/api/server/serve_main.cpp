@@ -138,7 +138,7 @@ int serve_main(int argc, char** argv) {
                  "default), function (every call's envelope constrained), parameter (also every "
                  "tool's arguments, as if all were strict); built for --tool-call-parser "
                  "hermes / qwen3_json, llama3_json / llama4_json, qwen3_coder / qwen3_xml, "
-                 "deepseek_v3, deepseek_v31")
+                 "minimax_m2, deepseek_v3, deepseek_v31")
       ->check(CLI::IsMember({"auto", "function", "parameter"}));
   app.add_flag("--exclude-tools-when-tool-choice-none", sc.exclude_tools_when_tool_choice_none,
                "tool_choice \"none\" keeps the tools out of the prompt");

@@ -34,7 +34,7 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
 bool structures_tool_calls(ToolParserKind k) {
   return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
          k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31 ||
-         k == ToolParserKind::kQwen3Coder;
+         k == ToolParserKind::kQwen3Coder || k == ToolParserKind::kMinimaxM2;
 }
 
 namespace {
@@ -192,6 +192,24 @@ ojson qwen3_coder_format(const std::vector<Callable>& tools, char choice) {
                    think_excludes());
 }
 
+// vLLM's own "minimax" builder (MiniMax-M2: <invoke name="NAME"> blocks in a
+// <minimax:tool_call> block, arguments in the minimax_xml style).
+ojson minimax_format(const std::vector<Callable>& tools, char choice) {
+  const std::string begin = "<minimax:tool_call>\n", end = "</minimax:tool_call>";
+  ojson tags = ojson::array();
+  for (const auto& t : tools)
+    tags.push_back(tag("<invoke name=\"" + t.name + "\">\n",
+                       json_schema_format(t.args, "minimax_xml"), "</invoke>\n"));
+  if (choice == 'a')
+    return triggered(ojson::array({"<minimax:tool_call>"}),
+                     ojson::array({tag(begin, separated(std::move(tags), "", false), end)}), false,
+                     think_excludes());
+  return {{"type", "sequence"},
+          {"elements", ojson::array({{{"type", "const_string"}, {"value", "\n" + begin}},
+                                     separated(std::move(tags), "", choice == 'f'),
+                                     {{"type", "const_string"}, {"value", end}}})}};
+}
+
 }  // namespace
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
@@ -233,6 +251,8 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
     format = llama_format(tools, choice);
   else if (kind == ToolParserKind::kQwen3Coder)
     format = qwen3_coder_format(tools, choice);
+  else if (kind == ToolParserKind::kMinimaxM2)
+    format = minimax_format(tools, choice);
   else
     format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
   if (single) single_call(format);

@@ -1,13 +1,15 @@
 // Strict tool calling (vLLM 0.33's structural tags for tools, VLLM_ENFORCE_STRICT_TOOL_CALLING
 // on, its default): under `--tool-call-parser hermes` / qwen3_json, llama3_json / llama4_json,
-// qwen3_coder / qwen3_xml, deepseek_v3 and deepseek_v31, a request whose tool calls must be
-// constrained gets a structural tag in the model's own call format, built as vLLM's
-// Parser._apply_structural_tag builds it (its hermes builder; xgrammar's builtin llama,
-// qwen_3_coder, deepseek_r1 and deepseek_v3_1):
+// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3 and deepseek_v31, a request whose tool
+// calls must be constrained gets a structural tag in the model's own call format, built as
+// vLLM's Parser._apply_structural_tag builds it (its hermes and minimax builders; xgrammar's
+// builtin llama, qwen_3_coder, deepseek_r1 and deepseek_v3_1):
 //   hermes       <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call> (or compact)
 //   llama3_json  {"name": "NAME", "parameters": ARGS}
 //   qwen3_coder  <tool_call>\n<function=NAME>\n<parameter=K>V</parameter>...\n</function>\n
 //                </tool_call> (ARGS in xgrammar's qwen_xml style: strings raw, else JSON)
+//   minimax_m2   <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="K">V</parameter>
+//                ...</invoke>\n</minimax:tool_call> (ARGS in the minimax_xml style)
 //   deepseek_v3  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
 //                \n```json\nARGS\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
 //   deepseek_v31 the same with NAME<｜tool▁sep｜>ARGS

@@ -28,29 +28,29 @@ GrammarCompiler::GrammarCompiler(std::shared_ptr<const VocabIndex> vocab, Compil
       cfg_(cfg),
       shared_ci_(std::make_shared<SharedCiCache>(cfg.shared_ci_bytes)) {}
 
+namespace {
+
+nlohmann::ordered_json parse_json_text(const std::string& text, const char* what) {
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw GrammarError(std::string(what) + " is not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
 Grammar GrammarCompiler::to_grammar(GrammarKind kind, const std::string& text,
                                     const JsonOptions& o) {
   switch (kind) {
-    case GrammarKind::kJsonSchema: {
-      nlohmann::ordered_json j;
-      try {
-        j = nlohmann::ordered_json::parse(text);
-      } catch (const nlohmann::json::exception& e) {
-        throw GrammarError(std::string("JSON schema is not valid JSON: ") + e.what());
-      }
-      return json_schema_grammar(j, o);
-    }
+    case GrammarKind::kJsonSchema:
+      return json_schema_grammar(parse_json_text(text, "JSON schema"), o);
     case GrammarKind::kJsonObject:
       return json_object_grammar(o);
     case GrammarKind::kRegex:
       return regex_grammar(text);
     case GrammarKind::kChoice: {
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(text);
-      } catch (const nlohmann::json::exception& e) {
-        throw GrammarError(std::string("choice list is not valid JSON: ") + e.what());
-      }
+      const nlohmann::ordered_json j = parse_json_text(text, "choice list");
       if (!j.is_array()) throw GrammarError("choice must be a JSON array of strings");
       std::vector<std::string> c;
       for (const auto& x : j) {
@@ -61,15 +61,8 @@ Grammar GrammarCompiler::to_grammar(GrammarKind kind, const std::string& text,
     }
     case GrammarKind::kGrammar:
       return parse_gbnf(text);
-    case GrammarKind::kStructuralTag: {
-      nlohmann::ordered_json j;
-      try {
-        j = nlohmann::ordered_json::parse(text);
-      } catch (const nlohmann::json::exception& e) {
-        throw GrammarError(std::string("structural_tag is not valid JSON: ") + e.what());
-      }
-      return structural_tag_grammar(j, o);
-    }
+    case GrammarKind::kStructuralTag:
+      return structural_tag_grammar(parse_json_text(text, "structural_tag"), o);
   }
   throw GrammarError("unknown grammar kind");
 }

@@ -144,11 +144,13 @@ class TagCompiler {
       return free_text(forbid, p);
     }
     if (type == "json_schema") {
-      const bool xml = f.contains("style") && f["style"] == "qwen_xml";
-      if (f.contains("style") && f["style"] != "json" && !xml)
+      const std::string style =
+          f.contains("style") && f["style"].is_string() ? f["style"].get<std::string>() : "json";
+      const bool xml = style == "qwen_xml" || style == "glm_xml" || style == "minimax_xml";
+      if (style != "json" && !xml)
         fail(p + ".style",
-             "only \"json\" and \"qwen_xml\" are supported by this server's grammar engine, "
-             "got " +
+             "only \"json\", \"qwen_xml\", \"glm_xml\" and \"minimax_xml\" are supported by "
+             "this server's grammar engine, got " +
                  f["style"].dump());
       if (flag(f, "any_order", p))
         fail(p + ".any_order", "is not supported by this server's grammar engine");
@@ -162,7 +164,7 @@ class TagCompiler {
         o.max_whitespace = std::min(o.max_whitespace, f["max_whitespace_cnt"].get<int32_t>());
       }
       try {
-        if (xml) return qwen_xml(f["json_schema"], o, p + ".json_schema");
+        if (xml) return xml_object(f["json_schema"], style, o, p + ".json_schema");
         return import(json_schema_grammar(f["json_schema"], o));
       } catch (const GrammarError& e) {
         if (std::string(e.what()).rfind("structural_tag: ", 0) == 0) throw;
@@ -298,14 +300,23 @@ class TagCompiler {
                 alt(std::move(end_alts))});
   }
 
-  // xgrammar's qwen_xml style (Qwen3-Coder / Qwen3.5 calls): the arguments object as
-  // <parameter=KEY>VALUE</parameter> elements in the schema's order, whitespace around them; a
-  // plain string value is raw text up to "</parameter>", a constrained string (enum, length,
-  // pattern) raw text of that shape, anything else JSON.
-  Expr qwen_xml(const ojson& schema, const JsonOptions& o, const std::string& p) {
+  // xgrammar's XML styles of tool arguments: the object as elements in the schema's order,
+  // whitespace around them, each <parameter=KEY>VALUE</parameter> (qwen_xml: Qwen3-Coder /
+  // Qwen3.5), <arg_key>KEY</arg_key><arg_value>VALUE</arg_value> (glm_xml: GLM-4.5 to 4.7) or
+  // <parameter name="KEY">VALUE</parameter> (minimax_xml: MiniMax-M2); a plain string value is
+  // raw text up to the closing tag, enum / const values raw (strings) or JSON, constrained
+  // strings (length, pattern) raw text of that shape, anything else JSON.
+  Expr xml_object(const ojson& schema, const std::string& style, const JsonOptions& o,
+                  const std::string& p) {
     const Expr ws =
         rep(cls({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0, o.max_whitespace);
-    const Expr raw = free_text({"</parameter>"}, p);
+    const bool glm = style == "glm_xml", minimax = style == "minimax_xml";
+    const std::string open = glm ? "<arg_key>" : minimax ? "<parameter name=\"" : "<parameter=";
+    const std::string close = glm ? "</arg_value>" : "</parameter>";
+    auto after_key = [&] {
+      return glm ? seq({lit("</arg_key>"), ws, lit("<arg_value>")}) : lit(minimax ? "\">" : ">");
+    };
+    const Expr raw = free_text({close}, p);
     const ojson* defs = nullptr;
     for (const char* k : {"$defs", "definitions"})
       if (schema.is_object() && schema.contains(k)) defs = &schema[k];
@@ -323,8 +334,7 @@ class TagCompiler {
       return true;
     };
     auto element = [&](Expr name, Expr value) {
-      return seq({ws, lit("<parameter="), std::move(name), lit(">"), std::move(value),
-                  lit("</parameter>")});
+      return seq({ws, lit(open), std::move(name), after_key(), std::move(value), lit(close)});
     };
     const Expr name = seq({cls({{'a', 'z'}, {'A', 'Z'}, {'_', '_'}}),
                            star(cls({{'a', 'z'}, {'A', 'Z'}, {'0', '9'}, {'_', '_'}}))});
@@ -333,16 +343,17 @@ class TagCompiler {
     const Expr any_element = element(name, any_value);
     auto value = [&](const ojson& s, const std::string& at) -> Expr {
       if (plain_string(s)) return raw;
+      if (s.is_object() && (s.contains("enum") || s.contains("const"))) {
+        std::vector<Expr> alts;
+        const ojson vals = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
+        if (!vals.is_array()) fail(at + ".enum", "must be an array");
+        for (const auto& v : vals)
+          alts.push_back(lit(v.is_string() ? v.get<std::string>() : v.dump()));
+        return seq({ws, alt(std::move(alts)), ws});
+      }
       if (s.is_object() && s.value("type", ojson()) == "string") {
-        if (s.contains("format")) fail(at + ".format", "is not supported in the qwen_xml style");
-        if (s.contains("enum") || s.contains("const")) {
-          std::vector<Expr> alts;
-          const ojson vals = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
-          if (!vals.is_array()) fail(at + ".enum", "must be an array");
-          for (const auto& v : vals)
-            if (v.is_string()) alts.push_back(lit(v.get<std::string>()));
-          return seq({ws, alt(std::move(alts)), ws});
-        }
+        if (s.contains("format"))
+          fail(at + ".format", "is not supported in the " + style + " style");
         if (s.contains("pattern")) {
           if (!s["pattern"].is_string()) fail(at + ".pattern", "must be a string");
           return seq({ws, regex_expr(s["pattern"].get<std::string>()), ws});
@@ -374,7 +385,7 @@ class TagCompiler {
          !(schema.contains("additionalProperties") && schema["additionalProperties"] == false));
     if (any_object) return seq({star(any_element), ws});
     if (!schema.is_object() || !schema.contains("properties") || !schema["properties"].is_object())
-      fail(p, "the qwen_xml style needs an object schema with properties (or true)");
+      fail(p, "the " + style + " style needs an object schema with properties (or true)");
     std::set<std::string> required;
     if (schema.contains("required") && schema["required"].is_array())
       for (const auto& r : schema["required"])
@@ -388,7 +399,8 @@ class TagCompiler {
       parts.push_back(star(any_element));
     else if (schema.contains("additionalProperties") &&
              !schema["additionalProperties"].is_boolean())
-      fail(p + ".additionalProperties", "a schema there is not supported in the qwen_xml style");
+      fail(p + ".additionalProperties",
+           "a schema there is not supported in the " + style + " style");
     parts.push_back(ws);
     return seq(std::move(parts));
   }
