@@ -1,4 +1,4 @@
-// vLLM 0.33's tool-call structural tags for hermes (strict_tools.h).
+// vLLM 0.33's tool-call structural tags (strict_tools.h).
 #include "api/server/strict_tools.h"
 
 #include "api/server/api_error.h"
