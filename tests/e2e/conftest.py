@@ -100,6 +100,12 @@ def hermes_tool_server(tmp_dir, parser="hermes"):
                    "--chat-template", path])
 
 
+def openai_client(srv):
+    """The official client on a test server: no retries, two minutes a request."""
+    import openai
+    return openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def hermes_server(tmp_path_factory):
     """hermes_tool_server for one test module."""
@@ -110,9 +116,7 @@ def hermes_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hermes_client(hermes_server):
-    import openai
-    return openai.OpenAI(base_url=hermes_server.url + "/v1", api_key="unused", max_retries=0,
-                         timeout=120)
+    return openai_client(hermes_server)
 
 
 @pytest.fixture(scope="session")
@@ -131,9 +135,7 @@ def keyed_server():
 
 @pytest.fixture(scope="session")
 def client(server):
-    import openai
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
-                         timeout=120)
+    return openai_client(server)
 
 
 def kv_idle(server, timeout=30):

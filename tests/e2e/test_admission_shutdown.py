@@ -15,7 +15,7 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import MODEL_NAME, Server, _binary, _model
+from conftest import MODEL_NAME, Server, _binary, _model, openai_client
 
 BUSY = ("The engine is currently busy and cannot accept new requests. Please try again later "
         "or on a different instance.")
@@ -24,7 +24,7 @@ BACKLOG = ("The engine has reached its prefill token backlog limit. Please try a
 
 
 def _client(srv):
-    return openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    return openai_client(srv)
 
 
 def _rejections(srv, reason):

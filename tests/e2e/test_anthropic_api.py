@@ -7,10 +7,9 @@ import json
 
 import anthropic
 import jsonschema
-import openai
 import pytest
 
-from conftest import MODEL_NAME, hermes_tool_server
+from conftest import MODEL_NAME, hermes_tool_server, openai_client
 
 WEATHER = {"name": "get_weather", "description": "Current weather in a city",
            "input_schema": {"type": "object",
@@ -129,7 +128,7 @@ def test_missing_max_tokens_is_a_400(server):
 def tool_clients(tmp_path_factory):
     s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
     yield (anthropic.Anthropic(base_url=s.url, api_key="unused", max_retries=0, timeout=120),
-           openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120))
+           openai_client(s))
     s.stop()
 
 

@@ -13,7 +13,7 @@ import jsonschema
 import openai
 import pytest
 
-from conftest import MODEL_NAME, Server, hermes_tool_server
+from conftest import MODEL_NAME, Server, hermes_tool_server, openai_client
 from test_openai_api import post
 
 GREEDY = {"temperature": 0}
@@ -162,7 +162,7 @@ def test_store_and_encrypted_reasoning_include_are_accepted(client):
 @pytest.fixture(scope="module")
 def tool_client(tmp_path_factory):
     s = hermes_tool_server(tmp_path_factory.mktemp("tpl"))
-    yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    yield openai_client(s)
     s.stop()
 
 
@@ -220,7 +220,7 @@ def test_streamed_function_call(tool_client):
 @pytest.fixture(scope="module")
 def store_client():
     s = Server([], env=dict(os.environ, VLLM_ENABLE_RESPONSES_API_STORE="1"))
-    yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    yield openai_client(s)
     s.stop()
 
 

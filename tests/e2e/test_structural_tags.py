@@ -15,10 +15,9 @@ import json
 import re
 
 import jsonschema
-import openai
 import pytest
 
-from conftest import MODEL_NAME, _model, hermes_tool_server
+from conftest import MODEL_NAME, _model, hermes_tool_server, openai_client
 from test_openai_api import post
 from test_serve_flags import run_serve
 
@@ -148,7 +147,7 @@ def test_llama3_json_required_and_named_calls(tmp_path):
     ...} calls read by the llama3_json parser."""
     s = hermes_tool_server(tmp_path, parser="llama3_json")
     try:
-        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        c = openai_client(s)
         msgs = [{"role": "user", "content": "Weather in Paris?"}]
         # One call, then the end (with more allowed the tiny model writes code after it, whose
         # braces make vLLM's whole-response reader give up on the calls, as here).
@@ -181,7 +180,7 @@ def test_xml_required_and_named_calls(tmp_path, parser):
     elements): strings raw, the rest JSON, typed back by the parser."""
     s = hermes_tool_server(tmp_path, parser=parser)
     try:
-        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        c = openai_client(s)
         msgs = [{"role": "user", "content": "Weather in Paris?"}]
         for choice in ("required", {"type": "function", "function": {"name": "get_weather"}}):
             r = c.chat.completions.create(model=MODEL_NAME, messages=msgs, tools=[WEATHER],

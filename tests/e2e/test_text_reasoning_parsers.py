@@ -15,7 +15,7 @@ import re
 import openai
 import pytest
 
-from conftest import MODEL_NAME, Server
+from conftest import MODEL_NAME, Server, openai_client
 
 REGEX = r"Answer: [a-z]{2,8}\."
 
@@ -23,7 +23,7 @@ REGEX = r"Answer: [a-z]{2,8}\."
 def _client(parser):
     s = Server(["--reasoning-parser", parser])
     try:
-        yield openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        yield openai_client(s)
     finally:
         s.stop()
 

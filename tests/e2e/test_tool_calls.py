@@ -5,10 +5,9 @@ engine, so the tiny model reliably makes them."""
 import json
 import re
 
-import openai
 import pytest
 
-from conftest import MODEL_NAME, hermes_tool_server
+from conftest import MODEL_NAME, hermes_tool_server, openai_client
 from test_openai_api import post
 
 WEATHER = {"type": "function", "function": {
@@ -231,7 +230,7 @@ def test_xml_and_pythonic_calls_are_parsed_whole_and_streamed(tmp_path, parser, 
     streamed."""
     s = hermes_tool_server(tmp_path, parser=parser)
     try:
-        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        c = openai_client(s)
         kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
                   max_tokens=150, extra_body={"guided_regex": regex})
         whole = c.chat.completions.create(**kw).choices[0]
@@ -280,7 +279,7 @@ def test_internlm_call_is_parsed_whole_and_streamed(tmp_path):
     answers): one call after <|action_start|><|plugin|>, the words before it the content."""
     s = hermes_tool_server(tmp_path, parser="internlm")
     try:
-        c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        c = openai_client(s)
         kw = dict(model=MODEL_NAME, messages=QUESTION, tools=TOOLS, temperature=0,
                   max_tokens=100, extra_body={"guided_regex": INTERNLM_RE})
         whole = c.chat.completions.create(**kw).choices[0]

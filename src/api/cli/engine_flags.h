@@ -5,12 +5,12 @@
 // libvllm_server.so both use it.
 #pragma once
 
+#include <fnmatch.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <deque>
-#include <fnmatch.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>

@@ -462,7 +462,7 @@ class TagCompiler {
           int f = t[n].fail;
           while (f != 0 && !t[f].next.count(c)) f = t[f].fail;
           auto it = t[f].next.find(c);
-          t[m].fail = it != t[f].next.end() && it->second != m ? it->second : 0;
+          t[m].fail = it != t[f].next.end() ? it->second : 0;
         }
         t[m].bad = t[m].bad || t[t[m].fail].bad;
         order.push_back(m);
@@ -483,23 +483,19 @@ class TagCompiler {
       if (!t[n].bad) rule[n] = g_.add_rule(name + "_" + std::to_string(n), empty());
     for (size_t n = 0; n < t.size(); ++n) {
       if (t[n].bad) continue;
+      // The alphabet's characters by the state they lead to (none into a match); back to the
+      // start go those leading there and every character outside the forbidden strings.
       std::map<int, std::vector<CodeRange>> by_target;
-      for (uint32_t c : alphabet) {
-        const int m = step(static_cast<int>(n), c);
-        if (!t[m].bad) by_target[m].push_back({c, c});
-      }
-      // Back to the start: the alphabet's characters that lead there, and every character
-      // outside the forbidden strings.
       std::vector<CodeRange> not_back;
       for (uint32_t c : alphabet) {
         const int m = step(static_cast<int>(n), c);
-        if (m != 0 || t[m].bad) not_back.push_back({c, c});
+        if (m != 0) not_back.push_back({c, c});
+        if (m != 0 && !t[m].bad) by_target[m].push_back({c, c});
       }
       const Expr back = cls(not_back, true);
       std::vector<Expr> alts{empty()};
       Expr self_loop = empty();
-      for (auto& [m, r] : by_target)
-        if (m != 0) alts.push_back(seq({cls(r), ref(rule[m])}));
+      for (auto& [m, r] : by_target) alts.push_back(seq({cls(r), ref(rule[m])}));
       if (n == 0) {
         self_loop = star(back);
       } else {
