@@ -185,10 +185,13 @@ void AsyncEngine::apply_abort(const std::string& id) {
   if (observer_)
     observer_->on_finished(
         out, std::chrono::duration<double>(Clock::now() - it->second.arrival).count());
-  it->second.stream->push(std::move(out));
+  // Count the request finished before its reader can learn it: a client that sends its next
+  // request the moment this one ends must find the admission room free.
   release_queued(it->second);
+  auto stream = std::move(it->second.stream);
   live_.erase(it);
   --num_unfinished_;
+  stream->push(std::move(out));
 }
 
 void AsyncEngine::deliver(RequestOutput& out, Clock::time_point now) {
@@ -208,11 +211,15 @@ void AsyncEngine::deliver(RequestOutput& out, Clock::time_point now) {
   const bool finished = out.finished;
   if (finished && observer_)
     observer_->on_finished(out, std::chrono::duration<double>(now - l.arrival).count());
-  l.stream->push(std::move(out));
-  if (finished) {
-    live_.erase(it);
-    --num_unfinished_;
+  if (!finished) {
+    l.stream->push(std::move(out));
+    return;
   }
+  // As in apply_abort: the admission room is free before the reader learns the end.
+  auto stream = std::move(l.stream);
+  live_.erase(it);
+  --num_unfinished_;
+  stream->push(std::move(out));
 }
 
 void AsyncEngine::fail_all(const std::string& why) {
@@ -223,9 +230,9 @@ void AsyncEngine::fail_all(const std::string& why) {
     out.finished = true;
     out.finish_reason = "abort";
     out.error = why;
-    l.stream->push(std::move(out));
     release_queued(l);
     --num_unfinished_;
+    l.stream->push(std::move(out));
   }
   live_.clear();
 }
