@@ -132,10 +132,12 @@ def find_stand_ins(src):
     raise RuntimeError("too many missing modules")
 
 
-def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning_tokens=False):
+def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning_tokens=False,
+             with_ids=False):
     """vLLM's whole response to `text` (its chat serving's Parser.parse +
     assemble_chat_message_fields) and its stream of one token per delta (ChatStreamProcessor).
-    `vllm` is what load_vllm returns; `prompt` the prompt's token ids."""
+    `vllm` is what load_vllm returns; `prompt` the prompt's token ids. `with_ids`: each call is
+    [name, arguments, id] (Kimi K2's ids are the model's own)."""
     _, _, assemble, StreamProcessor = vllm
     ids = tok.encode(text)
     parser = cls(tok, request.tools, chat_template_kwargs=dict(kwargs or {}))
@@ -145,15 +147,16 @@ def run_case(vllm, cls, tok, request, text, prompt, auto, kwargs=None, reasoning
     whole = {"reasoning": f.reasoning, "content": f.content}
     if reasoning_tokens:
         whole["reasoning_tokens"] = parser.count_reasoning_tokens(ids)
-    whole["tool_calls"] = [[t.function.name, t.function.arguments] for t in f.tool_calls]
+    whole["tool_calls"] = [[t.function.name, t.function.arguments] + ([t.id] if with_ids else [])
+                           for t in f.tool_calls]
     try:
-        stream = run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs)
+        stream = run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs, with_ids)
     except Exception as e:  # noqa: BLE001 - e.g. a parser needing a package not installed here
         stream = {"raises": type(e).__name__}
     return whole, stream
 
 
-def run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs):
+def run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs, with_ids=False):
     """vLLM's stream of one token per delta, reassembled."""
     StreamProcessor = vllm[3]
     sp = StreamProcessor(request, cls(tok, request.tools, chat_template_kwargs=dict(kwargs or {})),
@@ -168,7 +171,9 @@ def run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs):
         reasoning += d.reasoning or ""
         content += d.content or ""
         for t in d.tool_calls or []:
-            entry = streamed.setdefault(t.index, ["", ""])
+            entry = streamed.setdefault(t.index, ["", ""] + ([""] if with_ids else []))
+            if with_ids and t.id:
+                entry[2] = t.id
             if t.function and t.function.name:
                 entry[0] = t.function.name
             if t.function and t.function.arguments:

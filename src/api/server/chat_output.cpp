@@ -10,11 +10,12 @@ bool parsers_engine_based(ToolParserKind tools, std::optional<ReasoningParserKin
   // (vllm/parser/mistral.py); it is left out here, the content stays as written.
   const bool t = tools == ToolParserKind::kQwen3Coder || tools == ToolParserKind::kSeedOss ||
                  tools == ToolParserKind::kMinimaxM2 || tools == ToolParserKind::kGlm45 ||
-                 tools == ToolParserKind::kGranite;
+                 tools == ToolParserKind::kGranite || tools == ToolParserKind::kKimiK2;
   const bool r = !reasoning || *reasoning == ReasoningParserKind::kQwen3 ||
                  *reasoning == ReasoningParserKind::kSeedOss ||
                  *reasoning == ReasoningParserKind::kMinimaxM2 ||
-                 *reasoning == ReasoningParserKind::kGlm45;
+                 *reasoning == ReasoningParserKind::kGlm45 ||
+                 *reasoning == ReasoningParserKind::kKimiK2;
   return t && r;
 }
 

@@ -30,6 +30,9 @@ constexpr std::string_view kGraniteThink[] = {"Here's my thought process:",
 constexpr std::string_view kGraniteResponse[] = {"Here's my response:", "Here is my response:"};
 constexpr std::string_view kMinimaxWholeTags[] = {kStart, kEnd, kMinimaxCall, kMinimaxCallEnd,
                                                   kMinimaxInvoke};
+// kimi_k2: the tool section's start ends the reasoning; the other markers are text in it.
+constexpr std::string_view kKimiSection = "<|tool_calls_section_begin|>";
+constexpr std::string_view kKimiTags[] = {kStart, kEnd, kKimiSection};
 
 // The earliest of `tags` in `s` from `pos` (npos when none) and which one.
 template <size_t N>
@@ -58,12 +61,13 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
   if (name == "minimax_m2_append_think") return ReasoningParserKind::kMinimaxM2AppendThink;
   if (name == "olmo3") return ReasoningParserKind::kOlmo3;
   if (name == "granite") return ReasoningParserKind::kGranite;
+  if (name == "kimi_k2") return ReasoningParserKind::kKimiK2;
   return std::nullopt;
 }
 
 const char* reasoning_parser_names() {
   return "qwen3, seed_oss, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, "
-         "minimax_m2_append_think, olmo3, granite, openai_gptoss (gpt-oss)";
+         "minimax_m2_append_think, olmo3, granite, kimi_k2, openai_gptoss (gpt-oss)";
 }
 
 namespace {
@@ -96,6 +100,7 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
     case ReasoningParserKind::kSeedOss:
       return !kwargs.is_object() || !kwargs.contains("enable_thinking") || truthy(enable);
     case ReasoningParserKind::kGlm45:
+    case ReasoningParserKind::kKimiK2:
       if (thinking.is_null() && enable.is_null()) return true;
       return truthy(thinking) || truthy(enable);
     case ReasoningParserKind::kDeepseekV3:
@@ -127,6 +132,12 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
     case ReasoningParserKind::kMinimaxM2:
       add(t.implicit_end, kMinimaxCall);
       add(t.uncounted, kMinimaxCallEnd);
+      break;
+    case ReasoningParserKind::kKimiK2:
+      add(t.implicit_end, kKimiSection);
+      for (const char* u : {"<|tool_calls_section_end|>", "<|tool_call_begin|>",
+                            "<|tool_call_argument_begin|>", "<|tool_call_end|>"})
+        add(t.uncounted, u);
       break;
     case ReasoningParserKind::kGlm45:
       add(t.implicit_end, kToolCall);
@@ -194,7 +205,8 @@ bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& 
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, const ThinkTags& tags,
                            ReasoningParserKind kind) {
   if (kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
-      kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss)
+      kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss ||
+      kind == ReasoningParserKind::kKimiK2)
     return prompt_ends_reasoning(prompt, tags);
   if (kind == ReasoningParserKind::kOlmo3) {
     // "</" (either form) followed by "think", ">" anywhere in the prompt.
@@ -237,6 +249,7 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
     case ReasoningParserKind::kSeedOss:
     case ReasoningParserKind::kGlm45:
     case ReasoningParserKind::kMinimaxM2:
+    case ReasoningParserKind::kKimiK2:
       break;
   }
   const bool glm = kind == ReasoningParserKind::kGlm45;
@@ -297,9 +310,11 @@ ReasoningSplit split_reasoning_qwen3(const std::string& text, bool prompt_ended)
   return split_engine(text, prompt_ended, false);
 }
 
-ReasoningSplit split_reasoning_minimax_m2(const std::string& text) {
-  // The stream's rules, all at once: a stream reassembles to this by construction.
-  ReasoningStreamSplitter sp(ReasoningParserKind::kMinimaxM2, false);
+namespace {
+
+// The stream's rules, all at once: a stream reassembles to this by construction.
+ReasoningSplit split_as_stream(ReasoningParserKind kind, const std::string& text) {
+  ReasoningStreamSplitter sp(kind, false);
   auto [reasoning, content] = sp.feed(text);
   auto [r2, c2] = sp.finish();
   reasoning += r2;
@@ -310,9 +325,17 @@ ReasoningSplit split_reasoning_minimax_m2(const std::string& text) {
   return r;
 }
 
+}  // namespace
+
+ReasoningSplit split_reasoning_minimax_m2(const std::string& text) {
+  return split_as_stream(ReasoningParserKind::kMinimaxM2, text);
+}
+
 ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text,
                                bool prompt_ended) {
   switch (kind) {
+    case ReasoningParserKind::kKimiK2:
+      return split_as_stream(kind, text);
     case ReasoningParserKind::kGlm45:
       return split_reasoning_glm45(text, prompt_ended);
     case ReasoningParserKind::kMinimaxM2:
@@ -470,12 +493,47 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_minimax(
   return {reasoning, content};
 }
 
+std::pair<std::string, std::string> ReasoningStreamSplitter::feed_kimi(const std::string& delta) {
+  std::string reasoning, content;
+  pending_ += delta;
+  size_t pos = 0;
+  for (;;) {
+    std::string_view tag;
+    const size_t at = find_tag(pending_, pos, kKimiTags, tag);
+    if (at == std::string::npos) break;
+    const std::string_view text = std::string_view(pending_).substr(pos, at - pos);
+    pos = at + tag.size();
+    if (state_ == State::kAfter) {
+      content += text;  // </think> is dropped, the rest is content
+      if (tag != kEnd) content += tag;
+      continue;
+    }
+    release_before_trailing_space(held_ws_, text, reasoning);
+    if (tag == kStart) continue;  // dropped
+    state_ = State::kAfter;       // </think> (dropped) or the tool section (kept)
+    held_ws_.clear();
+    if (tag == kKimiSection) content += tag;
+  }
+  size_t hold = 0;
+  for (std::string_view t : kKimiTags) hold = std::max(hold, partial_tag_suffix(pending_, t));
+  hold = std::min(hold, pending_.size() - pos);
+  const std::string_view text =
+      std::string_view(pending_).substr(pos, pending_.size() - pos - hold);
+  if (state_ == State::kAfter)
+    content += text;
+  else
+    release_before_trailing_space(held_ws_, text, reasoning);
+  pending_.erase(0, pending_.size() - hold);
+  return {reasoning, content};
+}
+
 std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::string& delta) {
   if (kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kQwen3 ||
       kind_ == ReasoningParserKind::kSeedOss)
     return feed_glm(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2) return feed_minimax(delta);
   if (kind_ == ReasoningParserKind::kGranite) return feed_granite(delta);
+  if (kind_ == ReasoningParserKind::kKimiK2) return feed_kimi(delta);
   if (kind_ == ReasoningParserKind::kMinimaxM2AppendThink) {
     // Nothing is reasoning: "<think>" goes first unless the prompt closed the reasoning.
     std::string content = state_ == State::kReasoning && !start_seen_ ? std::string(kStart) : "";
@@ -561,7 +619,9 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::finish() {
     start_seen_ = true;
     return {"", content};
   }
-  const bool glm = kind_ == ReasoningParserKind::kGlm45 || kind_ == ReasoningParserKind::kMinimaxM2;
+  const bool glm = kind_ == ReasoningParserKind::kGlm45 ||
+                   kind_ == ReasoningParserKind::kMinimaxM2 ||
+                   kind_ == ReasoningParserKind::kKimiK2;
   if (glm && state_ == State::kReasoning) {
     // A tag cut off by the end is text; trailing whitespace is dropped.
     held_ws_ += rest;

@@ -56,6 +56,17 @@
 // <minimax:tool_call> comes after its last <think>; vLLM reads that for streams only (its
 // whole-output parse has no turn markers to bound the search), and so does this.
 //
+// `--reasoning-parser kimi_k2` (vLLM 0.33's engine-based KimiK2Parser, vllm/parser/kimi_k2.py,
+// read through its reasoning adapter): the output starts inside the reasoning unless
+// chat_template_kwargs thinking / enable_thinking is set and neither is true (then nothing is
+// split). Every <think> in the reasoning is dropped; </think> ends it, and so does
+// <|tool_calls_section_begin|> (which stays, as content, for the tool parser); Kimi's other call
+// markers are reasoning text there, not counted as reasoning tokens. The reasoning loses its
+// trailing whitespace. After the end everything is content but </think>, which is dropped (also
+// inside a call's arguments, as vLLM's whole response drops it). As minimax_m2, the prompt
+// closes the reasoning for streams only (its last </think> or <|tool_calls_section_begin|> after
+// its last <think>).
+//
 // `--reasoning-parser olmo3` (Olmo 3 Think; vLLM 0.33's Olmo3ReasoningParser): <think> and
 // </think> are plain text. A whole output is read by vLLM's regex ^(<think>)?(.*?)</think>(.*)$:
 // the text up to the first </think> (less a leading <think>) is reasoning, the rest content,
@@ -109,6 +120,7 @@ enum class ReasoningParserKind {
   kSeedOss,
   kOlmo3,
   kGranite,
+  kKimiK2,
 };
 
 // --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,
@@ -198,6 +210,7 @@ class ReasoningStreamSplitter {
   std::pair<std::string, std::string> feed_glm(const std::string& delta);
   std::pair<std::string, std::string> feed_minimax(const std::string& delta);
   std::pair<std::string, std::string> feed_granite(const std::string& delta);
+  std::pair<std::string, std::string> feed_kimi(const std::string& delta);
   State state_;
   ReasoningParserKind kind_ = ReasoningParserKind::kDeepseekR1;
   bool start_seen_ = false;  // "<think>" was sent (minimax_m2_append_think); granite: the

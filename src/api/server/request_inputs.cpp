@@ -135,7 +135,8 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   if (opts.reasoning_parser == ReasoningParserKind::kQwen3 ||
       opts.reasoning_parser == ReasoningParserKind::kSeedOss ||
       opts.reasoning_parser == ReasoningParserKind::kGlm45 ||
-      opts.reasoning_parser == ReasoningParserKind::kMinimaxM2)
+      opts.reasoning_parser == ReasoningParserKind::kMinimaxM2 ||
+      opts.reasoning_parser == ReasoningParserKind::kKimiK2)
     r.sampling.skip_special_tokens = false;
   if (r.return_prompt_text) o.prompt_text = prompt;
   // Echo: the last message is continued when it already has the reply's role.

@@ -271,9 +271,11 @@ ToolParserOptions Generation::tool_options() const {
   // them as under "auto" (and the serving drops them).
   o.suppress_calls = opts_.drop_tool_calls && opts_.tools.is_array() && !opts_.tools.empty();
   // vLLM's GLM parser reads <think> in the content as reasoning only when a reasoning parser
-  // runs and the request thinks; MiniMax-M2's drops </think> whenever a reasoning parser runs.
-  o.reasoning_markup = ctx_.reasoning.has_value() &&
-                       (opts_.tool_parser != ToolParserKind::kGlm45 || opts_.glm_thinking);
+  // runs and the request thinks (Kimi K2's drops </think> then, by the same rule);
+  // MiniMax-M2's drops </think> whenever a reasoning parser runs.
+  const bool thinks_by_glm_rule =
+      opts_.tool_parser == ToolParserKind::kGlm45 || opts_.tool_parser == ToolParserKind::kKimiK2;
+  o.reasoning_markup = ctx_.reasoning.has_value() && (!thinks_by_glm_rule || opts_.glm_thinking);
   return o;
 }
 

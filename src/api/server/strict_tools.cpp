@@ -25,6 +25,7 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
     case ToolParserKind::kDeepseekV3:   // "deepseek_r1"
     case ToolParserKind::kDeepseekV31:  // "deepseek_v3_1"
     case ToolParserKind::kOpenAI:       // "harmony"
+    case ToolParserKind::kKimiK2:       // "kimi"
       return true;
     default:
       return false;

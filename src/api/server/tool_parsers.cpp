@@ -8,6 +8,7 @@
 #include "api/server/glm_tool_parser.h"
 #include "api/server/granite_tool_parser.h"
 #include "api/server/json_call_reader.h"
+#include "api/server/kimi_tool_parser.h"
 #include "api/server/marked_calls_parser.h"
 #include "api/server/minimax_tool_parser.h"
 #include "api/server/py_json.h"
@@ -290,13 +291,14 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "phi4_mini_json") return ToolParserKind::kPhi4MiniJson;
   if (name == "granite") return ToolParserKind::kGranite;
   if (name == "internlm") return ToolParserKind::kInternlm;
+  if (name == "kimi_k2") return ToolParserKind::kKimiK2;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
          "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, olmo3, phi4_mini_json, "
-         "granite, internlm, openai (gpt-oss)";
+         "granite, internlm, kimi_k2, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -356,6 +358,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:
       return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
+    case ToolParserKind::kKimiK2:
+      return make_kimi_k2_tool_parser(o);
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -481,6 +485,12 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       // text before the call) or the output.
       r.tools_called = !r.calls.empty();
       if (!d.content.empty() || output.empty()) r.content = d.content;
+      return r;
+    case ToolParserKind::kKimiK2:
+      // The parser has the content as vLLM's whole response has it (kimi_tool_parser.h); null
+      // when empty.
+      r.tools_called = !r.calls.empty();
+      if (!d.content.empty()) r.content = std::move(d.content);
       return r;
     case ToolParserKind::kDeepseekV3:
     case ToolParserKind::kDeepseekV31:

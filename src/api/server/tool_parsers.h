@@ -24,6 +24,9 @@
 //   minimax_m2   MiniMax-M2: content, then <minimax:tool_call> blocks of <invoke name="NAME">
 //                <parameter name="K">V</parameter>...</invoke> calls, values typed by the
 //                request's tool schema (minimax_tool_parser.h)
+//   kimi_k2      Kimi K2: content, then <|tool_calls_section_begin|> and calls
+//                <|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}
+//                <|tool_call_end|>, the model's header as the call id (kimi_tool_parser.h)
 // Arguments are re-serialized as Python's json.dumps(..., ensure_ascii=False) writes them
 // (py_json.h), except for `named`, whose arguments are the output text itself (as vLLM).
 //
@@ -60,7 +63,8 @@ enum class ToolParserKind {
   kOlmo3,
   kPhi4MiniJson,
   kGranite,
-  kInternlm
+  kInternlm,
+  kKimiK2
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
@@ -108,15 +112,16 @@ struct ToolParserOptions {
   // dropped and argument values are typed by each function's parameter schema, as vLLM does.
   nlohmann::ordered_json tools;
   // kGlm45: <think> / </think> in the content are reasoning markup (a reasoning parser runs and
-  // the request thinks), not text. kMinimaxM2: a reasoning parser runs, so a </think> in the
-  // content is dropped.
+  // the request thinks), not text; kKimiK2: the same for </think> (dropped). kMinimaxM2: a
+  // reasoning parser runs, so a </think> in the content is dropped.
   bool reasoning_markup = false;
   // The whole output comes in one feed (extract_tool_calls): a call's arguments are reported
   // when it ends, never as a partial prefix that a truncated call could contradict.
   bool whole_response = false;
-  // kGlm45, kMinimaxM2, kQwen3Coder, kSeedOss, kGranite: tool_choice "none" with tools given, where
-  // vLLM's engine suppresses the tool events: every call is dropped and the text outside call
-  // markup is the content as written (leading whitespace held until a word, nothing stripped).
+  // kGlm45, kMinimaxM2, kQwen3Coder, kSeedOss, kGranite, kKimiK2: tool_choice "none" with tools
+  // given, where vLLM's engine suppresses the tool events: every call is dropped and the text
+  // outside call markup is the content as written (leading whitespace held until a word, nothing
+  // stripped).
   bool suppress_calls = false;
 };
 
