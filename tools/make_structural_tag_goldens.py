@@ -241,7 +241,8 @@ PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
            "deepseek_v3": ("deepseekv3_tool_parser", "DeepSeekV3ToolParser"),
            "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser"),
            "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser"),
-           "minimax_m2": ("minimax_m2_tool_parser", "MinimaxM2ToolParser")}
+           "minimax_m2": ("minimax_m2_tool_parser", "MinimaxM2ToolParser"),
+           "glm45": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser")}
 
 
 def vllm_tool_tags(vllm_src, parser="hermes"):
@@ -331,6 +332,17 @@ def main():
             '</invoke>\n<invoke name="ping">\n</invoke>\n</minimax:tool_call>',
             'Sure. <minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">3'
             "</parameter></invoke>\n</minimax:tool_call>"],
+        "glm45": [
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>3</arg_value></tool_call>",
+            "Sure. <tool_call>add<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>b</arg_key>"
+            "<arg_value>2</arg_value></tool_call>",
+            "<tool_call>add<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>"
+            "<tool_call>ping</tool_call>",
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n"
+            "</tool_call>",
+            "<tool_call>nope</tool_call>",
+            "Hi </arg_value>"],
     }
     for parser, ptexts in other_texts.items():
         tags = vllm_tool_tags(a.vllm_src, parser)

@@ -41,7 +41,7 @@ void check_parser(const char* parser, const nlohmann::json& cases) {
     }
     const ChatRequest r = parse_chat_request(body);
     const ToolStrictLevel level = c["tool_strict_level"].is_null()
-                                      ? ToolStrictLevel::kAuto
+                                      ? default_tool_strict_level(kind)
                                       : *tool_strict_level_by_name(c["tool_strict_level"]);
     const auto got = tool_structural_tag(kind, r, r.constraint, level);
     if (c["structural_tag"].is_null()) {
@@ -73,8 +73,11 @@ void check_parser(const char* parser, const nlohmann::json& cases) {
 TEST(StrictTools, HermesTagsAreVllms) { check_parser("hermes", goldens()["hermes"]); }
 
 TEST(StrictTools, BuiltinTagsAreVllms) {
-  for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2"})
+  for (const char* p :
+       {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "glm45"})
     check_parser(p, goldens()["builtin"][p]);
+  // glm47 is vLLM's alias of glm45.
+  check_parser("glm47", goldens()["builtin"]["glm45"]);
   check_parser("qwen3_xml", goldens()["builtin"]["qwen3_coder"]);
   // llama4_json is vLLM's alias of llama3_json.
   check_parser("llama4_json", goldens()["builtin"]["llama3_json"]);
@@ -84,9 +87,12 @@ TEST(StrictTools, LevelsAndParsers) {
   EXPECT_EQ(tool_strict_level_by_name("parameter"), ToolStrictLevel::kParameter);
   EXPECT_FALSE(tool_strict_level_by_name("strict").has_value());
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("qwen3_json")));
-  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("glm47")));
+  EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("glm47")));
+  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("kimi_k2")));
   EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("openai")));
-  EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("glm47")));
+  EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("kimi_k2")));
+  EXPECT_EQ(default_tool_strict_level(ToolParserKind::kGlm45), ToolStrictLevel::kFunction);
+  EXPECT_EQ(default_tool_strict_level(ToolParserKind::kHermes), ToolStrictLevel::kAuto);
   EXPECT_FALSE(vllm_structures_tool_calls(*tool_parser_by_name("mistral")));
 }
 

@@ -9,7 +9,7 @@
     grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
   * under llama3_json the same in Llama 3's {"name": ..., "parameters": ...} calls;
   * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
-    parser whose strict calls vLLM builds in a format not built here (glm47),
+    parser whose strict calls vLLM builds in a format not built here (kimi_k2),
     --tool-strict-level with such a parser."""
 import json
 import re
@@ -173,11 +173,12 @@ def test_llama3_json_required_and_named_calls(tmp_path):
         s.stop()
 
 
-@pytest.mark.parametrize("parser", ["qwen3_coder", "minimax_m2"])
+@pytest.mark.parametrize("parser", ["qwen3_coder", "minimax_m2", "glm47"])
 def test_xml_required_and_named_calls(tmp_path, parser):
     """--tool-call-parser qwen3_coder (xgrammar's builtin "qwen_3_coder" tag, <parameter=K>
-    elements) and minimax_m2 (vLLM's "minimax" tag, <invoke name=...> with <parameter name=K>
-    elements): strings raw, the rest JSON, typed back by the parser."""
+    elements), minimax_m2 (vLLM's "minimax" tag, <invoke name=...> with <parameter name=K>
+    elements) and glm47 (xgrammar's builtin "glm_4_7", <arg_key>K</arg_key><arg_value>V
+    </arg_value>): strings raw, the rest JSON, typed back by the parser."""
     s = hermes_tool_server(tmp_path, parser=parser)
     try:
         c = openai_client(s)
@@ -199,7 +200,7 @@ def test_xml_required_and_named_calls(tmp_path, parser):
 
 
 def test_strict_tools_refused_where_not_built(tmp_path):
-    s = hermes_tool_server(tmp_path, parser="glm47")
+    s = hermes_tool_server(tmp_path, parser="kimi_k2")
     try:
         code, body = post(s, "/v1/chat/completions", {
             "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
@@ -211,7 +212,7 @@ def test_strict_tools_refused_where_not_built(tmp_path):
         assert code == 200
     finally:
         s.stop()
-    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "glm47",
+    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "kimi_k2",
                           "--tool-strict-level", "parameter")
     assert code != 0 and "--tool-strict-level parameter cannot be honoured" in out, out
     code, out = run_serve(_model(), "--tool-strict-level", "strict")

@@ -179,7 +179,7 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
           "--tool-call-parser " +
           cfg_.tool_call_parser +
           ": vLLM constrains its calls in its own format, which is not built here (it is for "
-          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3 and deepseek_v31)");
+          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, deepseek_v31 and glm45)");
   }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
@@ -318,6 +318,8 @@ InputOptions OpenAIServer::input_options() const {
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
   if (!cfg_.tool_strict_level.empty())
     io.tool_strict_level = *tool_strict_level_by_name(cfg_.tool_strict_level);
+  else if (io.auto_tool_parser)
+    io.tool_strict_level = default_tool_strict_level(*io.auto_tool_parser);
   return io;
 }
 

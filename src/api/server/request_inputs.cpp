@@ -165,8 +165,8 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
           throw bad_request("tools[" + std::to_string(i) +
                                 "].function.strict: vLLM enforces strict tool calls in this "
                                 "parser's own call format, which is not built here (it is for "
-                                "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3 and "
-                                "deepseek_v31); send the tool without strict",
+                                "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, "
+                                "deepseek_v31 and glm45); send the tool without strict",
                             "tools");
     }
   }

@@ -2,6 +2,7 @@
 #include "api/server/strict_tools.h"
 
 #include "api/server/api_error.h"
+#include "api/server/py_json.h"
 
 namespace vllm::api {
 
@@ -35,7 +36,13 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
 bool structures_tool_calls(ToolParserKind k) {
   return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
          k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31 ||
-         k == ToolParserKind::kQwen3Coder || k == ToolParserKind::kMinimaxM2;
+         k == ToolParserKind::kQwen3Coder || k == ToolParserKind::kMinimaxM2 ||
+         k == ToolParserKind::kGlm45;
+}
+
+ToolStrictLevel default_tool_strict_level(ToolParserKind k) {
+  // vLLM's Glm47MoeModelToolParser.default_tool_strict_level: every GLM tool call's envelope.
+  return k == ToolParserKind::kGlm45 ? ToolStrictLevel::kFunction : ToolStrictLevel::kAuto;
 }
 
 namespace {
@@ -121,10 +128,13 @@ void single_call(ojson& f) {
   }
 }
 
-// One tool the model may call, its arguments' schema resolved.
+// One tool the model may call, its arguments' schema resolved (`args`: true when free), whether
+// it is strict and its parameters as given (vLLM's GLM builder pins a loose tool's keys).
 struct Callable {
   std::string name;
   ojson args;
+  bool strict = false;
+  ojson params;
 };
 
 // vLLM's hermes tag (its own registry): two spellings of each call.
@@ -211,6 +221,107 @@ ojson minimax_format(const std::vector<Callable>& tools, char choice) {
                                      {{"type", "const_string"}, {"value", end}}})}};
 }
 
+// GLM-4.5 / 4.6 / 4.7: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...
+// </tool_call>. Markers that may not appear in free text or in a value (vLLM's
+// _GLM_4_7_VALUE_EXCLUDES; text between calls may start a call, so not <tool_call> there).
+const ojson& glm_value_excludes() {
+  static const ojson e = ojson::array({"<think>", "</think>", "<tool_call>", "</tool_call>",
+                                       "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"});
+  return e;
+}
+ojson glm_text_excludes() {
+  ojson e = ojson::array();
+  for (const auto& x : glm_value_excludes())
+    if (x != "<tool_call>") e.push_back(x);
+  return e;
+}
+ojson any_text(const ojson& excludes) {
+  return {{"type", "any_text"},
+          {"excludes", excludes},
+          {"max_tokens", nullptr},
+          {"max_chars", nullptr}};
+}
+ojson const_string(std::string v) { return {{"type", "const_string"}, {"value", std::move(v)}}; }
+ojson one_or_any(ojson elements) {
+  if (elements.size() == 1) return std::move(elements[0]);
+  return {{"type", "or"}, {"elements", std::move(elements)}};
+}
+
+// vLLM's _glm_4_7_value_format: a loose tool's value by its property's enum or type.
+ojson glm_value_format(const ojson& prop) {
+  if (prop.is_object() && prop.contains("enum") && prop["enum"].is_array() &&
+      !prop["enum"].empty()) {
+    ojson values = ojson::array();
+    for (const auto& v : prop["enum"]) {
+      std::string s;
+      if (v.is_string())
+        s = v.get<std::string>();
+      else if (!py_json_dumps(v.dump(), s))
+        s = v.dump();
+      values.push_back(const_string(std::move(s)));
+    }
+    return one_or_any(std::move(values));
+  }
+  const ojson type = prop.is_object() && prop.contains("type") ? prop["type"] : ojson();
+  if (type.is_array()) {
+    ojson formats = ojson::array();
+    bool string = false;
+    for (const auto& t : type) {
+      if (t == "string")
+        string = true;
+      else
+        formats.push_back(glm_value_format(ojson{{"type", t}}));
+    }
+    if (string) formats.push_back(any_text(glm_value_excludes()));
+    if (!formats.empty()) return one_or_any(std::move(formats));
+  }
+  if (type.is_null() || type == "string" || type.is_array()) return any_text(glm_value_excludes());
+  return json_schema_format({{"type", type}});
+}
+
+// vLLM's _glm_4_7_plain_properties: the properties of a plain object schema, else null.
+const ojson* glm_plain_properties(const ojson& params) {
+  if (!params.is_object()) return nullptr;
+  const auto p = params.find("properties");
+  if (p == params.end() || !p->is_object() || p->empty()) return nullptr;
+  if (params.contains("additionalProperties") && params["additionalProperties"] == true)
+    return nullptr;
+  for (const char* k : {"$ref", "allOf", "anyOf", "oneOf", "patternProperties"})
+    if (params.contains(k)) return nullptr;
+  return &*p;
+}
+
+ojson glm_call(const Callable& t) {
+  const std::string begin = "<tool_call>" + t.name, end = "</tool_call>";
+  const ojson params = t.params.is_null() ? ojson(true) : t.params;
+  if (t.strict) return tag(begin, json_schema_format(params, "glm_xml"), end);
+  // A loose tool (vLLM's _glm_4_7_tool_tag): its keys and their values' basic types.
+  const ojson* props = glm_plain_properties(t.params);
+  if (!props) return tag(begin, json_schema_format(true, "glm_xml"), end);
+  ojson pairs = ojson::array();
+  for (const auto& [key, prop] : props->items())
+    pairs.push_back(
+        {{"type", "sequence"},
+         {"elements", ojson::array({const_string("<arg_key>" + key + "</arg_key><arg_value>"),
+                                    glm_value_format(prop), const_string("</arg_value>")})}});
+  return tag(begin, {{"type", "star"}, {"content", one_or_any(std::move(pairs))}}, end);
+}
+
+// xgrammar's builtin "glm_4_7" when every tool is strict, vLLM's own builder otherwise.
+ojson glm_format(const std::vector<Callable>& tools, char choice) {
+  ojson tags = ojson::array();
+  bool all_strict = true;
+  for (const auto& t : tools) {
+    tags.push_back(glm_call(t));
+    all_strict = all_strict && t.strict;
+  }
+  if (choice == 'a' || (choice == 'r' && all_strict))
+    return triggered(ojson::array({"<tool_call>"}), std::move(tags), choice == 'r',
+                     glm_text_excludes());
+  if (choice == 'f' && all_strict) return std::move(tags[0]);
+  return separated(std::move(tags), "", choice == 'f');
+}
+
 }  // namespace
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
@@ -241,8 +352,9 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
     // parameters here (vLLM 0.33 pins them only for strict tools or --tool-strict-level
     // parameter, leaving any JSON otherwise, where its JSON forms used to pin them).
     const bool strict = level >= ToolStrictLevel::kParameter || tool_strict(t) || !is_auto;
+    const ojson params = fn.contains("parameters") ? fn["parameters"] : ojson();
     tools.push_back({fn["name"].get<std::string>(),
-                     strict && fn["parameters"].is_object() ? fn["parameters"] : ojson(true)});
+                     strict && params.is_object() ? params : ojson(true), strict, params});
   }
   if (tools.empty()) return std::nullopt;
   ojson format;
@@ -254,6 +366,8 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
     format = qwen3_coder_format(tools, choice);
   else if (kind == ToolParserKind::kMinimaxM2)
     format = minimax_format(tools, choice);
+  else if (kind == ToolParserKind::kGlm45)
+    format = glm_format(tools, choice);
   else
     format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
   if (single) single_call(format);

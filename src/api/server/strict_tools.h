@@ -1,9 +1,9 @@
 // Strict tool calling (vLLM 0.33's structural tags for tools, VLLM_ENFORCE_STRICT_TOOL_CALLING
 // on, its default): under `--tool-call-parser hermes` / qwen3_json, llama3_json / llama4_json,
-// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3 and deepseek_v31, a request whose tool
-// calls must be constrained gets a structural tag in the model's own call format, built as
-// vLLM's Parser._apply_structural_tag builds it (its hermes and minimax builders; xgrammar's
-// builtin llama, qwen_3_coder, deepseek_r1 and deepseek_v3_1):
+// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31 and glm45 / glm47, a request
+// whose tool calls must be constrained gets a structural tag in the model's own call format,
+// built as vLLM's Parser._apply_structural_tag builds it (its hermes, minimax and glm_4_7
+// builders; xgrammar's builtin llama, qwen_3_coder, deepseek_r1, deepseek_v3_1 and glm_4_7):
 //   hermes       <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call> (or compact)
 //   llama3_json  {"name": "NAME", "parameters": ARGS}
 //   qwen3_coder  <tool_call>\n<function=NAME>\n<parameter=K>V</parameter>...\n</function>\n
@@ -13,6 +13,11 @@
 //   deepseek_v3  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
 //                \n```json\nARGS\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
 //   deepseek_v31 the same with NAME<｜tool▁sep｜>ARGS
+//   glm45        <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
+//                (ARGS in the glm_xml style); a loose tool's keys and their values' basic
+//                types are still pinned (vLLM's _glm_4_7_tool_tag), and without
+//                --tool-strict-level every auto request is constrained (level function, vLLM's
+//                default for GLM)
 //   * tool_choice "auto": only when a tool is `strict`, --tool-strict-level is function or
 //     parameter, or parallel_tool_calls is false (without another structured output): free
 //     text, and a call opener must open a call of a given tool;
@@ -43,6 +48,9 @@ std::optional<ToolStrictLevel> tool_strict_level_by_name(const std::string& name
 // structural_tag_model) and whether this server builds that tag too.
 bool vllm_structures_tool_calls(ToolParserKind k);
 bool structures_tool_calls(ToolParserKind k);
+// The level without --tool-strict-level: function for glm45 / glm47 (vLLM's GLM parser
+// constrains every call's envelope by default), auto for the others.
+ToolStrictLevel default_tool_strict_level(ToolParserKind k);
 
 // The structural tag for the request's tool calls under parser `k`, or nullopt where vLLM
 // puts none (or `k` has none here). `structured` is the request's own structured output
