@@ -242,7 +242,8 @@ PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
            "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser"),
            "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser"),
            "minimax_m2": ("minimax_m2_tool_parser", "MinimaxM2ToolParser"),
-           "glm45": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser")}
+           "glm45": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser"),
+           "kimi_k2": ("kimi_k2_tool_parser", "KimiK2ToolParser")}
 
 
 def vllm_tool_tags(vllm_src, parser="hermes"):
@@ -343,6 +344,19 @@ def main():
             "</tool_call>",
             "<tool_call>nope</tool_call>",
             "Hi </arg_value>"],
+        "kimi_k2": [
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+            '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+            "<|tool_calls_section_end|>",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+            '<|tool_call_argument_begin|>{"city": 3}<|tool_call_end|><|tool_calls_section_end|>',
+            "Sure. <|tool_calls_section_begin|><|tool_call_begin|>functions.add:12"
+            '<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|><|tool_call_begin|>'
+            "functions.ping:13<|tool_call_argument_begin|>{}<|tool_call_end|>"
+            "<|tool_calls_section_end|>",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.ping:x"
+            "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
+            "Hi <|tool_call_begin|>"],
     }
     for parser, ptexts in other_texts.items():
         tags = vllm_tool_tags(a.vllm_src, parser)

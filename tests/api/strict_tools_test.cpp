@@ -73,8 +73,8 @@ void check_parser(const char* parser, const nlohmann::json& cases) {
 TEST(StrictTools, HermesTagsAreVllms) { check_parser("hermes", goldens()["hermes"]); }
 
 TEST(StrictTools, BuiltinTagsAreVllms) {
-  for (const char* p :
-       {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "glm45"})
+  for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2",
+                        "glm45", "kimi_k2"})
     check_parser(p, goldens()["builtin"][p]);
   // glm47 is vLLM's alias of glm45.
   check_parser("glm47", goldens()["builtin"]["glm45"]);
@@ -88,9 +88,9 @@ TEST(StrictTools, LevelsAndParsers) {
   EXPECT_FALSE(tool_strict_level_by_name("strict").has_value());
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("qwen3_json")));
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("glm47")));
-  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("kimi_k2")));
+  EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("kimi_k2")));
   EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("openai")));
-  EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("kimi_k2")));
+  EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("openai")));
   EXPECT_EQ(default_tool_strict_level(ToolParserKind::kGlm45), ToolStrictLevel::kFunction);
   EXPECT_EQ(default_tool_strict_level(ToolParserKind::kHermes), ToolStrictLevel::kAuto);
   EXPECT_FALSE(vllm_structures_tool_calls(*tool_parser_by_name("mistral")));

@@ -9,9 +9,10 @@
     grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
   * under llama3_json the same in Llama 3's {"name": ..., "parameters": ...} calls;
   * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
-    parser whose strict calls vLLM builds in a format not built here (kimi_k2),
+    parser whose strict calls vLLM builds in a format not built here (openai, gpt-oss),
     --tool-strict-level with such a parser."""
 import json
+import os
 import re
 
 import jsonschema
@@ -19,7 +20,7 @@ import pytest
 
 from conftest import MODEL_NAME, _model, hermes_tool_server, openai_client
 from test_openai_api import post
-from test_serve_flags import run_serve
+from test_serve_flags import TINY, Serve, run_serve
 
 ANSWER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
                                            "sunny": {"type": "boolean"}},
@@ -173,23 +174,32 @@ def test_llama3_json_required_and_named_calls(tmp_path):
         s.stop()
 
 
-@pytest.mark.parametrize("parser", ["qwen3_coder", "minimax_m2", "glm47"])
+@pytest.mark.parametrize("parser", ["qwen3_coder", "minimax_m2", "glm47", "kimi_k2"])
 def test_xml_required_and_named_calls(tmp_path, parser):
     """--tool-call-parser qwen3_coder (xgrammar's builtin "qwen_3_coder" tag, <parameter=K>
     elements), minimax_m2 (vLLM's "minimax" tag, <invoke name=...> with <parameter name=K>
     elements) and glm47 (xgrammar's builtin "glm_4_7", <arg_key>K</arg_key><arg_value>V
-    </arg_value>): strings raw, the rest JSON, typed back by the parser."""
+    </arg_value>): strings raw, the rest JSON, typed back by the parser. kimi_k2 (xgrammar's
+    "kimi": JSON arguments after <|tool_call_begin|>functions.NAME:N): the call's id is that
+    header, as vLLM's parser keeps it."""
     s = hermes_tool_server(tmp_path, parser=parser)
     try:
         c = openai_client(s)
         msgs = [{"role": "user", "content": "Weather in Paris?"}]
+        extra = {}
+        if parser == "kimi_k2":
+            # The call index is any number of digits (\d+): "<" pushed ends it after one.
+            _, t = post(s, "/tokenize", {"model": MODEL_NAME, "prompt": "<"})
+            extra = {"logit_bias": {str(t["tokens"][-1]): 30}}
         for choice in ("required", {"type": "function", "function": {"name": "get_weather"}}):
             r = c.chat.completions.create(model=MODEL_NAME, messages=msgs, tools=[WEATHER],
                                           tool_choice=choice, parallel_tool_calls=False,
-                                          max_tokens=120, temperature=0)
+                                          max_tokens=120, temperature=0, extra_body=extra)
             calls = r.choices[0].message.tool_calls
             assert calls and len(calls) == 1, r.choices[0].message
             assert calls[0].function.name == "get_weather"
+            if parser == "kimi_k2":
+                assert re.fullmatch(r"functions\.get_weather:\d+", calls[0].id), calls[0].id
             args = json.loads(calls[0].function.arguments)
             # The grammar allows whitespace around a value, as xgrammar's; MiniMax's parser
             # keeps it, as vLLM's does (Qwen3-Coder's strips the newlines).
@@ -199,8 +209,12 @@ def test_xml_required_and_named_calls(tmp_path, parser):
         s.stop()
 
 
-def test_strict_tools_refused_where_not_built(tmp_path):
-    s = hermes_tool_server(tmp_path, parser="kimi_k2")
+def test_strict_tools_refused_where_not_built():
+    # gpt-oss's harmony tag (vLLM's "harmony", which also shapes the analysis and final
+    # channels) is not built: a strict tool under --tool-call-parser openai is refused.
+    gpt_oss = os.path.join(TINY, "gpt_oss.gguf")
+    s = Serve([gpt_oss, "--enable-auto-tool-choice", "--tool-call-parser", "openai",
+               "--served-model-name", MODEL_NAME], log_name="strict-openai")
     try:
         code, body = post(s, "/v1/chat/completions", {
             "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
@@ -212,7 +226,7 @@ def test_strict_tools_refused_where_not_built(tmp_path):
         assert code == 200
     finally:
         s.stop()
-    code, out = run_serve(_model(), "--enable-auto-tool-choice", "--tool-call-parser", "kimi_k2",
+    code, out = run_serve(gpt_oss, "--enable-auto-tool-choice", "--tool-call-parser", "openai",
                           "--tool-strict-level", "parameter")
     assert code != 0 and "--tool-strict-level parameter cannot be honoured" in out, out
     code, out = run_serve(_model(), "--tool-strict-level", "strict")

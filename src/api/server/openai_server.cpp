@@ -179,7 +179,8 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
           "--tool-call-parser " +
           cfg_.tool_call_parser +
           ": vLLM constrains its calls in its own format, which is not built here (it is for "
-          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, deepseek_v31 and glm45)");
+          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, deepseek_v31, glm45 and "
+          "kimi_k2)");
   }
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +

@@ -166,7 +166,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                                 "].function.strict: vLLM enforces strict tool calls in this "
                                 "parser's own call format, which is not built here (it is for "
                                 "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, "
-                                "deepseek_v31 and glm45); send the tool without strict",
+                                "deepseek_v31, glm45 and kimi_k2); send the tool without strict",
                             "tools");
     }
   }

@@ -37,7 +37,7 @@ bool structures_tool_calls(ToolParserKind k) {
   return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
          k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31 ||
          k == ToolParserKind::kQwen3Coder || k == ToolParserKind::kMinimaxM2 ||
-         k == ToolParserKind::kGlm45;
+         k == ToolParserKind::kGlm45 || k == ToolParserKind::kKimiK2;
 }
 
 ToolStrictLevel default_tool_strict_level(ToolParserKind k) {
@@ -322,6 +322,34 @@ ojson glm_format(const std::vector<Callable>& tools, char choice) {
   return separated(std::move(tags), "", choice == 'f');
 }
 
+// xgrammar's builtin "kimi" (Kimi K2): calls in a <|tool_calls_section_begin|> section, each
+// <|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>ARGS<|tool_call_end|>.
+ojson kimi_format(const std::vector<Callable>& tools, char choice) {
+  const std::string section_begin = "<|tool_calls_section_begin|>",
+                    section_end = "<|tool_calls_section_end|>";
+  auto call = [](const Callable& t) {
+    return tag("<|tool_call_begin|>functions." + t.name + ":",
+               {{"type", "sequence"},
+                {"elements", ojson::array({{{"type", "regex"}, {"pattern", "\\d+"}},
+                                           const_string("<|tool_call_argument_begin|>"),
+                                           json_schema_format(t.args)})}},
+               "<|tool_call_end|>");
+  };
+  auto in_section = [&](ojson calls) {
+    return ojson{{"type", "sequence"},
+                 {"elements", ojson::array({const_string(section_begin), std::move(calls),
+                                            const_string(section_end)})}};
+  };
+  if (choice == 'f') return in_section(call(tools.front()));
+  ojson tags = ojson::array();
+  for (const auto& t : tools) tags.push_back(call(t));
+  if (choice == 'r') return in_section(separated(std::move(tags), "", false));
+  return triggered(
+      ojson::array({section_begin}),
+      ojson::array({tag(section_begin, separated(std::move(tags), "", false), section_end)}), false,
+      ojson::array({"<think>", "</think>", "<|tool_call_begin|>"}));
+}
+
 }  // namespace
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
@@ -368,6 +396,8 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
     format = minimax_format(tools, choice);
   else if (kind == ToolParserKind::kGlm45)
     format = glm_format(tools, choice);
+  else if (kind == ToolParserKind::kKimiK2)
+    format = kimi_format(tools, choice);
   else
     format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
   if (single) single_call(format);

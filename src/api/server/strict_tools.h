@@ -1,9 +1,10 @@
 // Strict tool calling (vLLM 0.33's structural tags for tools, VLLM_ENFORCE_STRICT_TOOL_CALLING
 // on, its default): under `--tool-call-parser hermes` / qwen3_json, llama3_json / llama4_json,
-// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31 and glm45 / glm47, a request
-// whose tool calls must be constrained gets a structural tag in the model's own call format,
-// built as vLLM's Parser._apply_structural_tag builds it (its hermes, minimax and glm_4_7
-// builders; xgrammar's builtin llama, qwen_3_coder, deepseek_r1, deepseek_v3_1 and glm_4_7):
+// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31, glm45 / glm47 and kimi_k2, a
+// request whose tool calls must be constrained gets a structural tag in the model's own call
+// format, built as vLLM's Parser._apply_structural_tag builds it (its hermes, minimax and
+// glm_4_7 builders; xgrammar's builtin llama, qwen_3_coder, deepseek_r1, deepseek_v3_1, glm_4_7
+// and kimi):
 //   hermes       <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call> (or compact)
 //   llama3_json  {"name": "NAME", "parameters": ARGS}
 //   qwen3_coder  <tool_call>\n<function=NAME>\n<parameter=K>V</parameter>...\n</function>\n
@@ -18,6 +19,8 @@
 //                types are still pinned (vLLM's _glm_4_7_tool_tag), and without
 //                --tool-strict-level every auto request is constrained (level function, vLLM's
 //                default for GLM)
+//   kimi_k2      <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:N
+//                <|tool_call_argument_begin|>ARGS<|tool_call_end|>...<|tool_calls_section_end|>
 //   * tool_choice "auto": only when a tool is `strict`, --tool-strict-level is function or
 //     parameter, or parallel_tool_calls is false (without another structured output): free
 //     text, and a call opener must open a call of a given tool;
