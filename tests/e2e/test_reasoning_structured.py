@@ -237,3 +237,35 @@ def test_kimi_k2_parsers_are_served():
         assert r is None and THINK_END in ids and "</think>" in content, (r, content)
     finally:
         s.stop()
+
+
+def test_ernie45_parsers_are_served():
+    """--reasoning-parser ernie45 with --tool-call-parser ernie45 (ERNIE 4.5) on the tiny Qwen3,
+    whose vocabulary has </think> and <tool_call>. vLLM 0.33's own answers are
+    tests/golden/tool_parsers/ernie45.json (api_tests Ernie45Golden); this checks the server wires
+    them up: reasoning until </think>, content after it, streamed and whole alike."""
+    import openai
+    src = os.path.join(TINY, "qwen3")
+    s = Serve([src, "--reasoning-parser", "ernie45", "--enable-auto-tool-choice",
+               "--tool-call-parser", "ernie45", "--served-model-name", "q"], log_name="ernie")
+    tool = {"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}
+    try:
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+        whole = {}
+        for stream in (False, True):
+            r, content, ids = reply(c, stream, logit_bias={str(THINK_END): -100}, tools=[tool])
+            assert content is None and r and THINK_END not in ids, (r, content)
+            split = 0
+            for seed in range(6):
+                r, content, ids = reply(c, stream, seed, logit_bias={str(THINK_END): 14},
+                                        tools=[tool])
+                got = (r or "", content or "", ids)
+                if stream:
+                    assert got == whole[seed]
+                whole[seed] = got
+                if THINK_END in ids:
+                    assert "</think>" not in (r or ""), r
+                    split += 0 < ids.index(THINK_END) < len(ids) - 1 and bool(content)
+            assert split >= 2, stream
+    finally:
+        s.stop()

@@ -30,6 +30,9 @@ constexpr std::string_view kGraniteThink[] = {"Here's my thought process:",
 constexpr std::string_view kGraniteResponse[] = {"Here's my response:", "Here is my response:"};
 constexpr std::string_view kMinimaxWholeTags[] = {kStart, kEnd, kMinimaxCall, kMinimaxCallEnd,
                                                   kMinimaxInvoke};
+// ernie45: the answer's wrapper in the content.
+constexpr std::string_view kResponse = "<response>";
+constexpr std::string_view kResponseEnd = "</response>";
 // kimi_k2: the tool section's start ends the reasoning; the other markers are text in it.
 constexpr std::string_view kKimiSection = "<|tool_calls_section_begin|>";
 constexpr std::string_view kKimiTags[] = {kStart, kEnd, kKimiSection};
@@ -62,12 +65,13 @@ std::optional<ReasoningParserKind> reasoning_parser_by_name(const std::string& n
   if (name == "olmo3") return ReasoningParserKind::kOlmo3;
   if (name == "granite") return ReasoningParserKind::kGranite;
   if (name == "kimi_k2") return ReasoningParserKind::kKimiK2;
+  if (name == "ernie45") return ReasoningParserKind::kErnie45;
   return std::nullopt;
 }
 
 const char* reasoning_parser_names() {
   return "qwen3, seed_oss, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2, "
-         "minimax_m2_append_think, olmo3, granite, kimi_k2, openai_gptoss (gpt-oss)";
+         "minimax_m2_append_think, olmo3, granite, kimi_k2, ernie45, openai_gptoss (gpt-oss)";
 }
 
 namespace {
@@ -106,6 +110,7 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
     case ReasoningParserKind::kDeepseekV3:
       return truthy(thinking) || truthy(enable);
     case ReasoningParserKind::kDeepseekR1:
+    case ReasoningParserKind::kErnie45:
     case ReasoningParserKind::kMinimaxM2:
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kOlmo3:
@@ -173,6 +178,7 @@ ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
     case ReasoningParserKind::kMinimaxM2AppendThink:
     case ReasoningParserKind::kDeepseekR1:
     case ReasoningParserKind::kDeepseekV3:
+    case ReasoningParserKind::kErnie45:
       break;
   }
   return t;
@@ -232,7 +238,8 @@ int64_t count_reasoning_tokens(ReasoningParserKind kind, const ThinkTags& tags,
     case ReasoningParserKind::kGranite:
       return 0;
     case ReasoningParserKind::kDeepseekR1:
-    case ReasoningParserKind::kDeepseekV3: {
+    case ReasoningParserKind::kDeepseekV3:
+    case ReasoningParserKind::kErnie45: {
       int64_t depth = 0;
       for (int32_t id : ids) {
         if (is(tags.start, id)) {
@@ -369,6 +376,16 @@ ReasoningSplit split_reasoning(ReasoningParserKind kind, const std::string& text
       ReasoningSplit r;
       r.reasoning = text.substr(body, resp - body);
       if (after < text.size()) r.content = text.substr(after);
+      return r;
+    }
+    case ReasoningParserKind::kErnie45: {
+      ReasoningSplit r = split_reasoning(text);
+      if (r.content) {
+        const size_t s = r.content->find(kResponse), e = r.content->rfind(kResponseEnd);
+        if (s != std::string::npos && e != std::string::npos && s < e)
+          *r.content = r.content->substr(s + kResponse.size(), e - s - kResponse.size());
+        if (r.content->empty()) r.content.reset();
+      }
       return r;
     }
     case ReasoningParserKind::kDeepseekR1:
@@ -541,6 +558,14 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed(const std::str
     return {"", content + delta};
   }
   std::string reasoning, content;
+  if (kind_ == ReasoningParserKind::kErnie45) {
+    // deepseek_r1's split, then the content's <response> wrapper.
+    const ReasoningParserKind k = kind_;
+    kind_ = ReasoningParserKind::kDeepseekR1;
+    auto [r, t] = feed(delta);
+    kind_ = k;
+    return {std::move(r), ernie_content(t, false)};
+  }
   pending_ += delta;
   while (state_ == State::kReasoning) {
     const size_t end = pending_.find(kEnd);
@@ -609,7 +634,60 @@ std::pair<std::string, std::string> ReasoningStreamSplitter::feed_granite(
   return {reasoning, content};
 }
 
+std::string ReasoningStreamSplitter::ernie_content(const std::string& text, bool end) {
+  std::string out;
+  if (resp_mode_ == 0) {
+    // Before the content's first word: whitespace and the start of a <response> wait.
+    held_ws_ += text;
+    const size_t word = space_run(held_ws_, 0);
+    const std::string_view rest = std::string_view(held_ws_).substr(word);
+    if (rest.substr(0, kResponse.size()) == kResponse) {
+      const std::string after(rest.substr(kResponse.size()));
+      held_ws_.clear();
+      resp_mode_ = 1;
+      return ernie_content(after, end);
+    }
+    if (!end && (rest.empty() || kResponse.substr(0, rest.size()) == rest)) return out;
+    out.swap(held_ws_);
+    resp_mode_ = 2;
+    return out;
+  }
+  if (resp_mode_ == 1) {
+    // Inside the <response>: sent as it comes until a </response>.
+    std::string p = held_ws_ + text;
+    held_ws_.clear();
+    const size_t e = p.find(kResponseEnd);
+    if (e != std::string::npos) {
+      out = p.substr(0, e);
+      resp_tail_ = p.substr(e);
+      resp_mode_ = 3;
+    } else {
+      const size_t hold = end ? 0 : partial_tag_suffix(p, kResponseEnd);
+      out = p.substr(0, p.size() - hold);
+      held_ws_ = p.substr(p.size() - hold);
+      return out;
+    }
+  } else if (resp_mode_ == 3) {
+    resp_tail_ += text;
+  } else {
+    return text;
+  }
+  if (end && resp_mode_ == 3) {
+    // The answer runs to the last </response>: earlier ones and the text between them are in.
+    out += resp_tail_.substr(0, resp_tail_.rfind(kResponseEnd));
+    resp_tail_.clear();
+  }
+  return out;
+}
+
 std::pair<std::string, std::string> ReasoningStreamSplitter::finish() {
+  if (kind_ == ReasoningParserKind::kErnie45) {
+    const ReasoningParserKind k = kind_;
+    kind_ = ReasoningParserKind::kDeepseekR1;
+    auto [r, t] = finish();
+    kind_ = k;
+    return {std::move(r), ernie_content(t, true)};
+  }
   std::string rest;
   rest.swap(pending_);
   // granite: an output too short to tell whether a thought phrase opened it is content.

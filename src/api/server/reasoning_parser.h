@@ -67,6 +67,16 @@
 // closes the reasoning for streams only (its last </think> or <|tool_calls_section_begin|> after
 // its last <think>).
 //
+// `--reasoning-parser ernie45` (ERNIE-4.5 / ERNIE-4.5-21B-A3B-Thinking; vLLM 0.33's
+// Ernie45ReasoningParser): deepseek_r1's split, then the content, when it holds a <response>
+// before its last </response>, is the text between the first <response> and that last
+// </response>. Every request thinks; reasoning tokens are counted as deepseek_r1 counts them.
+// Streams: deepseek_r1's, the content sent as it comes except that whitespace before a first
+// <response> waits: it is dropped with the tag, and the text from a </response> on waits for
+// the end, where the text up to the last </response> goes out. A stream whose <response> never
+// closes has lost that whitespace and the tag, which the whole response keeps (vLLM's stream
+// drops them too).
+//
 // `--reasoning-parser olmo3` (Olmo 3 Think; vLLM 0.33's Olmo3ReasoningParser): <think> and
 // </think> are plain text. A whole output is read by vLLM's regex ^(<think>)?(.*?)</think>(.*)$:
 // the text up to the first </think> (less a leading <think>) is reasoning, the rest content,
@@ -121,6 +131,7 @@ enum class ReasoningParserKind {
   kOlmo3,
   kGranite,
   kKimiK2,
+  kErnie45,
 };
 
 // --reasoning-parser NAME -> kind: qwen3, deepseek_r1, deepseek_v3, glm45, glm47, minimax_m2,
@@ -211,6 +222,8 @@ class ReasoningStreamSplitter {
   std::pair<std::string, std::string> feed_minimax(const std::string& delta);
   std::pair<std::string, std::string> feed_granite(const std::string& delta);
   std::pair<std::string, std::string> feed_kimi(const std::string& delta);
+  // ernie45: the content's <response> ... </response> (see the top of this file).
+  std::string ernie_content(const std::string& text, bool end);
   State state_;
   ReasoningParserKind kind_ = ReasoningParserKind::kDeepseekR1;
   bool start_seen_ = false;  // "<think>" was sent (minimax_m2_append_think); granite: the
@@ -218,7 +231,11 @@ class ReasoningStreamSplitter {
   std::string pending_;
   bool span_ = false;    // minimax_m2: a <minimax:tool_call> or <invoke name= is open
   std::string held_ws_;  // glm45, minimax_m2: trailing whitespace of the reasoning, sent if more
-                         // follows (qwen3 keeps it)
+                         // follows (qwen3 keeps it); ernie45: content before a <response>
+  // ernie45: 0 before the content's first word or <response>, 1 inside a <response>, 2 as
+  // written; `resp_tail_` holds the text from the first </response> on.
+  int resp_mode_ = 0;
+  std::string resp_tail_;
 };
 
 }  // namespace vllm::api

@@ -182,10 +182,12 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
     o.tool_parser = opts.auto_tool_parser;
     o.tools = r.tools;
     // As vLLM's hermes, mistral and engine-based parsers: their tags may be special tokens.
-    // Its llama3_json, pythonic, olmo3 and phi4_mini_json parsers keep the request's setting.
+    // Its llama3_json, pythonic, olmo3, phi4_mini_json and ernie45 parsers keep the request's
+    // setting.
     const ToolParserKind k = *o.tool_parser;
     if (k != ToolParserKind::kLlama3Json && k != ToolParserKind::kPythonic &&
-        k != ToolParserKind::kOlmo3 && k != ToolParserKind::kPhi4MiniJson)
+        k != ToolParserKind::kOlmo3 && k != ToolParserKind::kPhi4MiniJson &&
+        k != ToolParserKind::kErnie45)
       r.sampling.skip_special_tokens = false;
   } else if (r.tool_choice == ToolChoice::kNone && opts.auto_tool_parser &&
              parsers_engine_based(*opts.auto_tool_parser, opts.reasoning_parser)) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "api/server/deepseek_tool_parser.h"
+#include "api/server/ernie_tool_parser.h"
 #include "api/server/glm_tool_parser.h"
 #include "api/server/granite_tool_parser.h"
 #include "api/server/json_call_reader.h"
@@ -292,13 +293,14 @@ std::optional<ToolParserKind> tool_parser_by_name(const std::string& name) {
   if (name == "granite") return ToolParserKind::kGranite;
   if (name == "internlm") return ToolParserKind::kInternlm;
   if (name == "kimi_k2") return ToolParserKind::kKimiK2;
+  if (name == "ernie45") return ToolParserKind::kErnie45;
   return std::nullopt;
 }
 
 const char* tool_parser_names() {
   return "hermes, qwen3_json, qwen3_coder, qwen3_xml, llama3_json, llama4_json, mistral, glm45, "
          "glm47, minimax_m2, pythonic, deepseek_v3, deepseek_v31, seed_oss, olmo3, phi4_mini_json, "
-         "granite, internlm, kimi_k2, openai (gpt-oss)";
+         "granite, internlm, kimi_k2, ernie45, openai (gpt-oss)";
 }
 
 std::string make_tool_call_id(ToolParserKind kind) {
@@ -360,6 +362,8 @@ std::unique_ptr<ToolCallParser> ToolCallParser::make(ToolParserKind kind,
       return make_deepseek_tool_parser(kind == ToolParserKind::kDeepseekV31);
     case ToolParserKind::kKimiK2:
       return make_kimi_k2_tool_parser(o);
+    case ToolParserKind::kErnie45:
+      return make_ernie45_tool_parser();
     case ToolParserKind::kOpenAI:
       return nullptr;
   }
@@ -485,6 +489,12 @@ ExtractedToolCalls extract_tool_calls(ToolParserKind kind, const std::string& ou
       // text before the call) or the output.
       r.tools_called = !r.calls.empty();
       if (!d.content.empty() || output.empty()) r.content = d.content;
+      return r;
+    case ToolParserKind::kErnie45:
+      // vLLM: calls once <tool_call> is there and every match reads (even none), the content
+      // the text before it (null when empty); otherwise the output as written.
+      r.tools_called = ernie45_called(*p);
+      if (!d.content.empty() || !r.tools_called) r.content = std::move(d.content);
       return r;
     case ToolParserKind::kKimiK2:
       // The parser has the content as vLLM's whole response has it (kimi_tool_parser.h); null

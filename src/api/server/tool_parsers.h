@@ -24,6 +24,8 @@
 //   minimax_m2   MiniMax-M2: content, then <minimax:tool_call> blocks of <invoke name="NAME">
 //                <parameter name="K">V</parameter>...</invoke> calls, values typed by the
 //                request's tool schema (minimax_tool_parser.h)
+//   ernie45      ERNIE 4.5: content, then <tool_call>{"name", "arguments"}</tool_call> blocks
+//                read when the output ends (ernie_tool_parser.h)
 //   kimi_k2      Kimi K2: content, then <|tool_calls_section_begin|> and calls
 //                <|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}
 //                <|tool_call_end|>, the model's header as the call id (kimi_tool_parser.h)
@@ -64,7 +66,8 @@ enum class ToolParserKind {
   kPhi4MiniJson,
   kGranite,
   kInternlm,
-  kKimiK2
+  kKimiK2,
+  kErnie45
 };
 
 // --tool-call-parser NAME -> kind; nullopt for a name not implemented here.
