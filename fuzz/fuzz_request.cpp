@@ -45,9 +45,13 @@ void compile_tags(const vllm::api::ChatRequest& r) {
   try {
     if (r.constraint && r.constraint->kind == GrammarKind::kStructuralTag)
       byte_compiler().compile(GrammarKind::kStructuralTag, r.constraint->text);
+    if (r.constraint)
+      byte_compiler().compile(GrammarKind::kStructuralTag,
+                              vllm::api::harmony_output_tag(*r.constraint).dump());
     for (auto k : {vllm::api::ToolParserKind::kHermes, vllm::api::ToolParserKind::kLlama3Json,
                    vllm::api::ToolParserKind::kDeepseekV3, vllm::api::ToolParserKind::kQwen3Coder,
-                   vllm::api::ToolParserKind::kMinimaxM2})
+                   vllm::api::ToolParserKind::kMinimaxM2, vllm::api::ToolParserKind::kGlm45,
+                   vllm::api::ToolParserKind::kKimiK2, vllm::api::ToolParserKind::kOpenAI})
       if (auto t = vllm::api::tool_structural_tag(k, r, r.constraint,
                                                   vllm::api::ToolStrictLevel::kParameter))
         byte_compiler().compile(GrammarKind::kStructuralTag, t->dump());

@@ -243,7 +243,8 @@ PARSERS = {"hermes": ("hermes_tool_parser", "Hermes2ProToolParser"),
            "qwen3_coder": ("qwen3_engine_tool_parser", "Qwen3EngineToolParser"),
            "minimax_m2": ("minimax_m2_tool_parser", "MinimaxM2ToolParser"),
            "glm45": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser"),
-           "kimi_k2": ("kimi_k2_tool_parser", "KimiK2ToolParser")}
+           "kimi_k2": ("kimi_k2_tool_parser", "KimiK2ToolParser"),
+           "openai": ("gptoss_tool_parser", "GptOssToolParser")}
 
 
 def vllm_tool_tags(vllm_src, parser="hermes"):
@@ -275,6 +276,52 @@ def vllm_tool_tags(vllm_src, parser="hermes"):
         st = json.loads(so.structural_tag) if so is not None and so.structural_tag else None
         out.append({"name": name, "request": body, "tool_strict_level": level,
                     "structural_tag": st})
+    return out
+
+
+# gpt-oss (harmony): vLLM 0.33's HarmonyParser.adjust_request turns a chat request's structured
+# output into a structural tag around harmony's channels (vllm/parser/harmony.py
+# _adjust_output_format): an optional analysis message, then the final message constrained.
+HARMONY_OUTPUTS = [
+    ("json_schema", {"response_format": {"type": "json_schema", "json_schema": {
+        "name": "r", "schema": {"type": "object", "properties": {"n": {"type": "integer"}},
+                                "required": ["n"]}}}}),
+    ("json_object", {"response_format": {"type": "json_object"}}),
+    ("regex", {"structured_outputs": {"regex": "[a-c]+"}}),
+    ("choice", {"structured_outputs": {"choice": ["yes", "no"]}}),
+    ("grammar", {"structured_outputs": {"grammar": 'root ::= "x" "y"*'}}),
+    ("structural_tag", {"response_format": {"type": "structural_tag", "format": {
+        "type": "const_string", "value": "hi"}}}),
+]
+HARMONY_TEXTS = [
+    '<|channel|>final<|constrain|>json<|message|>{"n": 1}<|end|>',
+    '<|channel|>final <|constrain|>json<|message|>{"n": 1}<|end|>',
+    '<|channel|>final json<|message|>{"n": 1}',
+    '<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final json<|message|>'
+    '{"n": 2}<|end|>',
+    '<|channel|>final<|message|>{"n": 1}<|end|>',
+    '<|channel|>final<|message|>abc<|end|>',
+    "<|channel|>final<|message|>yes",
+    "<|channel|>final<|message|>xyy<|end|>",
+    "<|channel|>final<|message|>hi<|end|>",
+    '{"n": 1}',
+    "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>final<|message|>no",
+    "<|channel|>commentary<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>no",
+]
+
+
+def harmony_output_tags(vllm_src):
+    sys.path.insert(0, vllm_src)
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.harmony import _adjust_output_format
+    out = []
+    for name, body in HARMONY_OUTPUTS:
+        req = ChatCompletionRequest.model_validate(
+            dict(body, model="m", messages=[{"role": "user", "content": "hi"}]))
+        req = _adjust_output_format(req)
+        st = json.loads(req.structured_outputs.structural_tag)
+        out.append({"name": name, "request": body, "structural_tag": st,
+                    "texts": xgr_answers(st, HARMONY_TEXTS)})
     return out
 
 
@@ -357,6 +404,16 @@ def main():
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.ping:x"
             "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
             "Hi <|tool_call_begin|>"],
+        "openai": [
+            '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>'
+            '{"city": "Paris"}<|end|>',
+            '<|channel|>analysis<|message|>Let me look.<|end|><|start|>assistant'
+            '<|channel|>commentary to=functions.get_weather json<|message|>{"city": 3}',
+            ' to=functions.add<|channel|>commentary json<|message|>{"a": 1}',
+            "<|channel|>final<|message|>Hello there.<|end|>",
+            '<|channel|>commentary to=functions.nope json<|message|>{}<|end|>',
+            "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant"
+            '<|channel|>commentary to=functions.ping json<|message|>{}'],
     }
     for parser, ptexts in other_texts.items():
         tags = vllm_tool_tags(a.vllm_src, parser)
@@ -365,9 +422,10 @@ def main():
                 t["texts"] = xgr_answers(t["structural_tag"], ["", "Sure.", *ptexts,
                                                                "Hi <think>"])
         others[parser] = tags
+    harmony = harmony_output_tags(a.vllm_src)
     with open(OUT, "w") as f:
-        json.dump({"grammars": grammars, "hermes": hermes, "builtin": others}, f, indent=1,
-                  ensure_ascii=False)
+        json.dump({"grammars": grammars, "hermes": hermes, "builtin": others,
+                   "harmony_outputs": harmony}, f, indent=1, ensure_ascii=False)
         f.write("\n")
     print(f"wrote {OUT}: {len(grammars)} grammars, {len(hermes)} hermes requests")
 

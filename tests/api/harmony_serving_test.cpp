@@ -38,10 +38,13 @@ class HarmonyServing : public testing::ForcedOutputServing {
     ChatRequest r = parse_chat_request(body);
     InputOptions io;
     io.max_model_len = engine_->config().max_model_len;
-    io.harmony = true;
+    // With harmony on, prepare_chat would put the regex inside harmony's final message (as vLLM
+    // does for gpt-oss); here it must force the whole text, so the request is prepared as for
+    // another model and given harmony's setting by hand (HarmonyServing.PrepareChat checks it).
+    io.harmony = false;
     io.auto_tool_parser = ToolParserKind::kOpenAI;
     PreparedInputs in = prepare_chat(*llm_, r, io);
-    EXPECT_FALSE(r.sampling.skip_special_tokens);  // the parser needs harmony's tokens
+    r.sampling.skip_special_tokens = false;
     return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
                              std::move(in.options));
   }
@@ -50,6 +53,23 @@ class HarmonyServing : public testing::ForcedOutputServing {
 const std::string kText =
     "<|channel|>analysis<|message|>Paris, so sunny.<|end|><|start|>assistant"
     "<|channel|>final<|message|>Sunny.";
+
+TEST_F(HarmonyServing, PrepareChat) {
+  ChatRequest r =
+      parse_chat_request({{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                          {"response_format",
+                           {{"type", "json_schema"},
+                            {"json_schema", {{"name", "a"}, {"schema", {{"type", "object"}}}}}}}});
+  InputOptions io;
+  io.max_model_len = engine_->config().max_model_len;
+  io.harmony = true;
+  prepare_chat(*llm_, r, io);
+  EXPECT_FALSE(r.sampling.skip_special_tokens);  // the parser needs harmony's tokens
+  // The response format shapes the final message only (strict_tools.h harmony_output_tag).
+  ASSERT_TRUE(r.constraint.has_value());
+  EXPECT_EQ(r.constraint->kind, engine::so::GrammarKind::kStructuralTag);
+  EXPECT_NE(r.constraint->text.find("<|channel|>final json<|message|>"), std::string::npos);
+}
 
 TEST_F(HarmonyServing, ChatMessageAndStreamSplitTheChannels) {
   json whole = run(kText, false)->collect();
@@ -127,9 +147,10 @@ TEST_F(HarmonyServing, ResponsesApiItemsFromTheChannels) {
     ChatRequest r = parse_chat_request(call.chat);
     InputOptions io;
     io.max_model_len = engine_->config().max_model_len;
-    io.harmony = true;
+    io.harmony = false;  // the regex forces the whole text (see run above)
     io.auto_tool_parser = ToolParserKind::kOpenAI;
     PreparedInputs in = prepare_chat(*llm_, r, io);
+    r.sampling.skip_special_tokens = false;
     auto g = Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
                                std::move(in.options));
     auto count = [](const std::string& s) { return static_cast<int64_t>(s.size()); };

@@ -74,7 +74,7 @@ TEST(StrictTools, HermesTagsAreVllms) { check_parser("hermes", goldens()["hermes
 
 TEST(StrictTools, BuiltinTagsAreVllms) {
   for (const char* p : {"llama3_json", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2",
-                        "glm45", "kimi_k2"})
+                        "glm45", "kimi_k2", "openai"})
     check_parser(p, goldens()["builtin"][p]);
   // glm47 is vLLM's alias of glm45.
   check_parser("glm47", goldens()["builtin"]["glm45"]);
@@ -83,17 +83,33 @@ TEST(StrictTools, BuiltinTagsAreVllms) {
   check_parser("llama4_json", goldens()["builtin"]["llama3_json"]);
 }
 
+// gpt-oss: a structured output becomes the tag vLLM's HarmonyParser makes of it (an optional
+// analysis message, then the final message holding the output), for each kind of constraint.
+TEST(StrictTools, HarmonyOutputTagsAreVllms) {
+  int n = 0;
+  for (const auto& c : goldens()["harmony_outputs"]) {
+    ojson body = ojson::parse(c["request"].dump());
+    body["model"] = "m";
+    body["messages"] = ojson::parse(R"([{"role": "user", "content": "hi"}])");
+    const ChatRequest r = parse_chat_request(body);
+    ASSERT_TRUE(r.constraint.has_value()) << c["name"];
+    EXPECT_EQ(nlohmann::json::parse(harmony_output_tag(*r.constraint).dump()), c["structural_tag"])
+        << c["name"];
+    ++n;
+  }
+  EXPECT_EQ(n, 6);
+}
+
 TEST(StrictTools, LevelsAndParsers) {
   EXPECT_EQ(tool_strict_level_by_name("parameter"), ToolStrictLevel::kParameter);
   EXPECT_FALSE(tool_strict_level_by_name("strict").has_value());
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("qwen3_json")));
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("glm47")));
   EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("kimi_k2")));
-  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("openai")));
-  EXPECT_TRUE(vllm_structures_tool_calls(*tool_parser_by_name("openai")));
+  EXPECT_TRUE(structures_tool_calls(*tool_parser_by_name("openai")));
+  EXPECT_FALSE(structures_tool_calls(*tool_parser_by_name("mistral")));
   EXPECT_EQ(default_tool_strict_level(ToolParserKind::kGlm45), ToolStrictLevel::kFunction);
   EXPECT_EQ(default_tool_strict_level(ToolParserKind::kHermes), ToolStrictLevel::kAuto);
-  EXPECT_FALSE(vllm_structures_tool_calls(*tool_parser_by_name("mistral")));
 }
 
 }  // namespace

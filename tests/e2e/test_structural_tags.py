@@ -8,9 +8,10 @@
     of "<tool_call>" are pushed by logit_bias, so the model writes the call opener, and the
     grammar must then finish it as a valid call (and, with parallel_tool_calls false, stop);
   * under llama3_json the same in Llama 3's {"name": ..., "parameters": ...} calls;
-  * what cannot be honoured is refused by name: an unsupported format, a strict tool under a
-    parser whose strict calls vLLM builds in a format not built here (openai, gpt-oss),
-    --tool-strict-level with such a parser."""
+  * required / named calls in each XML format and Kimi K2's;
+  * gpt-oss (harmony): constraints shape harmony's messages, never the output's first tokens;
+  * what cannot be honoured is refused by name: an unsupported format, a bad
+    --tool-strict-level."""
 import json
 import os
 import re
@@ -209,25 +210,29 @@ def test_xml_required_and_named_calls(tmp_path, parser):
         s.stop()
 
 
-def test_strict_tools_refused_where_not_built():
-    # gpt-oss's harmony tag (vLLM's "harmony", which also shapes the analysis and final
-    # channels) is not built: a strict tool under --tool-call-parser openai is refused.
+def test_gpt_oss_constraints_keep_harmony_channels():
+    """gpt-oss (the tiny GGUF, --tool-call-parser openai): a response_format, a structured output
+    and a strict tool are constrained inside harmony's messages, as vLLM 0.33's HarmonyParser
+    and "harmony" tag have them (an optional analysis message, then the final message or the
+    call), so the model's first tokens are a channel, never the JSON itself."""
     gpt_oss = os.path.join(TINY, "gpt_oss.gguf")
     s = Serve([gpt_oss, "--enable-auto-tool-choice", "--tool-call-parser", "openai",
-               "--served-model-name", MODEL_NAME], log_name="strict-openai")
+               "--tool-strict-level", "function", "--served-model-name", MODEL_NAME],
+              log_name="harmony-constraints")
+    rf = {"type": "json_schema", "json_schema": {"name": "a", "schema": ANSWER}}
+    strict = dict(WEATHER, function=dict(WEATHER["function"], strict=True))
     try:
-        code, body = post(s, "/v1/chat/completions", {
-            "model": MODEL_NAME, "messages": MSG, "max_tokens": 5,
-            "tools": [dict(WEATHER, function=dict(WEATHER["function"], strict=True))]})
-        assert code == 400 and body["error"]["param"] == "tools", body
-        assert "tools[0].function.strict" in body["error"]["message"], body
-        code, _ = post(s, "/v1/chat/completions", {
-            "model": MODEL_NAME, "messages": MSG, "max_tokens": 5, "tools": [WEATHER]})
-        assert code == 200
+        for extra in ({"response_format": rf}, {"structured_outputs": {"choice": ["yes", "no"]}},
+                      {"tools": [strict]}, {"tools": [WEATHER], "tool_choice": "required"},
+                      {"tools": [strict], "response_format": rf}):
+            code, body = post(s, "/v1/chat/completions", {
+                "model": MODEL_NAME, "messages": MSG, "max_tokens": 12, "temperature": 1,
+                "seed": 1, "return_token_ids": True, **extra})
+            assert code == 200, body
+            _, text = post(s, "/detokenize", {"model": MODEL_NAME,
+                                              "tokens": body["choices"][0]["token_ids"]})
+            assert text["prompt"].startswith(("<|channel|>", " to=")), (extra, text)
     finally:
         s.stop()
-    code, out = run_serve(gpt_oss, "--enable-auto-tool-choice", "--tool-call-parser", "openai",
-                          "--tool-strict-level", "parameter")
-    assert code != 0 and "--tool-strict-level parameter cannot be honoured" in out, out
     code, out = run_serve(_model(), "--tool-strict-level", "strict")
     assert code != 0 and "--tool-strict-level" in out, out

@@ -164,24 +164,11 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
         "--reasoning-parser olmo3 cannot be used with this model: its vocabulary lacks one of "
         "the tokens \"</\", \"\u0120</\", \"think\", \">\" that Olmo 3's </think> is written "
         "with");
-  // vLLM's --tool-strict-level floors the structural tags of parsers that have one; a parser
-  // whose tag is not built here refuses a level above auto rather than dropping it.
-  if (!cfg_.tool_strict_level.empty() && cfg_.tool_strict_level != "auto") {
-    const auto k = tool_parser_by_name(cfg_.tool_call_parser);
-    if (!tool_strict_level_by_name(cfg_.tool_strict_level))
-      throw std::invalid_argument("--tool-strict-level: '" + cfg_.tool_strict_level +
-                                  "' is not one of auto, function, parameter");
-    // As vLLM, the level floors the tags of parsers that have one and means nothing elsewhere.
-    if (k && vllm_structures_tool_calls(*k) && !structures_tool_calls(*k))
-      throw std::invalid_argument(
-          "--tool-strict-level " + cfg_.tool_strict_level +
-          " cannot be honoured with "
-          "--tool-call-parser " +
-          cfg_.tool_call_parser +
-          ": vLLM constrains its calls in its own format, which is not built here (it is for "
-          "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, deepseek_v31, glm45 and "
-          "kimi_k2)");
-  }
+  // vLLM's --tool-strict-level floors the structural tags of the parsers that have one (every
+  // such parser's tag is built here) and means nothing elsewhere.
+  if (!cfg_.tool_strict_level.empty() && !tool_strict_level_by_name(cfg_.tool_strict_level))
+    throw std::invalid_argument("--tool-strict-level: '" + cfg_.tool_strict_level +
+                                "' is not one of auto, function, parameter");
   if (cfg_.enable_auto_tool_choice && cfg_.tool_call_parser.empty())
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");

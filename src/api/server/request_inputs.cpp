@@ -149,26 +149,19 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   // Harmony's channels and recipients are special tokens: the splitter reads them in the text
   // and removes them (vLLM parses the token ids, whatever skip_special_tokens says).
   if (opts.harmony) r.sampling.skip_special_tokens = false;
-  // Strict tool calling: under hermes, the calls vLLM constrains are constrained in the model's
-  // own format and read by the parser, whatever the tool_choice (strict_tools.h). Parsers
-  // whose strict calls vLLM enforces in a format not built here refuse `strict` tools rather
-  // than drop them.
+  // gpt-oss: a structured output shapes harmony's final message, after an optional analysis
+  // message, as vLLM's HarmonyParser has it (strict_tools.h).
+  if (opts.harmony && r.constraint)
+    r.constraint = OutputConstraint{engine::so::GrammarKind::kStructuralTag,
+                                    harmony_output_tag(*r.constraint).dump(), r.constraint->field};
+  // Strict tool calling: under the parsers vLLM constrains (hermes, ...), the calls it
+  // constrains are constrained in the model's own format and read by the parser, whatever the
+  // tool_choice (strict_tools.h).
   std::optional<OutputConstraint> tool_tag;
   if (opts.auto_tool_parser && r.tool_choice != ToolChoice::kNone && !r.tools.is_null()) {
-    const ToolParserKind k = *opts.auto_tool_parser;
-    if (structures_tool_calls(k)) {
-      if (auto t = tool_structural_tag(k, r, r.constraint, opts.tool_strict_level))
-        tool_tag = OutputConstraint{engine::so::GrammarKind::kStructuralTag, t->dump(), "tools"};
-    } else if (vllm_structures_tool_calls(k)) {
-      for (size_t i = 0; i < r.tools.size(); ++i)
-        if (r.tools[i]["function"].value("strict", false))
-          throw bad_request("tools[" + std::to_string(i) +
-                                "].function.strict: vLLM enforces strict tool calls in this "
-                                "parser's own call format, which is not built here (it is for "
-                                "hermes, llama3_json, qwen3_coder, minimax_m2, deepseek_v3, "
-                                "deepseek_v31, glm45 and kimi_k2); send the tool without strict",
-                            "tools");
-    }
+    if (auto t =
+            tool_structural_tag(*opts.auto_tool_parser, r, r.constraint, opts.tool_strict_level))
+      tool_tag = OutputConstraint{engine::so::GrammarKind::kStructuralTag, t->dump(), "tools"};
   }
   // Tools: "auto" needs a parser; "required" and a named function force the call through the
   // grammar engine, in the formats vLLM uses for them (or through the strict-call tag above,

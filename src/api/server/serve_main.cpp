@@ -139,7 +139,7 @@ int serve_main(int argc, char** argv) {
                  "call's envelope constrained), parameter (also every tool's arguments, as if all "
                  "were strict); built for --tool-call-parser hermes / qwen3_json, llama3_json / "
                  "llama4_json, qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31, "
-                 "glm45 / glm47, kimi_k2")
+                 "glm45 / glm47, kimi_k2, openai")
       ->check(CLI::IsMember({"auto", "function", "parameter"}));
   app.add_flag("--exclude-tools-when-tool-choice-none", sc.exclude_tools_when_tool_choice_none,
                "tool_choice \"none\" keeps the tools out of the prompt");

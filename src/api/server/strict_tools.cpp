@@ -16,7 +16,7 @@ std::optional<ToolStrictLevel> tool_strict_level_by_name(const std::string& name
   return std::nullopt;
 }
 
-bool vllm_structures_tool_calls(ToolParserKind k) {
+bool structures_tool_calls(ToolParserKind k) {
   switch (k) {
     case ToolParserKind::kHermes:       // "hermes"
     case ToolParserKind::kLlama3Json:   // "llama"
@@ -31,13 +31,6 @@ bool vllm_structures_tool_calls(ToolParserKind k) {
     default:
       return false;
   }
-}
-
-bool structures_tool_calls(ToolParserKind k) {
-  return k == ToolParserKind::kHermes || k == ToolParserKind::kLlama3Json ||
-         k == ToolParserKind::kDeepseekV3 || k == ToolParserKind::kDeepseekV31 ||
-         k == ToolParserKind::kQwen3Coder || k == ToolParserKind::kMinimaxM2 ||
-         k == ToolParserKind::kGlm45 || k == ToolParserKind::kKimiK2;
 }
 
 ToolStrictLevel default_tool_strict_level(ToolParserKind k) {
@@ -350,7 +343,76 @@ ojson kimi_format(const std::vector<Callable>& tools, char choice) {
       ojson::array({"<think>", "</think>", "<|tool_call_begin|>"}));
 }
 
+// vLLM's harmony _assemble_tag: an optional analysis message (and a commentary one), then
+// `content`.
+ojson harmony_messages(bool commentary, ojson content) {
+  auto optional_message = [](const char* channel) {
+    return ojson{
+        {"type", "optional"},
+        {"content",
+         {{"type", "sequence"},
+          {"elements", ojson::array({tag(std::string("<|channel|>") + channel + "<|message|>",
+                                         any_text(ojson::array()), "<|end|>"),
+                                     const_string("<|start|>assistant")})}}}};
+  };
+  ojson elements = ojson::array({optional_message("analysis")});
+  if (commentary) elements.push_back(optional_message("commentary"));
+  elements.push_back(std::move(content));
+  return {{"type", "structural_tag"},
+          {"format", {{"type", "sequence"}, {"elements", std::move(elements)}}}};
+}
+
+// A harmony message that ends with <|end|> or with the output (a stop token).
+ojson harmony_tag(std::string begin, ojson content) {
+  return {{"type", "tag"},
+          {"begin", std::move(begin)},
+          {"content", std::move(content)},
+          {"end", ojson::array({"<|end|>", ""})}};
+}
+
+// vLLM's own "harmony" builder (gpt-oss, function tools): a call is a message to
+// functions.NAME in any of harmony's spellings and channels, its JSON arguments ended by <|end|>
+// or the call's stop token; under auto a final message may be the answer instead. Analysis and
+// commentary messages may come first.
+ojson harmony_format(const std::vector<Callable>& tools, char choice) {
+  static const char* const kChannels[] = {"<|channel|>commentary", "<|channel|>analysis",
+                                          "<|channel|>final"};
+  static const char* const kConstrains[] = {" json", " <|constrain|>json"};
+  ojson tags = ojson::array();
+  for (const auto& t : tools)
+    for (int pattern = 0; pattern < 2; ++pattern)
+      for (const char* constrain : kConstrains)
+        for (const char* channel : kChannels) {
+          const std::string to = " to=functions." + t.name;
+          tags.push_back(harmony_tag(pattern == 0 ? to + channel + constrain + "<|message|>"
+                                                  : channel + to + constrain + "<|message|>",
+                                     json_schema_format(t.args)));
+        }
+  if (choice == 'a')
+    for (const char* constrain : {" json", " <|constrain|>json", ""})
+      tags.push_back(harmony_tag(std::string("<|channel|>final") + constrain + "<|message|>",
+                                 any_text(ojson::array())));
+  return harmony_messages(true, {{"type", "or"}, {"elements", std::move(tags)}})["format"];
+}
+
 }  // namespace
+
+ojson harmony_output_tag(const OutputConstraint& c) {
+  ojson content;
+  try {
+    content = output_format(c);
+  } catch (const nlohmann::json::exception& e) {
+    throw bad_request(c.field + ": not a valid constraint: " + e.what(), c.field);
+  }
+  if (content.value("type", "") == "json_schema")
+    return harmony_messages(
+        false,
+        {{"type", "or"},
+         {"elements",
+          ojson::array({harmony_tag("<|channel|>final json<|message|>", content),
+                        harmony_tag("<|channel|>final <|constrain|>json<|message|>", content)})}});
+  return harmony_messages(false, harmony_tag("<|channel|>final<|message|>", std::move(content)));
+}
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
                                          const std::optional<OutputConstraint>& structured,
@@ -398,6 +460,8 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
     format = glm_format(tools, choice);
   else if (kind == ToolParserKind::kKimiK2)
     format = kimi_format(tools, choice);
+  else if (kind == ToolParserKind::kOpenAI)
+    format = harmony_format(tools, choice);
   else
     format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
   if (single) single_call(format);

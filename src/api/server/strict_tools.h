@@ -1,10 +1,10 @@
 // Strict tool calling (vLLM 0.33's structural tags for tools, VLLM_ENFORCE_STRICT_TOOL_CALLING
 // on, its default): under `--tool-call-parser hermes` / qwen3_json, llama3_json / llama4_json,
-// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31, glm45 / glm47 and kimi_k2, a
-// request whose tool calls must be constrained gets a structural tag in the model's own call
-// format, built as vLLM's Parser._apply_structural_tag builds it (its hermes, minimax and
-// glm_4_7 builders; xgrammar's builtin llama, qwen_3_coder, deepseek_r1, deepseek_v3_1, glm_4_7
-// and kimi):
+// qwen3_coder / qwen3_xml, minimax_m2, deepseek_v3, deepseek_v31, glm45 / glm47, kimi_k2 and
+// openai (gpt-oss), a request whose tool calls must be constrained gets a structural tag in the
+// model's own call format, built as vLLM's Parser._apply_structural_tag builds it (its hermes,
+// minimax, glm_4_7 and harmony builders; xgrammar's builtin llama, qwen_3_coder, deepseek_r1,
+// deepseek_v3_1, glm_4_7 and kimi):
 //   hermes       <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call> (or compact)
 //   llama3_json  {"name": "NAME", "parameters": ARGS}
 //   qwen3_coder  <tool_call>\n<function=NAME>\n<parameter=K>V</parameter>...\n</function>\n
@@ -21,6 +21,9 @@
 //                default for GLM)
 //   kimi_k2      <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:N
 //                <|tool_call_argument_begin|>ARGS<|tool_call_end|>...<|tool_calls_section_end|>
+//   openai       <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>ARGS
+//                (harmony's other spellings and channels too), after optional analysis and
+//                commentary messages; under auto a final message instead
 //   * tool_choice "auto": only when a tool is `strict`, --tool-strict-level is function or
 //     parameter, or parallel_tool_calls is false (without another structured output): free
 //     text, and a call opener must open a call of a given tool;
@@ -48,12 +51,19 @@ enum class ToolStrictLevel { kAuto, kFunction, kParameter };
 std::optional<ToolStrictLevel> tool_strict_level_by_name(const std::string& name);
 
 // Whether vLLM 0.33 constrains this parser's calls with a structural tag (its
-// structural_tag_model) and whether this server builds that tag too.
-bool vllm_structures_tool_calls(ToolParserKind k);
+// structural_tag_model); every such tag is built here.
 bool structures_tool_calls(ToolParserKind k);
 // The level without --tool-strict-level: function for glm45 / glm47 (vLLM's GLM parser
 // constrains every call's envelope by default), auto for the others.
 ToolStrictLevel default_tool_strict_level(ToolParserKind k);
+
+// gpt-oss (harmony): vLLM 0.33's HarmonyParser turns a chat request's structured output into a
+// structural tag around harmony's channels (vllm/parser/harmony.py _adjust_output_format): an
+// optional analysis message, then the final message (`<|channel|>final<|message|>`, or with
+// ` json` / ` <|constrain|>json` for a JSON schema) holding the output, ended by <|end|> or the
+// stop token. Otherwise the grammar would force the output from its first token, with no
+// channel.
+nlohmann::ordered_json harmony_output_tag(const OutputConstraint& c);
 
 // The structural tag for the request's tool calls under parser `k`, or nullopt where vLLM
 // puts none (or `k` has none here). `structured` is the request's own structured output
