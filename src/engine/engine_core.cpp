@@ -75,6 +75,12 @@ void EngineCore::check_stop_strings(Request& req, size_t new_chars, RequestOutpu
 bool EngineCore::advance_grammar(Request& req, int32_t token) {
   if (!req.matcher) return true;
   if (!req.grammar_active) {
+    // An implicit reasoning end is the grammar's first token (those it rejects are masked).
+    const std::vector<int32_t>& implicit = req.sampling_params.grammar_implicit_starts;
+    if (std::find(implicit.begin(), implicit.end(), token) != implicit.end()) {
+      req.grammar_active = true;
+      return req.matcher->accept(token);
+    }
     // A start sequence ends with this token (the output so far holds the ones before it).
     for (const std::vector<int32_t>& seq : req.sampling_params.grammar_start_sequences) {
       const int64_t n = static_cast<int64_t>(seq.size());

@@ -197,6 +197,11 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
         std::any_of(seq.begin(), seq.end(), [&](int32_t t) { return t < 0 || t >= vocab; }))
       reject(
           "grammar_start_sequences: a sequence is empty or holds a token outside the vocabulary");
+  if (!params.grammar_implicit_starts.empty() && params.grammar_start_sequences.empty())
+    reject("grammar_implicit_starts are set but the grammar does not wait for a start sequence");
+  if (std::any_of(params.grammar_implicit_starts.begin(), params.grammar_implicit_starts.end(),
+                  [&](int32_t t) { return t < 0 || t >= vocab; }))
+    reject("grammar_implicit_starts: a token outside the vocabulary");
   if (params.thinking_budget &&
       (*params.thinking_budget < 0 || params.think_end_token < 0 ||
        params.think_end_token >= vocab || params.think_start_token >= vocab))
@@ -216,6 +221,8 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
   if (params.grammar) {
     req->matcher = std::make_unique<so::Matcher>(params.grammar);
     req->grammar_active = params.grammar_start_sequences.empty();
+    for (int32_t t : params.grammar_implicit_starts)
+      if (!so::Matcher(params.grammar).accept(t)) req->masked_reasoning_ends.push_back(t);
   }
   if (params.thinking_budget)  // the prompt ends inside the reasoning (<think> left open)
     for (int64_t i = prompt_len - 1; i >= 0; --i) {

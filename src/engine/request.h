@@ -87,6 +87,11 @@ class Request {
   // token, or after one of sampling_params.grammar_start_sequences.
   std::unique_ptr<so::Matcher> matcher;
   bool grammar_active = false;
+  // The grammar_implicit_starts the grammar cannot start with: masked while it waits.
+  std::vector<int32_t> masked_reasoning_ends;
+  bool masks_reasoning_ends() const {
+    return matcher != nullptr && !grammar_active && !masked_reasoning_ends.empty();
+  }
   // sampling_params.thinking_budget: whether the output is inside the reasoning now, and how
   // many tokens it has there (kept through preemption with the output tokens).
   bool in_thinking = false;

@@ -163,7 +163,8 @@ int32_t Sampler::masked_argmax(const float* x, const uint32_t* mask, int32_t n) 
 bool Sampler::needs_logits_processors(const Request& req) {
   const SamplingParams& p = req.sampling_params;
   return p.allowed_token_ids || !p.bad_words_token_ids.empty() || !p.logit_bias.empty() ||
-         req.num_output_tokens() < p.min_tokens || req.thinking_over_budget();
+         req.num_output_tokens() < p.min_tokens || req.thinking_over_budget() ||
+         req.masks_reasoning_ends();
 }
 
 void Sampler::apply_logits_processors(const Request& req, float* x) {
@@ -192,6 +193,9 @@ void Sampler::apply_logits_processors(const Request& req, float* x) {
   }
   for (const auto& [t, bias] : p.logit_bias)
     if (t < vocab_) x[t] += bias;
+  if (req.masks_reasoning_ends())
+    for (int32_t t : req.masked_reasoning_ends)
+      if (t < vocab_) x[t] = kNegInf;
   // The thinking budget is spent: the reasoning's end token is the only choice (vLLM forces it
   // whatever the other processors did).
   if (req.thinking_over_budget() && p.think_end_token >= 0 && p.think_end_token < vocab_) {

@@ -65,6 +65,11 @@ struct SamplingParams {
   // reasoning parser's end: </think> as one token, or Olmo 3's "</" or "\u0120</", "think",
   // ">"): the reasoning before it is unconstrained. Empty: from the first output token.
   std::vector<std::vector<int32_t>> grammar_start_sequences;
+  // Tokens that end the reasoning implicitly and are themselves content (vLLM's engine-based
+  // parsers: qwen3's <tool_call>, ...): one sampled while the grammar waits starts it, as its
+  // first token. One the grammar cannot start with is masked until then (vLLM's
+  // _masked_reasoning_ends), so the reasoning cannot end in an output the grammar rejects.
+  std::vector<int32_t> grammar_implicit_starts;
 
   // vLLM's thinking_token_budget: once this many output tokens have been generated inside the
   // reasoning (after think_start_token; from the first output token when the prompt's last

@@ -14,6 +14,7 @@ import pytest
 from test_serve_flags import TINY, Serve
 
 THINK_END = 151668  # "</think>" in the Qwen3 vocabulary
+TOOL_CALL = 151657  # "<tool_call>"
 SCHEMA = {"type": "object",
           "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
           "required": ["ok", "n"], "additionalProperties": False}
@@ -53,6 +54,21 @@ def stream(server, req):
                 if delta.get(k) is not None:
                     parts[k] = (parts[k] or "") + delta[k]
     return parts
+
+
+def test_implicit_reasoning_end_the_grammar_rejects_is_masked(qwen3):
+    """qwen3's reasoning also ends at <tool_call>, which is then the first content token. A
+    response_format cannot start with it, so (as vLLM 0.33's _masked_reasoning_ends) it is
+    masked while the model reasons: pushed hard by logit_bias, it still never appears."""
+    req = body(1, -100, return_token_ids=True, max_tokens=24)
+    req["logit_bias"][str(TOOL_CALL)] = 40
+    code, _, out = qwen3.request("/v1/chat/completions", req)
+    assert code == 200, out
+    assert TOOL_CALL not in out["choices"][0]["token_ids"], out
+    # The same bias without a response_format: the model writes it at once.
+    req.pop("response_format")
+    code, _, out = qwen3.request("/v1/chat/completions", req)
+    assert code == 200 and TOOL_CALL in out["choices"][0]["token_ids"], out
 
 
 def test_grammar_applies_after_the_thinking_section(qwen3):

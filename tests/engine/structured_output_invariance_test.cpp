@@ -7,8 +7,10 @@
 // Every constrained output is accepted token by token by a fresh matcher.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "api/llm.h"
@@ -184,6 +186,60 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
   EXPECT_TRUE(m3.is_terminated());
   // A sequence the output never ends with: never engaged.
   EXPECT_EQ(gen(g, {{free[1], free[0]}}), free);
+}
+
+// vLLM's engine-based reasoning parsers also end the reasoning on a content token (qwen3's
+// <tool_call>): sampled while the grammar waits, it starts the grammar as its first token; one
+// the grammar cannot start with is masked until the grammar starts. Here that token is the
+// model's own first greedy token.
+TEST(StructuredOutputInvariance, ImplicitReasoningEndsStartTheGrammarOrAreMasked) {
+  EngineConfig cfg;
+  cfg.max_model_len = 512;
+  cfg.num_gpu_blocks = 64;
+  cfg.block_size = 16;
+  auto llm = vllm::api::LLM::load(gguf_path(), cfg);
+  const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
+  auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar,
+                 std::vector<int32_t> implicit) {
+    auto& eng = llm->engine();
+    SamplingParams p;
+    p.temperature = 0;
+    p.max_tokens = 12;
+    p.grammar = grammar;
+    if (grammar) p.grammar_start_sequences = {{49151}};  // never generated
+    p.grammar_implicit_starts = std::move(implicit);
+    eng.add_request("q", prompt, p);
+    std::vector<int32_t> ids;
+    while (eng.has_unfinished_requests())
+      for (auto& o : eng.step())
+        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+    return ids;
+  };
+  const std::vector<int32_t> free = gen(nullptr, {});
+  ASSERT_GE(free.size(), 3u);
+  // A grammar that starts with the first token's text: that token starts it, and the grammar
+  // then finishes the output ("42" after it).
+  const std::string first = llm->tokenizer().decode({free[0]}, false);
+  auto starts = llm->grammar_compiler().compile(so::GrammarKind::kChoice,
+                                                nlohmann::json::array({first + "42"}).dump());
+  const std::vector<int32_t> with = gen(starts, {free[0]});
+  ASSERT_FALSE(with.empty());
+  EXPECT_EQ(with[0], free[0]);
+  so::Matcher m(starts);
+  for (int32_t t : with) EXPECT_TRUE(m.accept(t));
+  EXPECT_TRUE(m.is_terminated());
+  EXPECT_NE(with, free);
+  // A grammar that cannot start with it: the token is masked while the grammar waits, so the
+  // model writes something else (and the grammar, never started, leaves the rest free).
+  const std::string other = first.rfind('@', 0) == 0 ? "###" : "@@@";
+  auto rejects = llm->grammar_compiler().compile(so::GrammarKind::kChoice,
+                                                 nlohmann::json::array({other}).dump());
+  const std::vector<int32_t> without = gen(rejects, {free[0]});
+  ASSERT_FALSE(without.empty());
+  EXPECT_NE(without[0], free[0]);
+  EXPECT_EQ(std::count(without.begin(), without.end(), free[0]), 0);
+  // Not listed as an implicit end: the same grammar leaves the output as it was.
+  EXPECT_EQ(gen(rejects, {}), free);
 }
 
 }  // namespace

@@ -215,9 +215,20 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                             "is my response:\", which a grammar cannot wait for",
                         c->field);
     r.sampling.grammar = compile_constraint(llm, *c);
-    if (opts.reasoning_parser && r.include_reasoning && o.thinking)
+    if (opts.reasoning_parser && r.include_reasoning && o.thinking) {
+      const ReasoningParserKind kind = *opts.reasoning_parser;
       r.sampling.grammar_start_sequences =
-          grammar_start_sequences(llm, in.prompts.front().ids, *opts.reasoning_parser);
+          grammar_start_sequences(llm, in.prompts.front().ids, kind);
+      // vLLM's engine-based parsers end the reasoning implicitly too (qwen3's <tool_call>,
+      // ...): that token is the grammar's first, and one the grammar rejects is masked while
+      // the model reasons (vLLM's _get_constraint_bounds / _masked_reasoning_ends).
+      const bool engine_based =
+          kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss ||
+          kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
+          kind == ReasoningParserKind::kKimiK2;
+      if (engine_based && !r.sampling.grammar_start_sequences.empty())
+        r.sampling.grammar_implicit_starts = think_tags(llm.tokenizer(), kind).implicit_end;
+    }
   }
   return in;
 }
