@@ -103,6 +103,31 @@ TEST(StructuralTag, HermesCallsOnTheQwen3Vocabulary) {
   EXPECT_FALSE(all);
 }
 
+// One schema held by many tags (a harmony call spells one tool's arguments twelve ways) is one
+// rule: a thousand tags of it compile, and each still checks its arguments.
+TEST(StructuralTag, RepeatedSchemasAreOneRule) {
+  const nlohmann::json schema = {{"type", "object"},
+                                 {"properties",
+                                  {{"a", {{"type", "string"}}},
+                                   {"b", {{"type", "integer"}}},
+                                   {"c", {{"type", "array"}, {"items", {{"type", "number"}}}}}}},
+                                 {"required", {"a"}}};
+  nlohmann::json tags = nlohmann::json::array();
+  for (int i = 0; i < 1000; ++i)
+    tags.push_back({{"type", "tag"},
+                    {"begin", "<" + std::to_string(i) + ">"},
+                    {"content", {{"type", "json_schema"}, {"json_schema", schema}}},
+                    {"end", "</>"}});
+  const nlohmann::json st = {{"type", "structural_tag"},
+                             {"format", {{"type", "or"}, {"elements", tags}}}};
+  std::shared_ptr<const CompiledGrammar> g;
+  ASSERT_NO_THROW(g = byte_compiler().compile(GrammarKind::kStructuralTag, st.dump()));
+  Matcher ok(g);
+  EXPECT_TRUE(ok.accept_bytes(R"(<999>{"a": "x", "c": [1.5]}</>)") && ok.is_complete());
+  Matcher bad(g);
+  EXPECT_FALSE(bad.accept_bytes(R"(<7>{"b": 1}</>)") && bad.is_complete());
+}
+
 TEST(StructuralTag, UnsupportedFormatsAreNamed) {
   auto err = [](const std::string& text) {
     try {

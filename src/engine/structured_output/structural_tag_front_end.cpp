@@ -163,9 +163,17 @@ class TagCompiler {
           fail(p + ".max_whitespace_cnt", "must be a non-negative integer");
         o.max_whitespace = std::min(o.max_whitespace, f["max_whitespace_cnt"].get<int32_t>());
       }
+      // The same schema in the same style is one rule, however many tags hold it (a harmony
+      // call is twelve spellings of one tool's arguments).
+      const std::string key =
+          style + "|" + std::to_string(o.max_whitespace) + "|" + f["json_schema"].dump();
+      if (auto it = schema_rules_.find(key); it != schema_rules_.end()) return ref(it->second);
       try {
-        if (xml) return xml_object(f["json_schema"], style, o, p + ".json_schema");
-        return import(json_schema_grammar(f["json_schema"], o));
+        Expr e = xml ? xml_object(f["json_schema"], style, o, p + ".json_schema")
+                     : import(json_schema_grammar(f["json_schema"], o));
+        const int32_t rule = g_.add_rule("schema" + std::to_string(schema_rules_.size()), e);
+        schema_rules_.emplace(key, rule);
+        return ref(rule);
       } catch (const GrammarError& e) {
         if (std::string(e.what()).rfind("structural_tag: ", 0) == 0) throw;
         fail(p + ".json_schema", e.what());
@@ -510,6 +518,7 @@ class TagCompiler {
   const JsonOptions& o_;
   Grammar g_;
   std::map<std::string, int32_t> free_rules_;
+  std::map<std::string, int32_t> schema_rules_;  // style | whitespace | schema -> rule
 };
 
 }  // namespace
