@@ -136,16 +136,7 @@ def main():
                           "chat_template_kwargs": kwargs, "tool_choice": choice,
                           "tool_parser": "kimi_k2",
                           "text": text, "whole": whole, "stream": stream})
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump({"vllm": "0.33.0", "parser": "kimi_k2", "tags": TAGS, "tools": TOOLS,
-                   "cases": cases}, fh, ensure_ascii=False, indent=1)
-    read = [c for c in cases if "raises" not in c["whole"] and "raises" not in c["stream"]]
-    differ = sum(1 for c in read if c["whole"]["tool_calls"] != c["stream"]["tool_calls"] or
-                 (c["whole"]["content"] or "") != c["stream"]["content"] or
-                 (c["whole"]["reasoning"] or "") != c["stream"]["reasoning"])
-    print(f"{len(cases)} cases, {len(cases) - len(read)} raised; vLLM's stream differs from its "
-          f"whole response in {differ}")
+    mm.save_cases(args.out, "kimi_k2", TAGS, TOOLS, cases)
 
 
 if __name__ == "__main__":

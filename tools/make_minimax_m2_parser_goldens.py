@@ -182,6 +182,21 @@ def run_stream(vllm, cls, tok, request, ids, prompt, auto, kwargs, with_ids=Fals
             "tool_calls": [streamed[i] for i in sorted(streamed)]}
 
 
+def save_cases(out, parser, tags, tools, cases):
+    """Writes a golden file of `cases` (as the kimi_k2 / ernie45 scripts make them) and prints
+    how many vLLM raised on and how many of its streams differ from its whole responses."""
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump({"vllm": "0.33.0", "parser": parser, "tags": tags, "tools": tools,
+                   "cases": cases}, fh, ensure_ascii=False, indent=1)
+    read = [c for c in cases if "raises" not in c["whole"] and "raises" not in c["stream"]]
+    differ = sum(1 for c in read if c["whole"]["tool_calls"] != c["stream"]["tool_calls"] or
+                 (c["whole"]["content"] or "") != c["stream"]["content"] or
+                 (c["whole"]["reasoning"] or "") != c["stream"]["reasoning"])
+    print(f"{len(cases)} cases, {len(cases) - len(read)} raised; vLLM's stream differs from its "
+          f"whole response in {differ}")
+
+
 # ---- The stand-in tokenizer. ----
 
 TAGS = {"<think>": 200050, "</think>": 200051, "<minimax:tool_call>": 200052,
