@@ -372,8 +372,8 @@ struct EngineFlags {
     refused_option(app, "--otlp-traces-endpoint", "OpenTelemetry tracing is not implemented");
     refused_option(app, "--collect-detailed-traces", "OpenTelemetry tracing is not implemented");
     refused_option(app, "--reasoning-parser-plugin",
-                   "Python plugins cannot be loaded (built-in: --reasoning-parser qwen3, "
-                   "glm45, glm47, minimax_m2, minimax_m2_append_think, openai_gptoss)");
+                   "Python plugins cannot be loaded (use a built-in --reasoning-parser; "
+                   "--help lists them)");
     app.add_option("--structured-outputs-config", structured_outputs_config,
                    "JSON object; only its backend is accepted (no effect: one grammar engine)");
   }

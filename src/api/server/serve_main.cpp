@@ -18,7 +18,9 @@
 #include "api/llm.h"
 #include "api/model_resolver.h"
 #include "api/server/openai_server.h"
+#include "api/server/reasoning_parser.h"
 #include "api/server/serve_main.h"
+#include "api/server/tool_parsers.h"
 
 namespace vllm::api {
 namespace {
@@ -103,21 +105,17 @@ int serve_main(int argc, char** argv) {
       ->allow_extra_args()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--reasoning-parser", sc.reasoning_parser,
-                 "split reasoning out of chat output: qwen3 (<think>, output starts in the "
-                 "reasoning unless enable_thinking is false), deepseek_r1 (DeepSeek-R1 and its "
-                 "distills: <think>), deepseek_v3 (DeepSeek-V3.1: deepseek_r1 when "
-                 "chat_template_kwargs thinking is true), glm45 / glm47 (GLM-4.5 "
-                 "to 4.7: <think>, output starts in the reasoning), minimax_m2 (MiniMax-M2: the "
-                 "same), minimax_m2_append_think (MiniMax-M2: nothing split, \"<think>\" put "
-                 "back in front of the content), openai_gptoss (gpt-oss harmony; on by default "
-                 "for gpt-oss models)");
+                 "split reasoning out of chat output as vLLM 0.33's parser of that name does: " +
+                     std::string(reasoning_parser_names()) +
+                     " (openai_gptoss is on by default for gpt-oss models; "
+                     "docs/SERVING.md has each one's rules)");
   app.add_flag("--enable-auto-tool-choice", sc.enable_auto_tool_choice,
                "parse tool calls out of the output for tool_choice \"auto\" (needs "
                "--tool-call-parser)");
   app.add_option("--tool-call-parser", sc.tool_call_parser,
-                 "how tool calls are written: hermes (Qwen), llama3_json, mistral, glm45 / "
-                 "glm47 (GLM-4.5 to 4.7 <tool_call> with <arg_key>/<arg_value>), minimax_m2 "
-                 "(MiniMax-M2 <minimax:tool_call> with <invoke>/<parameter>), openai (gpt-oss)");
+                 "how tool calls are written, read as vLLM 0.33's parser of that name reads "
+                 "them: " +
+                     std::string(tool_parser_names()));
   app.add_option("--chat-template", chat_template,
                  "chat template: a file, or the template text itself");
   app.add_flag("--trust-request-chat-template", sc.trust_request_chat_template,
@@ -184,8 +182,9 @@ int serve_main(int argc, char** argv) {
                          "headers are bounded by the connection's memory pool");
   flags.no_effect_flag(app, "--log-error-stack", "errors are answered with their message");
   flags.refused_option(app, "--tool-parser-plugin",
-                       "Python plugins cannot be loaded (built-in --tool-call-parser: hermes, "
-                       "llama3_json, mistral, glm45, glm47, minimax_m2, openai)");
+                       ("Python plugins cannot be loaded (built-in --tool-call-parser: " +
+                        std::string(tool_parser_names()) + ")")
+                           .c_str());
   flags.refused_option(app, "--middleware", "Python ASGI middleware cannot be loaded");
   flags.refused_option(app, "--tool-server", "built-in tool servers are not implemented");
   flags.refused_option(app, "--log-config-file",
