@@ -71,6 +71,28 @@ def test_implicit_reasoning_end_the_grammar_rejects_is_masked(qwen3):
     assert code == 200 and TOOL_CALL in out["choices"][0]["token_ids"], out
 
 
+def test_enable_in_reasoning_constrains_from_the_first_token():
+    """--structured-outputs-config '{"enable_in_reasoning": true}' (vLLM's): the grammar does not
+    wait for </think>, so the whole output (here all of it reasoning, as qwen3 reads an output
+    without </think>) is the schema's JSON, and </think>, pushed as in the test below, never
+    comes."""
+    s = Serve([os.path.join(TINY, "qwen3"), "--reasoning-parser", "qwen3",
+               "--structured-outputs-config", '{"enable_in_reasoning": true}',
+               "--served-model-name", "q"], log_name="in-reasoning")
+    try:
+        assert "--structured-outputs-config is accepted but has no effect" not in s.output()
+        for seed in range(3):
+            code, _, out = s.request("/v1/chat/completions",
+                                     body(seed, 14, return_token_ids=True))
+            assert code == 200, out
+            assert THINK_END not in out["choices"][0]["token_ids"], out
+            msg = out["choices"][0]["message"]
+            jsonschema.validate(json.loads((msg["reasoning"] or "") + (msg["content"] or "")),
+                                SCHEMA)
+    finally:
+        s.stop()
+
+
 def test_grammar_applies_after_the_thinking_section(qwen3):
     thought = 0
     for bias in (13, 14):  # every seed closes its thinking with bf16 and fp32 activations

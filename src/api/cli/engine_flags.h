@@ -375,7 +375,8 @@ struct EngineFlags {
                    "Python plugins cannot be loaded (use a built-in --reasoning-parser; "
                    "--help lists them)");
     app.add_option("--structured-outputs-config", structured_outputs_config,
-                   "JSON object; only its backend is accepted (no effect: one grammar engine)");
+                   "JSON object: backend (no effect: one grammar engine) and "
+                   "enable_in_reasoning (the grammar constrains the reasoning too)");
   }
 
   // --structured-outputs-config: vLLM's {"backend": ...} picks a grammar library, which
@@ -396,15 +397,28 @@ struct EngineFlags {
           throw std::invalid_argument(flag + ": backend " + v.dump() +
                                       " is not one of auto, xgrammar, guidance, outlines, "
                                       "lm-format-enforcer");
+      } else if (k == "enable_in_reasoning") {
+        if (!v.is_boolean())
+          throw std::invalid_argument(flag + ": enable_in_reasoning must be true or false, got " +
+                                      v.dump());
       } else if (!(v.is_null() || v == false || v == "")) {
         throw std::invalid_argument(flag + ": " + k + " " + v.dump() +
-                                    ": not supported by vllm.cpp (only backend is accepted; "
+                                    ": not supported by vllm.cpp (only backend and "
+                                    "enable_in_reasoning are accepted; "
                                     "docs/STRUCTURED_OUTPUTS.md)");
       }
     }
-    warn(flag +
-         " is accepted but has no effect: structured outputs always use this engine's "
-         "own grammar engine");
+    if (!j.value("enable_in_reasoning", false))
+      warn(flag +
+           " is accepted but has no effect: structured outputs always use this engine's "
+           "own grammar engine");
+  }
+  // vLLM's structured_outputs_config.enable_in_reasoning: the grammar constrains the reasoning
+  // too (from the first token) instead of waiting for its end.
+  bool structured_outputs_in_reasoning() const {
+    if (structured_outputs_config.empty()) return false;
+    const nlohmann::json j = nlohmann::json::parse(structured_outputs_config, nullptr, false);
+    return j.is_object() && j.value("enable_in_reasoning", false);
   }
 
   void no_effect_flag(CLI::App& app, const char* name, const char* why) {

@@ -302,6 +302,7 @@ InputOptions OpenAIServer::input_options() const {
   io.harmony = ctx_->harmony;
   io.response_role = cfg_.response_role;
   io.exclude_tools_when_tool_choice_none = cfg_.exclude_tools_when_tool_choice_none;
+  io.grammar_in_reasoning = cfg_.structured_outputs_in_reasoning;
   if (cfg_.enable_auto_tool_choice)
     io.auto_tool_parser = tool_parser_by_name(cfg_.tool_call_parser);
   if (!cfg_.tool_strict_level.empty())

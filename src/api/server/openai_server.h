@@ -75,6 +75,8 @@ struct ServerConfig {
   std::string root_path;              // --root-path: a prefix proxies may leave on paths
   std::string unix_socket;            // --uds: listen here instead of host:port
   bool exclude_tools_when_tool_choice_none = false;  // --exclude-tools-when-tool-choice-none
+  // --structured-outputs-config enable_in_reasoning: grammars apply from the first token.
+  bool structured_outputs_in_reasoning = false;
   // VLLM_ENABLE_RESPONSES_API_STORE=1: /v1/responses keeps responses in memory for
   // previous_response_id and GET /v1/responses/{id} (vLLM's opt-in store).
   bool responses_store = false;

@@ -215,7 +215,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
                             "is my response:\", which a grammar cannot wait for",
                         c->field);
     r.sampling.grammar = compile_constraint(llm, *c);
-    if (opts.reasoning_parser && r.include_reasoning && o.thinking) {
+    if (opts.reasoning_parser && r.include_reasoning && o.thinking && !opts.grammar_in_reasoning) {
       const ReasoningParserKind kind = *opts.reasoning_parser;
       r.sampling.grammar_start_sequences =
           grammar_start_sequences(llm, in.prompts.front().ids, kind);

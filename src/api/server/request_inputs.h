@@ -30,6 +30,9 @@ struct InputOptions {
   std::string response_role = "assistant";
   // --exclude-tools-when-tool-choice-none: tool_choice "none" keeps the tools out of the prompt.
   bool exclude_tools_when_tool_choice_none = false;
+  // vLLM's structured_outputs_config.enable_in_reasoning: a grammar does not wait for the
+  // reasoning's end.
+  bool grammar_in_reasoning = false;
   // --tool-strict-level (strict_tools.h).
   ToolStrictLevel tool_strict_level = ToolStrictLevel::kAuto;
 };

@@ -251,6 +251,7 @@ int serve_main(int argc, char** argv) {
     return app.exit(e);
   }
   engine::EngineConfig ec = flags.resolve();
+  sc.structured_outputs_in_reasoning = flags.structured_outputs_in_reasoning();
   if (!model_pos.empty() && !model_opt.empty() && model_pos != model_opt)
     throw std::invalid_argument("two models given: '" + model_pos + "' and --model '" + model_opt +
                                 "'");
