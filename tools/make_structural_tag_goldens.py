@@ -10,6 +10,12 @@
     `--tool-call-parser hermes` (Parser._apply_structural_tag, run from vLLM's wheel with the
     hermes parser's structural_tag_model), or null where it puts none. The server must build
     the same tag (tests/api/strict_tools_test.cpp).
+  * "builtin": the same requests under the other parsers vLLM constrains (llama3_json,
+    deepseek_v3, deepseek_v31, qwen3_coder, minimax_m2, glm45, kimi_k2, openai), each tag with
+    texts in that model's call format and xgrammar's answers for them.
+  * "harmony_outputs": gpt-oss chat requests with a structured output (response_format,
+    structured_outputs) and the structural tag vLLM's HarmonyParser makes of each
+    (vllm/parser/harmony.py _adjust_output_format), with harmony texts and xgrammar's answers.
 
     python3 -m pip install xgrammar==0.2.9 apache-tvm-ffi transformers
     python3 tools/make_structural_tag_goldens.py --vllm-src /tmp/vllm033/src
