@@ -132,8 +132,10 @@ engine::so::GrammarCompiler& LLM::grammar_compiler() const {
     for (int32_t e : eos_ids_)
       if (e < tokenizer_->vocab_size() && std::find(stops.begin(), stops.end(), e) == stops.end())
         stops.push_back(e);
+    engine::so::CompilerConfig cfg;
+    cfg.compact_json = compact_json_;
     grammar_compiler_ = std::make_unique<engine::so::GrammarCompiler>(
-        engine::so::VocabIndex::build(*tokenizer_, std::move(stops)));
+        engine::so::VocabIndex::build(*tokenizer_, std::move(stops)), cfg);
   });
   return *grammar_compiler_;
 }

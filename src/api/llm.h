@@ -75,6 +75,9 @@ class LLM {
   // request; compile() is thread-safe and cached by text. Stop tokens (allowed once a grammar
   // is complete) are the tokenizer's plus the model's end-of-sequence ids.
   engine::so::GrammarCompiler& grammar_compiler() const;
+  // vLLM's structured_outputs_config.disable_any_whitespace (CompilerConfig::compact_json);
+  // takes effect only before the compiler's first use.
+  void set_compact_json(bool compact) { compact_json_ = compact; }
 
  private:
   LLM() = default;
@@ -86,6 +89,7 @@ class LLM {
   std::unique_ptr<engine::LLMEngine> engine_;
   std::vector<int32_t> eos_ids_;
   mutable std::once_flag grammar_once_;
+  bool compact_json_ = false;
   mutable std::unique_ptr<engine::so::GrammarCompiler> grammar_compiler_;
 };
 

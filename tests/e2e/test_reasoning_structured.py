@@ -93,6 +93,28 @@ def test_enable_in_reasoning_constrains_from_the_first_token():
         s.stop()
 
 
+def test_disable_any_whitespace_gives_compact_json():
+    """--structured-outputs-config.disable_any_whitespace true (vLLM's dotted form): a
+    json_schema answer has no whitespace between its tokens (here from the first token, no
+    reasoning parser)."""
+    s = Serve([os.path.join(TINY, "qwen3"), "--structured-outputs-config.disable_any_whitespace",
+               "true", "--served-model-name", "q"], log_name="compact")
+    try:
+        for seed in range(3):
+            req = body(seed, 0)
+            req["response_format"]["json_schema"]["schema"] = dict(
+                SCHEMA, properties=dict(SCHEMA["properties"], s={"type": "array",
+                                                                  "items": {"type": "integer"}}),
+                required=["ok", "n", "s"])
+            code, _, out = s.request("/v1/chat/completions", req)
+            assert code == 200, out
+            text = out["choices"][0]["message"]["content"]
+            doc = json.loads(text)
+            assert text == json.dumps(doc, separators=(",", ":")), text
+    finally:
+        s.stop()
+
+
 def test_grammar_applies_after_the_thinking_section(qwen3):
     thought = 0
     for bias in (13, 14):  # every seed closes its thinking with bf16 and fp32 activations

@@ -344,8 +344,9 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
     code, out = run_serve("Tiny/Smol-GGUF:Q9_9", env={"HF_HUB_CACHE": hf_cache})
     assert code != 0 and "smollm2-135m-instruct-q4_1.gguf" in out
     # vLLM's dotted form reaches the JSON flag's own checks.
-    code, out = run_serve(_model(), "--structured-outputs-config.disable_any_whitespace", "true")
-    assert code != 0 and "disable_any_whitespace true: not supported" in out
+    code, out = run_serve(_model(), "--structured-outputs-config.disable_additional_properties",
+                          "true")
+    assert code != 0 and "disable_additional_properties true: not supported" in out
     code, out = run_serve(_model(), "--max-num-batched-tokens", "1.5K")
     assert code != 0 and "decimals are not allowed with binary suffixes like K" in out
     code, out = run_serve(_model(), "--max-model-len", "-2")
@@ -401,8 +402,11 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
                        (["--logprobs-mode", "processed_logprobs"],
                         "processed_logprobs not in {raw_logprobs}"),
                        (["--structured-outputs-config",
-                         '{"backend": "xgrammar", "disable_any_whitespace": true}'],
-                        "--structured-outputs-config: disable_any_whitespace true: not supported"),
+                         '{"backend": "xgrammar", "disable_additional_properties": true}'],
+                        "--structured-outputs-config: disable_additional_properties true: not "
+                        "supported"),
+                       (["--structured-outputs-config", '{"disable_any_whitespace": "yes"}'],
+                        "disable_any_whitespace must be true or false"),
                        (["--structured-outputs-config", '{"backend": "nope"}'],
                         'backend "nope" is not one of'),
                        (["--default-chat-template-kwargs", "[1]"],

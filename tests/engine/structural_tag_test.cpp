@@ -128,6 +128,41 @@ TEST(StructuralTag, RepeatedSchemasAreOneRule) {
   EXPECT_FALSE(bad.accept_bytes(R"(<7>{"b": 1}</>)") && bad.is_complete());
 }
 
+// vLLM's disable_any_whitespace (CompilerConfig::compact_json): JSON schema and json_object
+// outputs without whitespace between tokens, as xgrammar answers with any_whitespace=False and
+// separators "," / ":" (checked against xgrammar 0.2.9 by hand for these texts); a structural
+// tag's JSON keeps its whitespace, as in vLLM.
+TEST(StructuralTag, CompactJsonIsWhitespaceFree) {
+  static ByteVocab v;
+  CompilerConfig cfg;
+  cfg.compact_json = true;
+  GrammarCompiler compact(v.index, cfg);
+  const std::string schema =
+      R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array",)"
+      R"("items":{"type":"integer"}}}})";
+  auto accepts = [](const std::shared_ptr<const CompiledGrammar>& g, const std::string& t) {
+    Matcher m(g);
+    return m.accept_bytes(t) && m.is_complete();
+  };
+  const auto g = compact.compile(GrammarKind::kJsonSchema, schema);
+  EXPECT_TRUE(accepts(g, R"({"a":1,"b":[1,2]})"));
+  EXPECT_TRUE(accepts(g, "{}"));
+  for (const char* t : {R"({"a": 1, "b": [1, 2]})", R"({ "a":1})", R"({"a":1 })",
+                        R"({"a":1, "b":[1]})", R"({"b":[1 ,2]})", "{ }"})
+    EXPECT_FALSE(accepts(g, t)) << t;
+  const auto obj = compact.compile(GrammarKind::kJsonObject, "");
+  EXPECT_TRUE(accepts(obj, R"({"x":{"y":[1,"a b"]}})"));
+  EXPECT_FALSE(accepts(obj, R"({"x": 1})"));
+  // The default compiler takes both; a structural tag's JSON under compact_json too.
+  EXPECT_TRUE(accepts(byte_compiler().compile(GrammarKind::kJsonSchema, schema),
+                      R"({"a": 1, "b": [1, 2]})"));
+  const nlohmann::json tag = {
+      {"type", "structural_tag"},
+      {"format", {{"type", "json_schema"}, {"json_schema", nlohmann::json::parse(schema)}}}};
+  EXPECT_TRUE(accepts(compact.compile(GrammarKind::kStructuralTag, tag.dump()),
+                      R"({"a": 1, "b": [1, 2]})"));
+}
+
 TEST(StructuralTag, UnsupportedFormatsAreNamed) {
   auto err = [](const std::string& text) {
     try {

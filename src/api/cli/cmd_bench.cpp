@@ -285,6 +285,7 @@ std::shared_ptr<const engine::so::CompiledGrammar> bench_grammar(api::LLM& llm,
 
 int bench_throughput(Common& c, int64_t num_prompts, const std::string& structured) {
   auto llm = api::LLM::load(c.model, c.ef.resolve());
+  llm->set_compact_json(c.ef.structured_outputs_compact_json());
   auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
   std::shared_ptr<const engine::so::CompiledGrammar> grammar;
   if (!structured.empty()) grammar = bench_grammar(*llm, structured);

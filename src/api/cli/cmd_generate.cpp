@@ -116,6 +116,7 @@ int cmd_generate(int argc, char** argv) {
   sp.validate();
 
   auto llm = api::LLM::load(api::resolve_model(model_path).path, ef.resolve());
+  llm->set_compact_json(ef.structured_outputs_compact_json());
   const tok::Tokenizer& tok = llm->tokenizer();
   std::vector<Prompt> prompts;
   if (!prompts_file.empty()) {

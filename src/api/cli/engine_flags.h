@@ -375,8 +375,9 @@ struct EngineFlags {
                    "Python plugins cannot be loaded (use a built-in --reasoning-parser; "
                    "--help lists them)");
     app.add_option("--structured-outputs-config", structured_outputs_config,
-                   "JSON object: backend (no effect: one grammar engine) and "
-                   "enable_in_reasoning (the grammar constrains the reasoning too)");
+                   "JSON object: backend (no effect: one grammar engine), enable_in_reasoning "
+                   "(the grammar constrains the reasoning too), disable_any_whitespace (JSON "
+                   "outputs without whitespace)");
   }
 
   // --structured-outputs-config: vLLM's {"backend": ...} picks a grammar library, which
@@ -397,18 +398,17 @@ struct EngineFlags {
           throw std::invalid_argument(flag + ": backend " + v.dump() +
                                       " is not one of auto, xgrammar, guidance, outlines, "
                                       "lm-format-enforcer");
-      } else if (k == "enable_in_reasoning") {
+      } else if (k == "enable_in_reasoning" || k == "disable_any_whitespace") {
         if (!v.is_boolean())
-          throw std::invalid_argument(flag + ": enable_in_reasoning must be true or false, got " +
-                                      v.dump());
+          throw std::invalid_argument(flag + ": " + k + " must be true or false, got " + v.dump());
       } else if (!(v.is_null() || v == false || v == "")) {
         throw std::invalid_argument(flag + ": " + k + " " + v.dump() +
-                                    ": not supported by vllm.cpp (only backend and "
-                                    "enable_in_reasoning are accepted; "
-                                    "docs/STRUCTURED_OUTPUTS.md)");
+                                    ": not supported by vllm.cpp (only backend, "
+                                    "enable_in_reasoning and disable_any_whitespace are "
+                                    "accepted; docs/STRUCTURED_OUTPUTS.md)");
       }
     }
-    if (!j.value("enable_in_reasoning", false))
+    if (!j.value("enable_in_reasoning", false) && !j.value("disable_any_whitespace", false))
       warn(flag +
            " is accepted but has no effect: structured outputs always use this engine's "
            "own grammar engine");
@@ -416,9 +416,16 @@ struct EngineFlags {
   // vLLM's structured_outputs_config.enable_in_reasoning: the grammar constrains the reasoning
   // too (from the first token) instead of waiting for its end.
   bool structured_outputs_in_reasoning() const {
+    return structured_outputs_flag("enable_in_reasoning");
+  }
+  // ... .disable_any_whitespace: JSON schema / json_object grammars allow no whitespace.
+  bool structured_outputs_compact_json() const {
+    return structured_outputs_flag("disable_any_whitespace");
+  }
+  bool structured_outputs_flag(const char* key) const {
     if (structured_outputs_config.empty()) return false;
     const nlohmann::json j = nlohmann::json::parse(structured_outputs_config, nullptr, false);
-    return j.is_object() && j.value("enable_in_reasoning", false);
+    return j.is_object() && j.value(key, false);
   }
 
   void no_effect_flag(CLI::App& app, const char* name, const char* why) {

@@ -369,6 +369,7 @@ int serve_main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   auto llm = api::LLM::load(rm.path, ec, lo);
+  llm->set_compact_json(flags.structured_outputs_compact_json());
   if (!chat_template_text.empty()) llm->set_chat_template(chat_template_text);
   api::OpenAIServer server(*llm, sc);
   if (!server.bind()) return 1;

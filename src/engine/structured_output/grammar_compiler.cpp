@@ -79,7 +79,10 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(GrammarKind kind
       return it->second->second;
     }
   }
-  const Grammar g = to_grammar(kind, text, cfg_.json);
+  JsonOptions json = cfg_.json;
+  if (cfg_.compact_json && (kind == GrammarKind::kJsonSchema || kind == GrammarKind::kJsonObject))
+    json.max_whitespace = 0;
+  const Grammar g = to_grammar(kind, text, json);
   auto cg = std::make_shared<const CompiledGrammar>(compile_fsm(g, cfg_.limits), vocab_,
                                                     static_cast<int32_t>(g.rules.size()),
                                                     cfg_.cache, shared_ci_);

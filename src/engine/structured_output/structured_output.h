@@ -49,6 +49,10 @@ struct CompilerConfig {
   CacheLimits cache;
   JsonOptions json;
   size_t max_cached_grammars = 64;
+  // vLLM's structured_outputs_config.disable_any_whitespace: JSON schema and json_object
+  // grammars allow no whitespace between tokens (xgrammar's any_whitespace=False with the
+  // separators "," and ":"); structural tags keep theirs, as in vLLM.
+  bool compact_json = false;
   size_t shared_ci_bytes = 64u << 20;  // context-independent sets shared across grammars
 };
 
