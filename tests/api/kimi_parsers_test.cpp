@@ -117,50 +117,17 @@ Whole whole_of(const Config& cfg, const std::string& text) {
   return w;
 }
 
+// A stream's reassembly (goldens::stream) with each call's id.
 struct Stream {
   std::string reasoning, content;
   IdCalls calls;
 };
 
-// The serving's stream composition (goldens::stream), keeping each call's id.
 Stream stream_of(const Config& cfg, const std::vector<std::string>& pieces) {
-  const Composed& s = cfg.c;
-  std::optional<ReasoningStreamSplitter> sp;
-  if (s.reasoning) sp.emplace(*s.reasoning, s.thought);
-  auto tp = ToolCallParser::make(*s.tools, s.tool_options);
-  Stream out;
-  auto step = [&](const std::string& delta, bool done) {
-    std::string text = delta;
-    if (sp) {
-      auto [r, t] = sp->feed(delta);
-      if (done) {
-        auto [r2, t2] = sp->finish();
-        r += r2;
-        t += t2;
-      }
-      out.reasoning += r;
-      text = t;
-    }
-    ParsedDelta d;
-    tp->feed(text, d);
-    if (done) tp->finish(d);
-    out.content += d.content;
-    if (s.drop_calls) {
-      EXPECT_TRUE(d.calls.empty());  // suppressed calls report nothing
-      return;
-    }
-    for (const ToolCallDelta& c : d.calls) {
-      if (c.header) {
-        EXPECT_EQ(c.index, static_cast<int>(out.calls.size()));
-        out.calls.push_back({c.name, "", c.id});
-      } else {
-        EXPECT_EQ(c.index + 1, static_cast<int>(out.calls.size())) << "a fragment for an old call";
-        out.calls.back()[1] += c.arguments;
-      }
-    }
-  };
-  for (const std::string& p : pieces) step(p, false);
-  step("", true);
+  const Streamed s = stream(cfg.c, pieces);
+  Stream out{s.reasoning, s.content, {}};
+  for (size_t i = 0; i < s.calls.size(); ++i)
+    out.calls.push_back({s.calls[i].first, s.calls[i].second, s.ids[i]});
   return out;
 }
 

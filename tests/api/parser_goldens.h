@@ -152,6 +152,7 @@ inline Result whole(const Composed& s, const std::string& text) {
 struct Streamed {
   std::string reasoning, content;
   Calls calls;
+  std::vector<std::string> ids;  // each call's id, from its header
 };
 
 // The serving's stream composition (Generation::stream_events): the reasoning splitter, then the
@@ -182,11 +183,16 @@ inline Streamed stream(const Composed& s, const std::vector<std::string>& pieces
     tp->feed(text, d);
     if (done) tp->finish(d);
     out.content += d.content;
-    if (s.drop_calls) return;
+    if (s.drop_calls) {
+      // Suppressed calls (tool_choice "none" with tools) are not even reported.
+      if (s.tool_options.suppress_calls) EXPECT_TRUE(d.calls.empty());
+      return;
+    }
     for (const ToolCallDelta& c : d.calls) {
       if (c.header) {
         EXPECT_EQ(c.index, static_cast<int>(out.calls.size()));
         out.calls.emplace_back(c.name, "");
+        out.ids.push_back(c.id);
       } else {
         EXPECT_EQ(c.index + 1, static_cast<int>(out.calls.size())) << "a fragment for an old call";
         out.calls.back().second += c.arguments;

@@ -135,32 +135,42 @@ TEST(StructuredOutputInvariance, ConstrainedRowsAreBatchInvariantGraphAndEager) 
 
 namespace {
 
+// The greedy SmolLM2 model the grammar-start tests share, and one request's output ids under
+// `p` (temperature 0, 12 tokens) for a fixed prompt.
+std::unique_ptr<vllm::api::LLM> small_llm() {
+  EngineConfig cfg;
+  cfg.max_model_len = 512;
+  cfg.num_gpu_blocks = 64;
+  cfg.block_size = 16;  // block counts here are of 16-slot blocks
+  return vllm::api::LLM::load(gguf_path(), cfg);
+}
+
+std::vector<int32_t> greedy_ids(vllm::api::LLM& llm, SamplingParams p) {
+  const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
+  p.temperature = 0;
+  p.max_tokens = 12;
+  auto& eng = llm.engine();
+  eng.add_request("q", prompt, p);
+  std::vector<int32_t> ids;
+  while (eng.has_unfinished_requests())
+    for (auto& o : eng.step())
+      ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+  return ids;
+}
+
 // --reasoning-parser: the grammar waits for the reasoning end (grammar_start_sequences) and
 // constrains only what follows it. Here the "end token" is the model's own first greedy token,
 // so the first token is free (the unconstrained one) and everything after it is in the
 // grammar; with an end token never generated the output is the unconstrained one.
 TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
-  EngineConfig cfg;
-  cfg.max_model_len = 512;
-  cfg.num_gpu_blocks = 64;
-  cfg.block_size = 16;  // block counts here are of 16-slot blocks
-  auto llm = vllm::api::LLM::load(gguf_path(), cfg);
+  auto llm = small_llm();
   auto g = llm->grammar_compiler().compile(so::GrammarKind::kRegex, "[0-9]{3}-[0-9]{2}");
-  const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
   auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar,
                  std::vector<std::vector<int32_t>> start) {
-    auto& eng = llm->engine();
     SamplingParams p;
-    p.temperature = 0;
-    p.max_tokens = 12;
     p.grammar = grammar;
     p.grammar_start_sequences = std::move(start);
-    eng.add_request("q", prompt, p);
-    std::vector<int32_t> ids;
-    while (eng.has_unfinished_requests())
-      for (auto& o : eng.step())
-        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-    return ids;
+    return greedy_ids(*llm, std::move(p));
   };
   const std::vector<int32_t> free = gen(nullptr, {});
   ASSERT_GE(free.size(), 2u);
@@ -193,27 +203,14 @@ TEST(StructuredOutputInvariance, GrammarStartsAfterTheStartToken) {
 // the grammar cannot start with is masked until the grammar starts. Here that token is the
 // model's own first greedy token.
 TEST(StructuredOutputInvariance, ImplicitReasoningEndsStartTheGrammarOrAreMasked) {
-  EngineConfig cfg;
-  cfg.max_model_len = 512;
-  cfg.num_gpu_blocks = 64;
-  cfg.block_size = 16;
-  auto llm = vllm::api::LLM::load(gguf_path(), cfg);
-  const std::vector<int32_t> prompt = {504, 3458, 314, 260, 1345, 28, 216};
+  auto llm = small_llm();
   auto gen = [&](std::shared_ptr<const so::CompiledGrammar> grammar,
                  std::vector<int32_t> implicit) {
-    auto& eng = llm->engine();
     SamplingParams p;
-    p.temperature = 0;
-    p.max_tokens = 12;
     p.grammar = grammar;
     if (grammar) p.grammar_start_sequences = {{49151}};  // never generated
     p.grammar_implicit_starts = std::move(implicit);
-    eng.add_request("q", prompt, p);
-    std::vector<int32_t> ids;
-    while (eng.has_unfinished_requests())
-      for (auto& o : eng.step())
-        ids.insert(ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-    return ids;
+    return greedy_ids(*llm, std::move(p));
   };
   const std::vector<int32_t> free = gen(nullptr, {});
   ASSERT_GE(free.size(), 3u);

@@ -11,12 +11,7 @@ bool parsers_engine_based(ToolParserKind tools, std::optional<ReasoningParserKin
   const bool t = tools == ToolParserKind::kQwen3Coder || tools == ToolParserKind::kSeedOss ||
                  tools == ToolParserKind::kMinimaxM2 || tools == ToolParserKind::kGlm45 ||
                  tools == ToolParserKind::kGranite || tools == ToolParserKind::kKimiK2;
-  const bool r = !reasoning || *reasoning == ReasoningParserKind::kQwen3 ||
-                 *reasoning == ReasoningParserKind::kSeedOss ||
-                 *reasoning == ReasoningParserKind::kMinimaxM2 ||
-                 *reasoning == ReasoningParserKind::kGlm45 ||
-                 *reasoning == ReasoningParserKind::kKimiK2;
-  return t && r;
+  return t && (!reasoning || engine_based(*reasoning));
 }
 
 ParsedChatOutput parse_chat_output(const std::string& text,

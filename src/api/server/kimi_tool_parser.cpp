@@ -19,24 +19,23 @@ constexpr std::string_view kArgBegin = "<|tool_call_argument_begin|>";
 constexpr std::string_view kCallEnd = "<|tool_call_end|>";
 constexpr std::string_view kThinkEnd = "</think>";
 
-// vLLM's _TOOL_ID_RE.match over the stripped header: `.+:\d+` from its start ('.' stops at a
-// line feed), the longest match.
-std::optional<std::string> header_id(std::string_view header) {
+// A call's id and name from its stripped header, as vLLM's _extract_tool_id_and_name: the id is
+// _TOOL_ID_RE.match, `.+:\d+` from the start ('.' stops at a line feed), the longest match; the
+// name is the id up to its first ":" less a "functions." prefix. Null without an id or a name.
+std::optional<std::pair<std::string, std::string>> read_header(std::string_view header) {
   const std::string_view line = header.substr(0, header.find('\n'));
   for (size_t i = line.size(); i-- > 1;) {
     if (line[i] != ':' || i + 1 >= line.size() || line[i + 1] < '0' || line[i + 1] > '9') continue;
     size_t e = i + 1;
     while (e < line.size() && line[e] >= '0' && line[e] <= '9') ++e;
-    return std::string(line.substr(0, e));
+    const std::string_view id = line.substr(0, e);
+    std::string_view name = id.substr(0, id.find(':'));
+    constexpr std::string_view kPrefix = "functions.";
+    if (name.substr(0, kPrefix.size()) == kPrefix) name.remove_prefix(kPrefix.size());
+    if (name.empty()) return std::nullopt;
+    return std::make_pair(std::string(id), std::string(name));
   }
   return std::nullopt;
-}
-
-std::string name_of_id(std::string_view id) {
-  std::string_view name = id.substr(0, id.find(':'));
-  constexpr std::string_view kPrefix = "functions.";
-  if (name.substr(0, kPrefix.size()) == kPrefix) name.remove_prefix(kPrefix.size());
-  return std::string(name);
 }
 
 class KimiK2Parser : public ToolCallParser {
@@ -54,8 +53,8 @@ class KimiK2Parser : public ToolCallParser {
     if (st_ == St::kName) {
       // The output ended inside the header: the call still counts (vLLM's _handle_tool_end).
       const std::string h = py_strip(header_);
-      if (auto id = header_id(h); id && !name_of_id(*id).empty())
-        open_call(*id, name_of_id(*id), out);
+      if (auto call = read_header(h))
+        open_call(call->first, call->second, out);
       else if (!h.empty())
         open_call(make_tool_call_id(ToolParserKind::kKimiK2), h, out);
       st_ = St::kArgs;
@@ -157,9 +156,7 @@ class KimiK2Parser : public ToolCallParser {
       st_ = St::kName;
       header_.clear();
     } else if (tag == kArgBegin) {
-      const std::string h = py_strip(header_);
-      if (auto id = header_id(h); id && !name_of_id(*id).empty())
-        open_call(*id, name_of_id(*id), out);
+      if (auto call = read_header(py_strip(header_))) open_call(call->first, call->second, out);
       st_ = St::kArgs;
     } else {  // the call's end, or the section's
       end_call(out);

@@ -173,6 +173,11 @@ ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind);
 using TokenLookup = std::function<std::optional<int32_t>(std::string_view)>;
 ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind);
 
+// Whether vLLM 0.33 runs `kind` on its declarative parser engine (qwen3, seed_oss, glm45 / glm47,
+// minimax_m2, kimi_k2): the parsers whose reasoning also ends at a content token
+// (ThinkTags::implicit_end).
+bool engine_based(ReasoningParserKind kind);
+
 // vLLM's is_reasoning_end over a prompt: true when its last think tag is the end tag
 // `end_id` (enable_thinking false renders an empty <think></think>). False without an end id.
 bool prompt_ends_reasoning(const std::vector<int32_t>& prompt, std::optional<int32_t> start_id,
@@ -222,6 +227,8 @@ class ReasoningStreamSplitter {
   std::pair<std::string, std::string> feed_minimax(const std::string& delta);
   std::pair<std::string, std::string> feed_granite(const std::string& delta);
   std::pair<std::string, std::string> feed_kimi(const std::string& delta);
+  // deepseek_r1's stream (also under ernie45's content filter).
+  std::pair<std::string, std::string> feed_think(const std::string& delta);
   // ernie45: the content's <response> ... </response> (see the top of this file).
   std::string ernie_content(const std::string& text, bool end);
   State state_;

@@ -60,10 +60,9 @@ void set_think_tokens(const LLM& llm, GenerationRequest& r) {
 // reasoning (then the grammar waits for the end: </think>, or Olmo 3's three tokens of it) or
 // after it (enable_thinking false puts an empty <think></think> in the prompt). No end in the
 // vocabulary: the grammar applies from the first token.
-std::vector<std::vector<int32_t>> grammar_start_sequences(const LLM& llm,
+std::vector<std::vector<int32_t>> grammar_start_sequences(const ThinkTags& tags,
                                                           const std::vector<int32_t>& prompt,
                                                           ReasoningParserKind kind) {
-  const ThinkTags tags = think_tags(llm.tokenizer(), kind);
   if (prompt_ends_reasoning(prompt, tags, kind)) return {};
   std::vector<std::vector<int32_t>> seqs;
   if (tags.end) seqs.push_back({*tags.end});
@@ -217,17 +216,15 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
     r.sampling.grammar = compile_constraint(llm, *c);
     if (opts.reasoning_parser && r.include_reasoning && o.thinking && !opts.grammar_in_reasoning) {
       const ReasoningParserKind kind = *opts.reasoning_parser;
+      const ThinkTags tags = think_tags(llm.tokenizer(), kind);
       r.sampling.grammar_start_sequences =
-          grammar_start_sequences(llm, in.prompts.front().ids, kind);
-      // vLLM's engine-based parsers end the reasoning implicitly too (qwen3's <tool_call>,
-      // ...): that token is the grammar's first, and one the grammar rejects is masked while
-      // the model reasons (vLLM's _get_constraint_bounds / _masked_reasoning_ends).
-      const bool engine_based =
-          kind == ReasoningParserKind::kQwen3 || kind == ReasoningParserKind::kSeedOss ||
-          kind == ReasoningParserKind::kGlm45 || kind == ReasoningParserKind::kMinimaxM2 ||
-          kind == ReasoningParserKind::kKimiK2;
-      if (engine_based && !r.sampling.grammar_start_sequences.empty())
-        r.sampling.grammar_implicit_starts = think_tags(llm.tokenizer(), kind).implicit_end;
+          grammar_start_sequences(tags, in.prompts.front().ids, kind);
+      // vLLM's engine-based parsers (the ones with implicit ends) end the reasoning at a content
+      // token too (qwen3's <tool_call>, ...): that token is the grammar's first, and one the
+      // grammar rejects is masked while the model reasons (vLLM's _get_constraint_bounds /
+      // _masked_reasoning_ends).
+      if (!r.sampling.grammar_start_sequences.empty())
+        r.sampling.grammar_implicit_starts = tags.implicit_end;
     }
   }
   return in;

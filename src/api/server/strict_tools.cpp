@@ -16,23 +16,6 @@ std::optional<ToolStrictLevel> tool_strict_level_by_name(const std::string& name
   return std::nullopt;
 }
 
-bool structures_tool_calls(ToolParserKind k) {
-  switch (k) {
-    case ToolParserKind::kHermes:       // "hermes"
-    case ToolParserKind::kLlama3Json:   // "llama"
-    case ToolParserKind::kGlm45:        // "glm_4_7"
-    case ToolParserKind::kMinimaxM2:    // "minimax"
-    case ToolParserKind::kQwen3Coder:   // "qwen_3_coder"
-    case ToolParserKind::kDeepseekV3:   // "deepseek_r1"
-    case ToolParserKind::kDeepseekV31:  // "deepseek_v3_1"
-    case ToolParserKind::kOpenAI:       // "harmony"
-    case ToolParserKind::kKimiK2:       // "kimi"
-      return true;
-    default:
-      return false;
-  }
-}
-
 ToolStrictLevel default_tool_strict_level(ToolParserKind k) {
   // vLLM's Glm47MoeModelToolParser.default_tool_strict_level: every GLM tool call's envelope.
   return k == ToolParserKind::kGlm45 ? ToolStrictLevel::kFunction : ToolStrictLevel::kAuto;
@@ -343,8 +326,8 @@ ojson kimi_format(const std::vector<Callable>& tools, char choice) {
       ojson::array({"<think>", "</think>", "<|tool_call_begin|>"}));
 }
 
-// vLLM's harmony _assemble_tag: an optional analysis message (and a commentary one), then
-// `content`.
+// vLLM's harmony _assemble_tag (its format): an optional analysis message (and a commentary
+// one), then `content`.
 ojson harmony_messages(bool commentary, ojson content) {
   auto optional_message = [](const char* channel) {
     return ojson{
@@ -358,8 +341,7 @@ ojson harmony_messages(bool commentary, ojson content) {
   ojson elements = ojson::array({optional_message("analysis")});
   if (commentary) elements.push_back(optional_message("commentary"));
   elements.push_back(std::move(content));
-  return {{"type", "structural_tag"},
-          {"format", {{"type", "sequence"}, {"elements", std::move(elements)}}}};
+  return {{"type", "sequence"}, {"elements", std::move(elements)}};
 }
 
 // A harmony message that ends with <|end|> or with the output (a stop token).
@@ -392,10 +374,40 @@ ojson harmony_format(const std::vector<Callable>& tools, char choice) {
     for (const char* constrain : {" json", " <|constrain|>json", ""})
       tags.push_back(harmony_tag(std::string("<|channel|>final") + constrain + "<|message|>",
                                  any_text(ojson::array())));
-  return harmony_messages(true, {{"type", "or"}, {"elements", std::move(tags)}})["format"];
+  return harmony_messages(true, {{"type", "or"}, {"elements", std::move(tags)}});
+}
+
+// The builder of each parser's tag (vLLM's structural_tag_model in the comments); null for a
+// parser vLLM puts none on.
+using Builder = ojson (*)(const std::vector<Callable>&, char);
+Builder builder(ToolParserKind k) {
+  switch (k) {
+    case ToolParserKind::kHermes:  // "hermes"
+      return hermes_format;
+    case ToolParserKind::kLlama3Json:  // "llama"
+      return llama_format;
+    case ToolParserKind::kGlm45:  // "glm_4_7"
+      return glm_format;
+    case ToolParserKind::kMinimaxM2:  // "minimax"
+      return minimax_format;
+    case ToolParserKind::kQwen3Coder:  // "qwen_3_coder"
+      return qwen3_coder_format;
+    case ToolParserKind::kDeepseekV3:  // "deepseek_r1"
+      return [](const std::vector<Callable>& t, char c) { return deepseek_format(t, c, false); };
+    case ToolParserKind::kDeepseekV31:  // "deepseek_v3_1"
+      return [](const std::vector<Callable>& t, char c) { return deepseek_format(t, c, true); };
+    case ToolParserKind::kOpenAI:  // "harmony"
+      return harmony_format;
+    case ToolParserKind::kKimiK2:  // "kimi"
+      return kimi_format;
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace
+
+bool structures_tool_calls(ToolParserKind k) { return builder(k) != nullptr; }
 
 ojson harmony_output_tag(const OutputConstraint& c) {
   ojson content;
@@ -404,21 +416,23 @@ ojson harmony_output_tag(const OutputConstraint& c) {
   } catch (const nlohmann::json::exception& e) {
     throw bad_request(c.field + ": not a valid constraint: " + e.what(), c.field);
   }
-  if (content.value("type", "") == "json_schema")
-    return harmony_messages(
-        false,
-        {{"type", "or"},
-         {"elements",
-          ojson::array({harmony_tag("<|channel|>final json<|message|>", content),
-                        harmony_tag("<|channel|>final <|constrain|>json<|message|>", content)})}});
-  return harmony_messages(false, harmony_tag("<|channel|>final<|message|>", std::move(content)));
+  ojson final_message =
+      content.value("type", "") == "json_schema"
+          ? ojson{{"type", "or"},
+                  {"elements",
+                   ojson::array(
+                       {harmony_tag("<|channel|>final json<|message|>", content),
+                        harmony_tag("<|channel|>final <|constrain|>json<|message|>", content)})}}
+          : harmony_tag("<|channel|>final<|message|>", content);
+  return {{"type", "structural_tag"},
+          {"format", harmony_messages(false, std::move(final_message))}};
 }
 
 std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest& r,
                                          const std::optional<OutputConstraint>& structured,
                                          ToolStrictLevel level) {
-  if (!structures_tool_calls(kind) || r.tools.is_null() || r.tools.empty() ||
-      r.tool_choice == ToolChoice::kNone)
+  const Builder build = builder(kind);
+  if (!build || r.tools.is_null() || r.tools.empty() || r.tool_choice == ToolChoice::kNone)
     return std::nullopt;
   const bool is_auto = r.tool_choice == ToolChoice::kAuto;
   const bool single = !r.parallel_tool_calls;
@@ -447,23 +461,7 @@ std::optional<ojson> tool_structural_tag(ToolParserKind kind, const ChatRequest&
                      strict && params.is_object() ? params : ojson(true), strict, params});
   }
   if (tools.empty()) return std::nullopt;
-  ojson format;
-  if (kind == ToolParserKind::kHermes)
-    format = hermes_format(tools, choice);
-  else if (kind == ToolParserKind::kLlama3Json)
-    format = llama_format(tools, choice);
-  else if (kind == ToolParserKind::kQwen3Coder)
-    format = qwen3_coder_format(tools, choice);
-  else if (kind == ToolParserKind::kMinimaxM2)
-    format = minimax_format(tools, choice);
-  else if (kind == ToolParserKind::kGlm45)
-    format = glm_format(tools, choice);
-  else if (kind == ToolParserKind::kKimiK2)
-    format = kimi_format(tools, choice);
-  else if (kind == ToolParserKind::kOpenAI)
-    format = harmony_format(tools, choice);
-  else
-    format = deepseek_format(tools, choice, kind == ToolParserKind::kDeepseekV31);
+  ojson format = build(tools, choice);
   if (single) single_call(format);
   if (is_auto && structured) {
     ojson other;
