@@ -96,6 +96,7 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
     throw model::LoadError(origin, std::string("cannot load the chat template: ") + e.what());
   }
   llm->executor_ = make_executor(*llm->model_, cfg);
+  llm->device_ = cfg.device;
   const tok::Tokenizer* t = llm->tokenizer_.get();
   engine::TextStreamFactory factory = [t](std::span<const int32_t>, bool skip_special) {
     return std::make_unique<DetokenizerStream>(*t, skip_special);
@@ -110,6 +111,28 @@ std::unique_ptr<LLM> LLM::load(const std::string& path, const engine::EngineConf
   malloc_trim(0);
 #endif
   return llm;
+}
+
+const LLM::LoraModule& LLM::add_lora(const std::string& name, const std::string& path,
+                                     const model::LoraLoadOptions& opts,
+                                     const std::string& base_model_name) {
+  if (name.empty()) throw std::invalid_argument("a LoRA adapter needs a name");
+  if (lora_by_name(name))
+    throw std::invalid_argument("LoRA adapter name '" + name + "' is given twice");
+  if (device_ != "cpu")
+    throw std::invalid_argument("LoRA adapters run on the CPU backend only (--device " + device_ +
+                                " has no LoRA kernels yet)");
+  // vLLM's lora_int_id: 1, 2, ... in the order the adapters are given.
+  const auto id = static_cast<int32_t>(loras_.size()) + 1;
+  model_->add_lora(id, name, path, opts);
+  loras_.push_back(LoraModule{name, path, base_model_name, id});
+  return loras_.back();
+}
+
+const LLM::LoraModule* LLM::lora_by_name(const std::string& name) const {
+  for (const auto& l : loras_)
+    if (l.name == name) return &l;
+  return nullptr;
 }
 
 std::string LLM::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {

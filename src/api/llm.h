@@ -61,6 +61,20 @@ class LLM {
                                   const nlohmann::ordered_json& kwargs,
                                   const tok::ChatTemplate* tmpl = nullptr,
                                   bool continue_final_message = false) const;
+  // vLLM's --lora-modules: a PEFT LoRA adapter folder served as `name`
+  // (model::CausalLM::add_lora). Before serving. Throws std::invalid_argument (an empty or
+  // repeated name, a device without LoRA) or model::LoadError (the adapter).
+  struct LoraModule {
+    std::string name, path, base_model_name;  // base_model_name: "" for the served model
+    int32_t id = 0;
+  };
+  const LoraModule& add_lora(const std::string& name, const std::string& path,
+                             const model::LoraLoadOptions& opts,
+                             const std::string& base_model_name = "");
+  const std::vector<LoraModule>& lora_modules() const { return loras_; }
+  // The adapter served as `name`, or null.
+  const LoraModule* lora_by_name(const std::string& name) const;
+
   // Replaces the model's chat template (--chat-template); throws tok::ChatTemplateError.
   void set_chat_template(const std::string& source);
   const tok::ChatTemplate& chat_template() const { return *chat_template_; }
@@ -90,6 +104,8 @@ class LLM {
   std::vector<int32_t> eos_ids_;
   mutable std::once_flag grammar_once_;
   bool compact_json_ = false;
+  std::string device_;
+  std::vector<LoraModule> loras_;
   mutable std::unique_ptr<engine::so::GrammarCompiler> grammar_compiler_;
 };
 

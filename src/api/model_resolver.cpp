@@ -114,7 +114,7 @@ std::string packed_weights_cache_dir() {
 }
 
 ResolvedModel resolve_model(const std::string& spec, const std::string& revision,
-                            const std::string& gguf) {
+                            const std::string& gguf, bool model_folder) {
   ResolvedModel r;
   // A path that exists wins, even when it looks like ORG/NAME.
   if (fs::exists(spec)) {
@@ -175,7 +175,7 @@ ResolvedModel resolve_model(const std::string& spec, const std::string& revision
   } else if (!quant.empty()) {
     r.path = pick_gguf(snap, quant, "model '" + spec + "'");
   } else {
-    if (!fs::exists(snap / "config.json")) {
+    if (model_folder && !fs::exists(snap / "config.json")) {
       std::string ggufs;
       for (const auto& e : fs::directory_iterator(snap))
         if (e.path().extension() == ".gguf") ggufs += "\n  " + e.path().filename().string();

@@ -27,8 +27,9 @@ std::string packed_weights_cache_dir();
 // spec: a path; or ORG/NAME[:QUANT] looked up in hf_hub_cache_dir() at `revision` (a branch
 // or tag under refs/, or a commit hash under snapshots/). gguf: with a folder (or repo) spec,
 // the GGUF file inside it to load (vLLM's `--model FOLDER --gguf FILE` form). Throws
-// std::invalid_argument naming what was looked for and where.
+// std::invalid_argument naming what was looked for and where. model_folder false: any folder
+// will do (a LoRA adapter's has no config.json).
 ResolvedModel resolve_model(const std::string& spec, const std::string& revision = "main",
-                            const std::string& gguf = "");
+                            const std::string& gguf = "", bool model_folder = true);
 
 }  // namespace vllm::api

@@ -49,6 +49,8 @@ struct EngineConfig {
   bool long_prefill_token_threshold_adaptive = false;
   int32_t max_num_active_seqs = 0;
   int64_t max_num_scheduled_tokens = 0;
+  // vLLM's --max-loras: distinct LoRA adapters per step (SchedulerConfig::max_loras; 0: any).
+  int32_t max_loras = 0;
   // 0: the model's own limit (ModelExecutor::max_model_len()). -1 (vLLM's `auto`): the model's,
   // lowered to what the KV cache holds when that is less.
   int32_t max_model_len = 0;

@@ -121,6 +121,7 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelExecutor& executor,
   sc.long_prefill_token_threshold_adaptive = config_.long_prefill_token_threshold_adaptive;
   sc.max_num_active_seqs = config_.max_num_active_seqs;
   sc.max_num_scheduled_tokens = config_.max_num_scheduled_tokens;
+  sc.max_loras = config_.max_loras;
   DecodeGraphOptions graph = config_.graph;
   graph.enabled = graph.enabled && !config_.enforce_eager;
   core_ = std::make_unique<EngineCore>(sc, *config_.num_gpu_blocks, config_.block_size,
@@ -133,6 +134,8 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
   if (core_->scheduler().get_request(request_id))
     reject("request id '" + request_id + "' is already in use");
   params.validate();
+  if (params.lora_id != 0 && !executor_.has_lora(params.lora_id))
+    reject("LoRA adapter id " + std::to_string(params.lora_id) + " is not loaded");
   if (params.n != 1) reject("n > 1 is not supported yet; submit n separate requests");
   const int64_t vocab = executor_.vocab_size();
   const int64_t prompt_len = static_cast<int64_t>(prompt_token_ids.size());

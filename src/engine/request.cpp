@@ -48,11 +48,17 @@ const char* finish_reason(RequestStatus s) {
 namespace {
 // The first block's parent hash for a cache salt: the salt's bytes hashed as one "block" under
 // the root, so equal salts meet and different ones (or none) never share a block.
-uint64_t salted_root(const std::string& salt) {
-  if (salt.empty()) return kRootBlockHash;
+// A LoRA adapter id is folded in the same way, after the salt: blocks computed under one
+// adapter are never served to a request of another (or of none), as vLLM's lora extra key.
+uint64_t salted_root(const std::string& salt, int32_t lora_id) {
+  if (salt.empty() && lora_id == 0) return kRootBlockHash;
   std::vector<int32_t> bytes;
   for (const char c : salt) bytes.push_back(static_cast<unsigned char>(c));
   bytes.push_back(-1);  // never a token id: a salted root is not the hash of any real block
+  if (lora_id != 0) {
+    bytes.push_back(-2);
+    bytes.push_back(lora_id);
+  }
   return hash_block_tokens(kRootBlockHash, bytes);
 }
 }  // namespace
@@ -67,7 +73,7 @@ Request::Request(std::string request_id, std::vector<int32_t> prompt_token_ids,
       eos_token_id(eos_token_id),
       arrival_index(arrival_index),
       priority(priority),
-      block_hash_root(salted_root(sampling_params.cache_salt)),
+      block_hash_root(salted_root(sampling_params.cache_salt, sampling_params.lora_id)),
       generator(sampling_params.seed.value_or(default_seed)),
       all_token_ids_(std::move(prompt_token_ids)),
       num_prompt_tokens_(static_cast<int64_t>(all_token_ids_.size())) {

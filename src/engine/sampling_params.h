@@ -45,6 +45,10 @@ struct SamplingParams {
   // reuses cached blocks of requests that brought the same salt (tenants sharing a server
   // cannot learn each other's prompts from prefix-cache timing). Empty: no salt.
   std::string cache_salt;
+  // vLLM's LoRARequest.lora_int_id: the LoRA adapter the request runs with (0: the base model).
+  // Carried with the sampling params so it reaches the runner; its KV blocks are hashed apart
+  // from other adapters' (an adapter changes every layer's K/V).
+  int32_t lora_id = 0;
 
   // Logits processors (Sampler::apply_logits_processors), applied in vLLM V1's order:
   // allowed_token_ids, bad words, min_tokens' stop masking, logit_bias.

@@ -120,10 +120,25 @@ SchedulerOutput Scheduler::schedule() {
     ++i;
   }
 
+  // vLLM's max_loras: the adapters already in the step.
+  std::vector<int32_t> loras;
+  auto note_lora = [&loras](const Request& r) {
+    const int32_t id = r.sampling_params.lora_id;
+    if (id > 0 && std::find(loras.begin(), loras.end(), id) == loras.end()) loras.push_back(id);
+  };
+  for (const auto& s : out.scheduled) note_lora(*s.request);
+
   // Waiting requests in arrival order, unless this step already had to preempt.
   if (out.preempted_req_ids.empty()) {
-    while (!waiting_.empty() && budget > 0 && running_.size() < max_active) {
-      Request* req = waiting_.front();
+    for (size_t wi = 0; wi < waiting_.size() && budget > 0 && running_.size() < max_active;) {
+      Request* req = waiting_[wi];
+      const int32_t lora = req->sampling_params.lora_id;
+      if (config_.max_loras > 0 && lora > 0 &&
+          static_cast<int32_t>(loras.size()) >= config_.max_loras &&
+          std::find(loras.begin(), loras.end(), lora) == loras.end()) {
+        ++wi;  // another adapter's turn first; it keeps its place in the queue
+        continue;
+      }
       // Prompt logprobs need the logits of every prompt position: no prefix-cache hit (as
       // vLLM), though the blocks it computes are published for others.
       ComputedBlocks hit =
@@ -140,7 +155,8 @@ SchedulerOutput Scheduler::schedule() {
         }
         break;
       }
-      waiting_.pop_front();
+      waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(wi));
+      note_lora(*req);
       req->num_computed_tokens = hit.num_tokens;
       if (req->num_cached_tokens < 0) req->num_cached_tokens = hit.num_tokens;
       req->status = RequestStatus::RUNNING;

@@ -40,6 +40,9 @@ struct SchedulerConfig {
   // vLLM's --max-num-scheduled-tokens: tokens issued per step (default and at most
   // max_num_batched_tokens here, where no step appends speculative tokens).
   int64_t max_num_scheduled_tokens = 0;  // 0: max_num_batched_tokens
+  // vLLM's --max-loras: distinct LoRA adapters per step. A waiting request of another adapter
+  // waits (later ones may go first) while this many are scheduled. 0: no limit.
+  int32_t max_loras = 0;
 };
 
 struct ScheduledRequest {

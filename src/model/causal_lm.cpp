@@ -311,11 +311,18 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
     const float* inv_freq = lw.attn.sliding_window > 0 && !inv_freq_local_.empty()
                                 ? inv_freq_local_.data()
                                 : inv_freq_.data();
-    attention_block(c, lw.attn, inv_freq, b, kv_.layer(l), ws_, *pool_, ex);
+    LoraRefs lr;
+    const LoraRefs* lora = nullptr;
+    if (b.lora_ids && !lora_refs_.empty()) {
+      lr = lora_refs_[l];
+      lr.ids = b.lora_ids;
+      lora = &lr;
+    }
+    attention_block(c, lw.attn, inv_freq, b, kv_.layer(l), ws_, *pool_, ex, lora);
     if (lw.moe)
       moe_block(c, lw.experts, n, ws_, *pool_, ex);
     else
-      mlp_block(c, lw.mlp, n, ws_, *pool_, ex);
+      mlp_block(c, lw.mlp, n, ws_, *pool_, ex, lora);
   }
   if (n_logits == 0) return;
   const float cap = static_cast<float>(c.final_logit_softcap);
@@ -334,6 +341,25 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping
     if (inv_logits_scale != 0) vt::cpu::scale_inplace(logits, inv_logits_scale, n_logits * V);
   });
+}
+
+void CausalLM::add_lora(int32_t id, const std::string& name, const std::string& dir,
+                        const LoraLoadOptions& opts) {
+  if (id <= 0) throw std::invalid_argument("LoRA adapter ids start at 1");
+  if (lora(id)) throw std::invalid_argument("LoRA adapter id " + std::to_string(id) + " is taken");
+  auto a =
+      std::make_unique<const LoraAdapter>(load_lora_adapter(name, dir, config_, layers_, opts));
+  if (static_cast<int32_t>(loras_.size()) <= id) loras_.resize(static_cast<size_t>(id) + 1);
+  loras_[id] = std::move(a);
+  const int64_t L = config_.num_layers;
+  lora_layers_.assign(static_cast<size_t>(L), std::vector<const LoraLayer*>(loras_.size()));
+  lora_refs_.assign(static_cast<size_t>(L), LoraRefs{});
+  for (int64_t l = 0; l < L; ++l) {
+    for (size_t i = 1; i < loras_.size(); ++i)
+      if (loras_[i]) lora_layers_[l][i] = &loras_[i]->layers[l];
+    lora_refs_[l].by_id = lora_layers_[l].data();
+    lora_refs_[l].n_ids = static_cast<int32_t>(loras_.size());
+  }
 }
 
 std::vector<float> load_norm(const WeightStore& s, const ModelConfig& c, const std::string& name,

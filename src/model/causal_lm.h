@@ -13,6 +13,7 @@
 #include "model/forward_batch.h"
 #include "model/kv_cache.h"
 #include "model/layers.h"
+#include "model/lora.h"
 #include "model/weight_packing.h"
 #include "model/weight_store.h"
 #include "vt/graph.h"
@@ -111,6 +112,15 @@ class CausalLM {
   void forward(const ForwardBatch& b, float* logits, vt::Exec& ex = vt::Exec::eager());
   // Sizes the scratch for batches of up to n_tok tokens (done before any capture).
   void reserve_workspace(int64_t n_tok) { ws_.reserve(config_, n_tok); }
+
+  // Reads a PEFT LoRA adapter folder (load_lora_adapter) as adapter `id` (> 0, not yet used):
+  // forward adds it for the tokens whose ForwardBatch::lora_ids name it. Throws LoadError.
+  // Not while a forward runs (the server loads its --lora-modules before serving).
+  void add_lora(int32_t id, const std::string& name, const std::string& dir,
+                const LoraLoadOptions& opts);
+  const LoraAdapter* lora(int32_t id) const {
+    return id > 0 && id < static_cast<int32_t>(loras_.size()) ? loras_[id].get() : nullptr;
+  }
   void freeze_workspace(bool frozen) { ws_.frozen = frozen; }
 
   // The family of a config (models/registry.cpp); throws LoadError listing the supported
@@ -152,6 +162,10 @@ class CausalLM {
   std::vector<vt::StorageBuffer> mapped_weights_;  // the mapped files, read in place
   KvCache kv_;
   Workspace ws_;
+  std::vector<std::unique_ptr<const LoraAdapter>> loras_;  // by id; [0] and gaps null
+  // Per layer, per adapter id: its LoraLayer (null: none) and the refs forward hands the blocks.
+  std::vector<std::vector<const LoraLayer*>> lora_layers_;
+  std::vector<LoraRefs> lora_refs_;
 };
 
 // Pieces the families (models/*.cpp) share.

@@ -438,7 +438,10 @@ ModelConfig config_from_gguf(const GgufFile& g) {
                                   "' (supported: " + supported_gguf_architectures() + ")");
   c.architecture = family->hf_architectures.front();
   apply_family_flags(c, *family);
-  if (family->gguf_rope_interleaved) c.rope_style = vt::cpu::RopeStyle::kInterleaved;
+  if (family->gguf_rope_interleaved) {
+    c.rope_style = vt::cpu::RopeStyle::kInterleaved;
+    c.gguf_qk_permuted = true;
+  }
   c.gguf_arch = arch;
   c.hidden_size = g.get_int(p + "embedding_length");
   c.num_layers = g.get_int(p + "block_count");

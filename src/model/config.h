@@ -185,6 +185,10 @@ struct ModelConfig {
   std::string max_len_note;
   bool from_gguf = false;
   std::string gguf_arch;  // GGUF general.architecture ("" for Hugging Face): names keys in errors
+  // The GGUF's q / k rows are llama.cpp's converter's permutation of Hugging Face's (per head,
+  // row 2i + j holds Hugging Face's row j * head_dim / 2 + i): a LoRA made for the Hugging Face
+  // model is permuted the same way to fit.
+  bool gguf_qk_permuted = false;
 
   bool layer_is_moe(int64_t layer) const;
   int32_t layer_window(int64_t layer) const {

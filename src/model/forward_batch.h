@@ -18,6 +18,9 @@ struct ForwardBatch {
   // Rows whose logits are wanted (usually each sequence's last scheduled token).
   const int32_t* logits_indices = nullptr;  // [n_logits] indices into the n_tok tokens
   int64_t n_logits = 0;
+  // The LoRA adapter of each token's request (model/lora.h; 0: the base model alone), or null
+  // when no request of the batch has one.
+  const int32_t* lora_ids = nullptr;  // [n_tok]
 };
 
 }  // namespace vllm::model

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/lora.h"
 #include "vt/cpu/ops_extra.h"
 
 namespace vllm::model {
@@ -208,7 +209,7 @@ void mla_attention_block(const ModelConfig& c, const AttentionWeights& w, const 
 
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                      const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
-                     vt::ThreadPool& pool, vt::Exec& ex) {
+                     vt::ThreadPool& pool, vt::Exec& ex, const LoraRefs* lora) {
   if (c.mla) return mla_attention_block(c, w, inv_freq, b, kv, ws, pool, ex);
   const int64_t n = b.n_tok, E = c.hidden_size, D = c.head_dim;
   const int64_t qd = c.num_heads * D, kvd = c.num_kv_heads * D;
@@ -237,6 +238,8 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   const bool ln = c.layer_norm;
   const float temp = static_cast<float>(c.attn_temperature_scale);
   const int64_t temp_len = c.attn_temperature_length;
+  const bool adapted = lora != nullptr;
+  const LoraRefs lr = adapted ? *lora : LoraRefs{};
   // Per-head q / k RMSNorm of tokens [t0, t0 + m): before RoPE (Qwen3, Gemma 3), or after it
   // (Hunyuan), in the rope op.
   const bool head_norms = c.qk_norm && !c.qk_norm_whole;
@@ -251,6 +254,11 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ex.op([=] {
     MatmulOut outs[3] = {{&wp->q, q, qd}, {&wp->k, k, kvd}, {&wp->v, v, kvd}};
     vt::cpu::matmul_multi(outs, 3, h, E, n, *pp);
+    if (adapted) {
+      lora_apply(lr, &LoraLayer::q, h, E, q, qd, n, *pp);
+      lora_apply(lr, &LoraLayer::k, h, E, k, kvd, n, *pp);
+      lora_apply(lr, &LoraLayer::v, h, E, v, kvd, n, *pp);
+    }
   });
   if (c.attention_bias)  // the family flag, not a sniffed weight
     ex.op([=] {
@@ -285,6 +293,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
   ex.op([=] { vt::cpu::paged_attention(q, qd, nh, kv, ab, scale, attn, qd, *pp); });
   ex.op([=] {
     vt::cpu::matmul(wp->o, attn, qd, n, tmp, E, *pp);
+    if (adapted) lora_apply(lr, &LoraLayer::o, attn, qd, tmp, E, n, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       if (o_bias) vt::cpu::add_bias(tmp + t0 * E, E, t1 - t0, wp->o_bias.data(), E);
       if (post)
@@ -296,7 +305,7 @@ void attention_block(const ModelConfig& c, const AttentionWeights& w, const floa
 }
 
 void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& ws,
-               vt::ThreadPool& pool, vt::Exec& ex) {
+               vt::ThreadPool& pool, vt::Exec& ex, const LoraRefs* lora) {
   const int64_t E = c.hidden_size, F = c.intermediate_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
   float *x = ws.x.data(), *h = ws.h.data(), *gate = ws.gate.data(), *up = ws.up.data();
@@ -308,12 +317,15 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
   const float rmul = static_cast<float>(c.residual_multiplier);
   const bool ln = c.layer_norm;
   const bool bias = c.mlp_bias;
+  const bool adapted = lora != nullptr;
+  const LoraRefs lr = adapted ? *lora : LoraRefs{};
   // A parallel block's MLP reads what the attention read: h, which the attention left intact.
   if (!c.parallel_block)
     ex.op([=] { input_norm(*pp, x, wp->norm, n, E, eps, h, ln, wp->norm_bias); });
   if (c.ungated_mlp)  // act = relu(up h + b)^2 (exact on every ISA) or gelu_tanh(up h + b)
     ex.op([=] {
       vt::cpu::matmul(wp->up, h, E, n, act, F, *pp);
+      if (adapted) lora_apply(lr, &LoraLayer::up, h, E, act, F, n, *pp);
       per_token(*pp, n, [=](int64_t t0, int64_t t1) {
         if (bias) vt::cpu::add_bias(act + t0 * F, F, t1 - t0, wp->up_bias.data(), F);
         if (gelu) {
@@ -330,6 +342,10 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
     ex.op([=] {
       MatmulOut outs[2] = {{&wp->gate, gate, F}, {&wp->up, up, F}};
       vt::cpu::matmul_multi(outs, 2, h, E, n, *pp);
+      if (adapted) {
+        lora_apply(lr, &LoraLayer::gate, h, E, gate, F, n, *pp);
+        lora_apply(lr, &LoraLayer::up, h, E, up, F, n, *pp);
+      }
       per_token(*pp, n, [=](int64_t t0, int64_t t1) {
         if (gelu)
           vt::cpu::gelu_tanh_mul(gate + t0 * F, F, up + t0 * F, F, t1 - t0, F, act + t0 * F, F);
@@ -339,6 +355,7 @@ void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n, Workspace& 
     });
   ex.op([=] {
     vt::cpu::matmul(wp->down, act, F, n, tmp, E, *pp);
+    if (adapted) lora_apply(lr, &LoraLayer::down, act, F, tmp, E, n, *pp);
     per_token(*pp, n, [=](int64_t t0, int64_t t1) {
       if (bias) vt::cpu::add_bias(tmp + t0 * E, E, t1 - t0, wp->down_bias.data(), E);
       if (post)

@@ -14,6 +14,8 @@
 
 namespace vllm::model {
 
+struct LoraRefs;  // model/lora.h
+
 struct AttentionWeights {
   std::vector<float> norm;       // input_layernorm (empty: none, OLMo 2)
   std::vector<float> norm_bias;  // its LayerNorm bias (empty: none; StableLM has one)
@@ -81,13 +83,14 @@ struct Workspace {
   void reserve(const ModelConfig& c, int64_t n_tok);
 };
 
-// x += Attention(rms_norm(x)) for every token of the batch, writing K/V to the cache.
+// x += Attention(rms_norm(x)) for every token of the batch, writing K/V to the cache; `lora`
+// (null: none) adds the tokens' adapters to q / k / v / o.
 void attention_block(const ModelConfig& c, const AttentionWeights& w, const float* inv_freq,
                      const ForwardBatch& b, const vt::cpu::KvLayerView& kv, Workspace& ws,
-                     vt::ThreadPool& pool, vt::Exec& ex);
-// x += MLP(rms_norm(x))
+                     vt::ThreadPool& pool, vt::Exec& ex, const LoraRefs* lora = nullptr);
+// x += MLP(rms_norm(x)); `lora` as attention_block's, to gate / up / down.
 void mlp_block(const ModelConfig& c, const MlpWeights& w, int64_t n_tok, Workspace& ws,
-               vt::ThreadPool& pool, vt::Exec& ex);
+               vt::ThreadPool& pool, vt::Exec& ex, const LoraRefs* lora = nullptr);
 // x += MoE(rms_norm(x)): softmax router, top-k, optional renormalization, experts summed
 // in ascending expert order (a fixed order per token, whatever the batch).
 void moe_block(const ModelConfig& c, const MoeWeights& w, int64_t n_tok, Workspace& ws,

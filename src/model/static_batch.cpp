@@ -16,12 +16,20 @@ StaticBatch::StaticBatch(CausalLM& m, int64_t n_seqs, int64_t max_len, int block
   lens_.assign(n_seqs, 0);
 }
 
+void StaticBatch::set_lora(int64_t s, int32_t id) {
+  seq_lora_.resize(static_cast<size_t>(n_seqs_), 0);
+  seq_lora_.at(static_cast<size_t>(s)) = id;
+}
+
 void StaticBatch::run(const std::vector<int32_t>& ids, const std::vector<int32_t>& seq,
                       const std::vector<int32_t>& logit_rows) {
   const int64_t n = static_cast<int64_t>(ids.size());
   pos_.resize(n);
   slots_.resize(n);
+  lora_ids_.assign(static_cast<size_t>(n), 0);
+  bool lora = false;
   for (int64_t t = 0; t < n; ++t) {
+    if (!seq_lora_.empty()) lora |= (lora_ids_[t] = seq_lora_[seq[t]]) != 0;
     const int64_t s = seq[t], p = lens_[s]++;
     if (p >= max_len_) throw std::runtime_error("sequence longer than the reserved context");
     pos_[t] = static_cast<int32_t>(p);
@@ -40,6 +48,7 @@ void StaticBatch::run(const std::vector<int32_t>& ids, const std::vector<int32_t
   b.n_seqs = n_seqs_;
   b.logits_indices = logit_rows.data();
   b.n_logits = static_cast<int64_t>(logit_rows.size());
+  b.lora_ids = lora ? lora_ids_.data() : nullptr;
   logits_.resize(static_cast<size_t>(b.n_logits * m_.config().vocab_size));
   m_.forward(b, logits_.data());
 }

@@ -28,6 +28,8 @@ class StaticBatch {
   // One decode step: token[s] appended to every sequence; returns [n_seqs][vocab] logits.
   const std::vector<float>& decode(const std::vector<int32_t>& token);
   int64_t length(int64_t s) const { return lens_[s]; }
+  // Runs sequence s with LoRA adapter `id` (CausalLM::add_lora; 0: none) from its next token.
+  void set_lora(int64_t s, int32_t id);
 
  private:
   void run(const std::vector<int32_t>& ids, const std::vector<int32_t>& seq,
@@ -41,6 +43,7 @@ class StaticBatch {
   std::vector<int64_t> lens_;
   std::vector<int32_t> pos_;
   std::vector<int64_t> slots_;
+  std::vector<int32_t> seq_lora_, lora_ids_;  // per sequence; per token of a forward
   std::vector<float> logits_;
 };
 

@@ -188,5 +188,52 @@ TEST(Scheduler, BudgetIsNeverExceeded) {
   EXPECT_FALSE(s.has_unfinished_requests());
 }
 
+std::unique_ptr<Request> lora_req(const std::string& id, int32_t lora, int prompt_len = 4,
+                                  int first_token = 0) {
+  std::vector<int32_t> prompt(prompt_len);
+  std::iota(prompt.begin(), prompt.end(), first_token);
+  SamplingParams p;
+  p.lora_id = lora;
+  return std::make_unique<Request>(id, prompt, p, 100, std::nullopt, 0, 0);
+}
+
+// vLLM's max_loras: a waiting request of a third adapter waits while two are in the step; a
+// later request of an adapter already in it (or of none) goes ahead of it.
+TEST(Scheduler, MaxLorasKeepsOtherAdaptersWaiting) {
+  SchedulerConfig c{1000, 8, 1024};
+  c.max_loras = 2;
+  Scheduler s(c, 64, 4, false);
+  s.add_request(lora_req("a1", 1));
+  s.add_request(lora_req("b2", 2));
+  s.add_request(lora_req("c3", 3));
+  s.add_request(lora_req("d1", 1));
+  s.add_request(lora_req("e0", 0));
+  EXPECT_EQ(step(s), (M{{"a1", 4}, {"b2", 4}, {"d1", 4}, {"e0", 4}}));
+  EXPECT_EQ(step(s), (M{{"a1", 1}, {"b2", 1}, {"d1", 1}, {"e0", 1}}));  // c3 still waits
+  ASSERT_EQ(s.get_request("c3")->status, RequestStatus::WAITING);
+  // Once adapter 2 leaves, adapter 3 gets its turn.
+  s.finish_request("b2", RequestStatus::FINISHED_ABORTED);
+  EXPECT_EQ(step(s), (M{{"a1", 1}, {"c3", 4}, {"d1", 1}, {"e0", 1}}));
+  // No limit: every adapter at once.
+  Scheduler all({1000, 8, 1024}, 64, 4, false);
+  for (int i = 1; i <= 4; ++i) all.add_request(lora_req("r" + std::to_string(i), i));
+  EXPECT_EQ(step(all).size(), 4u);
+}
+
+// Blocks computed under one adapter are never a prefix-cache hit for another (or for none).
+TEST(Scheduler, PrefixCacheKeepsAdaptersApart) {
+  Scheduler s({1000, 8, 1024}, 64, 4, true);
+  s.add_request(lora_req("base", 0, 9));
+  step(s);
+  s.add_request(lora_req("one", 1, 9));
+  s.add_request(lora_req("base2", 0, 9));
+  step(s);
+  EXPECT_EQ(s.get_request("one")->num_cached_tokens, 0);
+  EXPECT_EQ(s.get_request("base2")->num_cached_tokens, 8);  // two full blocks of the same prompt
+  s.add_request(lora_req("one2", 1, 9));
+  step(s);
+  EXPECT_EQ(s.get_request("one2")->num_cached_tokens, 8);
+}
+
 }  // namespace
 }  // namespace vllm::engine

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/engine_config.h"
+#include "model/lora.h"
 
 namespace vllm::cli {
 
@@ -182,6 +183,13 @@ struct EngineFlags {
   std::deque<std::string> ignored_values;  // storage for their values (stable addresses)
   std::string structured_outputs_config;
   std::vector<std::string> ignore_patterns;  // --ignore-patterns
+  // vLLM's LoRAConfig (--enable-lora and its limits); serve's --lora-modules names the adapters.
+  bool enable_lora = false;
+  int32_t max_loras = 1;
+  int max_lora_rank = 16;
+  int32_t max_cpu_loras = 0;  // 0: max_loras
+  std::string lora_dtype = "auto";
+  std::vector<CLI::Option*> lora_opts;  // the limits, which mean nothing without --enable-lora
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -345,14 +353,27 @@ struct EngineFlags {
     refused_option(app, "--worker-extension-cls", "there are no Python worker processes");
     refused_option(app, "--model-loader-extra-config",
                    "the loader has no extra configuration (the files' formats are detected)");
-    refused_flag(app, "--enable-lora", "LoRA adapters are not implemented");
-    refused_option(app, "--lora-modules", "LoRA adapters are not implemented");
+    app.add_flag("--enable-lora,!--no-enable-lora", enable_lora,
+                 "serve LoRA adapters (serve's --lora-modules; requests name one as `model`)");
+    lora_opts.push_back(
+        app.add_option("--max-loras", max_loras, "distinct LoRA adapters in one batch (default 1)")
+            ->check(CLI::PositiveNumber));
+    lora_opts.push_back(app.add_option("--max-lora-rank", max_lora_rank,
+                                       "the largest adapter rank accepted (default 16)")
+                            ->check(CLI::IsMember({1, 8, 16, 32, 64, 128, 256, 320, 512})));
+    lora_opts.push_back(app.add_option("--max-cpu-loras", max_cpu_loras,
+                                       "adapters kept in memory (at least --max-loras; every "
+                                       "--lora-modules adapter stays loaded here)")
+                            ->check(CLI::PositiveNumber));
+    lora_opts.push_back(app.add_option("--lora-dtype", lora_dtype,
+                                       "auto: adapter values as stored; float16 / bfloat16: "
+                                       "rounded to that type at load (products run in fp32)")
+                            ->check(CLI::IsMember({"auto", "float16", "bfloat16"})));
+    no_effect_flag(app, "--fully-sharded-loras",
+                   "there is no tensor parallelism to shard adapters over");
     refused_option(app, "--speculative-config", "speculative decoding is not implemented");
     for (const char* f : {"--spec-method", "--spec-model", "--spec-tokens"})
       refused_option(app, f, "speculative decoding is not implemented");
-    for (const char* f : {"--max-loras", "--max-lora-rank", "--max-cpu-loras", "--lora-dtype"})
-      refused_option(app, f, "LoRA adapters are not implemented");
-    refused_flag(app, "--fully-sharded-loras", "LoRA adapters are not implemented");
     refused_option(app, "--logits-processors",
                    "Python logits processor classes cannot be loaded (built-in: min_p, "
                    "logit_bias, min_tokens, bad_words, allowed_token_ids)");
@@ -473,6 +494,13 @@ struct EngineFlags {
                                       f + ") this engine reads; nothing else would be loaded");
   }
 
+  model::LoraLoadOptions lora_load_options() const {
+    model::LoraLoadOptions o;
+    o.max_lora_rank = max_lora_rank;
+    o.dtype = lora_dtype;
+    return o;
+  }
+
   engine::EngineConfig resolve() const {
     check_ignore_patterns();
     for (const auto& [opt, why] : refused)
@@ -480,6 +508,16 @@ struct EngineFlags {
         throw std::invalid_argument(opt->get_name() + ": not supported by vllm.cpp (" + why + ")");
     check_structured_outputs_config();
     engine::EngineConfig c = cfg;
+    if (enable_lora) {
+      if (max_cpu_loras > 0 && max_cpu_loras < max_loras)
+        throw std::invalid_argument("max_cpu_loras (" + std::to_string(max_cpu_loras) +
+                                    ") must be >= max_loras (" + std::to_string(max_loras) + ")");
+      c.max_loras = max_loras;
+    } else {
+      for (const CLI::Option* o : lora_opts)
+        if (o->count() > 0)
+          warn(o->get_name() + " has no effect without --enable-lora (as in vLLM)");
+    }
     c.enable_prefix_caching = prefix;
     if (num_gpu_blocks > 0) c.num_gpu_blocks = num_gpu_blocks;
     if (kv_cache_memory > 0) c.kv_cache_memory_bytes = kv_cache_memory;

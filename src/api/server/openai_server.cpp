@@ -266,10 +266,11 @@ bool OpenAIServer::authorized(const http::Request& req, http::Response& res) con
   return false;
 }
 
-void OpenAIServer::check_model(const std::optional<std::string>& model) const {
-  if (!model) return;
+int32_t OpenAIServer::check_model(const std::optional<std::string>& model) const {
+  if (!model) return 0;
   for (const auto& n : names_)
-    if (n == *model) return;
+    if (n == *model) return 0;
+  if (const LLM::LoraModule* l = llm_.lora_by_name(*model)) return l->id;
   throw ApiError(404, "The model `" + *model + "` does not exist.", "model");
 }
 
@@ -334,9 +335,10 @@ std::shared_ptr<Generation> OpenAIServer::start_generation(
     ChatRequest r = parse_chat_request(body, cfg_.parse);
     if (!header_id.empty()) r.request_id = header_id;
     r.ignored_fields.insert(r.ignored_fields.end(), also_ignored.begin(), also_ignored.end());
-    check_model(r.model);
+    r.sampling.lora_id = check_model(r.model);
     check_priority(r);
     PreparedInputs in = prepare_chat(llm_, r, io);
+    if (r.sampling.lora_id) in.options.model_name = *r.model;
     log_request("chat", r, in.prompts.size(), count(in));
     *stream = r.stream;
     return Generation::start(*ctx_, Generation::Kind::kChat, r, std::move(in.prompts),
@@ -344,9 +346,10 @@ std::shared_ptr<Generation> OpenAIServer::start_generation(
   }
   CompletionRequest r = parse_completion_request(body, cfg_.parse);
   if (!header_id.empty()) r.request_id = header_id;
-  check_model(r.model);
+  r.sampling.lora_id = check_model(r.model);
   check_priority(r);
   PreparedInputs in = prepare_completion(llm_, r, io);
+  if (r.sampling.lora_id) in.options.model_name = *r.model;
   log_request("completion", r, in.prompts.size(), count(in));
   *stream = r.stream;
   return Generation::start(*ctx_, Generation::Kind::kCompletion, r, std::move(in.prompts),
@@ -487,6 +490,16 @@ void OpenAIServer::install_routes() {
                           {"root", llm_.model_path()},
                           {"parent", nullptr},
                           {"max_model_len", engine_->config().max_model_len}});
+        // vLLM's adapter cards: root the adapter's path, parent its base model.
+        for (const auto& l : llm_.lora_modules())
+          data.push_back(
+              {{"id", l.name},
+               {"object", "model"},
+               {"created", created},
+               {"owned_by", "vllm"},
+               {"root", l.path},
+               {"parent", l.base_model_name.empty() ? names_.front() : l.base_model_name},
+               {"max_model_len", nullptr}});
         send_json(res, json{{"object", "list"}, {"data", data}});
       },
       kInline);

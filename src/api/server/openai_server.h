@@ -108,7 +108,9 @@ class OpenAIServer {
  private:
   void install_routes();
   bool authorized(const http::Request& req, http::Response& res) const;
-  void check_model(const std::optional<std::string>& model) const;
+  // 404 unless `model` (when given) is a served name or a LoRA adapter's; returns the adapter's
+  // id (0: the base model).
+  int32_t check_model(const std::optional<std::string>& model) const;
   void handle_generate(const http::Request& req, http::Response& res, bool chat);
   void handle_completions(const http::Request& req, http::Response& res);
   void handle_chat(const http::Request& req, http::Response& res);

@@ -5,6 +5,7 @@
 // libraries.
 #include <pthread.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,44 @@ void check_mm_limits(const std::string& v) {
       throw std::invalid_argument("--limit-mm-per-prompt: " + modality + " " + limit.dump() +
                                   ": this engine serves text-only models (only limits of 0)");
   }
+}
+
+// One --lora-modules entry, read as vLLM's LoRAParserAction reads it: name=path (when the item
+// has an = and no comma), else a JSON object {"name", "path", "base_model_name"?}.
+struct LoraModuleArg {
+  std::string name, path, base_model_name;
+};
+
+std::vector<LoraModuleArg> parse_lora_modules(const std::vector<std::string>& items) {
+  std::vector<LoraModuleArg> out;
+  for (const auto& item : items) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos && item.find(',') == std::string::npos) {
+      out.push_back({item.substr(0, eq), item.substr(eq + 1), ""});
+      continue;
+    }
+    const nlohmann::json j = nlohmann::json::parse(item, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw std::invalid_argument("Invalid JSON format for --lora-modules: " + item);
+    LoraModuleArg a;
+    for (const auto& [k, v] : j.items()) {
+      std::string* dst = k == "name"              ? &a.name
+                         : k == "path"            ? &a.path
+                         : k == "base_model_name" ? &a.base_model_name
+                                                  : nullptr;
+      if (k == "is_3d_lora_weight" && v.is_boolean() && !v.get<bool>()) continue;
+      if (!dst || !(v.is_string() || (k == "base_model_name" && v.is_null())))
+        throw std::invalid_argument("Invalid fields for --lora-modules: " + item + " - '" + k +
+                                    "' is not one of name, path, base_model_name (strings)");
+      if (v.is_string()) *dst = v.get<std::string>();
+    }
+    if (a.name.empty() || a.path.empty())
+      throw std::invalid_argument("Invalid fields for --lora-modules: " + item +
+                                  " - name and path are required");
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 int serve_main(int argc, char** argv) {
@@ -239,6 +278,13 @@ int serve_main(int argc, char** argv) {
                  "drop the startup and request lines (default: VLLM_LOGGING_LEVEL, else INFO)")
       ->check(CLI::IsMember({"CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET"},
                             CLI::ignore_case));
+  std::vector<std::string> lora_modules;
+  app.add_option("--lora-modules", lora_modules,
+                 "LoRA adapters to serve (with --enable-lora): name=path or JSON {\"name\", "
+                 "\"path\", \"base_model_name\"}; a request names one as its `model`")
+      ->expected(1, -1)
+      ->allow_extra_args()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--max-request-bytes", sc.max_body_bytes,
                  "largest request body accepted (413 beyond; chunked bodies too)");
   app.add_option("--request-read-timeout", sc.request_timeout_s,
@@ -251,6 +297,9 @@ int serve_main(int argc, char** argv) {
     return app.exit(e);
   }
   engine::EngineConfig ec = flags.resolve();
+  const std::vector<LoraModuleArg> loras = parse_lora_modules(lora_modules);
+  if (!loras.empty() && !flags.enable_lora)
+    throw std::invalid_argument("--lora-modules needs --enable-lora");
   sc.structured_outputs_in_reasoning = flags.structured_outputs_in_reasoning();
   if (!model_pos.empty() && !model_opt.empty() && model_pos != model_opt)
     throw std::invalid_argument("two models given: '" + model_pos + "' and --model '" + model_opt +
@@ -370,6 +419,17 @@ int serve_main(int argc, char** argv) {
 
   auto llm = api::LLM::load(rm.path, ec, lo);
   llm->set_compact_json(flags.structured_outputs_compact_json());
+  for (const auto& l : loras) {
+    // vLLM keeps base_model_name only when it is a served name.
+    const bool base = std::find(sc.served_model_names.begin(), sc.served_model_names.end(),
+                                l.base_model_name) != sc.served_model_names.end();
+    try {
+      llm->add_lora(l.name, resolve_model(l.path, "main", "", false).path,
+                    flags.lora_load_options(), base ? l.base_model_name : "");
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("--lora-modules " + l.name + ": " + e.what());
+    }
+  }
   if (!chat_template_text.empty()) llm->set_chat_template(chat_template_text);
   api::OpenAIServer server(*llm, sc);
   if (!server.bind()) return 1;
@@ -408,6 +468,13 @@ int serve_main(int argc, char** argv) {
                                   ? "unix:" + sc.unix_socket
                                   : std::string(sc.tls_key_pem.empty() ? "http" : "https") + "://" +
                                         sc.host + ":" + std::to_string(server.port());
+    for (const auto& l : llm->lora_modules()) {
+      const model::LoraAdapter* a = llm->model().lora(l.id);
+      std::string mods;
+      for (const auto& m : a->target_modules) mods += (mods.empty() ? "" : ",") + m;
+      std::printf("vllm.cpp LoRA adapter %s: %s (rank %lld; %s)\n", l.name.c_str(), l.path.c_str(),
+                  static_cast<long long>(a->max_rank), mods.c_str());
+    }
     std::printf("vllm.cpp serving %s on %s (max_model_len=%d, kv blocks=%lld x %d)\n",
                 server.model_name().c_str(), where.c_str(), cfg.max_model_len,
                 static_cast<long long>(cfg.num_gpu_blocks.value_or(0)), cfg.block_size);

@@ -364,7 +364,7 @@ json Generation::collect(const std::function<bool()>& client_gone) {
   json out = {{"id", id_},
               {"object", kind_ == Kind::kChat ? "chat.completion" : "text_completion"},
               {"created", created_},
-              {"model", ctx_.model_name},
+              {"model", model_name()},
               {"choices", choices},
               {"system_fingerprint",
                ctx_.system_fingerprint ? json(*ctx_.system_fingerprint) : json(nullptr)},
@@ -389,7 +389,7 @@ json Generation::chunk_header() const {
   return {{"id", id_},
           {"object", kind_ == Kind::kChat ? "chat.completion.chunk" : "text_completion"},
           {"created", created_},
-          {"model", ctx_.model_name}};
+          {"model", model_name()}};
 }
 
 std::vector<std::string> Generation::stream_events(Choice& c, engine::RequestOutput& o) {

@@ -78,6 +78,9 @@ struct GenerationOptions {
   // --enable-auto-tool-choice with --tool-call-parser: the server composes a tool parser for
   // every chat request (vLLM's parser_cls), whatever its tool_choice.
   bool server_tool_parser = false;
+  // The `model` the answer names: the LoRA adapter's when the request ran one (vLLM's
+  // model_name(lora_request)); empty: the served model's first name.
+  std::string model_name;
 };
 
 // One HTTP request's generation: its engine requests and the state needed to answer.
@@ -158,6 +161,9 @@ class Generation {
   bool reports_reasoning_tokens() const;
   int64_t reasoning_tokens(const Choice& c) const;
   nlohmann::json chunk_header() const;
+  const std::string& model_name() const {
+    return opts_.model_name.empty() ? ctx_.model_name : opts_.model_name;
+  }
   void stamp_fingerprint(nlohmann::json& chunk) const;
   std::string label(int32_t id) const;
   // The completions logprobs entries of a choice: the echoed prompt (first = unscored), then

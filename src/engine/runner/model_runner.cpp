@@ -21,7 +21,8 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
       positions_(max_num_batched_tokens),
       seq_of_token_(max_num_batched_tokens),
       logits_indices_(max_num_seqs + max_num_batched_tokens),
-      slot_mapping_(max_num_batched_tokens) {
+      slot_mapping_(max_num_batched_tokens),
+      lora_ids_(max_num_batched_tokens) {
   out_.vocab_size = executor.vocab_size();
   const RuntimeEnv& env = RuntimeEnv::get();
   dump_top2_ = env.dump_top2;
@@ -38,10 +39,13 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
 
 ModelRunner::~ModelRunner() = default;
 
+// Decode-only and graph-ready: a step with a LoRA request runs eagerly (the captured graphs
+// carry no adapter ops).
 bool ModelRunner::is_decode_only(const SchedulerOutput& so) const {
   if (so.scheduled.empty()) return false;
   for (const auto& s : so.scheduled) {
     const Request& r = *s.request;
+    if (r.sampling_params.lora_id != 0) return false;
     if (s.num_scheduled_tokens != 1 || r.num_computed_tokens + 1 != r.num_tokens() ||
         r.num_output_tokens() == 0)
       return false;
@@ -127,6 +131,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   out_.argmax = nullptr;
   int64_t n_tok = 0;
   int64_t n_logits = 0;
+  bool any_lora = false;
   prompt_indices_.clear();
   if (so.total_num_scheduled_tokens > static_cast<int64_t>(token_ids_.size()))
     throw std::logic_error("ModelRunner: more tokens than max_num_batched_tokens");
@@ -141,7 +146,10 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
         (end + block_size_ - 1) / block_size_ > batch_.num_blocks(slot))
       throw std::logic_error("ModelRunner: scheduled tokens beyond the request's tokens/blocks");
     const int64_t first_tok = n_tok;
+    const int32_t lora = r->sampling_params.lora_id;
+    any_lora = any_lora || lora != 0;
     for (int64_t p = start; p < end; ++p, ++n_tok) {
+      lora_ids_[n_tok] = lora;
       token_ids_[n_tok] = toks[p];
       positions_[n_tok] = static_cast<int32_t>(p);
       seq_of_token_[n_tok] = slot;
@@ -175,6 +183,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   fb.n_seqs = batch_.num_reqs();
   fb.logits_indices = logits_indices_.data();
   fb.n_logits = n_logits;
+  fb.lora_ids = any_lora ? lora_ids_.data() : nullptr;
   // Grown to the largest batch seen rather than max_num_seqs rows up front: 256 rows of a
   // 150k vocabulary would be 150 MiB that a small deployment never touches.
   const size_t need = static_cast<size_t>(n_logits) * static_cast<size_t>(out_.vocab_size);
