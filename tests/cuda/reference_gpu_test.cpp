@@ -18,14 +18,6 @@ namespace {
 using namespace vllm::cuda_testing;
 using vllm::model::CausalLM;
 
-std::vector<float> read_f32(const std::string& path, size_t n) {
-  std::vector<float> v(n);
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
-  if (!in) throw std::runtime_error("short golden file " + path);
-  return v;
-}
-
 class CudaHfReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaHfReference, LogitsAndGreedyMatchTransformers) {
@@ -45,7 +37,8 @@ TEST_P(CudaHfReference, LogitsAndGreedyMatchTransformers) {
   for (const auto& p : index["prompts"]) {
     const auto ids = p["prompt_ids"].get<std::vector<int32_t>>();
     const int64_t n = static_cast<int64_t>(ids.size());
-    const auto gold = read_f32(gdir + "/" + p["logits_file"].get<std::string>(), n * V);
+    const auto gold =
+        vllm::testing::read_f32(gdir + "/" + p["logits_file"].get<std::string>(), n * V);
     const auto greedy = p["greedy_ids"].get<std::vector<int32_t>>();
     const auto top2 = p["greedy_top2_logits"].get<std::vector<std::vector<double>>>();
     Seqs seqs(ex, 64, 16);

@@ -19,14 +19,6 @@
 namespace vllm::engine {
 namespace {
 
-std::vector<float> read_f32(const std::string& path, size_t n) {
-  std::vector<float> v(n);
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
-  if (!in) throw std::runtime_error("short golden file " + path);
-  return v;
-}
-
 // log_softmax in double: the reference for one golden row.
 std::vector<double> log_softmax(const float* x, int64_t n) {
   double m = x[0];
@@ -84,8 +76,9 @@ TEST_P(PromptLogprobs, MatchTransformersAndIgnoreChunking) {
     const std::string id = "r" + std::to_string(i);
     const auto& ids = prompts[i];
     const int64_t n = static_cast<int64_t>(ids.size());
-    const auto gold = read_f32(gdir + "/" + index["prompts"][i]["logits_file"].get<std::string>(),
-                               static_cast<size_t>(n * V));
+    const auto gold =
+        vllm::testing::read_f32(gdir + "/" + index["prompts"][i]["logits_file"].get<std::string>(),
+                                static_cast<size_t>(n * V));
     ASSERT_EQ(whole.at(id).size(), ids.size() - 1) << id;
     ASSERT_EQ(chunked.at(id).size(), ids.size() - 1) << id;
     for (int64_t k = 0; k + 1 < n; ++k) {

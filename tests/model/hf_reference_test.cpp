@@ -24,18 +24,6 @@ using vllm::model::StaticBatch;
 
 namespace {
 
-std::vector<float> read_f32(const std::string& path, size_t n) {
-  std::vector<float> v(n);
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
-  if (!in) throw std::runtime_error("short golden file " + path);
-  return v;
-}
-
-int32_t argmax(const float* x, int64_t n) {
-  return static_cast<int32_t>(std::max_element(x, x + n) - x);
-}
-
 // One golden prompt (index.json's prompts or long_prompts entry) on model `m`: the logits of
 // its positions from `logits_from` on (all of them by default) within 1e-4 of transformers'
 // (relative to the largest), and the greedy continuation exact. Returns the relative error.

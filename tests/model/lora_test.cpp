@@ -30,18 +30,6 @@ namespace {
 
 std::string lora_dir(const std::string& name) { return tiny_models_dir() + "/lora/" + name; }
 
-std::vector<float> read_f32(const std::string& path, size_t n) {
-  std::vector<float> v(n);
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
-  if (!in) throw std::runtime_error("short golden file " + path);
-  return v;
-}
-
-int32_t argmax(const float* x, int64_t n) {
-  return static_cast<int32_t>(std::max_element(x, x + n) - x);
-}
-
 std::string sha256_of(const std::string& path) {
   const std::string cmd = "sha256sum '" + path + "'";
   FILE* p = popen(cmd.c_str(), "r");

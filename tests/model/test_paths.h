@@ -2,6 +2,8 @@
 // default GGUF and the generated tiny models in the cache (see scripts/test.sh).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,18 @@ inline const std::vector<std::string>& tiny_hf_models() {
   return names;
 }
 inline std::string golden_dir() { return std::string(VLLM_SOURCE_DIR) + "/tests/golden"; }
+// A golden logits file: n raw little-endian floats (tools/make_hf_goldens.py and the like).
+inline std::vector<float> read_f32(const std::string& path, size_t n) {
+  std::vector<float> v(n);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!in) throw std::runtime_error("short golden file " + path);
+  return v;
+}
+// The greedy choice of a logits row (the lowest id among equal maxima).
+inline int32_t argmax(const float* x, int64_t n) {
+  return static_cast<int32_t>(std::max_element(x, x + n) - x);
+}
 inline nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
