@@ -51,9 +51,10 @@ from safetensors.torch import load_file  # noqa: E402
 MAX_ABS_LOGIT = 30.0
 MERGE_TOL = 1e-4
 MODULE_MIN_EFFECT = 0.1
-# Adapters whose base has no tokenizer get make_hf_goldens' id prompts, and their prompt logits
-# are written (vocab 2048); the Qwen3 ones get the text prompts and no logits files (151936 wide).
-WRITE_LOGITS = ("llama",)
+# Adapters whose base has no tokenizer (llama, phi3) get make_hf_goldens' id prompts, and their
+# prompt logits are written (vocab 2048); the Qwen3 ones get the text prompts and no logits files
+# (151936 wide).
+WRITE_LOGITS = ("llama", "phi3")
 
 
 def load_base(model_dir):

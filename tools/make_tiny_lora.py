@@ -15,23 +15,27 @@ IEEE 754 rounds correctly everywhere.
 Each adapter is a folder under --out holding adapter_config.json and
 adapter_model.safetensors as `PeftModel.save_pretrained` writes them for a LoRA on a causal LM:
 tensors base_model.model.model.layers.{i}.self_attn.{q,k,v,o}_proj.lora_{A,B}.weight and
-base_model.model.model.layers.{i}.mlp.{gate,up,down}_proj.lora_{A,B}.weight, lora_A
-[r, in_features], lora_B [out_features, r]. The shapes come from the base model's config.json
-under --models (written by make_tiny_models.py).
+base_model.model.model.layers.{i}.mlp.{gate,up,down}_proj.lora_{A,B}.weight (on Phi-3, whose
+checkpoints fuse them, self_attn.qkv_proj, rows q | k | v, and mlp.gate_up_proj, rows gate | up,
+in place of q/k/v and gate/up: one lora_A / lora_B pair over the whole fused linear, as PEFT
+targets Phi-3), lora_A [r, in_features], lora_B [out_features, r]. The shapes come from the base
+model's config.json under --models (written by make_tiny_models.py).
 
   adapter          base    r   alpha  rslora  target modules                 dtype  scale
   llama_all        llama   8   16     no      q k v o gate up down           F32    2
   llama_qv_rslora  llama   4   8      yes     q v                            BF16   4 (8/sqrt 4)
   qwen3_all        qwen3   8   32     no      q k v o gate up down           F32    4
   qwen3_mlp        qwen3   16  16     no      gate up down                   F16    1
+  phi3_fused       phi3    8   24     no      qkv o gate_up down (fused)     F32    3
 
 Values: both A and B non-zero (PEFT's init would zero B: a trained adapter has neither zero).
 A ~ N(0, 1/in_features) and B sized so that the adapter's delta, scale * B @ A, has entries of
 about REL times the base weight's standard deviation (make_tiny_models' STD_PROJ for q/k/v/gate/up,
-STD_OUT for o/down): B ~ N(0, (REL * base_std * sqrt(in) / (scale * sqrt(r)))^2). REL (per
-adapter, below) is sized so that every golden prompt's greedy continuation changes from its
-first step while the logits stay in the base model's range (|logit| < 17; tools/make_lora_goldens.py
-checks both), and, among the REL in 0.3-1.2 that do so, for the widest greedy top-2 gaps.
+STD_OUT for o/down; the fused qkv / gate_up take STD_PROJ, the std of every row they stack):
+B ~ N(0, (REL * base_std * sqrt(in) / (scale * sqrt(r)))^2). REL (per adapter, below) is sized
+so that every golden prompt's greedy continuation changes from its first step while the logits
+stay in the base model's range (|logit| < 17; tools/make_lora_goldens.py checks both),
+and, among the REL in 0.3-1.2 that do so, for the widest greedy top-2 gaps.
 """
 import argparse
 import json
@@ -45,6 +49,8 @@ import make_tiny_models as tm  # noqa: E402
 ATTN = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP = ("gate_proj", "up_proj", "down_proj")
 ALL = ATTN + MLP
+# Phi-3's fused linears, as PEFT names them (target_modules of a Phi-3 LoRA).
+PHI3_FUSED = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
 
 # name: (base folder, r, lora_alpha, use_rslora, target modules, stored dtype, REL)
 ADAPTERS = {
@@ -52,6 +58,7 @@ ADAPTERS = {
     "llama_qv_rslora": ("llama", 4, 8, True, ("q_proj", "v_proj"), "BF16", 0.8),
     "qwen3_all": ("qwen3", 8, 32, False, ALL, "F32", 0.8),
     "qwen3_mlp": ("qwen3", 16, 16, False, MLP, "F16", 0.6),
+    "phi3_fused": ("phi3", 8, 24, False, PHI3_FUSED, "F32", 1.1),
 }
 
 
@@ -61,7 +68,8 @@ def scale_of(r, alpha, rslora):
 
 
 def module_shapes(cfg):
-    """(out_features, in_features, base weight std) of each LoRA-able linear of a dense decoder layer."""
+    """(out_features, in_features, base weight std) of each LoRA-able linear of a dense decoder
+    layer, Phi-3's fused qkv_proj (q | k | v rows) and gate_up_proj (gate | up rows) included."""
     E, F = cfg["hidden_size"], cfg["intermediate_size"]
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim") or E // H
@@ -70,11 +78,12 @@ def module_shapes(cfg):
         "v_proj": (KV * D, E, tm.STD_PROJ), "o_proj": (E, H * D, tm.STD_OUT),
         "gate_proj": (F, E, tm.STD_PROJ), "up_proj": (F, E, tm.STD_PROJ),
         "down_proj": (E, F, tm.STD_OUT),
+        "qkv_proj": ((H + 2 * KV) * D, E, tm.STD_PROJ), "gate_up_proj": (2 * F, E, tm.STD_PROJ),
     }
 
 
 def tensor_name(layer, module, ab):
-    block = "self_attn" if module in ATTN else "mlp"
+    block = "self_attn" if module in ATTN + ("qkv_proj",) else "mlp"
     return f"base_model.model.model.layers.{layer}.{block}.{module}.lora_{ab}.weight"
 
 

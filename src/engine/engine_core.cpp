@@ -242,6 +242,7 @@ EngineMetrics EngineCore::metrics() const {
   m.prefix_cache_queries = scheduler_.kv_cache_manager().prefix_cache_stats().queries;
   m.prefix_cache_hits = scheduler_.kv_cache_manager().prefix_cache_stats().hits;
   m.num_preemptions_total = scheduler_.num_preemptions();
+  scheduler_.lora_ids(m.running_loras, m.waiting_loras);
   return m;
 }
 

@@ -48,6 +48,9 @@ struct EngineMetrics {
   double structured_output_seconds = 0;
   int64_t structured_output_rows = 0;
   int64_t structured_output_steps = 0;
+  // The LoRA adapter ids of the running and of the waiting requests, ascending, each once
+  // (vLLM's running_lora_adapters / waiting_lora_adapters).
+  std::vector<int32_t> running_loras, waiting_loras;
 };
 
 }  // namespace vllm::engine

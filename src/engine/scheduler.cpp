@@ -170,6 +170,18 @@ SchedulerOutput Scheduler::schedule() {
   return out;
 }
 
+void Scheduler::lora_ids(std::vector<int32_t>& running, std::vector<int32_t>& waiting) const {
+  auto collect = [](const auto& reqs, std::vector<int32_t>& ids) {
+    ids.clear();
+    for (const Request* r : reqs)
+      if (r->sampling_params.lora_id > 0) ids.push_back(r->sampling_params.lora_id);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  };
+  collect(running_, running);
+  collect(waiting_, waiting);
+}
+
 void Scheduler::update_after_execute(const SchedulerOutput& out) {
   for (const auto& s : out.scheduled) {
     Request* req = s.request;

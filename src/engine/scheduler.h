@@ -81,6 +81,8 @@ class Scheduler {
   bool has_unfinished_requests() const { return !waiting_.empty() || !running_.empty(); }
   size_t num_running() const { return running_.size(); }
   size_t num_waiting() const { return waiting_.size(); }
+  // The distinct LoRA adapter ids of the running and of the waiting requests, ascending.
+  void lora_ids(std::vector<int32_t>& running, std::vector<int32_t>& waiting) const;
   int64_t num_preemptions() const { return num_preemptions_; }
   KVCacheManager& kv_cache_manager() { return kv_; }
   const KVCacheManager& kv_cache_manager() const { return kv_; }

@@ -6,6 +6,8 @@ adapters or flags that cannot work refused at start with the reason."""
 import json
 import os
 import subprocess
+import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import openai
@@ -98,6 +100,24 @@ def test_chat_stream_and_errors_name_the_adapter(lora_client):
     assert chunks and all(c.model == "mlp" for c in chunks)
     with pytest.raises(openai.NotFoundError, match="The model `nope` does not exist"):
         lora_client.completions.create(model="nope", prompt="x", max_tokens=1)
+
+
+def test_metrics_name_the_running_adapters(lora_server, lora_client):
+    """vLLM's vllm:lora_requests_info: the scrape time under the running / waiting adapters."""
+    def info_lines():
+        with urllib.request.urlopen(lora_server.url + "/metrics", timeout=10) as r:
+            return [ln for ln in r.read().decode().splitlines()
+                    if ln.startswith("vllm:lora_requests_info{")]
+
+    stream = lora_client.completions.create(model="all", prompt="x", max_tokens=400,
+                                            stream=True, extra_body={"ignore_eos": True})
+    next(iter(stream))
+    lines = info_lines()
+    stream.close()
+    assert any('running_lora_adapters="all"' in ln and 'max_lora="2"' in ln for ln in lines), lines
+    time.sleep(0.5)
+    latest = max(info_lines(), key=lambda ln: float(ln.rsplit(" ", 1)[1]))
+    assert 'running_lora_adapters=""' in latest, latest
 
 
 def run_serve(*args):

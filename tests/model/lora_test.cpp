@@ -90,7 +90,7 @@ TEST_P(LoraReference, LogitsAndGreedyMatchPeft) {
 
 INSTANTIATE_TEST_SUITE_P(TinyAdapters, LoraReference,
                          ::testing::Values("llama_all", "llama_qv_rslora", "qwen3_all",
-                                           "qwen3_mlp"));
+                                           "phi3_fused", "qwen3_mlp"));
 
 // One batch, three sequences: the base model, adapter 1 and adapter 2 on the same prompt, in
 // one forward per step (prefill and every decode). Each follows its own golden, so each token

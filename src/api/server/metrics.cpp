@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <chrono>
 #include <sstream>
 
 namespace vllm::api {
@@ -121,8 +122,33 @@ void ServerMetrics::on_admission_rejected(const char* reason) {
   admission_rejections_->Add({{"model_name", model_}, {"reason", reason}}).Increment();
 }
 
+void ServerMetrics::enable_lora_info(int32_t max_loras, std::vector<std::string> names_by_id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  max_loras_ = std::to_string(max_loras);
+  lora_names_ = std::move(names_by_id);
+  lora_info_ = &prometheus::BuildGauge()
+                    .Name("vllm:lora_requests_info")
+                    .Help("Running stats on lora requests.")
+                    .Register(*registry_);
+}
+
 std::string ServerMetrics::render(const engine::EngineMetrics& m) {
   std::lock_guard<std::mutex> lk(mu_);
+  if (lora_info_) {
+    auto names = [this](const std::vector<int32_t>& ids) {
+      std::string s;
+      for (int32_t id : ids)
+        if (id > 0 && id < static_cast<int32_t>(lora_names_.size()))
+          s += (s.empty() ? "" : ",") + lora_names_[id];
+      return s;
+    };
+    lora_info_
+        ->Add({{"max_lora", max_loras_},
+               {"waiting_lora_adapters", names(m.waiting_loras)},
+               {"running_lora_adapters", names(m.running_loras)}})
+        .Set(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                 .count());
+  }
   running_->Set(static_cast<double>(m.num_requests_running));
   waiting_->Set(static_cast<double>(m.num_requests_waiting));
   kv_usage_->Set(m.kv_cache_usage);

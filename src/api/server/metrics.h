@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/async_engine.h"
 
@@ -31,6 +32,11 @@ class ServerMetrics : public engine::EngineStatsObserver {
   void on_finished(const engine::RequestOutput& final_out, double e2e_s) override;
   void on_admission_rejected(const char* reason) override;
 
+  // vLLM's vllm:lora_requests_info (with --enable-lora): at each scrape, the current time under
+  // the labels max_lora, running_lora_adapters and waiting_lora_adapters (names joined by
+  // commas). names_by_id[id] names adapter id.
+  void enable_lora_info(int32_t max_loras, std::vector<std::string> names_by_id);
+
   // Prometheus text exposition, after folding in the engine's current counters.
   std::string render(const engine::EngineMetrics& m);
 
@@ -53,6 +59,9 @@ class ServerMetrics : public engine::EngineStatsObserver {
   prometheus::Histogram* itl_;
   prometheus::Histogram* e2e_;
   engine::EngineMetrics last_;
+  prometheus::Family<prometheus::Gauge>* lora_info_ = nullptr;
+  std::string max_loras_;
+  std::vector<std::string> lora_names_;
 };
 
 }  // namespace vllm::api

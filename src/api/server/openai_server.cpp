@@ -173,6 +173,14 @@ OpenAIServer::OpenAIServer(LLM& llm, ServerConfig cfg) : llm_(llm), cfg_(std::mo
     throw std::invalid_argument("--enable-auto-tool-choice requires --tool-call-parser (one of " +
                                 std::string(tool_parser_names()) + ")");
   metrics_ = std::make_unique<ServerMetrics>(names_.front());
+  if (const int32_t max_loras = llm_.engine().config().max_loras; max_loras > 0) {
+    std::vector<std::string> lora_names(1);
+    for (const auto& l : llm_.lora_modules()) {
+      if (static_cast<int32_t>(lora_names.size()) <= l.id) lora_names.resize(l.id + 1);
+      lora_names[l.id] = l.name;
+    }
+    metrics_->enable_lora_info(max_loras, std::move(lora_names));
+  }
   engine::AsyncEngineOptions opts;
   opts.max_waiting_requests = cfg_.max_waiting_requests;
   opts.max_num_queued_reqs = cfg_.max_num_queued_reqs;
