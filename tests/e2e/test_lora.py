@@ -120,6 +120,23 @@ def test_metrics_name_the_running_adapters(lora_server, lora_client):
     assert 'running_lora_adapters=""' in latest, latest
 
 
+def test_bench_throughput_lora_path():
+    """`vllm bench throughput --enable-lora --max-loras 2 --lora-path P` (vLLM's flags): the
+    requests run on two copies of the adapter, after the same number without one; the report
+    has both rates and their ratio."""
+    args = [_binary(), "bench", "throughput", "--model", os.path.join(TINY, "qwen3"),
+            "--input-len", "16", "--output-len", "8", "--num-prompts", "6", "--json"]
+    lora = os.path.join(TINY, "lora", "qwen3_all")
+    r = subprocess.run(args + ["--enable-lora", "--max-loras", "2", "--lora-path", lora],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rep["num_output_tokens"] == 48 and rep["max_loras"] == 2, rep
+    assert rep["base_output_tokens_per_second"] > 0 and rep["lora_over_base"] > 0, rep
+    r = subprocess.run(args + ["--lora-path", lora], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "--lora-path needs --enable-lora" in r.stdout + r.stderr
+
+
 def run_serve(*args):
     r = subprocess.run([_binary(), "serve", *args, "--port", "0"], capture_output=True, text=True,
                        timeout=120)

@@ -239,9 +239,11 @@ struct ThroughputRun {
 };
 
 // Every prompt submitted at once, stepped to the end. `grammar`: each request constrained by it.
+// `loras`: request i runs adapter loras[i] (empty: none).
 ThroughputRun run_throughput(api::LLM& llm, const std::vector<std::vector<int32_t>>& prompts,
                              int64_t out_len, const std::string& tag,
-                             std::shared_ptr<const engine::so::CompiledGrammar> grammar) {
+                             std::shared_ptr<const engine::so::CompiledGrammar> grammar,
+                             const std::vector<int32_t>& loras = {}) {
   auto& engine = llm.engine();
   // The KV pages these requests will fill, committed before the clock starts: llama.cpp
   // clears its cache when the context is created and vLLM zeroes its own at startup, so
@@ -256,6 +258,7 @@ ThroughputRun run_throughput(api::LLM& llm, const std::vector<std::vector<int32_
   for (size_t i = 0; i < prompts.size(); ++i) {
     engine::SamplingParams sp = bench_params(out_len);
     sp.grammar = grammar;
+    if (!loras.empty()) sp.lora_id = loras[i];
     engine.add_request(tag + std::to_string(i), prompts[i], sp);
   }
   while (engine.has_unfinished_requests())
@@ -283,17 +286,42 @@ std::shared_ptr<const engine::so::CompiledGrammar> bench_grammar(api::LLM& llm,
   return llm.grammar_compiler().compile(engine::so::GrammarKind::kJsonSchema, ss.str());
 }
 
-int bench_throughput(Common& c, int64_t num_prompts, const std::string& structured) {
+int bench_throughput(Common& c, int64_t num_prompts, const std::string& structured,
+                     const std::string& lora_path) {
+  if (!lora_path.empty() && !c.ef.enable_lora)
+    throw std::invalid_argument("--lora-path needs --enable-lora");
+  if (!lora_path.empty() && !structured.empty())
+    throw std::invalid_argument("--lora-path and --structured-output: one comparison at a time");
   auto llm = api::LLM::load(c.model, c.ef.resolve());
   llm->set_compact_json(c.ef.structured_outputs_compact_json());
   auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
   std::shared_ptr<const engine::so::CompiledGrammar> grammar;
   if (!structured.empty()) grammar = bench_grammar(*llm, structured);
+  // vLLM's --lora-path: the adapter loaded as ids 1..max_loras (named "1", "2", ...), each
+  // request given one of them at random; here also the same number of requests without one
+  // first, for the ratio.
+  std::vector<int32_t> loras;
+  if (!lora_path.empty()) {
+    const std::string dir = api::resolve_model(lora_path, "main", "", false).path;
+    const int32_t n = std::max<int32_t>(1, c.ef.max_loras);
+    for (int32_t id = 1; id <= n; ++id)
+      llm->add_lora(std::to_string(id), dir, c.ef.lora_load_options());
+    std::mt19937 rng(11);
+    for (int64_t i = 0; i < num_prompts; ++i)
+      loras.push_back(1 + static_cast<int32_t>(rng() % static_cast<uint32_t>(n)));
+  }
   // With a grammar: a warm-up (decode graphs captured), the requests unconstrained, then the
   // same number constrained on fresh prompts of the same length (fresh, so that neither run
   // gets prefix-cache hits from the other): one process, one report, the ratio of the two.
   ThroughputRun base, so_run;
-  if (grammar) {
+  if (!loras.empty()) {
+    run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
+                   std::min<int64_t>(c.out_len, 16), "w", nullptr);
+    base = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
+    so_run = run_throughput(
+        *llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 8), c.out_len,
+        "l", nullptr, loras);
+  } else if (grammar) {
     // As many requests as measured, so that the run's batch widths are captured here.
     run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
                    std::min<int64_t>(c.out_len, 16), "w", nullptr);
@@ -317,6 +345,13 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
                       {"requests_per_second", num_prompts / el},
                       {"tokens_per_second", total / el},
                       {"output_tokens_per_second", out_tokens / el}};
+  if (!loras.empty()) {
+    const double base_tps = base.out_tokens / base.elapsed;
+    j["lora_path"] = lora_path;
+    j["max_loras"] = std::max<int32_t>(1, c.ef.max_loras);
+    j["base_output_tokens_per_second"] = base_tps;
+    j["lora_over_base"] = (out_tokens / el) / base_tps;
+  }
   if (grammar) {
     const auto& m = so_run.metrics_delta;
     const double base_tps = base.out_tokens / base.elapsed;
@@ -347,6 +382,11 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
           j["unconstrained_output_tokens_per_second"].get<double>(),
           j["structured_over_unconstrained"].get<double>(), j["mask_us_per_step"].get<double>(),
           j["mask_us_per_row"].get<double>());
+    if (!loras.empty())
+      std::printf("LoRA (%s, %d adapters): %.2f output tokens/s vs %.2f without (ratio %.3f)\n",
+                  lora_path.c_str(), j["max_loras"].get<int>(), out_tokens / el,
+                  j["base_output_tokens_per_second"].get<double>(),
+                  j["lora_over_base"].get<double>());
   }
   return 0;
 }
@@ -374,6 +414,11 @@ int cmd_bench(int argc, char** argv) {
   thr->add_option("--structured-output", structured,
                   "also run the same requests constrained: 'json' (any JSON object) or a JSON "
                   "Schema file; reports both output tokens/s, their ratio and the mask time");
+  std::string lora_path;
+  thr->add_option("--lora-path", lora_path,
+                  "with --enable-lora: a PEFT adapter loaded as --max-loras adapters, each "
+                  "request given one at random; also runs the requests without one and reports "
+                  "the ratio");
   try {
     std::vector<std::string> args = vllm_args(argc, argv);
     app.parse(args);
@@ -384,7 +429,7 @@ int cmd_bench(int argc, char** argv) {
     if (!c->model.empty()) c->model = api::resolve_model(c->model).path;
   if (lat->parsed() && compare_eager) return bench_latency_paired(lat_c, batch, iters);
   if (lat->parsed()) return bench_latency(lat_c, batch, iters);
-  if (thr->parsed()) return bench_throughput(thr_c, num_prompts, structured);
+  if (thr->parsed()) return bench_throughput(thr_c, num_prompts, structured, lora_path);
   return 2;
 }
 
