@@ -46,8 +46,9 @@ class ModelExecutor {
   // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.
   virtual void execute(const vllm::model::ForwardBatch& batch, float* logits) = 0;
 
-  // Whether LoRA adapter `id` is loaded (ForwardBatch::lora_ids may name it).
+  // Whether LoRA adapter `id` is loaded (ForwardBatch::lora_ids may name it), and whether any is.
   virtual bool has_lora(int32_t id) const { return false; }
+  virtual bool has_loras() const { return false; }
 
   // Decode step graphs (DecodeGraphDriver). An executor that can be captured emits its ops
   // through `ex` (recorded, not run, while ex.capturing()).

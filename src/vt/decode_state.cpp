@@ -10,7 +10,7 @@ namespace vt {
 HostViewDecodeState::HostViewDecodeState(Backend& be, int32_t padded, int32_t vocab, int block_size)
     : be_(be), padded_(padded), vocab_(vocab), bs_(block_size) {
   const size_t p = static_cast<size_t>(padded);
-  state_ = be_.alloc(p * (5 * sizeof(int32_t) + sizeof(int64_t)) + 8);
+  state_ = be_.alloc(p * (6 * sizeof(int32_t) + sizeof(int64_t)) + 8);
   logits_ = be_.alloc(p * static_cast<size_t>(vocab) * sizeof(float));
   auto* base = static_cast<int32_t*>(state_->data);
   ids_ = base;
@@ -18,10 +18,14 @@ HostViewDecodeState::HostViewDecodeState(Backend& be, int32_t padded, int32_t vo
   seq_ = base + 2 * p;
   rows_ = base + 3 * p;
   seq_lens_ = base + 4 * p;
-  slots_ = reinterpret_cast<int64_t*>((reinterpret_cast<uintptr_t>(base + 5 * p) + 7) &
+  lora_ = base + 5 * p;
+  slots_ = reinterpret_cast<int64_t*>((reinterpret_cast<uintptr_t>(base + 6 * p) + 7) &
                                       ~static_cast<uintptr_t>(7));
   be_.host_write(state_, [&] {
-    for (size_t i = 0; i < p; ++i) seq_[i] = rows_[i] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < p; ++i) {
+      seq_[i] = rows_[i] = static_cast<int32_t>(i);
+      lora_[i] = 0;
+    }
   });
 }
 
@@ -36,6 +40,7 @@ DecodeInputs HostViewDecodeState::inputs() const {
   in.positions = pos_;
   in.seq_of_token = seq_;
   in.logits_indices = rows_;
+  in.lora_ids = lora_;
   in.slot_mapping = slots_;
   in.block_table = table();
   in.bt_stride = width_;
@@ -75,6 +80,7 @@ void HostViewDecodeState::seed(const std::vector<DecodeSeedRow>& rows) {
       pos_[i] = real ? rows[i].position : 0;
       seq_lens_[i] = real ? rows[i].position + 1 : 0;
       slots_[i] = real ? slot_at(rows[i].blocks, rows[i].position, bs_) : -1;
+      lora_[i] = real ? rows[i].lora_id : 0;
     }
   });
   be_.host_write(bt_, [&] {

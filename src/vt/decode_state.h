@@ -23,6 +23,7 @@ struct DecodeInputs {
   int32_t* positions = nullptr;
   int32_t* seq_of_token = nullptr;    // identity: row i is sequence i
   int32_t* logits_indices = nullptr;  // identity: logits row i is token i
+  int32_t* lora_ids = nullptr;        // each row's LoRA adapter (0: none; padding 0)
   int64_t* slot_mapping = nullptr;
   int32_t* block_table = nullptr;  // [padded][bt_stride]
   int32_t bt_stride = 0;
@@ -35,6 +36,7 @@ struct DecodeSeedRow {
   int32_t position = 0;
   const int32_t* blocks = nullptr;
   int32_t num_blocks = 0;
+  int32_t lora_id = 0;  // its request's LoRA adapter (0: none)
 };
 
 class DecodeState {
@@ -102,6 +104,7 @@ class HostViewDecodeState : public DecodeState {
   int32_t width_ = 0;
   DeviceBuffer *state_ = nullptr, *bt_ = nullptr, *logits_ = nullptr;
   int32_t *ids_ = nullptr, *pos_ = nullptr, *seq_ = nullptr, *rows_ = nullptr, *seq_lens_ = nullptr;
+  int32_t* lora_ = nullptr;
   int64_t* slots_ = nullptr;
 };
 

@@ -17,6 +17,9 @@ struct DecodeGraphDriver::Entry {
   uint64_t seeded_gen = 0;
   int64_t replays_since_capture = 0;
   std::vector<int32_t> blocks_written;
+  // Whether the graph was recorded with the adapter ops (the executor had LoRA adapters then):
+  // a graph without them must not replay a row that has one.
+  bool lora_ops = false;
 };
 
 namespace {
@@ -103,7 +106,8 @@ void DecodeGraphDriver::seed(Entry& e, const std::vector<DecodeRow>& rows) {
   const int32_t n = static_cast<int32_t>(rows.size());
   std::vector<vt::DecodeSeedRow> seed(rows.size());
   for (int32_t i = 0; i < n; ++i) {
-    seed[i] = {rows[i].token, rows[i].position, rows[i].blocks, rows[i].num_blocks};
+    seed[i] = {rows[i].token, rows[i].position, rows[i].blocks, rows[i].num_blocks,
+               rows[i].lora_id};
     e.blocks_written[i] = std::min(rows[i].num_blocks, e.state->width());
   }
   e.state->seed(seed);
@@ -124,6 +128,10 @@ void DecodeGraphDriver::record_step(Entry& e, vt::Exec& ex) {
   fb.n_seqs = e.padded;
   fb.logits_indices = in.logits_indices;
   fb.n_logits = e.padded;
+  // With adapters loaded, every graph carries the adapter ops, reading the rows' ids from the
+  // state (all 0: they add nothing).
+  e.lora_ops = exec_.has_loras();
+  fb.lora_ids = e.lora_ops ? in.lora_ids : nullptr;
   exec_.execute(fb, in.logits, ex);
   // The graph's last ops: next token ids (greedy), then advance positions, seq lens and
   // slots, so the next replay needs no host write.
@@ -192,6 +200,8 @@ const float* DecodeGraphDriver::step(const std::vector<DecodeRow>& rows) {
     ++stats_.block_writes;
   }
 
+  // Adapters loaded after this entry's graph was recorded: record it again, with their ops.
+  if (e.graph && !e.lora_ops && exec_.has_loras()) destroy_graph(e);
   if (!e.graph && !e.warmed) {
     // Warm-up: the same ops, run eagerly on the graph's own buffers.
     e.state->run_eager([&] { record_step(e, vt::Exec::eager()); });

@@ -3,9 +3,9 @@
 //
 // Per padded batch size P (1, 2, 4, 8, 16, 24, 32, ...) an entry holds a vt::DecodeState
 // made by the backend (vt/decode_state.h): it owns the graph's inputs (token ids, positions,
-// seq lens, slot mapping, block-table rows, logits) at fixed device addresses, and every host
-// write to them or read of them is one of its calls. Its first step runs eagerly (warm), the second
-// is captured, later ones replay. The graph ends with an in-graph argmax (the next token ids) and
+// seq lens, slot mapping, block-table rows, LoRA adapter ids, logits) at fixed device addresses,
+// and every host write to them or read of them is one of its calls. Its first step runs eagerly
+// (warm), the second is captured, later ones replay. The graph ends with an in-graph argmax (the next token ids) and
 // an advance (positions += 1, seq lens += 1, slots recomputed from the block table), so a
 // steady-state greedy step needs no host write. The host writes only when the batch changes
 // (seeding, decided per entry), when a request crosses into a block its row lacks, or when
@@ -41,6 +41,7 @@ struct DecodeRow {
   int32_t position = 0;             // its position (== num_computed_tokens)
   const int32_t* blocks = nullptr;  // the request's block ids
   int32_t num_blocks = 0;
+  int32_t lora_id = 0;  // its LoRA adapter (0: none)
 };
 
 class DecodeGraphDriver {

@@ -39,13 +39,10 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
 
 ModelRunner::~ModelRunner() = default;
 
-// Decode-only and graph-ready: a step with a LoRA request runs eagerly (the captured graphs
-// carry no adapter ops).
 bool ModelRunner::is_decode_only(const SchedulerOutput& so) const {
   if (so.scheduled.empty()) return false;
   for (const auto& s : so.scheduled) {
     const Request& r = *s.request;
-    if (r.sampling_params.lora_id != 0) return false;
     if (s.num_scheduled_tokens != 1 || r.num_computed_tokens + 1 != r.num_tokens() ||
         r.num_output_tokens() == 0)
       return false;
@@ -113,6 +110,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
       row.token = batch_.token_row(slot)[row.position];
       row.blocks = batch_.block_row(slot);
       row.num_blocks = batch_.num_blocks(slot);
+      row.lora_id = r->sampling_params.lora_id;
       rows_.push_back(row);
       out_.requests.push_back(r);
     }
