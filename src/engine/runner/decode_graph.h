@@ -5,11 +5,11 @@
 // made by the backend (vt/decode_state.h): it owns the graph's inputs (token ids, positions,
 // seq lens, slot mapping, block-table rows, LoRA adapter ids, logits) at fixed device addresses,
 // and every host write to them or read of them is one of its calls. Its first step runs eagerly
-// (warm), the second is captured, later ones replay. The graph ends with an in-graph argmax (the next token ids) and
-// an advance (positions += 1, seq lens += 1, slots recomputed from the block table), so a
-// steady-state greedy step needs no host write. The host writes only when the batch changes
-// (seeding, decided per entry), when a request crosses into a block its row lacks, or when
-// a sampled (non-greedy) token differs from the in-graph argmax.
+// (warm), the second is captured, later ones replay. The graph ends with an in-graph argmax (the
+// next token ids) and an advance (positions += 1, seq lens += 1, slots recomputed from the block
+// table), so a steady-state greedy step needs no host write. The host writes only when the batch
+// changes (seeding, decided per entry), when a request crosses into a block its row lacks, or
+// when a sampled (non-greedy) token differs from the in-graph argmax.
 #pragma once
 
 #include <cstdint>
