@@ -185,7 +185,9 @@ inline Streamed stream(const Composed& s, const std::vector<std::string>& pieces
     out.content += d.content;
     if (s.drop_calls) {
       // Suppressed calls (tool_choice "none" with tools) are not even reported.
-      if (s.tool_options.suppress_calls) EXPECT_TRUE(d.calls.empty());
+      if (s.tool_options.suppress_calls) {
+        EXPECT_TRUE(d.calls.empty());
+      }
       return;
     }
     for (const ToolCallDelta& c : d.calls) {

@@ -174,11 +174,13 @@ TEST(PromptLogprobsInvariance, ProcessorsAndPromptLogprobsOnTinyQwen3) {
   for (size_t i : all) {
     const std::string id = "r" + std::to_string(i);
     const Out& alone = alone_all.at(id);
-    if (params[i].allowed_token_ids)
-      for (int32_t t : alone.ids)
+    if (params[i].allowed_token_ids) {
+      for (int32_t t : alone.ids) {
         EXPECT_NE(
             std::find(params[i].allowed_token_ids->begin(), params[i].allowed_token_ids->end(), t),
             params[i].allowed_token_ids->end());
+      }
+    }
     EXPECT_EQ(alone.plps.size(), params[i].prompt_logprobs ? prompts[i].size() - 1 : 0u) << id;
     for (const auto* got : {&batched.at(id), &squeezed.at(id)}) {
       EXPECT_EQ(got->ids, alone.ids) << id;

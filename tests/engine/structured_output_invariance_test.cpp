@@ -94,7 +94,9 @@ std::map<int, Result> run(const std::vector<Spec>& all, const std::vector<int>& 
     if (!g[all[i].kind]) continue;
     so::Matcher m(g[all[i].kind]);
     for (int32_t t : res[i].ids) EXPECT_TRUE(m.accept(t)) << "request " << i << " token " << t;
-    if (res[i].finish == "stop") EXPECT_TRUE(m.is_terminated()) << i;
+    if (res[i].finish == "stop") {
+      EXPECT_TRUE(m.is_terminated()) << i;
+    }
     EXPECT_EQ(res[i].error, "") << i;
   }
   return res;
@@ -122,7 +124,9 @@ TEST(StructuredOutputInvariance, ConstrainedRowsAreBatchInvariantGraphAndEager) 
                  " blocks=" + std::to_string(k.blocks));
     int64_t preempted = 0;
     auto got = run(all, everyone, k.eager, k.budget, k.blocks, &preempted);
-    if (k.blocks == 12) EXPECT_GT(preempted, 0);
+    if (k.blocks == 12) {
+      EXPECT_GT(preempted, 0);
+    }
     for (int i : probes) {
       EXPECT_EQ(got[i].ids, alone[i].ids) << i;
       EXPECT_EQ(got[i].logprobs, alone[i].logprobs) << i;

@@ -80,7 +80,10 @@ bool reasoning_enabled(ReasoningParserKind kind, const nlohmann::ordered_json& k
 }
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer) {
-  return {tokenizer.token_to_id(kStart), tokenizer.token_to_id(kEnd), {}, {}};
+  ThinkTags t;
+  t.start = tokenizer.token_to_id(kStart);
+  t.end = tokenizer.token_to_id(kEnd);
+  return t;
 }
 
 ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind) {
@@ -88,7 +91,9 @@ ThinkTags think_tags(const tok::Tokenizer& tokenizer, ReasoningParserKind kind) 
 }
 
 ThinkTags think_tags(const TokenLookup& id_of, ReasoningParserKind kind) {
-  ThinkTags t{id_of(kStart), id_of(kEnd), {}, {}};
+  ThinkTags t;
+  t.start = id_of(kStart);
+  t.end = id_of(kEnd);
   auto add = [&](std::vector<int32_t>& v, std::string_view tag) {
     if (auto id = id_of(tag)) v.push_back(*id);
   };

@@ -66,8 +66,8 @@ class ModelRunner {
   InputBatch batch_;
   // Flat per-step arrays, sized once for the token budget.
   std::vector<int32_t> token_ids_, positions_, seq_of_token_, logits_indices_, prompt_indices_;
-  std::vector<int32_t> lora_ids_;  // per token: its request's LoRA adapter (0: none)
   std::vector<int64_t> slot_mapping_;
+  std::vector<int32_t> lora_ids_;  // per token: its request's LoRA adapter (0: none)
   std::vector<float> logits_;
   RunnerOutput out_;
   std::unique_ptr<DecodeGraphDriver> graph_;
