@@ -28,7 +28,7 @@ class CpuModelExecutor : public ModelExecutor {
     m_.forward(batch, logits);
   }
   bool has_lora(int32_t id) const override { return m_.lora(id) != nullptr; }
-  bool has_loras() const override { return m_.num_loras() > 0; }
+  bool has_loras() const override { return m_.has_loras(); }
   bool supports_graphs() const override { return true; }
   void execute(const model::ForwardBatch& batch, float* logits, vt::Exec& ex) override {
     m_.forward(batch, logits, ex);

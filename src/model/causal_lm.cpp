@@ -351,7 +351,6 @@ void CausalLM::add_lora(int32_t id, const std::string& name, const std::string& 
       std::make_unique<const LoraAdapter>(load_lora_adapter(name, dir, config_, layers_, opts));
   if (static_cast<int32_t>(loras_.size()) <= id) loras_.resize(static_cast<size_t>(id) + 1);
   loras_[id] = std::move(a);
-  ++num_loras_;
   const int64_t L = config_.num_layers;
   lora_layers_.assign(static_cast<size_t>(L), std::vector<const LoraLayer*>(loras_.size()));
   lora_refs_.assign(static_cast<size_t>(L), LoraRefs{});

@@ -118,7 +118,7 @@ class CausalLM {
   // Not while a forward runs (the server loads its --lora-modules before serving).
   void add_lora(int32_t id, const std::string& name, const std::string& dir,
                 const LoraLoadOptions& opts);
-  int32_t num_loras() const { return num_loras_; }
+  bool has_loras() const { return !lora_refs_.empty(); }
   const LoraAdapter* lora(int32_t id) const {
     return id > 0 && id < static_cast<int32_t>(loras_.size()) ? loras_[id].get() : nullptr;
   }
@@ -167,7 +167,6 @@ class CausalLM {
   // Per layer, per adapter id: its LoraLayer (null: none) and the refs forward hands the blocks.
   std::vector<std::vector<const LoraLayer*>> lora_layers_;
   std::vector<LoraRefs> lora_refs_;
-  int32_t num_loras_ = 0;
 };
 
 // Pieces the families (models/*.cpp) share.

@@ -22,8 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMaxRank = 512;  // vLLM's largest --max-lora-rank
-
 // PEFT's per-module rank / alpha overrides: the first key whose regex matches the module name
 // as `(.*\.)?(key)$` (vLLM's PEFTHelper._match_pattern).
 const json* match_pattern(const json& pattern, const std::string& module, const std::string& file) {
@@ -267,7 +265,6 @@ LoraAdapter load_lora_adapter(const std::string& name, const std::string& dir, c
     if (rank != want_rank)
       throw LoadError(st_path, "'" + shown + "' has rank " + std::to_string(rank) +
                                    " where adapter_config.json gives " + std::to_string(want_rank));
-    if (rank > kMaxRank) throw LoadError(st_path, "'" + shown + "': rank above 512");
     const double alpha = ap && ap->is_number() ? ap->get<double>() : alpha_default;
     const double scale =
         rslora ? alpha / std::sqrt(static_cast<double>(rank)) : alpha / static_cast<double>(rank);

@@ -310,25 +310,19 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
     for (int64_t i = 0; i < num_prompts; ++i)
       loras.push_back(1 + static_cast<int32_t>(rng() % static_cast<uint32_t>(n)));
   }
-  // With a grammar: a warm-up (decode graphs captured), the requests unconstrained, then the
-  // same number constrained on fresh prompts of the same length (fresh, so that neither run
-  // gets prefix-cache hits from the other): one process, one report, the ratio of the two.
+  // With a grammar (or --lora-path): a warm-up (decode graphs captured), the requests
+  // unconstrained (without adapters), then the same number constrained (on the adapters) on
+  // fresh prompts of the same length (fresh, so that neither run gets prefix-cache hits from the
+  // other): one process, one report, the ratio of the two.
   ThroughputRun base, so_run;
-  if (!loras.empty()) {
-    run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
-                   std::min<int64_t>(c.out_len, 16), "w", nullptr);
-    base = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
-    so_run = run_throughput(
-        *llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 8), c.out_len,
-        "l", nullptr, loras);
-  } else if (grammar) {
+  if (grammar || !loras.empty()) {
     // As many requests as measured, so that the run's batch widths are captured here.
     run_throughput(*llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 5),
                    std::min<int64_t>(c.out_len, 16), "w", nullptr);
     base = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
     so_run = run_throughput(
         *llm, random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 8), c.out_len,
-        "s", grammar);
+        "s", grammar, loras);
   } else {
     so_run = run_throughput(*llm, prompts, c.out_len, "t", nullptr);
   }
