@@ -27,6 +27,7 @@ class CpuModelExecutor : public ModelExecutor {
   void execute(const model::ForwardBatch& batch, float* logits) override {
     m_.forward(batch, logits);
   }
+  int32_t hidden_size() const override { return static_cast<int32_t>(m_.config().hidden_size); }
   bool has_lora(int32_t id) const override { return m_.lora(id) != nullptr; }
   bool has_loras() const override { return m_.has_loras(); }
   bool supports_graphs() const override { return true; }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 #include "engine/structured_output/matcher.h"
@@ -161,6 +162,7 @@ std::vector<RequestOutput> EngineCore::step() {
   const RunnerOutput& ro = runner_.execute(last_so_);
   scheduler_.update_after_execute(last_so_);
   score_prompt(ro);
+  pool(ro, outs);
   sampled_.clear();
   bool masked_step = false;
   for (size_t i = 0; i < ro.requests.size(); ++i) {
@@ -231,6 +233,52 @@ void EngineCore::score_prompt(const RunnerOutput& ro) {
       req.prompt_logprobs.push_back(std::move(lp));
     }
     req.num_prompt_logprobs += pr.num_rows;
+  }
+}
+
+void EngineCore::pool(const RunnerOutput& ro, std::vector<RequestOutput>& outs) {
+  const size_t H = static_cast<size_t>(ro.hidden_size);
+  for (const PooledRows& pr : ro.pooled_rows) {
+    Request& req = *pr.request;
+    if (req.sampling_params.pooling->type != PoolingType::kMean) {  // the one row it reads
+      req.pooled.assign(pr.hidden, pr.hidden + H);
+      continue;
+    }
+    // A prompt started over (preemption) sums from zero again. Row by row, in position
+    // order, so that the sum does not depend on how the prompt was chunked.
+    if (pr.first_position == 0 || req.pooled.empty()) req.pooled.assign(H, 0.0f);
+    for (int64_t r = 0; r < pr.num_rows; ++r) {
+      const float* row = pr.hidden + r * H;
+      for (size_t i = 0; i < H; ++i) req.pooled[i] += row[i];
+    }
+  }
+  for (Request* rp : ro.pooled_done) {
+    Request& req = *rp;
+    const PoolingParams& pp = *req.sampling_params.pooling;
+    std::vector<float> v = std::move(req.pooled);
+    if (v.size() != H)
+      throw std::logic_error("EngineCore: pooling request " + req.request_id +
+                             " finished without its hidden-state rows");
+    if (pp.type == PoolingType::kMean) {
+      const float inv = 1.0f / static_cast<float>(req.num_prompt_tokens());
+      for (float& x : v) x *= inv;
+    }
+    if (pp.dimensions > 0 && static_cast<size_t>(pp.dimensions) < v.size())
+      v.resize(static_cast<size_t>(pp.dimensions));
+    if (pp.normalize) {  // torch's F.normalize: x / max(||x||, 1e-12)
+      double ss = 0;
+      for (float x : v) ss += static_cast<double>(x) * x;
+      const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
+      for (float& x : v) x *= inv;
+    }
+    RequestOutput o = make_output(req);
+    o.embedding = std::move(v);
+    o.finished = true;
+    o.finish_reason = "stop";
+    m_.prompt_tokens_total += req.num_prompt_tokens();
+    scheduler_.finish_request(req.request_id, RequestStatus::FINISHED_STOPPED);
+    ++m_.num_requests_finished;
+    outs.push_back(std::move(o));
   }
 }
 

@@ -52,6 +52,9 @@ class EngineCore {
   void take_text_delta(Request& req, RequestOutput& out);
   // Turns this step's prompt-position logits into the requests' prompt logprobs.
   void score_prompt(const RunnerOutput& ro);
+  // Adds this step's hidden-state rows to the pooling requests' pooled vectors and finishes
+  // those whose prompt is done, each with its embedding.
+  void pool(const RunnerOutput& ro, std::vector<RequestOutput>& outs);
 
   Scheduler scheduler_;
   ModelRunner runner_;

@@ -170,6 +170,13 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
     reject("Got priority " + std::to_string(priority) +
            " but priority scheduling is not enabled (start with --scheduling-policy priority)");
   const int64_t max_len = config_.max_model_len;
+  if (params.pooling) {
+    check_pooling(params, prompt_len);
+    auto req = std::make_unique<Request>(request_id, std::move(prompt_token_ids), params, 0,
+                                         std::nullopt, seed_rng_(), next_arrival_++, priority);
+    core_->add_request(std::move(req));
+    return;
+  }
   if (prompt_len >= max_len)
     reject("The prompt (" + std::to_string(prompt_len) +
            " tokens) is too long: the maximum model length is " + std::to_string(max_len) +
@@ -236,6 +243,30 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<int32_t> 
       }
     }
   core_->add_request(std::move(req));
+}
+
+void LLMEngine::check_pooling(const SamplingParams& params, int64_t prompt_len) const {
+  const int32_t hidden = executor_.hidden_size();
+  if (hidden <= 0) reject("this model executor cannot run pooling (embedding) requests");
+  const PoolingParams& pp = *params.pooling;
+  if (pp.dimensions < 0 || pp.dimensions > hidden)
+    reject("dimensions must be in [1, " + std::to_string(hidden) + "], got " +
+           std::to_string(pp.dimensions));
+  if (params.grammar || params.logprobs || params.prompt_logprobs || !params.stop.empty() ||
+      params.thinking_budget)
+    reject(
+        "a pooling request samples no token: structured output, logprobs, prompt_logprobs, "
+        "stop strings and a thinking budget do not apply to it");
+  const int64_t max_len = config_.max_model_len;
+  if (prompt_len > max_len)
+    reject("The prompt (" + std::to_string(prompt_len) +
+           " tokens) is too long: the maximum model length is " + std::to_string(max_len) +
+           " tokens.");
+  const int64_t blocks = cdiv(prompt_len, config_.block_size);
+  if (blocks > *config_.num_gpu_blocks)
+    reject("The request needs " + std::to_string(blocks) + " KV cache blocks (" +
+           std::to_string(prompt_len) + " tokens) but the cache holds only " +
+           std::to_string(*config_.num_gpu_blocks) + "; give the KV cache more memory.");
 }
 
 std::vector<RequestOutput> LLMEngine::step() { return core_->step(); }

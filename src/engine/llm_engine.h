@@ -54,6 +54,10 @@ class LLMEngine {
   EngineCore& core() { return *core_; }
 
  private:
+  // add_request's checks of a pooling request (SamplingParams::pooling): the executor can hand
+  // hidden states back, dimensions fit, nothing asks for sampling, the prompt fits.
+  void check_pooling(const SamplingParams& params, int64_t prompt_len) const;
+
   EngineConfig config_;
   ModelExecutor& executor_;
   TextStreamFactory text_stream_factory_;

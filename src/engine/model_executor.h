@@ -46,6 +46,10 @@ class ModelExecutor {
   // 0..pos of its sequence, and writes logits [batch.n_logits][vocab] for logits_indices.
   virtual void execute(const vllm::model::ForwardBatch& batch, float* logits) = 0;
 
+  // The width of ForwardBatch::hidden_out's rows (the model's hidden size), for pooling
+  // requests; 0 where this executor cannot hand hidden states back (pooling refused).
+  virtual int32_t hidden_size() const { return 0; }
+
   // Whether LoRA adapter `id` is loaded (ForwardBatch::lora_ids may name it), and whether any is.
   virtual bool has_lora(int32_t id) const { return false; }
   virtual bool has_loras() const { return false; }

@@ -22,6 +22,9 @@ struct RequestOutput {
   bool finished = false;
   std::string finish_reason;  // "stop", "length", "abort" once finished
   std::variant<std::monostate, int32_t, std::string> stop_reason;
+  // A pooling request's result (sampling_params.pooling), with its final output: the pooled,
+  // truncated and normalized vector.
+  std::vector<float> embedding;
   std::string error;  // set when the engine gave up on the request (never fits the KV cache)
   int64_t num_prompt_tokens = 0;
   int64_t num_output_tokens = 0;  // so far, including new_token_ids

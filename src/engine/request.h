@@ -102,6 +102,12 @@ class Request {
   }
   bool constrained_now() const { return matcher != nullptr && grammar_active; }
 
+  // A pooling request's (sampling_params.pooling) pooled hidden state so far: the sum of its
+  // prompt rows for MEAN (reset when the prompt starts over after preemption), the row itself
+  // for LAST and CLS. Empty until its first row.
+  std::vector<float> pooled;
+  bool is_pooling() const { return sampling_params.pooling.has_value(); }
+
   // Per sampled token, when sampling_params.logprobs is set.
   std::vector<TokenLogprobs> logprobs;
 

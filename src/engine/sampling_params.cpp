@@ -68,4 +68,16 @@ void SamplingParams::validate() const {
     if (s.empty()) fail("stop strings must not be empty.");
 }
 
+const char* to_string(PoolingType t) {
+  switch (t) {
+    case PoolingType::kLast:
+      return "LAST";
+    case PoolingType::kCls:
+      return "CLS";
+    case PoolingType::kMean:
+      return "MEAN";
+  }
+  return "?";
+}
+
 }  // namespace vllm::engine

@@ -14,6 +14,21 @@ namespace so {
 class CompiledGrammar;
 }
 
+// How a pooling request turns its prompt's final hidden states into one vector (vLLM's
+// PoolingParams for the "embed" task, with the model's pooler config merged in by the API layer).
+enum class PoolingType { kLast, kCls, kMean };  // vLLM's seq_pooling_type LAST / CLS / MEAN
+const char* to_string(PoolingType t);
+
+struct PoolingParams {
+  PoolingType type = PoolingType::kLast;
+  // vLLM's use_activation for embeddings: L2-normalize (after the Matryoshka truncation).
+  bool normalize = true;
+  // vLLM's dimensions: keep the first n values of the pooled vector; 0: all of them.
+  int32_t dimensions = 0;
+  // MEAN and CLS need hidden states of prompt positions a prefix-cache hit would skip.
+  bool skips_prefix_cache() const { return type != PoolingType::kLast; }
+};
+
 // Below this temperature a request is sampled greedily (vLLM's _SAMPLING_EPS).
 inline constexpr float kSamplingEps = 1e-5f;
 
@@ -49,6 +64,9 @@ struct SamplingParams {
   // Carried with the sampling params so it reaches the runner; its KV blocks are hashed apart
   // from other adapters' (an adapter changes every layer's K/V).
   int32_t lora_id = 0;
+  // Set: a pooling request (an embedding). It runs its prompt and nothing more: no token is
+  // sampled, and it finishes with RequestOutput::embedding; the sampling fields are unused.
+  std::optional<PoolingParams> pooling;
 
   // Logits processors (Sampler::apply_logits_processors), applied in vLLM V1's order:
   // allowed_token_ids, bad words, min_tokens' stop masking, logit_bias.

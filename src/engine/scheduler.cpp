@@ -139,10 +139,14 @@ SchedulerOutput Scheduler::schedule() {
         ++wi;  // another adapter's turn first; it keeps its place in the queue
         continue;
       }
-      // Prompt logprobs need the logits of every prompt position: no prefix-cache hit (as
-      // vLLM), though the blocks it computes are published for others.
+      // Prompt logprobs need the logits of every prompt position, MEAN / CLS pooling the
+      // hidden states of every (the first) one: no prefix-cache hit (as vLLM), though the
+      // blocks such a request computes are published for others.
       ComputedBlocks hit =
-          req->wants_prompt_logprobs() ? ComputedBlocks{} : kv_.get_computed_blocks(*req);
+          req->wants_prompt_logprobs() ||
+                  (req->is_pooling() && req->sampling_params.pooling->skips_prefix_cache())
+              ? ComputedBlocks{}
+              : kv_.get_computed_blocks(*req);
       int64_t n = std::min(capped(req->num_tokens() - hit.num_tokens), budget);
       n = fit_prompt_logprob_rows(*req, n, &logprob_rows);
       if (n <= 0) break;

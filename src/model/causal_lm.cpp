@@ -324,11 +324,24 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
     else
       mlp_block(c, lw.mlp, n, ws_, *pool_, ex, lora);
   }
+  const bool ln = c.layer_norm;
+  if (b.n_hidden > 0) {
+    const int64_t n_hidden = b.n_hidden;
+    const int32_t* hidden_idx = b.hidden_indices;
+    float* hidden = b.hidden_out;
+    ex.op([=] {
+      for (int64_t i = 0; i < n_hidden; ++i) std::copy_n(x + hidden_idx[i] * E, E, hidden + i * E);
+      if (ln) {
+        vt::cpu::layer_norm(hidden, E, final_norm, n_hidden, E, eps, hidden, E);
+        if (final_bias) vt::cpu::add_bias(hidden, E, n_hidden, final_bias, E);
+      } else
+        vt::cpu::rms_norm(hidden, E, final_norm, n_hidden, E, eps, hidden, E);
+    });
+  }
   if (n_logits == 0) return;
   const float cap = static_cast<float>(c.final_logit_softcap);
   const float inv_logits_scale =
       c.logits_scaling > 0 ? static_cast<float>(1.0 / c.logits_scaling) : 0.0f;
-  const bool ln = c.layer_norm;
   ex.op([=] {
     for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
     if (ln) {

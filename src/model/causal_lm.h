@@ -106,7 +106,8 @@ class CausalLM {
   const std::vector<LayerWeights>& layers() const { return layers_; }
 
   // Runs all layers over b's tokens, writing K/V into the cache, and writes
-  // logits [b.n_logits][vocab] for the rows in b.logits_indices.
+  // logits [b.n_logits][vocab] for the rows in b.logits_indices (and the final-normed hidden
+  // states of b.hidden_indices to b.hidden_out).
   // Under capture (ex.capturing()) the ops are recorded, not run: every pointer in b must
   // then stay valid for the graph's lifetime.
   void forward(const ForwardBatch& b, float* logits, vt::Exec& ex = vt::Exec::eager());

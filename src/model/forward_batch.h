@@ -21,6 +21,12 @@ struct ForwardBatch {
   // The LoRA adapter of each token's request (model/lora.h; 0: the base model alone), or null
   // when no request of the batch has one.
   const int32_t* lora_ids = nullptr;  // [n_tok]
+  // Rows whose final hidden states (after the final norm, before the LM head) are wanted: the
+  // pooling requests' tokens (an embedding model's). Written to hidden_out
+  // [n_hidden][hidden_size]; rows wanted here only never reach the LM head.
+  const int32_t* hidden_indices = nullptr;  // [n_hidden] indices into the n_tok tokens
+  int64_t n_hidden = 0;
+  float* hidden_out = nullptr;
 };
 
 }  // namespace vllm::model

@@ -24,6 +24,8 @@ ModelRunner::ModelRunner(ModelExecutor& executor, int32_t max_num_seqs, int32_t 
       slot_mapping_(max_num_batched_tokens),
       lora_ids_(max_num_batched_tokens) {
   out_.vocab_size = executor.vocab_size();
+  out_.hidden_size = executor.hidden_size();
+  hidden_indices_.reserve(max_num_batched_tokens);
   const RuntimeEnv& env = RuntimeEnv::get();
   dump_top2_ = env.dump_top2;
   DecodeGraphOptions g = graph;
@@ -98,6 +100,8 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   ++step_;
   out_.requests.clear();
   out_.prompt_rows.clear();
+  out_.pooled_rows.clear();
+  out_.pooled_done.clear();
   graph_ran_ = false;
   if (graph_ && is_decode_only(so) && graph_->handles(static_cast<int32_t>(so.scheduled.size()))) {
     rows_.clear();
@@ -131,6 +135,7 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   int64_t n_logits = 0;
   bool any_lora = false;
   prompt_indices_.clear();
+  hidden_indices_.clear();
   if (so.total_num_scheduled_tokens > static_cast<int64_t>(token_ids_.size()))
     throw std::logic_error("ModelRunner: more tokens than max_num_batched_tokens");
   for (const auto& s : so.scheduled) {
@@ -153,6 +158,26 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
       seq_of_token_[n_tok] = slot;
       slot_mapping_[n_tok] =
           static_cast<int64_t>(row[p / block_size_]) * block_size_ + p % block_size_;
+    }
+    if (r->is_pooling()) {
+      int64_t lo = start, hi = end;  // MEAN: every row
+      switch (r->sampling_params.pooling->type) {
+        case PoolingType::kLast:
+          lo = end == r->num_tokens() ? end - 1 : end;
+          break;
+        case PoolingType::kCls:
+          hi = start == 0 ? 1 : 0;
+          break;
+        case PoolingType::kMean:
+          break;
+      }
+      if (lo < hi) {
+        out_.pooled_rows.push_back(PooledRows{r, lo, hi - lo, nullptr});
+        for (int64_t p = lo; p < hi; ++p)
+          hidden_indices_.push_back(static_cast<int32_t>(first_tok + (p - start)));
+      }
+      if (end == r->num_tokens()) out_.pooled_done.push_back(r);
+      continue;
     }
     // Prompt positions not scored yet (a recomputed prefix after preemption was scored).
     const int64_t lo = std::max(start, r->num_prompt_logprobs);
@@ -182,6 +207,13 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   fb.logits_indices = logits_indices_.data();
   fb.n_logits = n_logits;
   fb.lora_ids = any_lora ? lora_ids_.data() : nullptr;
+  if (!hidden_indices_.empty()) {
+    const size_t hneed = hidden_indices_.size() * static_cast<size_t>(out_.hidden_size);
+    if (hidden_.size() < hneed) hidden_.resize(hneed);
+    fb.hidden_indices = hidden_indices_.data();
+    fb.n_hidden = static_cast<int64_t>(hidden_indices_.size());
+    fb.hidden_out = hidden_.data();
+  }
   // Grown to the largest batch seen rather than max_num_seqs rows up front: 256 rows of a
   // 150k vocabulary would be 150 MiB that a small deployment never touches.
   const size_t need = static_cast<size_t>(n_logits) * static_cast<size_t>(out_.vocab_size);
@@ -198,6 +230,11 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& so) {
   for (PromptLogitsRows& pr : out_.prompt_rows) {
     pr.logits = rows;
     rows += static_cast<size_t>(pr.num_rows) * out_.vocab_size;
+  }
+  const float* hrows = hidden_.data();
+  for (PooledRows& pr : out_.pooled_rows) {
+    pr.hidden = hrows;
+    hrows += static_cast<size_t>(pr.num_rows) * out_.hidden_size;
   }
   if (observer_ && !out_.requests.empty()) observer_(out_.requests, out_.logits, out_.vocab_size);
   if (dump_top2_) dump_top2(out_.logits);

@@ -24,12 +24,26 @@ struct PromptLogitsRows {
   const float* logits = nullptr;  // [num_rows][vocab_size]
 };
 
+// Final hidden states of consecutive prompt positions of one pooling request.
+struct PooledRows {
+  Request* request = nullptr;
+  int64_t first_position = 0;
+  int64_t num_rows = 0;
+  const float* hidden = nullptr;  // [num_rows][hidden_size]
+};
+
 struct RunnerOutput {
   std::vector<Request*> requests;   // requests to sample, in logits row order
   const float* logits = nullptr;    // [requests.size()][vocab_size]
   const int32_t* argmax = nullptr;  // per row, when the step computed it (decode graphs)
   int32_t vocab_size = 0;
   std::vector<PromptLogitsRows> prompt_rows;
+  // Pooling requests (Request::is_pooling): the rows their pooling type reads (every prompt
+  // position for MEAN, the first for CLS, the last for LAST) and, after those, the requests
+  // whose whole prompt has now run.
+  std::vector<PooledRows> pooled_rows;
+  std::vector<Request*> pooled_done;
+  int32_t hidden_size = 0;
 };
 
 class ModelRunner {
@@ -68,7 +82,8 @@ class ModelRunner {
   std::vector<int32_t> token_ids_, positions_, seq_of_token_, logits_indices_, prompt_indices_;
   std::vector<int64_t> slot_mapping_;
   std::vector<int32_t> lora_ids_;  // per token: its request's LoRA adapter (0: none)
-  std::vector<float> logits_;
+  std::vector<int32_t> hidden_indices_;
+  std::vector<float> logits_, hidden_;
   RunnerOutput out_;
   std::unique_ptr<DecodeGraphDriver> graph_;
   bool graph_ran_ = false;
