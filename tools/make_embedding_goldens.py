@@ -173,7 +173,7 @@ def hidden_states(model, ids):
 
 
 def golden(name, models, embed):
-    base_name, pooling, normalize, append_eos = te.VARIANTS[name]
+    base_name, pooling, normalize, append_eos, _bare = te.VARIANTS[name]
     folder = os.path.join(embed, name)
     base_dir = os.path.join(models, base_name)
     with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:

@@ -35,6 +35,13 @@ folder either (git keeps no empty folders); Sentence Transformers loads it witho
   qwen3_last  qwen3  BF16, tied       last token yes        + TemplateProcessing "$A <|endoftext|>"
   qwen3_cls   qwen3  BF16, tied       first (CLS) yes       unchanged
   qwen2_mean  qwen2  F32, q/k/v bias  mean       no         unchanged
+  qwen3_bare  qwen3  BF16, no lm_head last token yes        as qwen3_last
+
+qwen3_bare is qwen3_last laid out as the real Qwen3-Embedding checkpoints are (saved from
+Qwen3Model): tensor names without the "model." prefix ("embed_tokens.weight", "layers.0...."),
+no lm_head, and config.json's tie_word_embeddings false (as Qwen3-Embedding-4B / 8B): a copy of
+the weights with its safetensors header renamed, not a symlink. Its vectors are qwen3_last's
+(same weights and tokenizer), so it has no goldens of its own.
 
 qwen3_last's tokenizer.json appends <|endoftext|> (151643) to every sequence, as the real
 Qwen3-Embedding tokenizer does (the hub file's fix of June 2025; the embedding is read at that
@@ -55,11 +62,12 @@ import os
 import shutil
 import sys
 
-# name -> (base model folder, pooling, normalize, append <|endoftext|>)
+# name -> (base model folder, pooling, normalize, append <|endoftext|>, bare weights)
 VARIANTS = {
-    "qwen3_last": ("qwen3", "LAST", True, True),
-    "qwen3_cls": ("qwen3", "CLS", True, False),
-    "qwen2_mean": ("qwen2", "MEAN", False, False),
+    "qwen3_last": ("qwen3", "LAST", True, True, False),
+    "qwen3_cls": ("qwen3", "CLS", True, False, False),
+    "qwen2_mean": ("qwen2", "MEAN", False, False, False),
+    "qwen3_bare": ("qwen3", "LAST", True, True, True),
 }
 
 EOS_TEXT = "<|endoftext|>"
@@ -145,6 +153,28 @@ def eos_tokenizer_json(path):
     return json.dumps(tok, indent=2, ensure_ascii=False)  # no final newline, as the base file
 
 
+def bare_safetensors(src, dst):
+    """src's safetensors with every tensor name's "model." prefix dropped (as a checkpoint saved
+    from Qwen3Model: Qwen3-Embedding's "embed_tokens.weight", "layers.0..."); the data bytes are
+    copied unchanged (offsets are relative to the data, so only the header changes)."""
+    with open(src, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for k in sorted(header):
+        v = header[k]
+        if k != "__metadata__" and k.startswith("lm_head."):
+            die(f"{src}: {k}: the bare variant wants a tied base model")
+        out[k[len("model."):] if k.startswith("model.") else k] = v
+    text = json.dumps(out, separators=(",", ":"), sort_keys=True).encode()
+    text += b" " * (-len(text) % 8)
+    with open(dst, "wb") as f:
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        f.write(data)
+
+
 def check_replaceable(out):
     """Fail unless out is absent, empty, or a folder this script wrote (it holds modules.json)."""
     if not os.path.lexists(out):
@@ -157,7 +187,7 @@ def check_replaceable(out):
 
 
 def make_variant(name, models, out_root):
-    base_name, pooling, normalize, append_eos = VARIANTS[name]
+    base_name, pooling, normalize, append_eos, bare = VARIANTS[name]
     base = os.path.join(models, base_name)
     for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
         if not os.path.isfile(os.path.join(base, f)):
@@ -191,7 +221,15 @@ def make_variant(name, models, out_root):
                        eos_tokenizer_json(os.path.join(base, "tokenizer.json")))
         else:
             shutil.copyfile(os.path.join(base, "tokenizer.json"), os.path.join(tmp, "tokenizer.json"))
-        for f in weights:
+        if bare:  # Qwen3-Embedding's layout: no "model." prefix, no lm_head, untied (8B)
+            if weights != ["model.safetensors"]:
+                die(f"{base}: the bare variant wants one model.safetensors")
+            bare_safetensors(os.path.join(base, weights[0]), os.path.join(tmp, weights[0]))
+            with open(os.path.join(base, "config.json"), encoding="utf-8") as f:
+                cfg = json.load(f)
+            cfg["tie_word_embeddings"] = False
+            write_text(os.path.join(tmp, "config.json"), dumps(cfg))
+        for f in weights if not bare else []:
             # Relative to the final folder (the same depth as tmp's).
             target = os.path.relpath(os.path.join(base, f), out)
             os.symlink(target, os.path.join(tmp, f))
@@ -210,8 +248,10 @@ def make_variant(name, models, out_root):
     for f in weights:
         if not os.path.isfile(os.path.join(out, f)):
             die(f"{out}/{f}: the symlink does not resolve")
+    link = os.path.join(out, weights[0])
     print(f"{name}: {base_name}, pooling {pooling}, normalize {str(normalize).lower()}, "
-          f"hidden {hidden}, weights {', '.join(weights)} -> {os.readlink(os.path.join(out, weights[0]))}")
+          f"hidden {hidden}, weights {', '.join(weights)} -> "
+          f"{os.readlink(link) if os.path.islink(link) else 'renamed copy'}")
 
 
 def main():

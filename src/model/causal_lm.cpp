@@ -68,6 +68,20 @@ std::unique_ptr<CausalLM> CausalLM::from_gguf(std::unique_ptr<GgufFile> gguf, vt
   return m;
 }
 
+namespace {
+// A checkpoint saved from the bare decoder (transformers' Qwen3Model, ...: embedding models such
+// as Qwen3-Embedding) names its tensors without the "model." prefix and has no lm_head: its
+// names get the prefix (the LM head then falls back to the embedding; a pooling model never
+// reads it). vLLM's pooling loader accepts both layouts the same way.
+void add_base_model_prefix(WeightStore& s) {
+  if (s.has("model.embed_tokens.weight") || !s.has("embed_tokens.weight")) return;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : s.all())
+    if (name.rfind("model.", 0) != 0 && name.rfind("lm_head.", 0) != 0) names.push_back(name);
+  for (const std::string& n : names) s.rename(n, "model." + n);
+}
+}  // namespace
+
 std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, ModelConfig config,
                                                  WeightStore store, vt::ThreadPool& pool,
                                                  const LoadOptions& opts) {
@@ -80,6 +94,7 @@ std::unique_ptr<CausalLM> CausalLM::from_weights(const std::string& source, Mode
   m->store_ = std::move(store);
   const ModelFamily& family = family_of(m->config_);
   dequantize_fp8_weights(m->store_, m->config_);  // an FP8 checkpoint's weights, as BF16
+  add_base_model_prefix(m->store_);
   if (family.hf_weights) family.hf_weights(m->store_, m->config_);
   m->load_weights(family, opts);
   return m;

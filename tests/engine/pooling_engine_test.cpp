@@ -107,7 +107,7 @@ TEST_P(PoolingGolden, EmbeddingsMatchSentenceTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, PoolingGolden,
-                         ::testing::Values("qwen3_last", "qwen3_cls", "qwen2_mean"));
+                         ::testing::Values("qwen3_last", "qwen3_cls", "qwen2_mean", "qwen3_bare"));
 
 // Every way of scheduling a pooling request gives the same embedding, bit for bit: alone with
 // the whole prompt in one step, chunked 16 tokens at a time among the other prompts and a

@@ -79,6 +79,7 @@ nlohmann::json run_info(api::LLM& llm) {
 // One batch of `batch` prompts prefilled in one step; no prefix caching, since every
 // iteration must really prefill.
 engine::EngineConfig latency_config(Common& c, int64_t batch) {
+  c.ef.refuse_pooling("vllm bench");
   engine::EngineConfig cfg = c.ef.resolve();
   cfg.max_num_seqs = std::max<int32_t>(cfg.max_num_seqs, static_cast<int32_t>(batch));
   cfg.max_num_batched_tokens = std::max<int64_t>(cfg.max_num_batched_tokens, batch * c.in_len);
@@ -292,6 +293,7 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
     throw std::invalid_argument("--lora-path needs --enable-lora");
   if (!lora_path.empty() && !structured.empty())
     throw std::invalid_argument("--lora-path and --structured-output: one comparison at a time");
+  c.ef.refuse_pooling("vllm bench");
   auto llm = api::LLM::load(c.model, c.ef.resolve());
   llm->set_compact_json(c.ef.structured_outputs_compact_json());
   auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);

@@ -115,6 +115,7 @@ int cmd_generate(int argc, char** argv) {
   if (ef.cfg.seed != 0) sp.seed = ef.cfg.seed;
   sp.validate();
 
+  ef.refuse_pooling("vllm generate");
   auto llm = api::LLM::load(api::resolve_model(model_path).path, ef.resolve());
   llm->set_compact_json(ef.structured_outputs_compact_json());
   const tok::Tokenizer& tok = llm->tokenizer();

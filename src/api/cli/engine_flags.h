@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "api/pooler_config.h"
 #include "engine/engine_config.h"
 #include "model/lora.h"
 
@@ -190,6 +191,19 @@ struct EngineFlags {
   int32_t max_cpu_loras = 0;  // 0: max_loras
   std::string lora_dtype = "auto";
   std::vector<CLI::Option*> lora_opts;  // the limits, which mean nothing without --enable-lora
+  // --runner / --convert / --task / --pooler-config (serve resolves them: pooler_config.h).
+  api::PoolerFlags pooler;
+  // For the commands that only generate: throws when the flags ask for an embedding model.
+  void refuse_pooling(const char* command) const {
+    const bool asks = pooler.runner == "pooling" || pooler.convert == "embed" ||
+                      pooler.convert == "classify" || pooler.task == "embed" ||
+                      pooler.task == "embedding" || !pooler.pooler_config.empty();
+    if (asks)
+      throw std::invalid_argument(std::string(command) +
+                                  ": embedding (pooling) models are served by `vllm serve` "
+                                  "(/v1/embeddings); --runner / --convert / --task / "
+                                  "--pooler-config ask for one");
+  }
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -295,8 +309,19 @@ struct EngineFlags {
     no_effect_option(app, "--tokenizer-mode",
                      "the tokenizer is always tokenizer.json's (or GGUF's)",
                      {"auto", "hf", "slow"});
-    no_effect_option(app, "--task", "this engine generates text", {"auto", "generate"});
-    no_effect_option(app, "--runner", "this engine generates text", {"auto", "generate"});
+    app.add_option("--runner", pooler.runner,
+                   "auto (pooling for a Sentence Transformers folder, else generate), generate, "
+                   "or pooling: serve /v1/embeddings")
+        ->check(CLI::IsMember({"auto", "generate", "pooling"}));
+    app.add_option("--convert", pooler.convert,
+                   "auto, none, or embed: serve a *ForCausalLM model's pooled hidden states as "
+                   "embeddings (--runner pooling)")
+        ->check(CLI::IsMember({"auto", "none", "embed", "classify"}));
+    app.add_option("--task", pooler.task, "older vLLM's spelling: embed = --runner pooling")
+        ->check(CLI::IsMember({"auto", "generate", "embed", "embedding"}));
+    app.add_option("--pooler-config", pooler.pooler_config,
+                   "JSON object: pooling_type / seq_pooling_type (CLS, LAST, MEAN), "
+                   "use_activation (normalize), dimensions (the default Matryoshka size)");
     no_effect_option(app, "--compilation-config", "decode step graphs replace torch.compile");
     no_effect_option(app, "--max-seq-len-to-capture", "decode graphs are captured at any length");
     no_effect_option(app, "--cuda-graph-sizes", "decode graphs are captured at any batch width", {},
@@ -388,8 +413,8 @@ struct EngineFlags {
     refused_flag(app, "--enable-prompt-embeds", "prompts are token ids or text only");
     refused_option(app, "--hf-config-path", "config.json is read from the model folder");
     refused_option(app, "--mm-processor-kwargs", "there are no multimodal inputs");
-    refused_option(app, "--pooler-config", "pooling (embedding) models are not served");
-    refused_option(app, "--override-pooler-config", "pooling (embedding) models are not served");
+    refused_option(app, "--override-pooler-config",
+                   "vLLM renamed it --pooler-config, which is supported");
     refused_option(app, "--otlp-traces-endpoint", "OpenTelemetry tracing is not implemented");
     refused_option(app, "--collect-detailed-traces", "OpenTelemetry tracing is not implemented");
     refused_option(app, "--reasoning-parser-plugin",

@@ -5,6 +5,7 @@
 
 #include "api/llm.h"
 #include "api/server/anthropic_api.h"
+#include "api/server/embeddings.h"
 #include "api/server/harmony_parser.h"
 #include "api/server/http_server.h"
 #include "api/server/metrics.h"
@@ -430,6 +431,23 @@ void OpenAIServer::handle_count_tokens(const http::Request& req, http::Response&
   send_json(res, json{{"input_tokens", n}, {"context_management", {{"original_input_tokens", n}}}});
 }
 
+void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res) {
+  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body));
+  EmbeddingServeOptions o;
+  o.lora_id = check_model(r.model);
+  o.model_name = o.lora_id ? *r.model : names_.front();
+  o.pooler = &*cfg_.pooling;
+  o.max_model_len = engine_->config().max_model_len;
+  o.trust_request_chat_template = cfg_.trust_request_chat_template;
+  if (cfg_.debug_log && !r.ignored.empty()) {
+    std::string names;
+    for (const auto& f : r.ignored) names += (names.empty() ? "" : ", ") + f;
+    std::fprintf(stderr, "DEBUG vllm.cpp: embeddings request: fields ignored (unknown): %s\n",
+                 names.c_str());
+  }
+  send_json(res, serve_embeddings(*ctx_, r, o, [&req] { return req.client_gone(); }));
+}
+
 void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res) {
   const TokenizeRequest r = parse_tokenize_request(parse_body(req.body), cfg_.parse);
   check_model(r.model);
@@ -529,9 +547,24 @@ void OpenAIServer::install_routes() {
       kInline);
   // Generation routes: the API key checked, the request counted for /load while it runs (a
   // stream until its last chunk), exceptions turned into `guard`'s error bodies.
+  // A pooling model serves /v1/embeddings and no generation route; a generation model the
+  // reverse (vLLM registers the routes of the model's tasks only).
   auto generation = [this, &s](const char* path, auto handler, auto guard) {
-    s.route("POST", path, [this, handler, guard](Req req, Res res) {
+    const bool embed_route = std::string(path) == "/v1/embeddings";
+    s.route("POST", path, [this, handler, guard, path, embed_route](Req req, Res res) {
       if (!authorized(req, res)) return;
+      if (embed_route != cfg_.pooling.has_value()) {
+        guard(res, [&] {
+          throw ApiError(404, embed_route
+                                  ? std::string(path) +
+                                        " needs an embedding model: this server generates text "
+                                        "(start it with --runner pooling for embeddings)"
+                                  : std::string(path) +
+                                        " is not served for an embedding model (--runner "
+                                        "pooling): use /v1/embeddings");
+        });
+        return;
+      }
       std::shared_ptr<LoadCount> counted;
       if (cfg_.server_load_tracking) counted = std::make_shared<LoadCount>(load_);
       guard(res, [&] { (this->*handler)(req, res); });
@@ -545,6 +578,7 @@ void OpenAIServer::install_routes() {
   generation("/v1/responses", &OpenAIServer::handle_responses, openai);
   generation("/v1/messages", &OpenAIServer::handle_messages,
              [](Res res, auto f) { guarded_anthropic(res, f); });
+  generation("/v1/embeddings", &OpenAIServer::handle_embeddings, openai);
   // GET /v1/responses/{id} (?stream=true&starting_after=N), POST /v1/responses/{id}/cancel:
   // the store's (VLLM_ENABLE_RESPONSES_API_STORE=1), else 404.
   s.route("GET", "/v1/responses/*", [this](Req req, Res res) {

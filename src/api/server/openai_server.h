@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/pooler_config.h"
 #include "api/server/protocol.h"
 #include "engine/async_engine.h"
 
@@ -80,6 +81,10 @@ struct ServerConfig {
   // VLLM_ENABLE_RESPONSES_API_STORE=1: /v1/responses keeps responses in memory for
   // previous_response_id and GET /v1/responses/{id} (vLLM's opt-in store).
   bool responses_store = false;
+  // A pooling model (--runner pooling, or a Sentence Transformers folder; pooler_config.h):
+  // /v1/embeddings is served and the generation routes answer 404, as in vLLM, whose pooling
+  // servers register no generation routes. nullopt: a generation model (/v1/embeddings 404).
+  std::optional<PoolerSetup> pooling;
 };
 
 // Throws std::invalid_argument naming the flag when --reasoning-parser / --tool-call-parser is
@@ -131,6 +136,7 @@ class OpenAIServer {
   void handle_count_tokens(const http::Request& req, http::Response& res);
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
                    size_t n_prompt_tokens) const;
+  void handle_embeddings(const http::Request& req, http::Response& res);
   void handle_tokenize(const http::Request& req, http::Response& res);
   void handle_detokenize(const http::Request& req, http::Response& res);
 

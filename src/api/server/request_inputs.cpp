@@ -11,11 +11,7 @@
 
 namespace vllm::api {
 
-namespace {
-
-// truncate_prompt_tokens: keep the last (left truncation, vLLM's default) or first k tokens.
-// Returns whether anything was cut.
-bool truncate(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len) {
+bool truncate_prompt(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len) {
   if (!r.truncate_prompt_tokens) return false;
   const int64_t keep = *r.truncate_prompt_tokens < 0 ? max_model_len : *r.truncate_prompt_tokens;
   if (keep > max_model_len)
@@ -30,6 +26,8 @@ bool truncate(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max
     ids.resize(static_cast<size_t>(keep));
   return true;
 }
+
+namespace {
 
 // A prompt that will be truncated is tokenized whole (truncation needs its end); any other is
 // refused as soon as it passes max_model_len.
@@ -111,7 +109,7 @@ PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& 
   PromptInput p;
   // The template already holds the special tokens (vLLM's default add_special_tokens=False).
   p.ids = encode(llm, prompt, r.add_special_tokens.value_or(false), r, opts, "messages");
-  truncate(p.ids, r, opts.max_model_len);
+  truncate_prompt(p.ids, r, opts.max_model_len);
   in.prompts.push_back(std::move(p));
   GenerationOptions& o = in.options;
   o.role = r.add_generation_prompt ? opts.response_role
@@ -237,13 +235,13 @@ PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const In
     PromptInput p;
     p.ids = encode(llm, t, special, r, opts, "prompt");
     p.text = t;
-    if (truncate(p.ids, r, opts.max_model_len) && r.echo) p.text = llm.decode(p.ids, false);
+    if (truncate_prompt(p.ids, r, opts.max_model_len) && r.echo) p.text = llm.decode(p.ids, false);
     in.prompts.push_back(std::move(p));
   }
   for (auto& ids : r.prompt_ids) {
     PromptInput p;
     p.ids = std::move(ids);
-    truncate(p.ids, r, opts.max_model_len);
+    truncate_prompt(p.ids, r, opts.max_model_len);
     if (r.echo) {
       try {
         p.text = llm.decode(p.ids, false);

@@ -50,6 +50,10 @@ std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool
 // Both throw ApiError(400) naming the field at fault; they also fill req.sampling's
 // bad_words_token_ids and compile its structured-output constraint (or forced tool call) into
 // req.sampling.grammar.
+// truncate_prompt_tokens: keeps the last (left truncation, vLLM's default) or the first k tokens
+// (-1: max_model_len). Returns whether anything was cut; throws ApiError(400) when k is above
+// max_model_len.
+bool truncate_prompt(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len);
 PreparedInputs prepare_chat(const LLM& llm, ChatRequest& req, const InputOptions& opts);
 PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& req, const InputOptions& opts);
 

@@ -1,12 +1,14 @@
 // `vllm run-batch -i in.jsonl -o out.jsonl --model M`: OpenAI's batch file format run in
 // process (no HTTP): each input line {"custom_id", "method": "POST", "url", "body"} becomes a
-// /v1/completions or /v1/chat/completions request parsed, validated and answered exactly as
-// `vllm serve` would, and one output line {"id", "custom_id", "response": {"status_code",
-// "request_id", "body"}, "error"} in input order. A malformed line or a rejected request is an
-// error on its own output line; the others run on, batched together by the engine.
+// /v1/completions or /v1/chat/completions request (/v1/embeddings for an embedding model, whose
+// lines run one at a time while the generation lines around them run on) parsed, validated and
+// answered exactly as `vllm serve` would, and one output line {"id", "custom_id", "response":
+// {"status_code", "request_id", "body"}, "error"} in input order. A malformed line or a rejected
+// request is an error on its own output line; the others run on, batched together by the engine.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -14,6 +16,8 @@
 #include "api/generation_config.h"
 #include "api/llm.h"
 #include "api/model_resolver.h"
+#include "api/pooler_config.h"
+#include "api/server/embeddings.h"
 #include "api/server/protocol.h"
 #include "api/server/request_inputs.h"
 #include "api/server/serving.h"
@@ -27,7 +31,8 @@ using nlohmann::json;
 struct Pending {
   size_t line_no = 0;
   json custom_id;
-  std::shared_ptr<Generation> gen;  // null when the line already failed
+  std::shared_ptr<Generation> gen;  // null when the line already failed (or is an embedding)
+  json embeddings;                  // an /v1/embeddings line's answer
   int status = 200;
   std::string error;
 };
@@ -86,6 +91,9 @@ int run_batch(int argc, char** argv) {
   std::ostream& out = output == "-" ? std::cout : out_file;
 
   auto llm = LLM::load(rm.path, ec);
+  flags.pooler.hf_overrides = ec.hf_overrides;
+  const std::optional<PoolerSetup> pooling = resolve_pooler(
+      flags.pooler, std::filesystem::is_directory(rm.path) ? rm.path : rm.folder, llm->model());
   engine::AsyncEngine engine(llm->engine());
   ServingContext ctx{*llm, engine, served.front(), std::nullopt};
   // gpt-oss chat output is split as harmony here too (vLLM's run_batch serves chat the same way).
@@ -101,7 +109,7 @@ int run_batch(int argc, char** argv) {
   auto flush_front = [&] {
     Pending p = std::move(pending.front());
     pending.pop_front();
-    json body;
+    json body = std::move(p.embeddings);
     if (p.gen) {
       try {
         body = p.gen->collect();
@@ -138,11 +146,18 @@ int run_batch(int argc, char** argv) {
       if (line.value("method", std::string("POST")) != "POST")
         throw bad_request("method must be POST", "method");
       const std::string url = line.value("url", std::string());
-      if (url != "/v1/chat/completions" && url != "/v1/completions")
+      if (url != "/v1/chat/completions" && url != "/v1/completions" && url != "/v1/embeddings")
         throw bad_request("url '" + url +
-                              "' is not supported in batch files (use /v1/chat/completions or "
-                              "/v1/completions)",
+                              "' is not supported in batch files (use /v1/chat/completions, "
+                              "/v1/completions or /v1/embeddings)",
                           "url");
+      if ((url == "/v1/embeddings") != pooling.has_value())
+        throw ApiError(404,
+                       pooling ? url +
+                                     " is not served for an embedding model (--runner "
+                                     "pooling): use /v1/embeddings"
+                               : url + " needs an embedding model (--runner pooling)",
+                       "url");
       if (!line.contains("body") || !line["body"].is_object())
         throw bad_request("body must be a JSON object", "body");
       const ojson body = ojson::parse(line["body"].dump());
@@ -151,7 +166,16 @@ int run_batch(int argc, char** argv) {
           throw ApiError(404, "The model `" + *r.model + "` does not exist.", "model");
         if (r.stream) throw bad_request("stream is not supported in batch files", "stream");
       };
-      if (url == "/v1/chat/completions") {
+      if (url == "/v1/embeddings") {
+        const EmbeddingRequest r = parse_embedding_request(body);
+        if (r.model && std::find(served.begin(), served.end(), *r.model) == served.end())
+          throw ApiError(404, "The model `" + *r.model + "` does not exist.", "model");
+        EmbeddingServeOptions o;
+        o.pooler = &*pooling;
+        o.model_name = served.front();
+        o.max_model_len = io.max_model_len;
+        p.embeddings = serve_embeddings(ctx, r, o, {});
+      } else if (url == "/v1/chat/completions") {
         ChatRequest r = parse_chat_request(body, po);
         check(r);
         PreparedInputs pi = prepare_chat(*llm, r, io);

@@ -419,6 +419,12 @@ int serve_main(int argc, char** argv) {
 
   auto llm = api::LLM::load(rm.path, ec, lo);
   llm->set_compact_json(flags.structured_outputs_compact_json());
+  flags.pooler.hf_overrides = ec.hf_overrides;
+  sc.pooling =
+      resolve_pooler(flags.pooler, fs::is_directory(rm.path) ? rm.path : rm.folder, llm->model());
+  if (sc.pooling && ec.device == "cuda")
+    throw std::invalid_argument(
+        "--device cuda: embedding (pooling) models run on the CPU only (--device cpu)");
   for (const auto& l : loras) {
     // vLLM keeps base_model_name only when it is a served name.
     const bool base = std::find(sc.served_model_names.begin(), sc.served_model_names.end(),
@@ -450,6 +456,12 @@ int serve_main(int argc, char** argv) {
           "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
           defaults.source.c_str(), defaults.to_json().dump().c_str());
     std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
+    if (sc.pooling)
+      std::printf(
+          "vllm.cpp embedding model (--runner pooling): %s, %d dimensions%s; serving "
+          "/v1/embeddings\n",
+          sc.pooling->source.c_str(), sc.pooling->hidden_size,
+          sc.pooling->is_matryoshka ? ", Matryoshka" : "");
     if (const std::string& note = llm->model().packed_weights_note(); !note.empty())
       std::printf("vllm.cpp packed weights: %s\n", note.c_str());
     const vt::DType kv_dtype = cfg.kv_cache_dtype.value_or(llm->model().default_kv_dtype());

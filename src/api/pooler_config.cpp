@@ -1,0 +1,278 @@
+// vLLM 0.33's pooler resolution (config/model.py _get_runner_type / _get_convert_type,
+// transformers_utils/config.py get_pooling_config, config/pooler.py PoolerConfig) over what
+// this engine can pool: sequence pooling of a decoder's final hidden states for embeddings.
+#include "api/pooler_config.h"
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "model/causal_lm.h"
+#include "model/gguf.h"
+
+namespace vllm::api {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using engine::PoolingType;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+
+std::optional<json> read_json(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  std::ifstream in(p);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    fail(p.string() + ": not JSON (" + e.what() + ")");
+  }
+}
+
+// A pooling name as vLLM's parse_pooling_type reads it: pooling_mode_ dropped, the part before
+// the first "_", "lasttoken" as "last", upper case (pooling_mode_mean_tokens: MEAN).
+std::string parse_pooling_name(std::string n) {
+  if (n.rfind("pooling_mode_", 0) == 0) n = n.substr(13);
+  if (auto u = n.find('_'); u != std::string::npos) n = n.substr(0, u);
+  if (n.find("lasttoken") != std::string::npos) n = "last";
+  for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return n;
+}
+
+PoolingType seq_type(const std::string& name, const std::string& where) {
+  if (name == "LAST") return PoolingType::kLast;
+  if (name == "CLS") return PoolingType::kCls;
+  if (name == "MEAN") return PoolingType::kMean;
+  if (name == "ALL" || name == "STEP")
+    fail(where + ": token pooling (" + name +
+         ") is not served: only sequence pooling (CLS, LAST, MEAN) for /v1/embeddings");
+  fail(where + ": pooling type '" + name + "' is not supported (CLS, LAST or MEAN)");
+}
+
+// The Sentence Transformers settings of a folder: its Pooling module's type and whether a
+// Normalize module follows (vLLM's get_pooling_config); nullopt without modules.json.
+struct StPooling {
+  std::optional<PoolingType> type;
+  bool normalize = false;
+};
+
+std::optional<StPooling> read_sentence_transformers(const fs::path& folder) {
+  const fs::path modules_file = folder / "modules.json";
+  const std::optional<json> modules = read_json(modules_file);
+  if (!modules) return std::nullopt;
+  const std::string where = modules_file.string();
+  if (!modules->is_array()) fail(where + ": not a list of modules");
+  StPooling st;
+  std::string pooling_path;
+  bool have_pooling = false;
+  for (const json& m : *modules) {
+    const std::string type = m.is_object() ? m.value("type", "") : "";
+    const std::string leaf =
+        type.substr(type.rfind('.') == std::string::npos ? 0 : type.rfind('.') + 1);
+    if (leaf == "Transformer") continue;
+    if (leaf == "Pooling") {
+      if (!have_pooling) pooling_path = m.value("path", "");
+      have_pooling = true;
+    } else if (leaf == "Normalize") {
+      st.normalize = true;
+    } else {
+      // vLLM loads Dense projectors (and ignores the rest); neither can be honoured here.
+      fail(where + ": the Sentence Transformers module '" + type +
+           "' is not supported (a folder may hold Transformer, Pooling and Normalize modules)");
+    }
+  }
+  if (!have_pooling) return st;
+  const fs::path pooling_file = folder / pooling_path / "config.json";
+  const std::optional<json> pc = read_json(pooling_file);
+  if (!pc || !pc->is_object()) return st;
+  const std::string pwhere = pooling_file.string();
+  for (const auto& [key, val] : pc->items()) {
+    std::string name;
+    if (key == "pooling_mode" && val.is_string())
+      name = val.get<std::string>();
+    else if (val.is_boolean() && val.get<bool>() && key.rfind("pooling_mode", 0) == 0)
+      name = key;
+    else if (key == "include_prompt" && val.is_boolean() && !val.get<bool>())
+      fail(pwhere + ": include_prompt false (pooling without the prompt) is not supported");
+    else
+      continue;
+    // vLLM reads pooling_mode_mean_sqrt_len_tokens as MEAN; it divides by sqrt(n) instead.
+    if (name.find("mean_sqrt_len") != std::string::npos)
+      fail(pwhere + ": " + key + " is not supported (CLS, LAST or MEAN pooling)");
+    // Sentence Transformers concatenates the vectors of several modes; vLLM keeps the last.
+    if (st.type)
+      fail(pwhere + ": more than one pooling mode (concatenated vectors) is not supported");
+    st.type = seq_type(parse_pooling_name(name), pwhere + " " + key);
+  }
+  return st;
+}
+
+// llama.cpp's {arch}.pooling_type: 1 MEAN, 2 CLS, 3 LAST (0 NONE, 4 RANK: none).
+std::optional<PoolingType> gguf_pooling(const model::CausalLM& m) {
+  const model::GgufFile* g = m.gguf();
+  if (!g) return std::nullopt;
+  const std::string key = m.config().gguf_arch + ".pooling_type";
+  const int64_t t = g->get_int_or(key, -1);
+  switch (t) {
+    case 1:
+      return PoolingType::kMean;
+    case 2:
+      return PoolingType::kCls;
+    case 3:
+      return PoolingType::kLast;
+    case -1:
+    case 0:
+      return std::nullopt;
+    default:
+      fail(m.path() + ": " + key + " " + std::to_string(t) +
+           " (rank pooling) is not served: only CLS, LAST or MEAN for /v1/embeddings");
+  }
+}
+
+}  // namespace
+
+std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::string& folder,
+                                          const model::CausalLM& m) {
+  std::string runner = flags.runner, convert = flags.convert;
+  if (flags.task == "embed" || flags.task == "embedding") {  // vLLM's older spelling
+    if (runner == "generate") fail("--task " + flags.task + " contradicts --runner generate");
+    runner = "pooling";
+    if (convert == "auto") convert = "embed";
+  } else if (!flags.task.empty() && flags.task != "auto" && flags.task != "generate") {
+    fail("--task " + flags.task + " is not supported (auto, generate, embed)");
+  }
+  if (convert == "classify")
+    fail("--convert classify: sequence classification (/classify, /score, /rerank) is not served");
+  if (convert != "auto" && convert != "none" && convert != "embed")
+    fail("--convert " + convert + " is not supported (auto, none, embed)");
+  const fs::path dir(folder);
+  const bool is_folder = m.gguf() == nullptr;
+  const std::optional<StPooling> st = is_folder ? read_sentence_transformers(dir) : std::nullopt;
+  const std::string& arch = m.config().architecture;
+  if (runner == "auto") {
+    if (convert == "embed")
+      runner = "pooling";
+    else if (st)  // "Some Sentence Transformers models use *ForCausalLM archs"
+      runner = "pooling";
+    else
+      runner = "generate";
+  }
+  if (runner == "generate") {
+    if (convert == "embed") fail("--convert embed needs --runner pooling (or auto)");
+    if (!flags.pooler_config.empty())
+      std::fprintf(stderr, "vllm.cpp: --pooler-config has no effect on a generation model\n");
+    return std::nullopt;
+  }
+  if (runner != "pooling")
+    fail("--runner " + runner + " is not supported (auto, generate, pooling)");
+  // Every architecture served here is a *ForCausalLM (or *ForConditionalGeneration) decoder:
+  // vLLM's --convert auto turns it into an embedding model ("embed"); "none" would keep a
+  // generation model under the pooling runner.
+  if (convert == "none")
+    fail("--runner pooling --convert none: " + (arch.empty() ? std::string("the model") : arch) +
+         " is not a pooling model; use --convert embed (or auto)");
+
+  PoolerSetup s;
+  s.hidden_size = static_cast<int32_t>(m.config().hidden_size);
+  std::optional<PoolingType> type;
+  std::optional<bool> normalize;
+  std::string type_src, norm_src;
+  if (!flags.pooler_config.empty()) {
+    json pc;
+    try {
+      pc = json::parse(flags.pooler_config);
+    } catch (const json::exception& e) {
+      fail(std::string("--pooler-config: not JSON (") + e.what() + ")");
+    }
+    if (!pc.is_object()) fail("--pooler-config: a JSON object is wanted");
+    if (pc.contains("normalize"))
+      fail("--pooler-config: Parameter `normalize` was removed; use `use_activation` instead.");
+    for (const auto& [k, v] : pc.items()) {
+      const std::string f = "--pooler-config " + k;
+      if (v.is_null()) continue;
+      if (k == "task") {
+        if (v != "embed") fail(f + ": only the embed task is served");
+      } else if (k == "pooling_type" || k == "seq_pooling_type") {
+        if (!v.is_string()) fail(f + ": a string (CLS, LAST or MEAN) is wanted");
+        if (type) fail("--pooler-config: Cannot set both `pooling_type` and `seq_pooling_type`");
+        type = seq_type(v.get<std::string>(), f);
+        type_src = "--pooler-config";
+      } else if (k == "tok_pooling_type") {
+        fail(f + ": token pooling (ALL, STEP) is not served");
+      } else if (k == "use_activation") {
+        if (!v.is_boolean()) fail(f + ": true or false is wanted");
+        normalize = v.get<bool>();
+        norm_src = "--pooler-config";
+      } else if (k == "dimensions") {
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > s.hidden_size)
+          fail(f + ": an integer in [1, " + std::to_string(s.hidden_size) + "] is wanted");
+        s.dimensions = v.get<int32_t>();
+      } else if (k == "enable_chunked_processing") {
+        if (!v.is_boolean()) fail(f + ": true or false is wanted");
+        if (v.get<bool>())
+          fail(f + ": chunked processing of inputs longer than max_model_len is not implemented");
+      } else if (k == "enable_flash_late_interaction") {
+        if (!v.is_boolean()) fail(f + ": true or false is wanted");  // no late interaction here
+      } else if (k == "max_embed_len") {
+        fail(f + ": inputs longer than max_model_len are not implemented (raise --max-model-len)");
+      } else if (k == "logit_mean" || k == "logit_sigma" || k == "step_tag_id" ||
+                 k == "returned_token_ids") {
+        fail(f + ": a classification / reward setting; only embeddings are served");
+      } else {
+        fail(f + ": unknown field");
+      }
+    }
+  }
+  if (st) {
+    if (!type && st->type) {
+      type = st->type;
+      type_src = "sentence_transformers";
+    }
+    if (!normalize) {
+      normalize = st->normalize;
+      norm_src = "sentence_transformers";
+    }
+  }
+  if (!type)
+    if (auto g = gguf_pooling(m)) {
+      type = g;
+      type_src = "GGUF pooling_type";
+    }
+  s.type = type.value_or(PoolingType::kLast);
+  s.normalize = normalize.value_or(true);
+  s.source = std::string("pooling ") + engine::to_string(s.type) + " (" +
+             (type_src.empty() ? "model default" : type_src) + "), " +
+             (s.normalize ? "normalized" : "not normalized") + " (" +
+             (norm_src.empty() ? "pooler default" : norm_src) + ")";
+
+  // Matryoshka: config.json's matryoshka_dimensions or is_matryoshka, --hf-overrides' first.
+  json cfg = json::object();
+  if (is_folder)
+    if (auto c = read_json(dir / "config.json"); c && c->is_object()) cfg = *c;
+  if (!flags.hf_overrides.empty()) {
+    try {
+      json o = json::parse(flags.hf_overrides);
+      if (o.is_object())
+        for (const auto& [k, v] : o.items()) cfg[k] = v;
+    } catch (const json::exception&) {  // the model loader already refused it
+    }
+  }
+  if (cfg.contains("matryoshka_dimensions") && cfg["matryoshka_dimensions"].is_array()) {
+    for (const json& d : cfg["matryoshka_dimensions"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > s.hidden_size)
+        fail("config.json matryoshka_dimensions: " + d.dump() + " is not in [1, " +
+             std::to_string(s.hidden_size) + "]");
+      s.matryoshka_dimensions.push_back(d.get<int32_t>());
+    }
+    s.is_matryoshka = !s.matryoshka_dimensions.empty();
+  }
+  if (cfg.value("is_matryoshka", false) == true) s.is_matryoshka = true;
+  return s;
+}
+
+}  // namespace vllm::api

@@ -1,0 +1,367 @@
+// /v1/embeddings: vLLM 0.33's entrypoints/pooling/embed (protocol.py, serving.py) over the
+// engine's pooling requests.
+#include "api/server/embeddings.h"
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <memory>
+
+#include "api/llm.h"
+#include "api/server/api_error.h"
+#include "api/server/protocol_fields.h"
+#include "api/server/request_inputs.h"
+#include "api/server/serving.h"
+#include "tokenizer/chat_template/chat_template.h"
+#include "vt/cpu/kernels.h"
+
+namespace vllm::api {
+
+using json = nlohmann::json;
+
+namespace {
+
+bool is_message(const ojson& v) {
+  return v.is_object() && v.contains("role") && v["role"].is_string();
+}
+bool is_conversation(const ojson& v) {
+  return v.is_array() && !v.empty() &&
+         std::all_of(v.begin(), v.end(), [](const ojson& m) { return is_message(m); });
+}
+
+void parse_input(const ojson& in, EmbeddingRequest& r) {
+  if (in.is_string()) {
+    r.texts.push_back(in.get<std::string>());
+    return;
+  }
+  if (!in.is_array())
+    detail::wrong_type("input", "a string, a list of strings or of token ids, or messages", in);
+  if (in.empty()) throw bad_request("input must not be empty", "input");
+  if (is_conversation(in)) {  // EmbeddingChatInputRequest: one conversation in `input`
+    r.conversations.push_back(detail::parse_messages(in));
+    return;
+  }
+  if (std::all_of(in.begin(), in.end(), [](const ojson& c) { return is_conversation(c); })) {
+    for (const ojson& c : in) r.conversations.push_back(detail::parse_messages(c));
+    return;
+  }
+  if (in[0].is_number()) {
+    r.inputs_are_ids = true;
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < in.size(); ++i)
+      ids.push_back(detail::token_id(in[i], detail::indexed("input", i)));
+    r.token_ids.push_back(std::move(ids));
+    return;
+  }
+  if (in[0].is_array()) {
+    r.inputs_are_ids = true;
+    for (size_t k = 0; k < in.size(); ++k) {
+      const std::string field = detail::indexed("input", k);
+      if (!in[k].is_array()) detail::wrong_type(field, "a list of token ids", in[k]);
+      if (in[k].empty()) throw bad_request(field + " must not be empty", field);
+      std::vector<int32_t> ids;
+      for (size_t i = 0; i < in[k].size(); ++i)
+        ids.push_back(detail::token_id(in[k][i], detail::indexed(field, i)));
+      r.token_ids.push_back(std::move(ids));
+    }
+    return;
+  }
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (!in[k].is_string())
+      detail::wrong_type(detail::indexed("input", k), "a string (all inputs of one kind)", in[k]);
+    r.texts.push_back(in[k].get<std::string>());
+  }
+}
+
+// One vector as base64 of its values in `dtype`, in `endianness` byte order (vLLM's
+// encode_pooling_output: float32 as is, float16 / bfloat16 rounded to nearest even).
+std::string encode_base64(const std::vector<float>& v, const std::string& dtype,
+                          const std::string& endianness) {
+  std::string bytes;
+  const size_t width = dtype == "float32" ? 4 : 2;
+  bytes.resize(v.size() * width);
+  for (size_t i = 0; i < v.size(); ++i) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(&bytes[i * width]);
+    uint32_t bits = 0;
+    if (width == 4)
+      std::memcpy(&bits, &v[i], 4);
+    else
+      bits = dtype == "float16" ? vt::cpu::fp32_to_fp16(v[i]) : vt::cpu::fp32_to_bf16(v[i]);
+    const bool big = endianness == "big";  // native is little on the CPUs served here
+    for (size_t b = 0; b < width; ++b)
+      p[big ? width - 1 - b : b] = static_cast<unsigned char>(bits >> (8 * b));
+  }
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t w = 0;
+    for (size_t b = 0; b < 3; ++b)
+      w = (w << 8) | (b < n ? static_cast<unsigned char>(bytes[i + b]) : 0u);
+    for (size_t c = 0; c < 4; ++c) out += c <= n ? kAlphabet[(w >> (18 - 6 * c)) & 63] : '=';
+  }
+  return out;
+}
+
+}  // namespace
+
+EmbeddingRequest parse_embedding_request(const ojson& body) {
+  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  detail::Fields f(body, "embeddings request");
+  EmbeddingRequest r;
+  if (f.has("normalize"))
+    throw bad_request("Parameter `normalize` was removed; use `use_activation` instead.",
+                      "normalize");
+  r.model = f.string("model");
+  const ojson* input = f.get("input");
+  const ojson* messages = f.get("messages");
+  if (input && messages) throw bad_request("give either input or messages, not both", "messages");
+  if (messages) {
+    if (is_conversation(*messages)) {
+      r.conversations.push_back(detail::parse_messages(*messages));
+    } else if (messages->is_array() && !messages->empty() &&
+               std::all_of(messages->begin(), messages->end(),
+                           [](const ojson& c) { return is_conversation(c); })) {
+      for (const ojson& c : *messages) r.conversations.push_back(detail::parse_messages(c));
+    } else {
+      detail::wrong_type("messages", "a list of messages (or of conversations)", *messages);
+    }
+  } else if (input) {
+    parse_input(*input, r);
+  } else {
+    throw bad_request("Field required: input", "input");
+  }
+  if (!r.conversations.empty()) {
+    r.chat_template = f.string("chat_template");
+    r.chat_template_kwargs = detail::parse_kwargs(f);
+    r.add_generation_prompt = f.boolean("add_generation_prompt").value_or(false);
+    r.continue_final_message = f.boolean("continue_final_message").value_or(false);
+    if (r.add_generation_prompt && r.continue_final_message)
+      throw bad_request(
+          "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+          "continue_final_message");
+  }
+  r.add_special_tokens = f.boolean("add_special_tokens");
+  if (auto v = f.string("encoding_format")) {
+    if (*v == "bytes" || *v == "bytes_only")
+      throw bad_request("encoding_format '" + *v +
+                            "' is not supported by this server: the answer is JSON (float or "
+                            "base64)",
+                        "encoding_format");
+    if (*v != "float" && *v != "base64")
+      throw bad_request("encoding_format must be 'float' or 'base64'", "encoding_format");
+    r.encoding_format = *v;
+  }
+  if (auto v = f.string("embed_dtype")) {
+    if (*v == "fp8_e4m3" || *v == "fp8_e5m2")
+      throw bad_request("embed_dtype '" + *v + "' is not supported by this server", "embed_dtype");
+    if (*v != "float32" && *v != "float16" && *v != "bfloat16")
+      throw bad_request("embed_dtype must be one of float32, float16, bfloat16", "embed_dtype");
+    r.embed_dtype = *v;
+  }
+  if (auto v = f.string("endianness")) {
+    if (*v != "native" && *v != "big" && *v != "little")
+      throw bad_request("endianness must be one of native, big, little", "endianness");
+    r.endianness = *v;
+  }
+  if (auto v = f.integer("dimensions")) {
+    if (*v < 1) throw bad_request("dimensions must be at least 1", "dimensions");
+    r.dimensions = static_cast<int32_t>(std::min<int64_t>(*v, INT32_MAX));
+  }
+  r.use_activation = f.boolean("use_activation");
+  if (auto v = f.integer("truncate_prompt_tokens", -1)) {
+    if (*v == 0)
+      throw bad_request("truncate_prompt_tokens must be -1 (max_model_len) or at least 1",
+                        "truncate_prompt_tokens");
+    r.truncate_prompt_tokens = *v;
+  }
+  if (auto v = f.string("truncation_side")) {
+    if (*v != "left" && *v != "right")
+      throw bad_request("truncation_side must be 'left' or 'right'", "truncation_side");
+    r.truncate_left = *v == "left";
+  }
+  if (auto v = f.string("padding")) {
+    if (*v == "max_length")
+      throw bad_request("padding 'max_length' is not supported by this server", "padding");
+    if (*v != "do_not_pad")
+      throw bad_request("padding must be 'max_length' or 'do_not_pad'", "padding");
+  }
+  if (f.has("mm_processor_kwargs"))
+    detail::unsupported("mm_processor_kwargs", "there are no multimodal inputs");
+  if (f.has("media_io_kwargs"))
+    detail::unsupported("media_io_kwargs", "there are no multimodal inputs");
+  if (auto v = f.integer("priority")) r.priority = *v;
+  r.request_id = f.string("request_id");
+  if (auto v = f.string("cache_salt")) {
+    if (v->empty())
+      throw bad_request("Parameter 'cache_salt' must be a non-empty string if provided.",
+                        "cache_salt");
+    r.cache_salt = *v;
+  }
+  f.string("user");  // OpenAI's end-user id: nothing to do with it
+  r.ignored = f.unknown();
+  return r;
+}
+
+json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
+                      const EmbeddingServeOptions& o, const std::function<bool()>& client_gone) {
+  const PoolerSetup& pooler = *o.pooler;
+  engine::PoolingParams pp;
+  pp.type = pooler.type;
+  pp.normalize = r.use_activation.value_or(pooler.normalize);
+  pp.dimensions = r.dimensions > 0 ? r.dimensions : pooler.dimensions;
+  if (r.dimensions > 0) {  // vLLM's PoolingParams._set_default_parameters, in its words
+    const std::string name = o.model_name;
+    if (!pooler.is_matryoshka)
+      throw bad_request("Model '" + name +
+                            "' does not support Matryoshka embeddings; dimensions must be unset "
+                            "(received dimensions=" +
+                            std::to_string(r.dimensions) + ").",
+                        "dimensions");
+    if (r.dimensions > pooler.hidden_size)
+      throw bad_request("Model '" + name + "' only supports dimensions in range [1, " +
+                            std::to_string(pooler.hidden_size) + "], got " +
+                            std::to_string(r.dimensions) + ".",
+                        "dimensions");
+    const auto& mds = pooler.matryoshka_dimensions;
+    if (!mds.empty() && std::find(mds.begin(), mds.end(), r.dimensions) == mds.end()) {
+      std::string list;
+      for (int32_t d : mds) list += (list.empty() ? "" : ", ") + std::to_string(d);
+      throw bad_request("Model '" + name + "' only supports Matryoshka dimensions [" + list +
+                            "], got " + std::to_string(r.dimensions) + ".",
+                        "dimensions");
+    }
+  }
+
+  // Tokenize every input first: a bad one is a 400 before anything runs.
+  const LLM& llm = ctx.llm;
+  const int32_t max_len = o.max_model_len;
+  GenerationRequest trunc;  // request_inputs' truncation rules, shared with generation
+  trunc.truncate_prompt_tokens = r.truncate_prompt_tokens;
+  trunc.truncate_left = r.truncate_left;
+  auto encode = [&](const std::string& text, bool special, const char* field) {
+    if (r.truncate_prompt_tokens) return llm.tokenizer().encode(text, special);
+    return encode_prompt(llm, text, special, max_len, field);
+  };
+  std::vector<std::vector<int32_t>> prompts;
+  if (!r.conversations.empty()) {
+    std::unique_ptr<tok::ChatTemplate> own;
+    if (r.chat_template) {
+      if (!o.trust_request_chat_template)
+        throw bad_request(
+            "Chat template is passed with request, but --trust-request-chat-template is not "
+            "set. Refused request with untrusted chat template.",
+            "chat_template");
+      own = std::make_unique<tok::ChatTemplate>(*r.chat_template);
+    }
+    for (const ojson& conv : r.conversations) {
+      std::string text;
+      try {
+        text = llm.apply_chat_template(conv, ojson(), r.add_generation_prompt,
+                                       r.chat_template_kwargs, own.get(), r.continue_final_message);
+      } catch (const std::invalid_argument& e) {
+        throw bad_request(e.what(), "continue_final_message");
+      }
+      prompts.push_back(encode(text, r.add_special_tokens.value_or(false), "messages"));
+    }
+  } else if (r.inputs_are_ids) {
+    prompts = r.token_ids;
+  } else {
+    for (const std::string& t : r.texts)
+      prompts.push_back(encode(t, r.add_special_tokens.value_or(true), "input"));
+  }
+  int64_t prompt_tokens = 0;
+  for (auto& ids : prompts) {
+    truncate_prompt(ids, trunc, max_len);
+    if (ids.empty()) throw bad_request("an input has no tokens to embed", "input");
+    if (static_cast<int64_t>(ids.size()) > max_len)
+      throw bad_request("This model's maximum context length is " + std::to_string(max_len) +
+                            " tokens. However, you requested " + std::to_string(ids.size()) +
+                            " tokens in the input for embedding generation. Please reduce the "
+                            "length of the input.",
+                        "input");
+    prompt_tokens += static_cast<int64_t>(ids.size());
+  }
+
+  // Submit, wait for admission, collect; whatever is left running is aborted on the way out.
+  engine::SamplingParams sp;
+  sp.pooling = pp;
+  sp.cache_salt = r.cache_salt;
+  sp.lora_id = o.lora_id;
+  const std::string prefix = random_id("embd-");
+  struct Job {
+    std::string id;
+    std::shared_ptr<engine::RequestStream> stream;
+    std::vector<float> embedding;
+    bool done = false;
+  };
+  std::vector<Job> jobs(prompts.size());
+  struct Aborter {
+    ServingContext& ctx;
+    std::vector<Job>& jobs;
+    ~Aborter() {
+      for (Job& j : jobs)
+        if (j.stream && !j.done) ctx.engine.abort(j.id);
+    }
+  } aborter{ctx, jobs};
+  for (size_t k = 0; k < prompts.size(); ++k) {
+    jobs[k].id = prefix + "-" + std::to_string(k);
+    try {
+      ctx.engine.check_admission(1);
+      jobs[k].stream = ctx.engine.add_request(jobs[k].id, prompts[k], sp, r.priority);
+    } catch (const engine::EngineOverloaded& e) {
+      throw ApiError(503, e.what());
+    } catch (const engine::EngineStopped& e) {
+      throw ApiError(503, e.what());
+    }
+  }
+  for (Job& j : jobs) {
+    const std::string err = j.stream->wait_admitted();
+    if (!err.empty()) {
+      j.done = true;
+      throw bad_request(err);
+    }
+  }
+  for (Job& j : jobs) {
+    engine::RequestOutput out;
+    while (!j.done) {
+      if (client_gone && client_gone()) throw ApiError(499, "client closed the connection");
+      const auto res = j.stream->pop(out, std::chrono::milliseconds(100));
+      if (res == engine::RequestStream::PopResult::kClosed) {
+        j.done = true;
+        throw ApiError(500, "the engine closed an embedding request without a result");
+      }
+      if (res != engine::RequestStream::PopResult::kOutput) continue;
+      if (!out.error.empty()) {
+        j.done = true;
+        throw ApiError(500, out.error);
+      }
+      if (out.finished) {
+        j.done = true;
+        if (out.finish_reason == "abort") throw ApiError(500, "embedding request aborted");
+        j.embedding = std::move(out.embedding);
+      }
+    }
+  }
+
+  json data = json::array();
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    json e = r.encoding_format == "base64"
+                 ? json(encode_base64(jobs[k].embedding, r.embed_dtype, r.endianness))
+                 : json(jobs[k].embedding);
+    data.push_back({{"index", k}, {"object", "embedding"}, {"embedding", std::move(e)}});
+  }
+  return json{{"id", r.request_id ? "embd-" + *r.request_id : prefix},
+              {"object", "list"},
+              {"created", static_cast<int64_t>(std::time(nullptr))},
+              {"model", o.model_name},
+              {"data", std::move(data)},
+              {"usage",
+               {{"prompt_tokens", prompt_tokens},
+                {"total_tokens", prompt_tokens},
+                {"completion_tokens", 0},
+                {"prompt_tokens_details", nullptr}}}};
+}
+
+}  // namespace vllm::api
