@@ -85,6 +85,14 @@ def requests():
                                           "content": "sunny"}]}],
              "tools": [{"name": "get_weather", "input_schema": tool["function"]["parameters"]}],
              "tool_choice": {"type": "tool", "name": "get_weather"}}),
+        # /v1/embeddings (first byte 240 and above).
+        (240, {"model": "m", "input": ["a", "b"], "encoding_format": "base64",
+               "embed_dtype": "bfloat16", "endianness": "big", "dimensions": 8}),
+        (241, {"input": [[1, 2], [3]], "truncate_prompt_tokens": 4, "truncation_side": "right",
+               "use_activation": False, "user": "u"}),
+        (242, {"messages": [[{"role": "user", "content": "a"}],
+                            [{"role": "system", "content": "b"}]],
+               "chat_template_kwargs": {"enable_thinking": False}}),
     ]
     for ep, b in bodies:
         put("request", bytes([ep]) + json.dumps(b).encode())

@@ -340,30 +340,28 @@ void CausalLM::forward(const ForwardBatch& b, float* logits, vt::Exec& ex) {
       mlp_block(c, lw.mlp, n, ws_, *pool_, ex, lora);
   }
   const bool ln = c.layer_norm;
+  // The final norm of x's rows idx[0..n) into out [n][E]: the pooled hidden states, or the LM
+  // head's input.
+  auto final_rows = [=](const int32_t* idx, int64_t n_rows, float* out) {
+    for (int64_t i = 0; i < n_rows; ++i) std::copy_n(x + idx[i] * E, E, out + i * E);
+    if (ln) {
+      vt::cpu::layer_norm(out, E, final_norm, n_rows, E, eps, out, E);
+      if (final_bias) vt::cpu::add_bias(out, E, n_rows, final_bias, E);
+    } else
+      vt::cpu::rms_norm(out, E, final_norm, n_rows, E, eps, out, E);
+  };
   if (b.n_hidden > 0) {
     const int64_t n_hidden = b.n_hidden;
     const int32_t* hidden_idx = b.hidden_indices;
     float* hidden = b.hidden_out;
-    ex.op([=] {
-      for (int64_t i = 0; i < n_hidden; ++i) std::copy_n(x + hidden_idx[i] * E, E, hidden + i * E);
-      if (ln) {
-        vt::cpu::layer_norm(hidden, E, final_norm, n_hidden, E, eps, hidden, E);
-        if (final_bias) vt::cpu::add_bias(hidden, E, n_hidden, final_bias, E);
-      } else
-        vt::cpu::rms_norm(hidden, E, final_norm, n_hidden, E, eps, hidden, E);
-    });
+    ex.op([=] { final_rows(hidden_idx, n_hidden, hidden); });
   }
   if (n_logits == 0) return;
   const float cap = static_cast<float>(c.final_logit_softcap);
   const float inv_logits_scale =
       c.logits_scaling > 0 ? static_cast<float>(1.0 / c.logits_scaling) : 0.0f;
   ex.op([=] {
-    for (int64_t i = 0; i < n_logits; ++i) std::copy_n(x + logit_idx[i] * E, E, rows + i * E);
-    if (ln) {
-      vt::cpu::layer_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
-      if (final_bias) vt::cpu::add_bias(rows, E, n_logits, final_bias, E);
-    } else
-      vt::cpu::rms_norm(rows, E, final_norm, n_logits, E, eps, rows, E);
+    final_rows(logit_idx, n_logits, rows);
     vt::cpu::matmul(*head, rows, E, n_logits, logits, V, *pool);
     if (head_bias) vt::cpu::add_bias(logits, V, n_logits, head_bias, V);
     if (cap > 0) vt::cpu::softcap(logits, n_logits * V, cap);  // Gemma 2's final soft-capping

@@ -394,7 +394,7 @@ def test_flags_that_cannot_work_are_refused_with_a_reason(hf_cache, tmp_path):
                         "--limit-mm-per-prompt: image 2: this engine serves text-only models"),
                        (["--quantization", "awq"], "awq not in {gguf}"),
                        (["--stream-interval", "4"], "4 not in {1}"),
-                       (["--task", "embed"], "embed not in {auto,generate}"),
+                       (["--task", "classify"], "classify not in {auto,generate,embed,embedding}"),
                        (["--enable-sleep-mode"], "--enable-sleep-mode: not supported"),
                        (["--tool-parser-plugin", "p.py"], "--tool-parser-plugin: not supported"),
                        (["--middleware", "a.b"], "--middleware: not supported"),

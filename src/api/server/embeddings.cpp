@@ -170,17 +170,7 @@ EmbeddingRequest parse_embedding_request(const ojson& body) {
     r.dimensions = static_cast<int32_t>(std::min<int64_t>(*v, INT32_MAX));
   }
   r.use_activation = f.boolean("use_activation");
-  if (auto v = f.integer("truncate_prompt_tokens", -1)) {
-    if (*v == 0)
-      throw bad_request("truncate_prompt_tokens must be -1 (max_model_len) or at least 1",
-                        "truncate_prompt_tokens");
-    r.truncate_prompt_tokens = *v;
-  }
-  if (auto v = f.string("truncation_side")) {
-    if (*v != "left" && *v != "right")
-      throw bad_request("truncation_side must be 'left' or 'right'", "truncation_side");
-    r.truncate_left = *v == "left";
-  }
+  detail::parse_truncation(f, r.truncate_prompt_tokens, r.truncate_left);
   if (auto v = f.string("padding")) {
     if (*v == "max_length")
       throw bad_request("padding 'max_length' is not supported by this server", "padding");

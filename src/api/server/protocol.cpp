@@ -187,17 +187,7 @@ void parse_common(Fields& f, GenerationRequest& r, bool chat, const ParseOptions
 
   // Prompt handling.
   r.add_special_tokens = f.boolean("add_special_tokens");
-  if (auto v = f.integer("truncate_prompt_tokens", -1)) {
-    if (*v == 0)
-      throw bad_request("truncate_prompt_tokens must be -1 (max_model_len) or at least 1",
-                        "truncate_prompt_tokens");
-    r.truncate_prompt_tokens = *v;
-  }
-  if (auto v = f.string("truncation_side")) {
-    if (*v != "left" && *v != "right")
-      throw bad_request("truncation_side must be 'left' or 'right'", "truncation_side");
-    r.truncate_left = *v == "left";
-  }
+  detail::parse_truncation(f, r.truncate_prompt_tokens, r.truncate_left);
   if (auto v = f.boolean("echo")) r.echo = *v;
   if (auto v = f.boolean("return_token_ids")) r.return_token_ids = *v;
   r.return_tokens_as_token_ids =

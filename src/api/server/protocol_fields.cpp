@@ -143,4 +143,18 @@ std::vector<std::string> Fields::unknown() const {
   return out;
 }
 
+void parse_truncation(Fields& f, std::optional<int64_t>& tokens, bool& left) {
+  if (auto v = f.integer("truncate_prompt_tokens", -1)) {
+    if (*v == 0)
+      throw bad_request("truncate_prompt_tokens must be -1 (max_model_len) or at least 1",
+                        "truncate_prompt_tokens");
+    tokens = *v;
+  }
+  if (auto v = f.string("truncation_side")) {
+    if (*v != "left" && *v != "right")
+      throw bad_request("truncation_side must be 'left' or 'right'", "truncation_side");
+    left = *v == "left";
+  }
+}
+
 }  // namespace vllm::api::detail

@@ -63,6 +63,8 @@ int32_t token_id(const ojson& v, const std::string& field);
 ojson parse_messages(const ojson& m, bool content_parts = false);
 // Adds the server's default template variables a request did not set itself.
 void merge_default_kwargs(ojson& kwargs, const ojson& defaults);
+// truncate_prompt_tokens (-1: max_model_len, else at least 1) and truncation_side (left / right).
+void parse_truncation(Fields& f, std::optional<int64_t>& tokens, bool& left);
 // chat_template_kwargs (an object; {} when absent).
 ojson parse_kwargs(Fields& f);
 
