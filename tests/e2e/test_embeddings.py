@@ -8,6 +8,7 @@ cannot be honoured is refused by name, at start or per request."""
 import base64
 import json
 import os
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
@@ -195,6 +196,29 @@ def test_bad_requests_are_refused_by_name(last_server):
                        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})):
         code, _, r = last_server.request(path, body)
         assert code == 404 and "use /v1/embeddings" in r["error"]["message"], r
+
+
+def test_bench_serve_embeddings_backend(last_server, tmp_path):
+    out = tmp_path / "r.json"
+    r = subprocess.run([_binary(), "bench", "serve", "--base-url", last_server.url, "--backend",
+                        "openai-embeddings", "--endpoint", "/v1/embeddings", "--random-input-len",
+                        "24", "--num-prompts", "6", "--max-concurrency", "3", "--seed", "1",
+                        "--save-result", "--result-filename", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for key in ["Successful requests:", "Total input tokens:", "Request throughput (req/s):",
+                "Input throughput (inputs/s):", "Total Token throughput (tok/s):",
+                "Mean E2EL (ms):", "P99 E2EL (ms):"]:
+        assert re.search(re.escape(key) + r"\s+[0-9.]+", r.stdout), (key, r.stdout)
+    assert re.search(r"Successful requests:\s+6\b", r.stdout)
+    assert re.search(r"Total input tokens:\s+144\b", r.stdout)  # 6 x 24, from the usage
+    assert "TTFT" not in r.stdout and "generated tokens" not in r.stdout
+    res = json.loads(out.read_text())
+    assert res["completed"] == 6 and res["total_input_sequences"] == 6
+    r = subprocess.run([_binary(), "bench", "serve", "--base-url", last_server.url, "--backend",
+                        "openai-embeddings", "--num-prompts", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "URL must end with 'embeddings'" in r.stdout + r.stderr
 
 
 def test_run_batch_embeddings(tmp_path):

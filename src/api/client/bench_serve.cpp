@@ -1,5 +1,6 @@
 // `vllm bench serve`: the online benchmark of a running server, as vLLM's: random prompts
-// (--dataset-name random, exact token lengths), sent as streaming completions at
+// (--dataset-name random, exact token lengths), sent as streaming completions (or, with
+// --backend openai-embeddings, as /v1/embeddings requests timed end to end) at
 // --request-rate (a Poisson process, or a gamma one with --burstiness) with at most
 // --max-concurrency in flight; reports request and token throughput and TTFT / TPOT / ITL
 // mean, median and percentiles in vLLM's layout. All transfers run on one thread through
@@ -62,6 +63,7 @@ struct Transfer {
   std::unique_ptr<SseParser> sse;
   Clock::time_point start, last;
   bool got_first = false;
+  bool pooling = false;  // an /v1/embeddings request: the whole body is read, not streamed
   int chunks = 0;
   size_t index = 0;
   Outcome out;
@@ -71,7 +73,7 @@ size_t on_bytes(char* p, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   long status = 0;
   curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
-  if (status >= 200 && status < 300)
+  if (status >= 200 && status < 300 && !t->pooling)
     t->sse->feed(p, size * n);
   else
     t->raw.append(p, size * n);
@@ -120,19 +122,20 @@ int cmd_bench_serve(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string base_url, host = "127.0.0.1", endpoint = "/v1/completions", model, api_key;
   std::string backend = "vllm", dataset = "random", result_file, result_dir;
-  std::string percentile_metrics = "ttft,tpot,itl", metric_percentiles = "99", request_rate_s;
+  std::string percentile_metrics, metric_percentiles = "99", request_rate_s;
   int port = 8000, num_prompts = 1000, input_len = 1024, output_len = 128, prefix_len = 0;
   int max_concurrency = 0;
   double range_ratio = 0.0, burstiness = 1.0;
   uint64_t seed = 0;
   bool ignore_eos = false, save_result = false, disable_tqdm = false;
-  app.add_option("--backend", backend, "vllm or openai (both: /v1/completions)")
-      ->check(CLI::IsMember({"vllm", "openai"}));
+  app.add_option("--backend", backend,
+                 "vllm or openai (both: /v1/completions), or openai-embeddings (/v1/embeddings)")
+      ->check(CLI::IsMember({"vllm", "openai", "openai-embeddings"}));
   app.add_option("--base-url", base_url, "server URL (default http://HOST:PORT)");
   app.add_option("--host", host, "server host");
   app.add_option("--port", port, "server port");
-  app.add_option("--endpoint", endpoint, "completions path")
-      ->check(CLI::IsMember({"/v1/completions"}));
+  app.add_option("--endpoint", endpoint, "the API path")
+      ->check(CLI::IsMember({"/v1/completions", "/v1/embeddings"}));
   app.add_option("--model", model, "model name (default: the first of /v1/models)");
   app.add_option("--api-key", api_key, "API key (default: $OPENAI_API_KEY)");
   app.add_option("--dataset-name", dataset, "prompt source")->check(CLI::IsMember({"random"}));
@@ -147,7 +150,8 @@ int cmd_bench_serve(int argc, char** argv) {
   app.add_option("--burstiness", burstiness, "gamma shape of the arrival process (1: Poisson)");
   app.add_option("--seed", seed, "seed of the prompts and arrival times");
   app.add_flag("--ignore-eos", ignore_eos, "generate --random-output-len tokens every time");
-  app.add_option("--percentile-metrics", percentile_metrics, "comma list of ttft,tpot,itl,e2el");
+  app.add_option("--percentile-metrics", percentile_metrics,
+                 "comma list of ttft,tpot,itl,e2el (default: ttft,tpot,itl; embeddings: e2el)");
   app.add_option("--metric-percentiles", metric_percentiles, "comma list of percentiles");
   app.add_flag("--save-result", save_result, "write the results as JSON");
   app.add_option("--result-dir", result_dir, "folder for --save-result");
@@ -158,6 +162,14 @@ int cmd_bench_serve(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // vLLM's pooling backends: end-to-end latency only, its URL checks in its words.
+  const bool pooling = backend == "openai-embeddings";
+  if (pooling && endpoint != "/v1/embeddings")
+    throw std::invalid_argument("OpenAI Embeddings API URL must end with 'embeddings'.");
+  if (!pooling && endpoint == "/v1/embeddings")
+    throw std::invalid_argument(
+        "OpenAI Completions API URL must end with 'completions' or 'profile'.");
+  if (percentile_metrics.empty()) percentile_metrics = pooling ? "e2el" : "ttft,tpot,itl";
   double request_rate = std::numeric_limits<double>::infinity();
   if (!request_rate_s.empty() && request_rate_s != "inf") request_rate = std::stod(request_rate_s);
   if (!(request_rate > 0)) throw std::invalid_argument("--request-rate must be > 0 or inf");
@@ -227,13 +239,17 @@ int cmd_bench_serve(int argc, char** argv) {
     Transfer* x = tr.get();
     x->index = i;
     x->out.prompt_len = static_cast<int>(reqs[i].prompt.size());
-    json body = {{"model", model},
-                 {"prompt", reqs[i].prompt},
-                 {"max_tokens", reqs[i].output_len},
-                 {"temperature", 0.0},
-                 {"stream", true},
-                 {"stream_options", {{"include_usage", true}}},
-                 {"ignore_eos", ignore_eos}};
+    x->pooling = pooling;
+    // vLLM's embeddings request: truncate_prompt_tokens -1 so a short context drops nothing.
+    json body =
+        pooling ? json{{"model", model}, {"input", reqs[i].prompt}, {"truncate_prompt_tokens", -1}}
+                : json{{"model", model},
+                       {"prompt", reqs[i].prompt},
+                       {"max_tokens", reqs[i].output_len},
+                       {"temperature", 0.0},
+                       {"stream", true},
+                       {"stream_options", {{"include_usage", true}}},
+                       {"ignore_eos", ignore_eos}};
     x->body = body.dump();
     x->sse = std::make_unique<SseParser>([x](const std::string& data) {
       if (data == "[DONE]") return;
@@ -300,9 +316,16 @@ int cmd_bench_serve(int argc, char** argv) {
         o.error = curl_easy_strerror(m->data.result);
       else if (status < 200 || status >= 300)
         o.error = "HTTP " + std::to_string(status) + ": " + error_message(x->raw);
-      else if (!x->got_first && o.error.empty())
+      else if (x->pooling) {  // the answer's usage counts the prompt tokens; no output tokens
+        o.ttft = o.latency;
+        try {
+          o.prompt_len = json::parse(x->raw)["usage"].value("prompt_tokens", 0);
+        } catch (const std::exception& e) {
+          o.error = std::string("unreadable embeddings response: ") + e.what();
+        }
+      } else if (!x->got_first && o.error.empty())
         o.error = "no tokens in the response";
-      if (o.output_tokens == 0) o.output_tokens = x->chunks;
+      if (o.output_tokens == 0 && !x->pooling) o.output_tokens = x->chunks;
       o.ok = o.error.empty();
       outcomes[x->index] = o;
       curl_multi_remove_handle(multi, x->curl);
@@ -365,12 +388,14 @@ int cmd_bench_serve(int argc, char** argv) {
   if (std::isfinite(request_rate)) line("Request rate configured (RPS):", fmt_num(request_rate));
   line("Benchmark duration (s):", fmt_num(duration));
   line("Total input tokens:", std::to_string(total_in));
-  line("Total generated tokens:", std::to_string(total_out));
+  if (!pooling) line("Total generated tokens:", std::to_string(total_out));
   const double req_tp = duration > 0 ? completed / duration : 0;
   const double out_tp = duration > 0 ? double(total_out) / duration : 0;
   const double tot_tp = duration > 0 ? double(total_in + total_out) / duration : 0;
   line("Request throughput (req/s):", fmt_num(req_tp));
-  line("Output token throughput (tok/s):", fmt_num(out_tp));
+  // One input per request here, so inputs/s is requests/s (vLLM's pooling report).
+  if (pooling) line("Input throughput (inputs/s):", fmt_num(req_tp));
+  if (!pooling) line("Output token throughput (tok/s):", fmt_num(out_tp));
   line("Total Token throughput (tok/s):", fmt_num(tot_tp));
   json result = {{"date", std::time(nullptr)},
                  {"backend", backend},
@@ -387,6 +412,10 @@ int cmd_bench_serve(int argc, char** argv) {
                  {"output_throughput", out_tp},
                  {"total_token_throughput", tot_tp},
                  {"errors", errors}};
+  if (pooling) {
+    result["total_input_sequences"] = completed;
+    result["input_sequence_throughput"] = req_tp;
+  }
   struct Metric {
     const char* key;
     const char* title;
