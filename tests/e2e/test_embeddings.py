@@ -9,14 +9,17 @@ import base64
 import json
 import os
 import re
+import socket
 import subprocess
+import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openai
 import pytest
 
-from conftest import _binary
+from conftest import _binary, _model
 from test_serve_flags import TINY, Serve
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden",
@@ -219,6 +222,54 @@ def test_bench_serve_embeddings_backend(last_server, tmp_path):
                         "openai-embeddings", "--num-prompts", "1"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "URL must end with 'embeddings'" in r.stdout + r.stderr
+
+
+def metrics(server):
+    with urllib.request.urlopen(server.url + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^([a-zA-Z_:]+)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$', line)
+        if m:
+            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return out
+
+
+def test_a_client_that_hangs_up_has_its_embeddings_aborted():
+    # SmolLM2 as an embedding model, 48 inputs of 500 tokens: many seconds of prefill on a CPU.
+    s = Serve([_model(), "--runner", "pooling", "--served-model-name", "e",
+               "--max-num-batched-tokens", "512"], log_name="embed_hangup")
+    try:
+        lbl = '{model_name="e"}'
+        body = json.dumps({"input": [[(97 * i + k) % 4000 + 100 for i in range(500)]
+                                     for k in range(48)]}).encode()
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        sock.sendall(b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: " + str(len(body)).encode() +
+                     b"\r\n\r\n" + body)
+        deadline = time.time() + 60
+        while metrics(s).get("vllm:num_requests_running" + lbl, 0) == 0:
+            assert time.time() < deadline, "the embeddings never reached the engine"
+            time.sleep(0.02)
+        sock.close()
+        # Aborted, the engine empties at once (running on would take many seconds).
+        deadline = time.time() + 5
+        while True:
+            m = metrics(s)
+            if (m.get("vllm:num_requests_running" + lbl) == 0.0
+                    and m.get("vllm:num_requests_waiting" + lbl) == 0.0
+                    and m.get("vllm:kv_cache_usage_perc" + lbl) == 0.0):
+                break
+            assert time.time() < deadline, f"not aborted: {m}"
+            time.sleep(0.1)
+        # Those done before the hang-up was seen (a step or two) finished; the rest were aborted.
+        aborted = m.get('vllm:request_success_total{finished_reason="abort",model_name="e"}', 0)
+        done = m.get('vllm:request_success_total{finished_reason="stop",model_name="e"}', 0)
+        assert aborted + done == 48 and aborted >= 40, m
+        code, _, r = s.request("/v1/embeddings", {"input": "still serving"})
+        assert code == 200 and len(r["data"]) == 1, r
+    finally:
+        s.stop()
 
 
 def test_run_batch_embeddings(tmp_path):
