@@ -1,10 +1,11 @@
 // libFuzzer target: the server's request parsing. The first byte picks the endpoint (4: a
 // /v1/responses body, 5: a /v1/messages body, each translated to its chat request; 240 and
-// above: a /v1/embeddings body); the rest is the body. A parsed chat request
-// is also rendered through the real Qwen3 chat template (request content reaches the template
-// engine as values). Only ApiError and ChatTemplateError may come out: anything else would be a 500
-// or a crash in the server. A chat request's structural tag (its own, or the strict-tools tag
-// built for it under hermes) is compiled on a byte vocabulary: GrammarError is the only way out.
+// above: a /v1/embeddings body, 248 and above a /pooling one); the rest is the body. A parsed chat
+// request is also rendered through the real Qwen3 chat template (request content reaches the
+// template engine as values). Only ApiError and ChatTemplateError may come out: anything else would
+// be a 500 or a crash in the server. A chat request's structural tag (its own, or the strict-tools
+// tag built for it under hermes) is compiled on a byte vocabulary: GrammarError is the only way
+// out.
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -90,8 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 2:
         parse_tokenize_request(j);
         break;
-      case 6:
-        parse_embedding_request(j);
+      case 6:  // 248 and above: vLLM's /pooling, the same body with a task
+        parse_embedding_request(j, data[0] >= 248);
         break;
       default:
         parse_detokenize_request(j);

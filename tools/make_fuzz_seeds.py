@@ -85,7 +85,7 @@ def requests():
                                           "content": "sunny"}]}],
              "tools": [{"name": "get_weather", "input_schema": tool["function"]["parameters"]}],
              "tool_choice": {"type": "tool", "name": "get_weather"}}),
-        # /v1/embeddings (first byte 240 and above).
+        # /v1/embeddings (first byte 240 and above; 248 and above: /pooling).
         (240, {"model": "m", "input": ["a", "b"], "encoding_format": "base64",
                "embed_dtype": "bfloat16", "endianness": "big", "dimensions": 8}),
         (241, {"input": [[1, 2], [3]], "truncate_prompt_tokens": 4, "truncation_side": "right",
@@ -93,6 +93,7 @@ def requests():
         (242, {"messages": [[{"role": "user", "content": "a"}],
                             [{"role": "system", "content": "b"}]],
                "chat_template_kwargs": {"enable_thinking": False}}),
+        (248, {"input": "x", "task": "embed", "use_activation": True}),
     ]
     for ep, b in bodies:
         put("request", bytes([ep]) + json.dumps(b).encode())

@@ -135,6 +135,20 @@ def test_matryoshka_dimensions(last_server):
     assert "only supports Matryoshka dimensions [32, 8], got 16" in str(e.value)
 
 
+def test_vllms_pooling_route(last_server):
+    g = golden("qwen3_last")
+    for task in ({}, {"task": "embed"}):
+        code, _, r = last_server.request("/pooling", {"input": [p["text"] for p in g["prompts"]],
+                                                      **task})
+        assert code == 200, r
+        assert r["object"] == "list" and r["id"].startswith("pool-")
+        for d, p in zip(r["data"], g["prompts"]):
+            assert d["object"] == "pooling"
+            close(d["data"], p["embedding"])
+    code, _, r = last_server.request("/pooling", {"input": "x", "task": "token_embed"})
+    assert code == 400 and r["error"]["param"] == "task", r
+
+
 def test_chat_input_is_rendered_by_the_template(last_server):
     msgs = [{"role": "user", "content": "What is the capital of France?"}]
     # Embedding chats default to no generation prompt (vLLM's EmbeddingChatRequest).

@@ -106,10 +106,17 @@ std::string encode_base64(const std::vector<float>& v, const std::string& dtype,
 
 }  // namespace
 
-EmbeddingRequest parse_embedding_request(const ojson& body) {
+EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
   if (!body.is_object()) throw bad_request("the request body must be a JSON object");
-  detail::Fields f(body, "embeddings request");
+  detail::Fields f(body, pooling_api ? "pooling request" : "embeddings request");
   EmbeddingRequest r;
+  r.pooling_api = pooling_api;
+  if (pooling_api)
+    if (auto t = f.string("task"); t && *t != "embed")
+      throw bad_request("task '" + *t +
+                            "' is not supported by this server: an embedding model serves the "
+                            "embed task",
+                        "task");
   if (f.has("normalize"))
     throw bad_request("Parameter `normalize` was removed; use `use_activation` instead.",
                       "normalize");
@@ -279,7 +286,8 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
   sp.pooling = pp;
   sp.cache_salt = r.cache_salt;
   sp.lora_id = o.lora_id;
-  const std::string prefix = random_id("embd-");
+  const std::string id_prefix = r.pooling_api ? "pool-" : "embd-";
+  const std::string prefix = random_id(id_prefix);
   struct Job {
     std::string id;
     std::shared_ptr<engine::RequestStream> stream;
@@ -340,9 +348,12 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
     json e = r.encoding_format == "base64"
                  ? json(encode_base64(jobs[k].embedding, r.embed_dtype, r.endianness))
                  : json(jobs[k].embedding);
-    data.push_back({{"index", k}, {"object", "embedding"}, {"embedding", std::move(e)}});
+    if (r.pooling_api)
+      data.push_back({{"index", k}, {"object", "pooling"}, {"data", std::move(e)}});
+    else
+      data.push_back({{"index", k}, {"object", "embedding"}, {"embedding", std::move(e)}});
   }
-  return json{{"id", r.request_id ? "embd-" + *r.request_id : prefix},
+  return json{{"id", r.request_id ? id_prefix + *r.request_id : prefix},
               {"object", "list"},
               {"created", static_cast<int64_t>(std::time(nullptr))},
               {"model", o.model_name},

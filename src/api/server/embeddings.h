@@ -1,7 +1,9 @@
 // /v1/embeddings for a pooling model (vLLM's EmbeddingCompletionRequest and
 // EmbeddingChatRequest, OpenAI's embeddings API): every input is tokenized (or rendered by the
 // chat template), run as a pooling request (engine::PoolingParams) and answered with its
-// vector, as floats or as base64 of float32 / float16 / bfloat16 values.
+// vector, as floats or as base64 of float32 / float16 / bfloat16 values. vLLM's own /pooling
+// (PoolingCompletionRequest / PoolingChatRequest) is the same request with a `task` (embed
+// here) and answers "pooling" objects.
 #pragma once
 
 #include <cstdint>
@@ -41,12 +43,15 @@ struct EmbeddingRequest {
   std::optional<std::string> request_id;
   std::string cache_salt;
   std::vector<std::string> ignored;  // unknown fields, for the debug log
+  bool pooling_api = false;          // /pooling: its answer's layout
 };
 
 // Parses a /v1/embeddings body; throws ApiError(400) naming the field that is malformed or
 // cannot be honoured (encoding_format "bytes", an fp8 embed_dtype, padding "max_length", the
 // removed `normalize`, ...).
-EmbeddingRequest parse_embedding_request(const ojson& body);
+// `pooling_api`: a /pooling body, whose `task` may be null or "embed" (the other tasks are refused
+// by name).
+EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api = false);
 
 struct EmbeddingServeOptions {
   const PoolerSetup* pooler = nullptr;

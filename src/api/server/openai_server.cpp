@@ -431,8 +431,9 @@ void OpenAIServer::handle_count_tokens(const http::Request& req, http::Response&
   send_json(res, json{{"input_tokens", n}, {"context_management", {{"original_input_tokens", n}}}});
 }
 
-void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res) {
-  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body));
+void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res,
+                                     bool pooling_api) {
+  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body), pooling_api);
   EmbeddingServeOptions o;
   o.lora_id = check_model(r.model);
   o.model_name = o.lora_id ? *r.model : names_.front();
@@ -550,7 +551,8 @@ void OpenAIServer::install_routes() {
   // A pooling model serves /v1/embeddings and no generation route; a generation model the
   // reverse (vLLM registers the routes of the model's tasks only).
   auto generation = [this, &s](const char* path, auto handler, auto guard) {
-    const bool embed_route = std::string(path) == "/v1/embeddings";
+    const bool embed_route =
+        std::string(path) == "/v1/embeddings" || std::string(path) == "/pooling";
     s.route("POST", path, [this, handler, guard, path, embed_route](Req req, Res res) {
       if (!authorized(req, res)) return;
       if (embed_route != cfg_.pooling.has_value()) {
@@ -578,7 +580,8 @@ void OpenAIServer::install_routes() {
   generation("/v1/responses", &OpenAIServer::handle_responses, openai);
   generation("/v1/messages", &OpenAIServer::handle_messages,
              [](Res res, auto f) { guarded_anthropic(res, f); });
-  generation("/v1/embeddings", &OpenAIServer::handle_embeddings, openai);
+  generation("/v1/embeddings", &OpenAIServer::handle_embeddings_api, openai);
+  generation("/pooling", &OpenAIServer::handle_pooling_api, openai);
   // GET /v1/responses/{id} (?stream=true&starting_after=N), POST /v1/responses/{id}/cancel:
   // the store's (VLLM_ENABLE_RESPONSES_API_STORE=1), else 404.
   s.route("GET", "/v1/responses/*", [this](Req req, Res res) {

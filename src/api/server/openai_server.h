@@ -136,7 +136,14 @@ class OpenAIServer {
   void handle_count_tokens(const http::Request& req, http::Response& res);
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
                    size_t n_prompt_tokens) const;
-  void handle_embeddings(const http::Request& req, http::Response& res);
+  void handle_embeddings_api(const http::Request& req, http::Response& res) {
+    handle_embeddings(req, res, false);
+  }
+  void handle_pooling_api(const http::Request& req, http::Response& res) {
+    handle_embeddings(req, res, true);
+  }
+  // /v1/embeddings, or vLLM's /pooling (`pooling_api`).
+  void handle_embeddings(const http::Request& req, http::Response& res, bool pooling_api);
   void handle_tokenize(const http::Request& req, http::Response& res);
   void handle_detokenize(const http::Request& req, http::Response& res);
 
