@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "vt/cpu/kernels.h"
+
 namespace vt {
 
 namespace {
@@ -90,5 +92,8 @@ std::string_view ggml_type_name(uint32_t g) {
   if (g < sizeof(names) / sizeof(names[0])) return names[g];
   return "unknown";
 }
+
+uint16_t fp32_to_fp16_bits(float f) { return cpu::fp32_to_fp16(f); }
+uint16_t fp32_to_bf16_bits(float f) { return cpu::fp32_to_bf16(f); }
 
 }  // namespace vt

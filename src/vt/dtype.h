@@ -47,6 +47,11 @@ bool is_quantized(DType t);
 // Bytes of a row of n elements; n must be a multiple of the block size.
 size_t row_bytes(DType t, int64_t n);
 
+// The IEEE binary16 / bfloat16 bits of an fp32 value, rounded to nearest even: the kernels'
+// own conversions, for layers above vt (the embeddings API's float16 / bfloat16 base64).
+uint16_t fp32_to_fp16_bits(float f);
+uint16_t fp32_to_bf16_bits(float f);
+
 // GGML type ids as stored in GGUF headers (ggml_type), for the types we run.
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type);
 std::string_view ggml_type_name(uint32_t ggml_type);  // for error messages; "type N" if unknown

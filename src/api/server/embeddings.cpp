@@ -13,7 +13,7 @@
 #include "api/server/request_inputs.h"
 #include "api/server/serving.h"
 #include "tokenizer/chat_template/chat_template.h"
-#include "vt/cpu/kernels.h"
+#include "vt/dtype.h"
 
 namespace vllm::api {
 
@@ -86,7 +86,7 @@ std::string encode_base64(const std::vector<float>& v, const std::string& dtype,
     if (width == 4)
       std::memcpy(&bits, &v[i], 4);
     else
-      bits = dtype == "float16" ? vt::cpu::fp32_to_fp16(v[i]) : vt::cpu::fp32_to_bf16(v[i]);
+      bits = dtype == "float16" ? vt::fp32_to_fp16_bits(v[i]) : vt::fp32_to_bf16_bits(v[i]);
     const bool big = endianness == "big";  // native is little on the CPUs served here
     for (size_t b = 0; b < width; ++b)
       p[big ? width - 1 - b : b] = static_cast<unsigned char>(bits >> (8 * b));
