@@ -35,7 +35,6 @@ Checks before anything is written (the script fails loudly otherwise):
 The format is described in tests/golden/embed/README.md.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -52,6 +51,7 @@ from sentence_transformers import SentenceTransformer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_tiny_embedding as te  # noqa: E402
+from make_hf_goldens import sha256_file  # noqa: E402
 
 REL_TOL = 1e-5
 NORM_TOL = 1e-5
@@ -86,13 +86,6 @@ TRUNCATED = {"qwen3_last": [(0, "half"), (1, 8)]}
 def fail(msg):
     sys.exit(f"make_embedding_goldens.py: FAILED: {msg}")
 
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def rel_diff(a, ref):

@@ -35,6 +35,18 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def scrape_metrics(url):
+    """GET url/metrics as {"name{labels}": value}."""
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^([a-zA-Z_:]+)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$', line)
+        if m:
+            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return out
+
+
 class Server:
     def __init__(self, extra_args, binary=None, model=None, preexec_fn=None, env=None):
         binary, model = binary or _binary(), model or _model()
@@ -66,14 +78,7 @@ class Server:
         return self.log.read()[-5000:]
 
     def metrics(self):
-        with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
-            text = r.read().decode()
-        out = {}
-        for line in text.splitlines():
-            m = re.match(r'^([a-zA-Z_:]+)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$', line)
-            if m:
-                out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
-        return out
+        return scrape_metrics(self.url)
 
     def stop(self):
         alive = self.proc.poll() is None

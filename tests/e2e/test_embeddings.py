@@ -12,14 +12,13 @@ import re
 import socket
 import subprocess
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openai
 import pytest
 
-from conftest import _binary, _model
+from conftest import _binary, _model, scrape_metrics
 from test_serve_flags import TINY, Serve
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden",
@@ -238,17 +237,6 @@ def test_bench_serve_embeddings_backend(last_server, tmp_path):
     assert r.returncode != 0 and "URL must end with 'embeddings'" in r.stdout + r.stderr
 
 
-def metrics(server):
-    with urllib.request.urlopen(server.url + "/metrics", timeout=10) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r'^([a-zA-Z_:]+)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$', line)
-        if m:
-            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
-    return out
-
-
 def test_a_client_that_hangs_up_has_its_embeddings_aborted():
     # SmolLM2 as an embedding model, 48 inputs of 500 tokens: many seconds of prefill on a CPU.
     s = Serve([_model(), "--runner", "pooling", "--served-model-name", "e",
@@ -262,14 +250,14 @@ def test_a_client_that_hangs_up_has_its_embeddings_aborted():
                      b"application/json\r\nContent-Length: " + str(len(body)).encode() +
                      b"\r\n\r\n" + body)
         deadline = time.time() + 60
-        while metrics(s).get("vllm:num_requests_running" + lbl, 0) == 0:
+        while scrape_metrics(s.url).get("vllm:num_requests_running" + lbl, 0) == 0:
             assert time.time() < deadline, "the embeddings never reached the engine"
             time.sleep(0.02)
         sock.close()
         # Aborted, the engine empties at once (running on would take many seconds).
         deadline = time.time() + 5
         while True:
-            m = metrics(s)
+            m = scrape_metrics(s.url)
             if (m.get("vllm:num_requests_running" + lbl) == 0.0
                     and m.get("vllm:num_requests_waiting" + lbl) == 0.0
                     and m.get("vllm:kv_cache_usage_perc" + lbl) == 0.0):

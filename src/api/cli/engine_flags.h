@@ -193,6 +193,14 @@ struct EngineFlags {
   std::vector<CLI::Option*> lora_opts;  // the limits, which mean nothing without --enable-lora
   // --runner / --convert / --task / --pooler-config (serve resolves them: pooler_config.h).
   api::PoolerFlags pooler;
+  // api::resolve_pooler over these flags (and --hf-overrides' Matryoshka fields) for a loaded
+  // model; `folder` holds its Sentence Transformers files (ResolvedModel::folder).
+  std::optional<api::PoolerSetup> resolve_pooler(const std::string& folder,
+                                                 const model::CausalLM& m) const {
+    api::PoolerFlags f = pooler;
+    f.hf_overrides = cfg.hf_overrides;
+    return api::resolve_pooler(f, folder, m);
+  }
   // For the commands that only generate: throws when the flags ask for an embedding model.
   void refuse_pooling(const char* command) const {
     const bool asks = pooler.runner == "pooling" || pooler.convert == "embed" ||

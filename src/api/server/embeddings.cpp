@@ -2,6 +2,7 @@
 // engine's pooling requests.
 #include "api/server/embeddings.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -12,7 +13,6 @@
 #include "api/server/protocol_fields.h"
 #include "api/server/request_inputs.h"
 #include "api/server/serving.h"
-#include "tokenizer/chat_template/chat_template.h"
 #include "vt/dtype.h"
 
 namespace vllm::api {
@@ -29,6 +29,20 @@ bool is_conversation(const ojson& v) {
          std::all_of(v.begin(), v.end(), [](const ojson& m) { return is_message(m); });
 }
 
+// One conversation (a list of messages) or a non-empty list of them, into r.conversations;
+// false when `v` is neither.
+bool parse_conversations(const ojson& v, EmbeddingRequest& r) {
+  if (is_conversation(v)) {
+    r.conversations.push_back(detail::parse_messages(v));
+    return true;
+  }
+  if (!v.is_array() || v.empty() ||
+      !std::all_of(v.begin(), v.end(), [](const ojson& c) { return is_conversation(c); }))
+    return false;
+  for (const ojson& c : v) r.conversations.push_back(detail::parse_messages(c));
+  return true;
+}
+
 void parse_input(const ojson& in, EmbeddingRequest& r) {
   if (in.is_string()) {
     r.texts.push_back(in.get<std::string>());
@@ -37,14 +51,7 @@ void parse_input(const ojson& in, EmbeddingRequest& r) {
   if (!in.is_array())
     detail::wrong_type("input", "a string, a list of strings or of token ids, or messages", in);
   if (in.empty()) throw bad_request("input must not be empty", "input");
-  if (is_conversation(in)) {  // EmbeddingChatInputRequest: one conversation in `input`
-    r.conversations.push_back(detail::parse_messages(in));
-    return;
-  }
-  if (std::all_of(in.begin(), in.end(), [](const ojson& c) { return is_conversation(c); })) {
-    for (const ojson& c : in) r.conversations.push_back(detail::parse_messages(c));
-    return;
-  }
+  if (parse_conversations(in, r)) return;  // EmbeddingChatInputRequest / its batched form
   if (in[0].is_number()) {
     r.inputs_are_ids = true;
     std::vector<int32_t> ids;
@@ -106,6 +113,16 @@ std::string encode_base64(const std::vector<float>& v, const std::string& dtype,
 
 }  // namespace
 
+ApiError wrong_runner_route(const std::string& path, bool pooling_server) {
+  return ApiError(404, pooling_server ? path +
+                                            " is not served for an embedding model (--runner "
+                                            "pooling): use /v1/embeddings"
+                                      : path +
+                                            " needs an embedding model: this server generates "
+                                            "text (start it with --runner pooling for "
+                                            "embeddings)");
+}
+
 EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
   if (!body.is_object()) throw bad_request("the request body must be a JSON object");
   detail::Fields f(body, pooling_api ? "pooling request" : "embeddings request");
@@ -125,15 +142,8 @@ EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
   const ojson* messages = f.get("messages");
   if (input && messages) throw bad_request("give either input or messages, not both", "messages");
   if (messages) {
-    if (is_conversation(*messages)) {
-      r.conversations.push_back(detail::parse_messages(*messages));
-    } else if (messages->is_array() && !messages->empty() &&
-               std::all_of(messages->begin(), messages->end(),
-                           [](const ojson& c) { return is_conversation(c); })) {
-      for (const ojson& c : *messages) r.conversations.push_back(detail::parse_messages(c));
-    } else {
+    if (!parse_conversations(*messages, r))
       detail::wrong_type("messages", "a list of messages (or of conversations)", *messages);
-    }
   } else if (input) {
     parse_input(*input, r);
   } else {
@@ -237,36 +247,21 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
   GenerationRequest trunc;  // request_inputs' truncation rules, shared with generation
   trunc.truncate_prompt_tokens = r.truncate_prompt_tokens;
   trunc.truncate_left = r.truncate_left;
-  auto encode = [&](const std::string& text, bool special, const char* field) {
-    if (r.truncate_prompt_tokens) return llm.tokenizer().encode(text, special);
-    return encode_prompt(llm, text, special, max_len, field);
-  };
   std::vector<std::vector<int32_t>> prompts;
   if (!r.conversations.empty()) {
-    std::unique_ptr<tok::ChatTemplate> own;
-    if (r.chat_template) {
-      if (!o.trust_request_chat_template)
-        throw bad_request(
-            "Chat template is passed with request, but --trust-request-chat-template is not "
-            "set. Refused request with untrusted chat template.",
-            "chat_template");
-      own = std::make_unique<tok::ChatTemplate>(*r.chat_template);
-    }
     for (const ojson& conv : r.conversations) {
-      std::string text;
-      try {
-        text = llm.apply_chat_template(conv, ojson(), r.add_generation_prompt,
-                                       r.chat_template_kwargs, own.get(), r.continue_final_message);
-      } catch (const std::invalid_argument& e) {
-        throw bad_request(e.what(), "continue_final_message");
-      }
-      prompts.push_back(encode(text, r.add_special_tokens.value_or(false), "messages"));
+      const std::string text =
+          render_chat(llm, conv, ojson(), r.add_generation_prompt, r.chat_template_kwargs,
+                      r.chat_template, o.trust_request_chat_template, r.continue_final_message);
+      prompts.push_back(encode_truncatable(llm, text, r.add_special_tokens.value_or(false), trunc,
+                                           max_len, "messages"));
     }
   } else if (r.inputs_are_ids) {
     prompts = r.token_ids;
   } else {
     for (const std::string& t : r.texts)
-      prompts.push_back(encode(t, r.add_special_tokens.value_or(true), "input"));
+      prompts.push_back(
+          encode_truncatable(llm, t, r.add_special_tokens.value_or(true), trunc, max_len, "input"));
   }
   int64_t prompt_tokens = 0;
   for (auto& ids : prompts) {

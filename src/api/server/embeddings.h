@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/pooler_config.h"
+#include "api/server/api_error.h"
 #include "api/server/protocol.h"
 
 namespace vllm::api {
@@ -45,6 +46,11 @@ struct EmbeddingRequest {
   std::vector<std::string> ignored;  // unknown fields, for the debug log
   bool pooling_api = false;          // /pooling: its answer's layout
 };
+
+// The 404 for `path` on a server whose runner does not serve it: an embedding (pooling) server
+// has no generation route, a generation server no /v1/embeddings or /pooling (vLLM registers
+// the routes of the model's tasks only).
+ApiError wrong_runner_route(const std::string& path, bool pooling_server);
 
 // Parses a /v1/embeddings body; throws ApiError(400) naming the field that is malformed or
 // cannot be honoured (encoding_format "bytes", an fp8 embed_dtype, padding "max_length", the

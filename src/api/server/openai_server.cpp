@@ -556,15 +556,7 @@ void OpenAIServer::install_routes() {
     s.route("POST", path, [this, handler, guard, path, embed_route](Req req, Res res) {
       if (!authorized(req, res)) return;
       if (embed_route != cfg_.pooling.has_value()) {
-        guard(res, [&] {
-          throw ApiError(404, embed_route
-                                  ? std::string(path) +
-                                        " needs an embedding model: this server generates text "
-                                        "(start it with --runner pooling for embeddings)"
-                                  : std::string(path) +
-                                        " is not served for an embedding model (--runner "
-                                        "pooling): use /v1/embeddings");
-        });
+        guard(res, [&] { throw wrong_runner_route(path, cfg_.pooling.has_value()); });
         return;
       }
       std::shared_ptr<LoadCount> counted;

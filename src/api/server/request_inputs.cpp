@@ -27,16 +27,35 @@ bool truncate_prompt(std::vector<int32_t>& ids, const GenerationRequest& r, int3
   return true;
 }
 
-namespace {
-
-// A prompt that will be truncated is tokenized whole (truncation needs its end); any other is
-// refused as soon as it passes max_model_len.
-std::vector<int32_t> encode(const LLM& llm, const std::string& text, bool special,
-                            const GenerationRequest& r, const InputOptions& opts,
-                            const char* field) {
+std::vector<int32_t> encode_truncatable(const LLM& llm, const std::string& text, bool special,
+                                        const GenerationRequest& r, int32_t max_model_len,
+                                        const char* field) {
   if (r.truncate_prompt_tokens) return llm.tokenizer().encode(text, special);
-  return encode_prompt(llm, text, special, opts.max_model_len, field);
+  return encode_prompt(llm, text, special, max_model_len, field);
 }
+
+std::string render_chat(const LLM& llm, const ojson& messages, const ojson& tools,
+                        bool add_generation_prompt, const ojson& kwargs,
+                        const std::optional<std::string>& chat_template, bool trusted,
+                        bool continue_final_message) {
+  std::unique_ptr<tok::ChatTemplate> own;
+  if (chat_template) {
+    if (!trusted)
+      throw bad_request(
+          "Chat template is passed with request, but --trust-request-chat-template is not set. "
+          "Refused request with untrusted chat template.",
+          "chat_template");
+    own = std::make_unique<tok::ChatTemplate>(*chat_template);
+  }
+  try {
+    return llm.apply_chat_template(messages, tools, add_generation_prompt, kwargs, own.get(),
+                                   continue_final_message);
+  } catch (const std::invalid_argument& e) {
+    throw bad_request(e.what(), "continue_final_message");
+  }
+}
+
+namespace {
 
 void tokenize_bad_words(const LLM& llm, GenerationRequest& r) {
   if (!r.bad_words.empty()) r.sampling.bad_words_token_ids = llm.bad_words_token_ids(r.bad_words);
@@ -84,31 +103,19 @@ std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool
 }
 
 PreparedInputs prepare_chat(const LLM& llm, ChatRequest& r, const InputOptions& opts) {
-  std::unique_ptr<tok::ChatTemplate> own;
-  if (r.chat_template) {
-    if (!opts.trust_request_chat_template)
-      throw bad_request(
-          "Chat template is passed with request, but --trust-request-chat-template is not set. "
-          "Refused request with untrusted chat template.",
-          "chat_template");
-    own = std::make_unique<tok::ChatTemplate>(*r.chat_template);
-  }
-  std::string prompt;
-  try {
-    // --exclude-tools-when-tool-choice-none: the template does not see tools the model may not
-    // call.
-    const bool hide_tools =
-        opts.exclude_tools_when_tool_choice_none && r.tool_choice == ToolChoice::kNone;
-    prompt =
-        llm.apply_chat_template(r.messages, hide_tools ? ojson() : r.tools, r.add_generation_prompt,
-                                r.chat_template_kwargs, own.get(), r.continue_final_message);
-  } catch (const std::invalid_argument& e) {
-    throw bad_request(e.what(), "continue_final_message");
-  }
+  // --exclude-tools-when-tool-choice-none: the template does not see tools the model may not
+  // call.
+  const bool hide_tools =
+      opts.exclude_tools_when_tool_choice_none && r.tool_choice == ToolChoice::kNone;
+  const std::string prompt =
+      render_chat(llm, r.messages, hide_tools ? ojson() : r.tools, r.add_generation_prompt,
+                  r.chat_template_kwargs, r.chat_template, opts.trust_request_chat_template,
+                  r.continue_final_message);
   PreparedInputs in;
   PromptInput p;
   // The template already holds the special tokens (vLLM's default add_special_tokens=False).
-  p.ids = encode(llm, prompt, r.add_special_tokens.value_or(false), r, opts, "messages");
+  p.ids = encode_truncatable(llm, prompt, r.add_special_tokens.value_or(false), r,
+                             opts.max_model_len, "messages");
   truncate_prompt(p.ids, r, opts.max_model_len);
   in.prompts.push_back(std::move(p));
   GenerationOptions& o = in.options;
@@ -233,7 +240,7 @@ PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& r, const In
   const bool special = r.add_special_tokens.value_or(true);
   for (const auto& t : r.prompt_texts) {
     PromptInput p;
-    p.ids = encode(llm, t, special, r, opts, "prompt");
+    p.ids = encode_truncatable(llm, t, special, r, opts.max_model_len, "prompt");
     p.text = t;
     if (truncate_prompt(p.ids, r, opts.max_model_len) && r.echo) p.text = llm.decode(p.ids, false);
     in.prompts.push_back(std::move(p));

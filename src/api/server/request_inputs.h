@@ -47,13 +47,26 @@ struct PreparedInputs {
 std::vector<int32_t> encode_prompt(const LLM& llm, const std::string& text, bool add_special,
                                    int32_t max_model_len, const char* field);
 
-// Both throw ApiError(400) naming the field at fault; they also fill req.sampling's
-// bad_words_token_ids and compile its structured-output constraint (or forced tool call) into
-// req.sampling.grammar.
+// encode_prompt, except that a prompt the request will truncate (truncate_prompt_tokens) is
+// tokenized whole: truncation needs its end.
+std::vector<int32_t> encode_truncatable(const LLM& llm, const std::string& text, bool add_special,
+                                        const GenerationRequest& r, int32_t max_model_len,
+                                        const char* field);
 // truncate_prompt_tokens: keeps the last (left truncation, vLLM's default) or the first k tokens
 // (-1: max_model_len). Returns whether anything was cut; throws ApiError(400) when k is above
 // max_model_len.
 bool truncate_prompt(std::vector<int32_t>& ids, const GenerationRequest& r, int32_t max_model_len);
+// A message list through the chat template: the server's, or the request's own `chat_template`
+// (refused unless `trusted`: --trust-request-chat-template). ApiError(400) for an untrusted
+// template or a final message the template cannot continue (continue_final_message).
+std::string render_chat(const LLM& llm, const ojson& messages, const ojson& tools,
+                        bool add_generation_prompt, const ojson& kwargs,
+                        const std::optional<std::string>& chat_template, bool trusted,
+                        bool continue_final_message);
+
+// Both throw ApiError(400) naming the field at fault; they also fill req.sampling's
+// bad_words_token_ids and compile its structured-output constraint (or forced tool call) into
+// req.sampling.grammar.
 PreparedInputs prepare_chat(const LLM& llm, ChatRequest& req, const InputOptions& opts);
 PreparedInputs prepare_completion(const LLM& llm, CompletionRequest& req, const InputOptions& opts);
 

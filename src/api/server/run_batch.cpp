@@ -8,7 +8,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -91,9 +90,7 @@ int run_batch(int argc, char** argv) {
   std::ostream& out = output == "-" ? std::cout : out_file;
 
   auto llm = LLM::load(rm.path, ec);
-  flags.pooler.hf_overrides = ec.hf_overrides;
-  const std::optional<PoolerSetup> pooling = resolve_pooler(
-      flags.pooler, std::filesystem::is_directory(rm.path) ? rm.path : rm.folder, llm->model());
+  const std::optional<PoolerSetup> pooling = flags.resolve_pooler(rm.folder, llm->model());
   engine::AsyncEngine engine(llm->engine());
   ServingContext ctx{*llm, engine, served.front(), std::nullopt};
   // gpt-oss chat output is split as harmony here too (vLLM's run_batch serves chat the same way).
@@ -152,24 +149,21 @@ int run_batch(int argc, char** argv) {
                               "/v1/completions or /v1/embeddings)",
                           "url");
       if ((url == "/v1/embeddings") != pooling.has_value())
-        throw ApiError(404,
-                       pooling ? url +
-                                     " is not served for an embedding model (--runner "
-                                     "pooling): use /v1/embeddings"
-                               : url + " needs an embedding model (--runner pooling)",
-                       "url");
+        throw wrong_runner_route(url, pooling.has_value());
       if (!line.contains("body") || !line["body"].is_object())
         throw bad_request("body must be a JSON object", "body");
       const ojson body = ojson::parse(line["body"].dump());
+      auto check_model = [&](const std::optional<std::string>& model) {
+        if (model && std::find(served.begin(), served.end(), *model) == served.end())
+          throw ApiError(404, "The model `" + *model + "` does not exist.", "model");
+      };
       auto check = [&](const GenerationRequest& r) {
-        if (r.model && std::find(served.begin(), served.end(), *r.model) == served.end())
-          throw ApiError(404, "The model `" + *r.model + "` does not exist.", "model");
+        check_model(r.model);
         if (r.stream) throw bad_request("stream is not supported in batch files", "stream");
       };
       if (url == "/v1/embeddings") {
         const EmbeddingRequest r = parse_embedding_request(body);
-        if (r.model && std::find(served.begin(), served.end(), *r.model) == served.end())
-          throw ApiError(404, "The model `" + *r.model + "` does not exist.", "model");
+        check_model(r.model);
         EmbeddingServeOptions o;
         o.pooler = &*pooling;
         o.model_name = served.front();

@@ -419,9 +419,7 @@ int serve_main(int argc, char** argv) {
 
   auto llm = api::LLM::load(rm.path, ec, lo);
   llm->set_compact_json(flags.structured_outputs_compact_json());
-  flags.pooler.hf_overrides = ec.hf_overrides;
-  sc.pooling =
-      resolve_pooler(flags.pooler, fs::is_directory(rm.path) ? rm.path : rm.folder, llm->model());
+  sc.pooling = flags.resolve_pooler(rm.folder, llm->model());
   if (sc.pooling && ec.device == "cuda")
     throw std::invalid_argument(
         "--device cuda: embedding (pooling) models run on the CPU only (--device cpu)");
