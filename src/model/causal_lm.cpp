@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 
 #include "model/family.h"
 #include "model/fp8_weights.h"
@@ -188,6 +189,27 @@ void CausalLM::load_weights(const ModelFamily& family, const LoadOptions& opts) 
   release_mapped_weights();
   if (opts.pack_weights) pack_weights(opts);
   release_mapped_weights();
+}
+
+std::vector<float> CausalLM::lm_head_rows(const std::vector<int32_t>& ids) const {
+  const int64_t E = config_.hidden_size;
+  for (int32_t id : ids)
+    if (id < 0 || id >= config_.vocab_size)
+      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary");
+  std::vector<float> out(ids.size() * static_cast<size_t>(E));
+  vt::cpu::get_rows(lm_head_, ids.data(), static_cast<int64_t>(ids.size()), out.data(), E);
+  return out;
+}
+
+std::vector<float> CausalLM::score_head(int64_t num_labels) const {
+  if (!store_.has("score.weight")) return {};
+  const int64_t E = config_.hidden_size;
+  const vt::cpu::WeightView w = store_.matrix("score.weight", num_labels, E);
+  std::vector<int32_t> rows(static_cast<size_t>(num_labels));
+  for (int64_t i = 0; i < num_labels; ++i) rows[i] = static_cast<int32_t>(i);
+  std::vector<float> out(static_cast<size_t>(num_labels * E));
+  vt::cpu::get_rows(w, rows.data(), num_labels, out.data(), E);
+  return out;
 }
 
 void CausalLM::release_mapped_weights() const {

@@ -102,6 +102,13 @@ class CausalLM {
   const vt::cpu::WeightView& embed_weight() const { return embed_; }
   const vt::cpu::WeightView& lm_head_weight() const { return lm_head_; }
   const std::vector<float>& final_norm_weight() const { return final_norm_; }
+  // Rows of the LM head (the embedding when tied) as f32, [ids.size()][hidden]: vLLM's
+  // classifier_from_token makes a sequence classifier of them. Throws std::out_of_range for
+  // an id outside the vocabulary.
+  std::vector<float> lm_head_rows(const std::vector<int32_t>& ids) const;
+  // A *ForSequenceClassification checkpoint's classifier ("score.weight", [num_labels][hidden])
+  // as f32; empty when the checkpoint has none. Throws LoadError for another shape.
+  std::vector<float> score_head(int64_t num_labels) const;
   const std::vector<float>& rope_inv_freq() const { return inv_freq_; }
   const std::vector<LayerWeights>& layers() const { return layers_; }
 

@@ -73,6 +73,7 @@ struct ModelFamily {
 
 // Every family, in registry order (models/registry.cpp).
 const std::vector<const ModelFamily*>& model_families();
+// `architecture`'s family; a *ForSequenceClassification class is its *ForCausalLM's.
 const ModelFamily* family_for_hf(const std::string& architecture);
 const ModelFamily* family_for_gguf(const std::string& gguf_architecture);
 // "A, B, C": for error messages.

@@ -56,8 +56,17 @@ const std::vector<const ModelFamily*>& model_families() {
 }
 
 const ModelFamily* family_for_hf(const std::string& architecture) {
+  // vLLM's as_seq_cls_model: a *ForSequenceClassification checkpoint is its *ForCausalLM
+  // decoder with a classifier head (score.weight) in place of the LM head.
+  static const std::string kSeqCls = "ForSequenceClassification";
+  const std::string arch =
+      architecture.size() > kSeqCls.size() &&
+              architecture.compare(architecture.size() - kSeqCls.size(), kSeqCls.size(), kSeqCls) ==
+                  0
+          ? architecture.substr(0, architecture.size() - kSeqCls.size()) + "ForCausalLM"
+          : architecture;
   for (const ModelFamily* f : model_families())
-    if (std::find(f->hf_architectures.begin(), f->hf_architectures.end(), architecture) !=
+    if (std::find(f->hf_architectures.begin(), f->hf_architectures.end(), arch) !=
         f->hf_architectures.end())
       return f;
   return nullptr;
