@@ -1,6 +1,7 @@
 // libFuzzer target: the server's request parsing. The first byte picks the endpoint (4: a
-// /v1/responses body, 5: a /v1/messages body, each translated to its chat request; 240 and
-// above: a /v1/embeddings body, 248 and above a /pooling one); the rest is the body. A parsed chat
+// /v1/responses body, 5: a /v1/messages body, each translated to its chat request; 224-229: a
+// /score body, 230-235 a /rerank one, 236-239 a /classify one; 240 and above: a /v1/embeddings
+// body, 248 and above a /pooling one); the rest is the body. A parsed chat
 // request is also rendered through the real Qwen3 chat template (request content reaches the
 // template engine as values). Only ApiError and ChatTemplateError may come out: anything else would
 // be a 500 or a crash in the server. A chat request's structural tag (its own, or the strict-tools
@@ -15,6 +16,7 @@
 #include "api/server/embeddings.h"
 #include "api/server/protocol.h"
 #include "api/server/responses_api.h"
+#include "api/server/scoring.h"
 #include "api/server/strict_tools.h"
 #include "engine/structured_output/structured_output.h"
 #include "tokenizer/chat_template/chat_template.h"
@@ -69,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     const ojson j = parse_body(body);
-    const int ep = data[0] >= 240 ? 6 : data[0] % 6;  // the older seeds keep their endpoint
+    // The older seeds keep their endpoint.
+    const int ep = data[0] >= 240 ? 6 : data[0] >= 224 ? 7 : data[0] % 6;
     switch (ep) {
       case 0:
         parse_completion_request(j);
@@ -92,7 +95,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         parse_tokenize_request(j);
         break;
       case 6:  // 248 and above: vLLM's /pooling, the same body with a task
-        parse_embedding_request(j, data[0] >= 248);
+        parse_embedding_request(j, data[0] >= 248 ? PoolingApi::kPooling : PoolingApi::kEmbeddings);
+        break;
+      case 7:
+        if (data[0] >= 236)
+          parse_embedding_request(j, PoolingApi::kClassify);
+        else
+          parse_score_request(j, data[0] >= 230);
         break;
       default:
         parse_detokenize_request(j);

@@ -42,6 +42,8 @@ if [ -f tools/make_tiny_models.py ]; then
   python3 tools/make_tiny_lora.py --models "$VLLM_TINY_MODELS" --out "$VLLM_TINY_MODELS/lora" >/dev/null
   # Sentence Transformers embedding folders around the tiny qwen3 / qwen2 (tests/golden/embed/).
   python3 tools/make_tiny_embedding.py --models "$VLLM_TINY_MODELS" --out "$VLLM_TINY_MODELS/embed" >/dev/null
+  # Sequence classifiers (score.weight heads) around the tiny qwen3 (tests/golden/classify/).
+  python3 tools/make_tiny_classifier.py --models "$VLLM_TINY_MODELS" --out "$VLLM_TINY_MODELS/classify" >/dev/null
   python3 tools/check_tiny_models.py --models "$VLLM_TINY_MODELS"
   # The tiny Gemma, Gemma 2, Gemma 3, Phi-3, Mixtral, SmolLM3, Granite, Qwen2.5-VL (text), OLMo 2, GLM-4,
   # Cohere, Cohere2, EXAONE 4.0, gpt-oss (MXFP4 experts), Qwen2-MoE, OLMoE, GraniteMoE, GLM-4.5, MiniMax-M2, ERNIE 4.5, Seed-OSS, Arcee, Hunyuan, StableLM, Phi-2, StarCoder2, DeepSeek V2 / V3 and Ministral 3 as

@@ -94,6 +94,13 @@ def requests():
                             [{"role": "system", "content": "b"}]],
                "chat_template_kwargs": {"enable_thinking": False}}),
         (248, {"input": "x", "task": "embed", "use_activation": True}),
+        # /score (224-229), /rerank (230-235), /classify (236-239).
+        (224, {"model": "m", "queries": "q", "documents": ["a", "b"], "max_tokens_per_doc": 4,
+               "truncate_prompt_tokens": 8, "use_activation": True}),
+        (225, {"text_1": ["q1", "q2"], "text_2": ["a", "b"], "instruction": "i",
+               "chat_template_kwargs": {"instruction": "j"}}),
+        (230, {"query": "q", "documents": ["a", "b", "c"], "top_n": 2, "priority": 1}),
+        (236, {"input": ["a", "b"], "use_activation": False, "add_special_tokens": True}),
     ]
     for ep, b in bodies:
         put("request", bytes([ep]) + json.dumps(b).encode())

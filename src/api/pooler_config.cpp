@@ -3,8 +3,11 @@
 // this engine can pool: sequence pooling of a decoder's final hidden states for embeddings.
 #include "api/pooler_config.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +15,7 @@
 
 #include "model/causal_lm.h"
 #include "model/gguf.h"
+#include "tokenizer/tokenizer.h"
 
 namespace vllm::api {
 
@@ -134,28 +138,159 @@ std::optional<PoolingType> gguf_pooling(const model::CausalLM& m) {
   }
 }
 
+// The activation of a classifier's config.json (vLLM's get_act_fn).
+PoolerSetup::Activation classifier_activation(const json& cfg, const std::string& where) {
+  using A = PoolerSetup::Activation;
+  const std::string problem = cfg.value("problem_type", json()).is_string()
+                                  ? cfg["problem_type"].get<std::string>()
+                                  : std::string();
+  if (problem == "regression") return A::kIdentity;
+  if (problem == "single_label_classification") return A::kClassify;
+  if (problem == "multi_label_classification") return A::kSigmoid;
+  std::string fn;
+  if (cfg.contains("sentence_transformers") && cfg["sentence_transformers"].is_object() &&
+      cfg["sentence_transformers"].contains("activation_fn"))
+    fn = cfg["sentence_transformers"]["activation_fn"].get<std::string>();
+  else if (cfg.value("sbert_ce_default_activation_function", json()).is_string())
+    fn = cfg["sbert_ce_default_activation_function"].get<std::string>();
+  if (fn.empty()) return A::kClassify;
+  if (fn.rfind("torch.nn.modules.", 0) != 0)
+    fail(where + ": activation '" + fn +
+         "': Loading of activation functions is restricted to torch.nn.modules for security "
+         "reasons");
+  const std::string leaf = fn.substr(fn.rfind('.') + 1);
+  if (leaf == "Sigmoid" || leaf == "Softmax") return A::kClassify;
+  if (leaf == "Identity") return A::kIdentity;
+  fail(where + ": activation '" + fn + "' is not supported (Sigmoid, Softmax or Identity)");
+}
+
+// A classifier's head and labels (vLLM's as_seq_cls_model): the checkpoint's score.weight, or
+// rows of the LM head named by classifier_from_token (method from_2_way_softmax: yes minus no,
+// one label; no_post_processing: one label per token).
+void setup_classifier(PoolerSetup& s, const json& cfg, const model::CausalLM& m,
+                      const tok::Tokenizer* tok, const std::string& where) {
+  std::vector<std::string> tokens;
+  if (const auto it = cfg.find("classifier_from_token"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_array()) fail(where + " classifier_from_token: a list of tokens is wanted");
+    for (const json& t : *it) {
+      if (!t.is_string()) fail(where + " classifier_from_token: a list of tokens is wanted");
+      tokens.push_back(t.get<std::string>());
+    }
+  }
+  std::string method =
+      cfg.value("method", json()).is_string() ? cfg["method"].get<std::string>() : std::string();
+  if (cfg.value("is_original_qwen3_reranker", false) == true) {
+    if (tokens.size() != 2)
+      fail(where +
+           " is_original_qwen3_reranker: classifier_from_token must name two tokens (\"no\", "
+           "\"yes\")");
+    method = "from_2_way_softmax";
+  }
+  const int64_t E = m.config().hidden_size;
+  if (!method.empty() || !tokens.empty()) {
+    if (method != "from_2_way_softmax" && method != "no_post_processing")
+      fail(where + " method '" + method +
+           "': a classifier from tokens needs method from_2_way_softmax or no_post_processing");
+    if (tokens.empty()) fail(where + " method " + method + " needs classifier_from_token");
+    if (method == "from_2_way_softmax" && tokens.size() != 2)
+      fail(where + " from_2_way_softmax: classifier_from_token must name two tokens");
+    if (!tok) fail(where + ": classifier_from_token needs the model's tokenizer");
+    std::vector<int32_t> ids;
+    for (const std::string& t : tokens) {
+      const std::optional<int32_t> id = tok->token_to_id(t);
+      if (!id) fail(where + " classifier_from_token: '" + t + "' is not a token of the vocabulary");
+      ids.push_back(*id);
+    }
+    const std::vector<float> rows = m.lm_head_rows(ids);
+    if (method == "from_2_way_softmax") {  // the "yes" (second) row minus the "no" (first)
+      s.classifier.resize(static_cast<size_t>(E));
+      for (int64_t i = 0; i < E; ++i) s.classifier[i] = rows[E + i] - rows[i];
+    } else {
+      s.classifier = rows;
+    }
+    s.num_labels = method == "from_2_way_softmax" ? 1 : static_cast<int32_t>(tokens.size());
+    s.use_sep_token = false;  // an LLM as reranker: query and document as one string
+  } else {
+    int64_t n = 2;  // transformers' default label count
+    if (cfg.contains("id2label") && cfg["id2label"].is_object())
+      n = static_cast<int64_t>(cfg["id2label"].size());
+    else if (cfg.value("num_labels", json()).is_number_integer())
+      n = cfg["num_labels"].get<int64_t>();
+    if (n < 1) fail(where + ": num_labels must be at least 1");
+    if (m.gguf()) fail(m.path() + ": sequence classification needs a Hugging Face folder");
+    s.classifier = m.score_head(n);
+    if (s.classifier.empty())
+      fail(where + ": " + m.config().architecture +
+           " has no classifier head (score.weight) in its weights; an LLM becomes a classifier "
+           "through --hf-overrides classifier_from_token and method");
+    s.num_labels = static_cast<int32_t>(n);
+    s.labels.assign(static_cast<size_t>(n), "");
+    if (cfg.contains("id2label") && cfg["id2label"].is_object())
+      for (const auto& [k, v] : cfg["id2label"].items()) {
+        char* end = nullptr;
+        const long i = std::strtol(k.c_str(), &end, 10);
+        if (*end == '\0' && i >= 0 && i < n && v.is_string()) s.labels[i] = v.get<std::string>();
+      }
+  }
+  if (s.labels.size() != static_cast<size_t>(s.num_labels)) {  // transformers' LABEL_i names
+    s.labels.clear();
+    for (int32_t i = 0; i < s.num_labels; ++i) s.labels.push_back("LABEL_" + std::to_string(i));
+  }
+  s.activation = classifier_activation(cfg, where);
+  if (cfg.value("use_pad_token", json()).is_boolean())  // vLLM's deprecated spelling
+    s.use_sep_token = cfg["use_pad_token"].get<bool>();
+  else if (cfg.value("use_sep_token", json()).is_boolean())
+    s.use_sep_token = cfg["use_sep_token"].get<bool>();
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 }  // namespace
 
+std::vector<float> PoolerSetup::classify(const std::vector<float>& pooled, bool activate) const {
+  const size_t H = pooled.size();
+  std::vector<float> out(static_cast<size_t>(num_labels));
+  for (size_t l = 0; l < out.size(); ++l) {
+    double acc = 0;
+    for (size_t i = 0; i < H; ++i) acc += double(classifier[l * H + i]) * pooled[i];
+    out[l] = static_cast<float>(acc);
+  }
+  if (!activate || activation == Activation::kIdentity) return out;
+  if (activation == Activation::kSigmoid || out.size() < 2) {
+    for (float& x : out) x = static_cast<float>(1.0 / (1.0 + std::exp(-double(x))));
+    return out;
+  }
+  const float mx = *std::max_element(out.begin(), out.end());
+  double sum = 0;
+  for (float& x : out) sum += (x = static_cast<float>(std::exp(double(x) - mx)));
+  for (float& x : out) x = static_cast<float>(x / sum);
+  return out;
+}
+
 std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::string& folder,
-                                          const model::CausalLM& m) {
+                                          const model::CausalLM& m, const tok::Tokenizer* tok) {
   std::string runner = flags.runner, convert = flags.convert;
-  if (flags.task == "embed" || flags.task == "embedding") {  // vLLM's older spelling
+  if (flags.task == "embed" || flags.task == "embedding" || flags.task == "classify" ||
+      flags.task == "score") {  // vLLM's older spelling (score: a cross-encoder, classify)
     if (runner == "generate") fail("--task " + flags.task + " contradicts --runner generate");
     runner = "pooling";
-    if (convert == "auto") convert = "embed";
+    if (convert == "auto")
+      convert = flags.task == "embed" || flags.task == "embedding" ? "embed" : "classify";
   } else if (!flags.task.empty() && flags.task != "auto" && flags.task != "generate") {
-    fail("--task " + flags.task + " is not supported (auto, generate, embed)");
+    fail("--task " + flags.task + " is not supported (auto, generate, embed, classify, score)");
   }
-  if (convert == "classify")
-    fail("--convert classify: sequence classification (/classify, /score, /rerank) is not served");
-  if (convert != "auto" && convert != "none" && convert != "embed")
-    fail("--convert " + convert + " is not supported (auto, none, embed)");
+  if (convert != "auto" && convert != "none" && convert != "embed" && convert != "classify")
+    fail("--convert " + convert + " is not supported (auto, none, embed, classify)");
   const fs::path dir(folder);
   const bool is_folder = m.gguf() == nullptr;
   const std::optional<StPooling> st = is_folder ? read_sentence_transformers(dir) : std::nullopt;
+  // The architecture after --hf-overrides (the loader applied them to config.json).
   const std::string& arch = m.config().architecture;
+  const bool seq_cls = ends_with(arch, "ForSequenceClassification");
   if (runner == "auto") {
-    if (convert == "embed")
+    if (convert == "embed" || convert == "classify" || seq_cls)
       runner = "pooling";
     else if (st)  // "Some Sentence Transformers models use *ForCausalLM archs"
       runner = "pooling";
@@ -163,21 +298,29 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
       runner = "generate";
   }
   if (runner == "generate") {
-    if (convert == "embed") fail("--convert embed needs --runner pooling (or auto)");
+    if (convert == "embed" || convert == "classify")
+      fail("--convert " + convert + " needs --runner pooling (or auto)");
+    if (seq_cls)
+      fail(arch + " is a sequence classifier (a pooling model): --runner generate cannot serve it");
     if (!flags.pooler_config.empty())
       std::fprintf(stderr, "vllm.cpp: --pooler-config has no effect on a generation model\n");
     return std::nullopt;
   }
   if (runner != "pooling")
     fail("--runner " + runner + " is not supported (auto, generate, pooling)");
-  // Every architecture served here is a *ForCausalLM (or *ForConditionalGeneration) decoder:
-  // vLLM's --convert auto turns it into an embedding model ("embed"); "none" would keep a
-  // generation model under the pooling runner.
-  if (convert == "none")
+  // A *ForCausalLM (or *ForConditionalGeneration) decoder: vLLM's --convert auto turns it into
+  // an embedding model ("embed"); "none" would keep a generation model under the pooling
+  // runner. A *ForSequenceClassification checkpoint is a classifier already.
+  if (convert == "none" && !seq_cls)
     fail("--runner pooling --convert none: " + (arch.empty() ? std::string("the model") : arch) +
          " is not a pooling model; use --convert embed (or auto)");
+  if (convert == "embed" && seq_cls)
+    fail("--convert embed: " + arch + " is a sequence classifier (its task is classify)");
+  const bool classify = seq_cls || convert == "classify";
 
   PoolerSetup s;
+  s.task = classify ? PoolerSetup::Task::kClassify : PoolerSetup::Task::kEmbed;
+  const char* task_name = classify ? "classify" : "embed";
   s.hidden_size = static_cast<int32_t>(m.config().hidden_size);
   std::optional<PoolingType> type;
   std::optional<bool> normalize;
@@ -196,7 +339,8 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
       const std::string f = "--pooler-config " + k;
       if (v.is_null()) continue;
       if (k == "task") {
-        if (v != "embed") fail(f + ": only the embed task is served");
+        if (v != task_name)
+          fail(f + ": this model's task is " + task_name + " (" + v.dump() + " is not served)");
       } else if (k == "pooling_type" || k == "seq_pooling_type") {
         if (!v.is_string()) fail(f + ": a string (CLS, LAST or MEAN) is wanted");
         if (type) fail("--pooler-config: Cannot set both `pooling_type` and `seq_pooling_type`");
@@ -209,6 +353,7 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
         normalize = v.get<bool>();
         norm_src = "--pooler-config";
       } else if (k == "dimensions") {
+        if (classify) fail(f + ": a classifier has no embedding dimensions");
         if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > s.hidden_size)
           fail(f + ": an integer in [1, " + std::to_string(s.hidden_size) + "] is wanted");
         s.dimensions = v.get<int32_t>();
@@ -220,15 +365,16 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
         if (!v.is_boolean()) fail(f + ": true or false is wanted");  // no late interaction here
       } else if (k == "max_embed_len") {
         fail(f + ": inputs longer than max_model_len are not implemented (raise --max-model-len)");
-      } else if (k == "logit_mean" || k == "logit_sigma" || k == "step_tag_id" ||
-                 k == "returned_token_ids") {
-        fail(f + ": a classification / reward setting; only embeddings are served");
+      } else if (k == "logit_mean" || k == "logit_sigma") {
+        fail(f + ": logit normalization of a classifier is not implemented");
+      } else if (k == "step_tag_id" || k == "returned_token_ids") {
+        fail(f + ": a reward-model setting (token pooling); reward models are not served");
       } else {
         fail(f + ": unknown field");
       }
     }
   }
-  if (st) {
+  if (st && !classify) {
     if (!type && st->type) {
       type = st->type;
       type_src = "sentence_transformers";
@@ -247,10 +393,11 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
   s.normalize = normalize.value_or(true);
   s.source = std::string("pooling ") + engine::to_string(s.type) + " (" +
              (type_src.empty() ? "model default" : type_src) + "), " +
-             (s.normalize ? "normalized" : "not normalized") + " (" +
-             (norm_src.empty() ? "pooler default" : norm_src) + ")";
+             (classify ? (s.normalize ? "activated" : "raw logits")
+                       : (s.normalize ? "normalized" : "not normalized")) +
+             " (" + (norm_src.empty() ? "pooler default" : norm_src) + ")";
 
-  // Matryoshka: config.json's matryoshka_dimensions or is_matryoshka, --hf-overrides' first.
+  // config.json, --hf-overrides' fields first: Matryoshka sizes, a classifier's labels.
   json cfg = json::object();
   if (is_folder)
     if (auto c = read_json(dir / "config.json"); c && c->is_object()) cfg = *c;
@@ -272,6 +419,10 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
     s.is_matryoshka = !s.matryoshka_dimensions.empty();
   }
   if (cfg.value("is_matryoshka", false) == true) s.is_matryoshka = true;
+  if (classify) {
+    setup_classifier(s, cfg, m, tok, (dir / "config.json").string());
+    s.source += ", " + std::to_string(s.num_labels) + " label" + (s.num_labels == 1 ? "" : "s");
+  }
   return s;
 }
 

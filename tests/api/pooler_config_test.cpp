@@ -12,6 +12,7 @@
 #include "api/server/api_error.h"
 #include "api/server/embeddings.h"
 #include "model/causal_lm.h"
+#include "tokenizer/tokenizer.h"
 
 namespace vllm::api {
 namespace {
@@ -22,11 +23,16 @@ using engine::PoolingType;
 class PoolerConfig : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = model::CausalLM::load(testing::tiny_models_dir() + "/qwen3").release();
+    const std::string base = testing::tiny_models_dir() + "/qwen3";
+    model_ = model::CausalLM::load(base).release();
+    tok_ = tok::Tokenizer::from_files(base + "/tokenizer.json", base + "/tokenizer_config.json")
+               .release();
   }
   static void TearDownTestSuite() {
     delete model_;
     model_ = nullptr;
+    delete tok_;
+    tok_ = nullptr;
   }
   void SetUp() override {
     dir_ =
@@ -49,7 +55,7 @@ class PoolerConfig : public ::testing::Test {
     write("1_Pooling/config.json", pooling_config);
   }
   std::optional<PoolerSetup> resolve(PoolerFlags f = {}) {
-    return resolve_pooler(f, dir_.string(), *model_);
+    return resolve_pooler(f, dir_.string(), *model_, tok_);
   }
   std::string refusal(PoolerFlags f = {}) {
     try {
@@ -60,9 +66,11 @@ class PoolerConfig : public ::testing::Test {
     return "(accepted)";
   }
   static model::CausalLM* model_;
+  static tok::Tokenizer* tok_;
   fs::path dir_;
 };
 model::CausalLM* PoolerConfig::model_ = nullptr;
+tok::Tokenizer* PoolerConfig::tok_ = nullptr;
 
 TEST_F(PoolerConfig, RunnerAutoPicksPoolingForSentenceTransformersFolders) {
   EXPECT_FALSE(resolve().has_value());  // config.json alone: a generation model
@@ -139,10 +147,11 @@ TEST_F(PoolerConfig, WhatCannotBeHonouredIsRefusedByName) {
            {R"({"tok_pooling_type": "ALL"})", "--pooler-config tok_pooling_type"},
            {R"({"normalize": true})", "Parameter `normalize` was removed"},
            {R"({"pooling_type": "LAST", "seq_pooling_type": "MEAN"})", "Cannot set both"},
-           {R"({"task": "classify"})", "only the embed task"},
+           {R"({"task": "classify"})", "this model's task is embed"},
            {R"({"enable_chunked_processing": true})", "chunked processing"},
            {R"({"dimensions": 65})", "[1, 64]"},
-           {R"({"step_tag_id": 3})", "classification / reward"},
+           {R"({"step_tag_id": 3})", "reward-model setting"},
+           {R"({"logit_mean": 0.5})", "logit normalization"},
            {R"({"bogus": 1})", "--pooler-config bogus: unknown field"},
            {"[1]", "a JSON object is wanted"},
        }) {
@@ -151,9 +160,70 @@ TEST_F(PoolerConfig, WhatCannotBeHonouredIsRefusedByName) {
   }
   f.pooler_config.clear();
   f.convert = "classify";
-  refused("--convert classify", f);
+  refused("has no classifier head (score.weight)", f);
   f.convert = "none";
   refused("Qwen3ForCausalLM is not a pooling model", f);
+}
+
+// vLLM's classifier_from_token: a *ForCausalLM made a classifier of its LM-head rows, as
+// Qwen3-Reranker is served (--hf-overrides classifier_from_token / method, or
+// is_original_qwen3_reranker).
+TEST_F(PoolerConfig, ClassifierFromTokens) {
+  const int32_t no = *tok_->token_to_id("no"), yes = *tok_->token_to_id("yes");
+  const std::vector<float> rows = model_->lm_head_rows({no, yes});
+  const size_t H = rows.size() / 2;
+  PoolerFlags f;
+  f.convert = "classify";
+  for (const char* overrides :
+       {R"({"classifier_from_token": ["no", "yes"], "method": "from_2_way_softmax"})",
+        R"({"classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true})"}) {
+    f.hf_overrides = overrides;
+    const std::optional<PoolerSetup> s = resolve(f);
+    ASSERT_TRUE(s) << overrides;
+    EXPECT_EQ(s->task, PoolerSetup::Task::kClassify);
+    EXPECT_EQ(s->type, PoolingType::kLast);
+    ASSERT_EQ(s->num_labels, 1);
+    EXPECT_EQ(s->labels, std::vector<std::string>{"LABEL_0"});
+    EXPECT_FALSE(s->use_sep_token);  // an LLM as reranker: query and document as one string
+    EXPECT_TRUE(s->serves_score());
+    ASSERT_EQ(s->classifier.size(), H);
+    for (size_t i = 0; i < H; ++i) ASSERT_EQ(s->classifier[i], rows[H + i] - rows[i]) << i;
+    // One label: the activation is a sigmoid of yes minus no, i.e. the 2-way softmax's p(yes).
+    std::vector<float> h(H);
+    for (size_t i = 0; i < H; ++i) h[i] = 0.01f * static_cast<float>(i % 7) - 0.02f;
+    double ly = 0, ln = 0;
+    for (size_t i = 0; i < H; ++i) ly += double(rows[H + i]) * h[i], ln += double(rows[i]) * h[i];
+    EXPECT_NEAR(s->classify(h, true)[0], std::exp(ly) / (std::exp(ly) + std::exp(ln)), 1e-5);
+    EXPECT_NEAR(s->classify(h, false)[0], ly - ln, 1e-4);
+  }
+  f.hf_overrides = R"({"classifier_from_token": ["no", "yes"], "method": "no_post_processing"})";
+  std::optional<PoolerSetup> s = resolve(f);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->num_labels, 2);
+  EXPECT_EQ(s->classifier, rows);
+  EXPECT_FALSE(s->serves_score());  // vLLM's score API wants one label
+  // Two labels: softmax, which sums to one.
+  const std::vector<float> p = s->classify(std::vector<float>(H, 0.5f), true);
+  EXPECT_NEAR(p[0] + p[1], 1.0, 1e-6);
+  for (const auto& [overrides, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"classifier_from_token": ["no", "yes"]})", "needs method"},
+           {R"({"classifier_from_token": ["no", "yes"], "method": "mean"})", "method 'mean'"},
+           {R"({"classifier_from_token": ["yes"], "method": "from_2_way_softmax"})",
+            "must name two tokens"},
+           {R"({"classifier_from_token": ["no", "no such token"], "method": "no_post_processing"})",
+            "'no such token' is not a token"},
+           {R"({"is_original_qwen3_reranker": true})", "must name two tokens"},
+           {R"({"classifier_from_token": ["no", "yes"], "method": "from_2_way_softmax",
+                "sbert_ce_default_activation_function": "os.system"})",
+            "restricted to torch.nn.modules"},
+       }) {
+    f.hf_overrides = overrides;
+    EXPECT_NE(refusal(f).find(want), std::string::npos) << refusal(f);
+  }
+  f.hf_overrides.clear();
+  f.convert = "embed";
+  f.runner = "generate";
+  EXPECT_NE(refusal(f).find("--convert embed needs --runner pooling"), std::string::npos);
 }
 
 TEST(EmbeddingRequest, ParsesInputsAndRefusesWhatItCannotHonour) {

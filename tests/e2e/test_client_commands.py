@@ -111,6 +111,6 @@ def test_run_batch_answers_each_line_and_reports_bad_ones(client, tmp_path):
     assert got["text"] == want.text
     assert got["logprobs"]["token_logprobs"] == want.logprobs.token_logprobs
     for o, status, needle in [(out[2], 400, "not JSON"), (out[3], 400, "use_beam_search"),
-                              (out[4], 404, "needs an embedding model"), (out[5], 404, "other")]:
+                              (out[4], 404, "needs a pooling model"), (out[5], 404, "other")]:
         assert o["response"]["status_code"] == status and o["response"]["body"] is None
         assert needle in o["error"]

@@ -323,7 +323,7 @@ def test_generation_models_and_unusable_poolers(tmp_path):
     (dense / "modules.json").write_text(json.dumps(modules))
     qwen3 = os.path.join(TINY, "qwen3")
     for args, want in [
-        ([qwen3, "--convert", "classify"], "--convert classify"),
+        ([qwen3, "--convert", "classify"], "has no classifier head (score.weight)"),
         ([qwen3, "--runner", "pooling", "--pooler-config", '{"pooling_type": "ALL"}'],
          "token pooling (ALL)"),
         ([qwen3, "--runner", "pooling", "--pooler-config", '{"normalize": true}'],

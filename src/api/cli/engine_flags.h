@@ -194,18 +194,31 @@ struct EngineFlags {
   // --runner / --convert / --task / --pooler-config (serve resolves them: pooler_config.h).
   api::PoolerFlags pooler;
   // api::resolve_pooler over these flags (and --hf-overrides' Matryoshka fields) for a loaded
-  // model; `folder` holds its Sentence Transformers files (ResolvedModel::folder).
+  // model; `folder` holds its Sentence Transformers files (ResolvedModel::folder), `tok` is the
+  // model's tokenizer (a classifier's classifier_from_token).
   std::optional<api::PoolerSetup> resolve_pooler(const std::string& folder,
-                                                 const model::CausalLM& m) const {
+                                                 const model::CausalLM& m,
+                                                 const tok::Tokenizer* tok) const {
     api::PoolerFlags f = pooler;
     f.hf_overrides = cfg.hf_overrides;
-    return api::resolve_pooler(f, folder, m);
+    return api::resolve_pooler(f, folder, m, tok);
+  }
+  // For the commands that only generate, once the model is loaded: a sequence classifier (its
+  // score head in place of the LM head) is refused by name.
+  static void refuse_classifier(const char* command, const std::string& architecture) {
+    static const std::string kSeqCls = "ForSequenceClassification";
+    if (architecture.size() > kSeqCls.size() &&
+        architecture.compare(architecture.size() - kSeqCls.size(), kSeqCls.size(), kSeqCls) == 0)
+      throw std::invalid_argument(std::string(command) + ": " + architecture +
+                                  " is a sequence classifier, served by `vllm serve` (/classify, "
+                                  "/score, /rerank); it generates no text");
   }
   // For the commands that only generate: throws when the flags ask for an embedding model.
   void refuse_pooling(const char* command) const {
     const bool asks = pooler.runner == "pooling" || pooler.convert == "embed" ||
                       pooler.convert == "classify" || pooler.task == "embed" ||
-                      pooler.task == "embedding" || !pooler.pooler_config.empty();
+                      pooler.task == "embedding" || pooler.task == "classify" ||
+                      pooler.task == "score" || !pooler.pooler_config.empty();
     if (asks)
       throw std::invalid_argument(std::string(command) +
                                   ": embedding (pooling) models are served by `vllm serve` "
@@ -318,15 +331,18 @@ struct EngineFlags {
                      "the tokenizer is always tokenizer.json's (or GGUF's)",
                      {"auto", "hf", "slow"});
     app.add_option("--runner", pooler.runner,
-                   "auto (pooling for a Sentence Transformers folder, else generate), generate, "
-                   "or pooling: serve /v1/embeddings")
+                   "auto (pooling for a Sentence Transformers folder or a "
+                   "*ForSequenceClassification model, else generate), generate, or pooling: "
+                   "serve /v1/embeddings (or /classify), /score and /rerank")
         ->check(CLI::IsMember({"auto", "generate", "pooling"}));
     app.add_option("--convert", pooler.convert,
-                   "auto, none, or embed: serve a *ForCausalLM model's pooled hidden states as "
-                   "embeddings (--runner pooling)")
+                   "auto, none, embed or classify: serve a *ForCausalLM model's pooled hidden "
+                   "states as embeddings, or through a classifier head (--runner pooling)")
         ->check(CLI::IsMember({"auto", "none", "embed", "classify"}));
-    app.add_option("--task", pooler.task, "older vLLM's spelling: embed = --runner pooling")
-        ->check(CLI::IsMember({"auto", "generate", "embed", "embedding"}));
+    app.add_option("--task", pooler.task,
+                   "older vLLM's spelling: embed = --runner pooling, classify / score = "
+                   "--convert classify")
+        ->check(CLI::IsMember({"auto", "generate", "embed", "embedding", "classify", "score"}));
     app.add_option("--pooler-config", pooler.pooler_config,
                    "JSON object: pooling_type / seq_pooling_type (CLS, LAST, MEAN), "
                    "use_activation (normalize), dimensions (the default Matryoshka size)");

@@ -1,6 +1,8 @@
 // `vllm bench serve`: the online benchmark of a running server, as vLLM's: random prompts
 // (--dataset-name random, exact token lengths), sent as streaming completions (or, with
-// --backend openai-embeddings, as /v1/embeddings requests timed end to end) at
+// --backend openai-embeddings, as /v1/embeddings requests timed end to end; with
+// --backend vllm-rerank and --dataset-name random-rerank, as /rerank requests of one query and
+// --random-batch-size documents) at
 // --request-rate (a Poisson process, or a gamma one with --burstiness) with at most
 // --max-concurrency in flight; reports request and token throughput and TTFT / TPOT / ITL
 // mean, median and percentiles in vLLM's layout. All transfers run on one thread through
@@ -43,6 +45,7 @@ constexpr const char* kPoolText =
 
 struct Request {
   std::vector<int32_t> prompt;
+  std::vector<std::string> rerank;  // random-rerank: the query, then the documents
   int output_len = 0;
   double send_at = 0;  // seconds after the start
 };
@@ -63,7 +66,7 @@ struct Transfer {
   std::unique_ptr<SseParser> sse;
   Clock::time_point start, last;
   bool got_first = false;
-  bool pooling = false;  // an /v1/embeddings request: the whole body is read, not streamed
+  bool pooling = false;  // a pooling request: the whole body is read, not streamed
   int chunks = 0;
   size_t index = 0;
   Outcome out;
@@ -127,18 +130,26 @@ int cmd_bench_serve(int argc, char** argv) {
   int max_concurrency = 0;
   double range_ratio = 0.0, burstiness = 1.0;
   uint64_t seed = 0;
-  bool ignore_eos = false, save_result = false, disable_tqdm = false;
+  bool ignore_eos = false, save_result = false, disable_tqdm = false, no_reranker = false;
+  int batch_size = 1;
   app.add_option("--backend", backend,
-                 "vllm or openai (both: /v1/completions), or openai-embeddings (/v1/embeddings)")
-      ->check(CLI::IsMember({"vllm", "openai", "openai-embeddings"}));
+                 "vllm or openai (both: /v1/completions), openai-embeddings (/v1/embeddings), or "
+                 "vllm-rerank (/rerank)")
+      ->check(CLI::IsMember({"vllm", "openai", "openai-embeddings", "vllm-rerank"}));
   app.add_option("--base-url", base_url, "server URL (default http://HOST:PORT)");
   app.add_option("--host", host, "server host");
   app.add_option("--port", port, "server port");
   app.add_option("--endpoint", endpoint, "the API path")
-      ->check(CLI::IsMember({"/v1/completions", "/v1/embeddings"}));
+      ->check(CLI::IsMember(
+          {"/v1/completions", "/v1/embeddings", "/rerank", "/v1/rerank", "/v2/rerank"}));
   app.add_option("--model", model, "model name (default: the first of /v1/models)");
   app.add_option("--api-key", api_key, "API key (default: $OPENAI_API_KEY)");
-  app.add_option("--dataset-name", dataset, "prompt source")->check(CLI::IsMember({"random"}));
+  app.add_option("--dataset-name", dataset, "prompt source (random-rerank: for vllm-rerank)")
+      ->check(CLI::IsMember({"random", "random-rerank"}));
+  app.add_option("--random-batch-size", batch_size, "random-rerank: documents per request")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--no-reranker", no_reranker,
+               "random-rerank: the model is not a reranker (no separator tokens counted)");
   app.add_option("--random-input-len", input_len, "prompt tokens per request");
   app.add_option("--random-output-len", output_len, "max_tokens per request");
   app.add_option("--random-range-ratio", range_ratio,
@@ -163,12 +174,20 @@ int cmd_bench_serve(int argc, char** argv) {
     return app.exit(e);
   }
   // vLLM's pooling backends: end-to-end latency only, its URL checks in its words.
-  const bool pooling = backend == "openai-embeddings";
-  if (pooling && endpoint != "/v1/embeddings")
+  const bool rerank = backend == "vllm-rerank";
+  const bool pooling = backend == "openai-embeddings" || rerank;
+  const bool rerank_url = endpoint.find("rerank") != std::string::npos;
+  if (backend == "openai-embeddings" && endpoint != "/v1/embeddings")
     throw std::invalid_argument("OpenAI Embeddings API URL must end with 'embeddings'.");
-  if (!pooling && endpoint == "/v1/embeddings")
+  if (rerank && !rerank_url)
+    throw std::invalid_argument("vLLM score API URL must end with one of: {'rerank'}.");
+  if (!pooling && (endpoint == "/v1/embeddings" || rerank_url))
     throw std::invalid_argument(
         "OpenAI Completions API URL must end with 'completions' or 'profile'.");
+  if (rerank != (dataset == "random-rerank"))
+    throw std::invalid_argument(
+        "--backend vllm-rerank and --dataset-name random-rerank go together (a request is one "
+        "query and its documents)");
   if (percentile_metrics.empty()) percentile_metrics = pooling ? "e2el" : "ttft,tpot,itl";
   double request_rate = std::numeric_limits<double>::infinity();
   if (!request_rate_s.empty() && request_rate_s != "inf") request_rate = std::stod(request_rate_s);
@@ -204,7 +223,7 @@ int cmd_bench_serve(int argc, char** argv) {
   };
   std::vector<int32_t> prefix(prefix_len);
   for (auto& t : prefix) t = pool[rng() % pool.size()];
-  std::vector<Request> reqs(num_prompts);
+  std::vector<Request> reqs(rerank ? (num_prompts + batch_size - 1) / batch_size : num_prompts);
   double t = 0;
   std::gamma_distribution<double> gap(burstiness, 1.0 / (request_rate * burstiness));
   for (Request& r : reqs) {
@@ -214,6 +233,28 @@ int cmd_bench_serve(int argc, char** argv) {
     r.output_len = draw_len(output_len);
     r.send_at = t;
     if (std::isfinite(request_rate)) t += gap(rng);
+  }
+  if (rerank) {
+    // vLLM's RandomDatasetForReranking: one query of about half --random-input-len (less a
+    // separator token for a reranker), and --num-prompts documents of the rest, --random-batch-
+    // size of them per request; as text (the server's detokenization of random ids).
+    auto text = [&](int n) {
+      std::vector<int32_t> ids(static_cast<size_t>(std::max(n, 1)));
+      for (auto& id : ids) id = pool[rng() % pool.size()];
+      const HttpResult d = http_post_json(root, "/detokenize", {{"model", model}, {"tokens", ids}});
+      if (d.status != 200)
+        throw std::runtime_error("POST /detokenize: HTTP " + std::to_string(d.status) + ": " +
+                                 error_message(d.body));
+      return json::parse(d.body).value("prompt", std::string());
+    };
+    const int sep = no_reranker ? 0 : 1;
+    const int query_len = draw_len(std::max(1, input_len / 2 - sep));
+    const std::string query = text(query_len);
+    for (int k = 0; k < num_prompts; ++k) {
+      Request& r = reqs[k / batch_size];
+      if (r.rerank.empty()) r.rerank.push_back(query);
+      r.rerank.push_back(text(draw_len(std::max(1, input_len - query_len - sep))));
+    }
   }
 
   std::printf("Traffic request rate: %s\n",
@@ -240,16 +281,22 @@ int cmd_bench_serve(int argc, char** argv) {
     x->index = i;
     x->out.prompt_len = static_cast<int>(reqs[i].prompt.size());
     x->pooling = pooling;
-    // vLLM's embeddings request: truncate_prompt_tokens -1 so a short context drops nothing.
+    // vLLM's pooling requests: truncate_prompt_tokens -1 so a short context drops nothing.
+    const auto& rr = reqs[i].rerank;
     json body =
-        pooling ? json{{"model", model}, {"input", reqs[i].prompt}, {"truncate_prompt_tokens", -1}}
-                : json{{"model", model},
-                       {"prompt", reqs[i].prompt},
-                       {"max_tokens", reqs[i].output_len},
-                       {"temperature", 0.0},
-                       {"stream", true},
-                       {"stream_options", {{"include_usage", true}}},
-                       {"ignore_eos", ignore_eos}};
+        rerank ? json{{"model", model},
+                      {"query", rr.front()},
+                      {"documents", std::vector<std::string>(rr.begin() + 1, rr.end())},
+                      {"truncate_prompt_tokens", -1}}
+        : pooling
+            ? json{{"model", model}, {"input", reqs[i].prompt}, {"truncate_prompt_tokens", -1}}
+            : json{{"model", model},
+                   {"prompt", reqs[i].prompt},
+                   {"max_tokens", reqs[i].output_len},
+                   {"temperature", 0.0},
+                   {"stream", true},
+                   {"stream_options", {{"include_usage", true}}},
+                   {"ignore_eos", ignore_eos}};
     x->body = body.dump();
     x->sse = std::make_unique<SseParser>([x](const std::string& data) {
       if (data == "[DONE]") return;
@@ -321,7 +368,7 @@ int cmd_bench_serve(int argc, char** argv) {
         try {
           o.prompt_len = json::parse(x->raw)["usage"].value("prompt_tokens", 0);
         } catch (const std::exception& e) {
-          o.error = std::string("unreadable embeddings response: ") + e.what();
+          o.error = std::string("unreadable pooling response: ") + e.what();
         }
       } else if (!x->got_first && o.error.empty())
         o.error = "no tokens in the response";
@@ -351,6 +398,7 @@ int cmd_bench_serve(int argc, char** argv) {
 
   const double duration = since(t0, last_done);
   int completed = 0;
+  int64_t inputs = 0;  // pooling: the sequences encoded (a rerank request's documents)
   int64_t total_in = 0, total_out = 0;
   std::vector<double> ttfts, tpots, itls, e2els;
   std::vector<std::string> errors;
@@ -360,6 +408,7 @@ int cmd_bench_serve(int argc, char** argv) {
       continue;
     }
     ++completed;
+    inputs += rerank ? static_cast<int64_t>(reqs[&o - outcomes.data()].rerank.size()) - 1 : 1;
     total_in += o.prompt_len;
     total_out += o.output_tokens;
     ttfts.push_back(o.ttft * 1e3);
@@ -393,8 +442,9 @@ int cmd_bench_serve(int argc, char** argv) {
   const double out_tp = duration > 0 ? double(total_out) / duration : 0;
   const double tot_tp = duration > 0 ? double(total_in + total_out) / duration : 0;
   line("Request throughput (req/s):", fmt_num(req_tp));
-  // One input per request here, so inputs/s is requests/s (vLLM's pooling report).
-  if (pooling) line("Input throughput (inputs/s):", fmt_num(req_tp));
+  // vLLM's pooling report: an embeddings request is one input, a rerank request its documents.
+  const double in_tp = duration > 0 ? double(inputs) / duration : 0;
+  if (pooling) line("Input throughput (inputs/s):", fmt_num(in_tp));
   if (!pooling) line("Output token throughput (tok/s):", fmt_num(out_tp));
   line("Total Token throughput (tok/s):", fmt_num(tot_tp));
   json result = {{"date", std::time(nullptr)},
@@ -413,8 +463,8 @@ int cmd_bench_serve(int argc, char** argv) {
                  {"total_token_throughput", tot_tp},
                  {"errors", errors}};
   if (pooling) {
-    result["total_input_sequences"] = completed;
-    result["input_sequence_throughput"] = req_tp;
+    result["total_input_sequences"] = inputs;
+    result["input_sequence_throughput"] = in_tp;
   }
   struct Metric {
     const char* key;

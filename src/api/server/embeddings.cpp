@@ -111,55 +111,8 @@ std::string encode_base64(const std::vector<float>& v, const std::string& dtype,
   return out;
 }
 
-}  // namespace
-
-ApiError wrong_runner_route(const std::string& path, bool pooling_server) {
-  return ApiError(404, pooling_server ? path +
-                                            " is not served for an embedding model (--runner "
-                                            "pooling): use /v1/embeddings"
-                                      : path +
-                                            " needs an embedding model: this server generates "
-                                            "text (start it with --runner pooling for "
-                                            "embeddings)");
-}
-
-EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
-  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
-  detail::Fields f(body, pooling_api ? "pooling request" : "embeddings request");
-  EmbeddingRequest r;
-  r.pooling_api = pooling_api;
-  if (pooling_api)
-    if (auto t = f.string("task"); t && *t != "embed")
-      throw bad_request("task '" + *t +
-                            "' is not supported by this server: an embedding model serves the "
-                            "embed task",
-                        "task");
-  if (f.has("normalize"))
-    throw bad_request("Parameter `normalize` was removed; use `use_activation` instead.",
-                      "normalize");
-  r.model = f.string("model");
-  const ojson* input = f.get("input");
-  const ojson* messages = f.get("messages");
-  if (input && messages) throw bad_request("give either input or messages, not both", "messages");
-  if (messages) {
-    if (!parse_conversations(*messages, r))
-      detail::wrong_type("messages", "a list of messages (or of conversations)", *messages);
-  } else if (input) {
-    parse_input(*input, r);
-  } else {
-    throw bad_request("Field required: input", "input");
-  }
-  if (!r.conversations.empty()) {
-    r.chat_template = f.string("chat_template");
-    r.chat_template_kwargs = detail::parse_kwargs(f);
-    r.add_generation_prompt = f.boolean("add_generation_prompt").value_or(false);
-    r.continue_final_message = f.boolean("continue_final_message").value_or(false);
-    if (r.add_generation_prompt && r.continue_final_message)
-      throw bad_request(
-          "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
-          "continue_final_message");
-  }
-  r.add_special_tokens = f.boolean("add_special_tokens");
+// encoding_format, embed_dtype, endianness and dimensions (/v1/embeddings and /pooling).
+void parse_encoding(detail::Fields& f, EmbeddingRequest& r) {
   if (auto v = f.string("encoding_format")) {
     if (*v == "bytes" || *v == "bytes_only")
       throw bad_request("encoding_format '" + *v +
@@ -186,6 +139,90 @@ EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
     if (*v < 1) throw bad_request("dimensions must be at least 1", "dimensions");
     r.dimensions = static_cast<int32_t>(std::min<int64_t>(*v, INT32_MAX));
   }
+}
+
+}  // namespace
+
+namespace {
+bool is_score_route(const std::string& path) {
+  for (const char* p : {"/score", "/v1/score", "/rerank", "/v1/rerank", "/v2/rerank"})
+    if (path == p) return true;
+  return false;
+}
+}  // namespace
+
+bool is_pooling_route(const std::string& path) {
+  return path == "/v1/embeddings" || path == "/pooling" || path == "/classify" ||
+         is_score_route(path);
+}
+
+std::optional<ApiError> route_refusal(const std::string& path, const PoolerSetup* pooler) {
+  if (!pooler) {
+    if (!is_pooling_route(path)) return std::nullopt;
+    return ApiError(404, path +
+                             " needs a pooling model: this server generates text (start it with "
+                             "--runner pooling for embeddings, or serve a classifier)");
+  }
+  const bool classify = pooler->task == PoolerSetup::Task::kClassify;
+  const std::string served =
+      classify ? std::string("/classify") + (pooler->serves_score() ? ", /score or /rerank" : "")
+               : "/v1/embeddings, /score or /rerank";
+  const char* model = classify ? "a classification model" : "an embedding model";
+  if (path == "/pooling" || (path == "/classify" && classify) ||
+      (path == "/v1/embeddings" && !classify) || (is_score_route(path) && pooler->serves_score()))
+    return std::nullopt;
+  if (is_score_route(path))  // vLLM's enable_scoring_api
+    return ApiError(404, path +
+                             " is served for embedding models and one-label classifiers; this "
+                             "classifier has " +
+                             std::to_string(pooler->num_labels) + " labels: use /classify");
+  return ApiError(404, path + " is not served for " + model + " (--runner pooling): use " + served);
+}
+
+EmbeddingRequest parse_embedding_request(const ojson& body, PoolingApi api) {
+  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  detail::Fields f(body, api == PoolingApi::kPooling    ? "pooling request"
+                         : api == PoolingApi::kClassify ? "classification request"
+                                                        : "embeddings request");
+  EmbeddingRequest r;
+  r.api = api;
+  if (api == PoolingApi::kPooling) r.task = f.string("task");
+  if (f.has("normalize"))
+    throw bad_request("Parameter `normalize` was removed; use `use_activation` instead.",
+                      "normalize");
+  r.model = f.string("model");
+  const ojson* input = f.get("input");
+  const ojson* messages = f.get("messages");
+  if (input && messages) throw bad_request("give either input or messages, not both", "messages");
+  if (messages) {
+    if (!parse_conversations(*messages, r))
+      detail::wrong_type("messages", "a list of messages (or of conversations)", *messages);
+  } else if (input) {
+    parse_input(*input, r);
+  } else {
+    throw bad_request("Field required: input", "input");
+  }
+  if (!r.conversations.empty()) {
+    r.chat_template = f.string("chat_template");
+    r.chat_template_kwargs = detail::parse_kwargs(f);
+    r.add_generation_prompt = f.boolean("add_generation_prompt").value_or(false);
+    r.continue_final_message = f.boolean("continue_final_message").value_or(false);
+    if (r.add_generation_prompt && r.continue_final_message)
+      throw bad_request(
+          "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+          "continue_final_message");
+  }
+  r.add_special_tokens = f.boolean("add_special_tokens");
+  // ClassificationRequest has no encoding fields (unknown ones are logged, as vLLM does).
+  if (api != PoolingApi::kClassify) parse_encoding(f, r);
+  if (f.has("media_io_kwargs"))
+    detail::unsupported("media_io_kwargs", "there are no multimodal inputs");
+  parse_pooling_base(f, r);
+  r.ignored = f.unknown();
+  return r;
+}
+
+void parse_pooling_base(detail::Fields& f, PoolingRequestBase& r) {
   r.use_activation = f.boolean("use_activation");
   detail::parse_truncation(f, r.truncate_prompt_tokens, r.truncate_left);
   if (auto v = f.string("padding")) {
@@ -196,8 +233,6 @@ EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
   }
   if (f.has("mm_processor_kwargs"))
     detail::unsupported("mm_processor_kwargs", "there are no multimodal inputs");
-  if (f.has("media_io_kwargs"))
-    detail::unsupported("media_io_kwargs", "there are no multimodal inputs");
   if (auto v = f.integer("priority")) r.priority = *v;
   r.request_id = f.string("request_id");
   if (auto v = f.string("cache_salt")) {
@@ -207,17 +242,40 @@ EmbeddingRequest parse_embedding_request(const ojson& body, bool pooling_api) {
     r.cache_salt = *v;
   }
   f.string("user");  // OpenAI's end-user id: nothing to do with it
-  r.ignored = f.unknown();
-  return r;
+}
+
+json pooling_list_response(const std::string& id, const std::string& model, json data,
+                           int64_t prompt_tokens) {
+  return json{{"id", id},
+              {"object", "list"},
+              {"created", static_cast<int64_t>(std::time(nullptr))},
+              {"model", model},
+              {"data", std::move(data)},
+              {"usage",
+               {{"prompt_tokens", prompt_tokens},
+                {"total_tokens", prompt_tokens},
+                {"completion_tokens", 0},
+                {"prompt_tokens_details", nullptr}}}};
 }
 
 json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
                       const EmbeddingServeOptions& o, const std::function<bool()>& client_gone) {
   const PoolerSetup& pooler = *o.pooler;
+  const bool classify = pooler.task == PoolerSetup::Task::kClassify;
+  const char* task = classify ? "classify" : "embed";
+  if (r.task && *r.task != task)  // vLLM's /pooling: the model's task, or an error naming it
+    throw bad_request("task '" + *r.task +
+                          "' is not supported by this server: the model serves the " + task +
+                          " task",
+                      "task");
   engine::PoolingParams pp;
   pp.type = pooler.type;
-  pp.normalize = r.use_activation.value_or(pooler.normalize);
-  pp.dimensions = r.dimensions > 0 ? r.dimensions : pooler.dimensions;
+  // A classifier pools the raw hidden state: its head and activation come after.
+  pp.normalize = !classify && r.use_activation.value_or(pooler.normalize);
+  pp.dimensions = classify ? 0 : r.dimensions > 0 ? r.dimensions : pooler.dimensions;
+  if (r.dimensions > 0 && classify)
+    throw bad_request("dimensions: a classification model has no embedding dimensions",
+                      "dimensions");
   if (r.dimensions > 0) {  // vLLM's PoolingParams._set_default_parameters, in its words
     const std::string name = o.model_name;
     if (!pooler.is_matryoshka)
@@ -263,26 +321,67 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
       prompts.push_back(
           encode_truncatable(llm, t, r.add_special_tokens.value_or(true), trunc, max_len, "input"));
   }
+  const int64_t prompt_tokens = check_pooling_prompts(prompts, trunc, max_len, "input");
+
+  engine::SamplingParams sp;
+  sp.pooling = pp;
+  sp.cache_salt = r.cache_salt;
+  sp.lora_id = o.lora_id;
+  const std::string id_prefix = r.api == PoolingApi::kPooling    ? "pool-"
+                                : r.api == PoolingApi::kClassify ? "classify-"
+                                                                 : "embd-";
+  const std::string prefix = random_id(id_prefix);
+  std::vector<std::vector<float>> vectors =
+      run_pooling(ctx, prompts, sp, r.priority, prefix, client_gone);
+  if (classify)  // the head and its activation (vLLM's ClassifierPooler)
+    for (auto& v : vectors) v = pooler.classify(v, r.use_activation.value_or(pooler.normalize));
+
+  json data = json::array();
+  for (size_t k = 0; k < vectors.size(); ++k) {
+    if (r.api == PoolingApi::kClassify) {  // vLLM's ClassificationData
+      const auto& p = vectors[k];
+      const size_t best = std::max_element(p.begin(), p.end()) - p.begin();
+      data.push_back({{"index", k},
+                      {"label", pooler.labels[best].empty() ? json() : json(pooler.labels[best])},
+                      {"probs", p},
+                      {"num_classes", p.size()}});
+      continue;
+    }
+    json e = r.encoding_format == "base64"
+                 ? json(encode_base64(vectors[k], r.embed_dtype, r.endianness))
+                 : json(vectors[k]);
+    if (r.api == PoolingApi::kPooling)
+      data.push_back({{"index", k}, {"object", "pooling"}, {"data", std::move(e)}});
+    else
+      data.push_back({{"index", k}, {"object", "embedding"}, {"embedding", std::move(e)}});
+  }
+  return pooling_list_response(r.request_id ? id_prefix + *r.request_id : prefix, o.model_name,
+                               std::move(data), prompt_tokens);
+}
+
+int64_t check_pooling_prompts(std::vector<std::vector<int32_t>>& prompts,
+                              const GenerationRequest& trunc, int32_t max_len, const char* field) {
   int64_t prompt_tokens = 0;
   for (auto& ids : prompts) {
     truncate_prompt(ids, trunc, max_len);
-    if (ids.empty()) throw bad_request("an input has no tokens to embed", "input");
+    if (ids.empty()) throw bad_request(std::string("an ") + field + " has no tokens", field);
     if (static_cast<int64_t>(ids.size()) > max_len)
       throw bad_request("This model's maximum context length is " + std::to_string(max_len) +
                             " tokens. However, you requested " + std::to_string(ids.size()) +
                             " tokens in the input for embedding generation. Please reduce the "
                             "length of the input.",
-                        "input");
+                        field);
     prompt_tokens += static_cast<int64_t>(ids.size());
   }
+  return prompt_tokens;
+}
 
+std::vector<std::vector<float>> run_pooling(ServingContext& ctx,
+                                            const std::vector<std::vector<int32_t>>& prompts,
+                                            const engine::SamplingParams& sp, int64_t priority,
+                                            const std::string& prefix,
+                                            const std::function<bool()>& client_gone) {
   // Submit, wait for admission, collect; whatever is left running is aborted on the way out.
-  engine::SamplingParams sp;
-  sp.pooling = pp;
-  sp.cache_salt = r.cache_salt;
-  sp.lora_id = o.lora_id;
-  const std::string id_prefix = r.pooling_api ? "pool-" : "embd-";
-  const std::string prefix = random_id(id_prefix);
   struct Job {
     std::string id;
     std::shared_ptr<engine::RequestStream> stream;
@@ -302,7 +401,7 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
     jobs[k].id = prefix + "-" + std::to_string(k);
     try {
       ctx.engine.check_admission(1);
-      jobs[k].stream = ctx.engine.add_request(jobs[k].id, prompts[k], sp, r.priority);
+      jobs[k].stream = ctx.engine.add_request(jobs[k].id, prompts[k], sp, priority);
     } catch (const engine::EngineOverloaded& e) {
       throw ApiError(503, e.what());
     } catch (const engine::EngineStopped& e) {
@@ -337,27 +436,10 @@ json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
       }
     }
   }
-
-  json data = json::array();
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    json e = r.encoding_format == "base64"
-                 ? json(encode_base64(jobs[k].embedding, r.embed_dtype, r.endianness))
-                 : json(jobs[k].embedding);
-    if (r.pooling_api)
-      data.push_back({{"index", k}, {"object", "pooling"}, {"data", std::move(e)}});
-    else
-      data.push_back({{"index", k}, {"object", "embedding"}, {"embedding", std::move(e)}});
-  }
-  return json{{"id", r.request_id ? id_prefix + *r.request_id : prefix},
-              {"object", "list"},
-              {"created", static_cast<int64_t>(std::time(nullptr))},
-              {"model", o.model_name},
-              {"data", std::move(data)},
-              {"usage",
-               {{"prompt_tokens", prompt_tokens},
-                {"total_tokens", prompt_tokens},
-                {"completion_tokens", 0},
-                {"prompt_tokens_details", nullptr}}}};
+  std::vector<std::vector<float>> vectors;
+  vectors.reserve(jobs.size());
+  for (Job& j : jobs) vectors.push_back(std::move(j.embedding));
+  return vectors;
 }
 
 }  // namespace vllm::api

@@ -431,24 +431,6 @@ void OpenAIServer::handle_count_tokens(const http::Request& req, http::Response&
   send_json(res, json{{"input_tokens", n}, {"context_management", {{"original_input_tokens", n}}}});
 }
 
-void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res,
-                                     bool pooling_api) {
-  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body), pooling_api);
-  EmbeddingServeOptions o;
-  o.lora_id = check_model(r.model);
-  o.model_name = o.lora_id ? *r.model : names_.front();
-  o.pooler = &*cfg_.pooling;
-  o.max_model_len = engine_->config().max_model_len;
-  o.trust_request_chat_template = cfg_.trust_request_chat_template;
-  if (cfg_.debug_log && !r.ignored.empty()) {
-    std::string names;
-    for (const auto& f : r.ignored) names += (names.empty() ? "" : ", ") + f;
-    std::fprintf(stderr, "DEBUG vllm.cpp: embeddings request: fields ignored (unknown): %s\n",
-                 names.c_str());
-  }
-  send_json(res, serve_embeddings(*ctx_, r, o, [&req] { return req.client_gone(); }));
-}
-
 void OpenAIServer::handle_tokenize(const http::Request& req, http::Response& res) {
   const TokenizeRequest r = parse_tokenize_request(parse_body(req.body), cfg_.parse);
   check_model(r.model);
@@ -548,15 +530,13 @@ void OpenAIServer::install_routes() {
       kInline);
   // Generation routes: the API key checked, the request counted for /load while it runs (a
   // stream until its last chunk), exceptions turned into `guard`'s error bodies.
-  // A pooling model serves /v1/embeddings and no generation route; a generation model the
-  // reverse (vLLM registers the routes of the model's tasks only).
+  // A pooling model serves its task's routes (embeddings, score) and no generation route; a
+  // generation model the reverse (vLLM registers the routes of the model's tasks only).
   auto generation = [this, &s](const char* path, auto handler, auto guard) {
-    const bool embed_route =
-        std::string(path) == "/v1/embeddings" || std::string(path) == "/pooling";
-    s.route("POST", path, [this, handler, guard, path, embed_route](Req req, Res res) {
+    s.route("POST", path, [this, handler, guard, path](Req req, Res res) {
       if (!authorized(req, res)) return;
-      if (embed_route != cfg_.pooling.has_value()) {
-        guard(res, [&] { throw wrong_runner_route(path, cfg_.pooling.has_value()); });
+      if (auto refused = route_refusal(path, cfg_.pooling ? &*cfg_.pooling : nullptr)) {
+        guard(res, [&] { throw *refused; });
         return;
       }
       std::shared_ptr<LoadCount> counted;
@@ -574,6 +554,11 @@ void OpenAIServer::install_routes() {
              [](Res res, auto f) { guarded_anthropic(res, f); });
   generation("/v1/embeddings", &OpenAIServer::handle_embeddings_api, openai);
   generation("/pooling", &OpenAIServer::handle_pooling_api, openai);
+  generation("/classify", &OpenAIServer::handle_classify_api, openai);
+  for (const char* p : {"/score", "/v1/score"})
+    generation(p, &OpenAIServer::handle_score_api, openai);
+  for (const char* p : {"/rerank", "/v1/rerank", "/v2/rerank"})
+    generation(p, &OpenAIServer::handle_rerank_api, openai);
   // GET /v1/responses/{id} (?stream=true&starting_after=N), POST /v1/responses/{id}/cancel:
   // the store's (VLLM_ENABLE_RESPONSES_API_STORE=1), else 404.
   s.route("GET", "/v1/responses/*", [this](Req req, Res res) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/pooler_config.h"
+#include "api/server/embeddings.h"
 #include "api/server/protocol.h"
 #include "engine/async_engine.h"
 
@@ -66,9 +67,12 @@ struct ServerConfig {
   // Request parsing: --max-logprobs and the generation_config.json defaults.
   ParseOptions parse;
   bool trust_request_chat_template = false;  // a request may bring its own chat_template
-  std::string response_role = "assistant";   // --response-role
-  bool log_requests = false;                 // --enable-log-requests: one line per request
-  bool log_outputs = false;                  // --enable-log-outputs: one line per finished choice
+  // --chat-template was given: a cross-encoder's score API renders each (query, document) pair
+  // through it (vLLM applies no template it was not given).
+  bool chat_template_given = false;
+  std::string response_role = "assistant";  // --response-role
+  bool log_requests = false;                // --enable-log-requests: one line per request
+  bool log_outputs = false;                 // --enable-log-outputs: one line per finished choice
   int64_t max_log_len = -1;           // --max-log-len: logged output text cut to this (-1: whole)
   bool debug_log = false;             // debug lines (ignored request fields, ...)
   bool request_id_headers = false;    // --enable-request-id-headers: X-Request-Id
@@ -137,13 +141,24 @@ class OpenAIServer {
   void log_request(const char* kind, const GenerationRequest& r, size_t n_prompts,
                    size_t n_prompt_tokens) const;
   void handle_embeddings_api(const http::Request& req, http::Response& res) {
-    handle_embeddings(req, res, false);
+    handle_embeddings(req, res, PoolingApi::kEmbeddings);
   }
   void handle_pooling_api(const http::Request& req, http::Response& res) {
-    handle_embeddings(req, res, true);
+    handle_embeddings(req, res, PoolingApi::kPooling);
   }
-  // /v1/embeddings, or vLLM's /pooling (`pooling_api`).
-  void handle_embeddings(const http::Request& req, http::Response& res, bool pooling_api);
+  void handle_classify_api(const http::Request& req, http::Response& res) {
+    handle_embeddings(req, res, PoolingApi::kClassify);
+  }
+  // /v1/embeddings, vLLM's /pooling or /classify (openai_server_pooling.cpp).
+  void handle_embeddings(const http::Request& req, http::Response& res, PoolingApi api);
+  void handle_score_api(const http::Request& req, http::Response& res) {
+    handle_score(req, res, false);
+  }
+  void handle_rerank_api(const http::Request& req, http::Response& res) {
+    handle_score(req, res, true);
+  }
+  // /score, /v1/score, or /rerank, /v1/rerank, /v2/rerank (`rerank`).
+  void handle_score(const http::Request& req, http::Response& res, bool rerank);
   void handle_tokenize(const http::Request& req, http::Response& res);
   void handle_detokenize(const http::Request& req, http::Response& res);
 

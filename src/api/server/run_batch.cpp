@@ -19,6 +19,7 @@
 #include "api/server/embeddings.h"
 #include "api/server/protocol.h"
 #include "api/server/request_inputs.h"
+#include "api/server/scoring.h"
 #include "api/server/serving.h"
 #include "tokenizer/chat_template/error.h"
 
@@ -90,7 +91,8 @@ int run_batch(int argc, char** argv) {
   std::ostream& out = output == "-" ? std::cout : out_file;
 
   auto llm = LLM::load(rm.path, ec);
-  const std::optional<PoolerSetup> pooling = flags.resolve_pooler(rm.folder, llm->model());
+  const std::optional<PoolerSetup> pooling =
+      flags.resolve_pooler(rm.folder, llm->model(), &llm->tokenizer());
   engine::AsyncEngine engine(llm->engine());
   ServingContext ctx{*llm, engine, served.front(), std::nullopt};
   // gpt-oss chat output is split as harmony here too (vLLM's run_batch serves chat the same way).
@@ -143,13 +145,23 @@ int run_batch(int argc, char** argv) {
       if (line.value("method", std::string("POST")) != "POST")
         throw bad_request("method must be POST", "method");
       const std::string url = line.value("url", std::string());
-      if (url != "/v1/chat/completions" && url != "/v1/completions" && url != "/v1/embeddings")
+      // vLLM's url_matches: the score API's unversioned routes by suffix.
+      auto ends_with = [&url](const std::string& tail) {
+        return url.size() >= tail.size() &&
+               url.compare(url.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      const bool score = ends_with("/score"), rerank = ends_with("/rerank");
+      if (url != "/v1/chat/completions" && url != "/v1/completions" && url != "/v1/embeddings" &&
+          !score && !rerank)
         throw bad_request("url '" + url +
                               "' is not supported in batch files (use /v1/chat/completions, "
-                              "/v1/completions or /v1/embeddings)",
+                              "/v1/completions, /v1/embeddings, /score or /rerank)",
                           "url");
-      if ((url == "/v1/embeddings") != pooling.has_value())
-        throw wrong_runner_route(url, pooling.has_value());
+      if (auto refused = route_refusal(score    ? "/score"
+                                       : rerank ? "/rerank"
+                                                : url,
+                                       pooling ? &*pooling : nullptr))
+        throw *refused;
       if (!line.contains("body") || !line["body"].is_object())
         throw bad_request("body must be a JSON object", "body");
       const ojson body = ojson::parse(line["body"].dump());
@@ -169,6 +181,14 @@ int run_batch(int argc, char** argv) {
         o.model_name = served.front();
         o.max_model_len = io.max_model_len;
         p.embeddings = serve_embeddings(ctx, r, o, {});
+      } else if (score || rerank) {
+        const ScoreRequest r = parse_score_request(body, rerank);
+        check_model(r.model);
+        ScoreServeOptions o;
+        o.pooler = &*pooling;
+        o.model_name = served.front();
+        o.max_model_len = io.max_model_len;
+        p.embeddings = serve_score(ctx, r, o, {});
       } else if (url == "/v1/chat/completions") {
         ChatRequest r = parse_chat_request(body, po);
         check(r);

@@ -391,6 +391,7 @@ int serve_main(int argc, char** argv) {
         resolve_model(tokenizer, tokenizer_revision.empty() ? revision : tokenizer_revision).folder;
   std::string chat_template_text;
   if (!chat_template.empty()) chat_template_text = load_chat_template(chat_template);
+  sc.chat_template_given = !chat_template_text.empty();
   GenerationDefaults defaults = load_generation_defaults(
       generation_config, generation_config == "auto" ? rm.folder : rm.path);
   if (generation_config == "auto" && !fs::is_directory(rm.path) &&
@@ -419,7 +420,7 @@ int serve_main(int argc, char** argv) {
 
   auto llm = api::LLM::load(rm.path, ec, lo);
   llm->set_compact_json(flags.structured_outputs_compact_json());
-  sc.pooling = flags.resolve_pooler(rm.folder, llm->model());
+  sc.pooling = flags.resolve_pooler(rm.folder, llm->model(), &llm->tokenizer());
   if (sc.pooling && ec.device == "cuda")
     throw std::invalid_argument(
         "--device cuda: embedding (pooling) models run on the CPU only (--device cpu)");
@@ -454,10 +455,14 @@ int serve_main(int argc, char** argv) {
           "config (%s): %s; --generation-config vllm restores vLLM's defaults\n",
           defaults.source.c_str(), defaults.to_json().dump().c_str());
     std::printf("vllm.cpp model: %s (%s)\n", rm.path.c_str(), rm.source.c_str());
-    if (sc.pooling)
+    if (sc.pooling && sc.pooling->task == api::PoolerSetup::Task::kClassify)
+      std::printf("vllm.cpp classification model (--runner pooling): %s; serving /classify%s\n",
+                  sc.pooling->source.c_str(),
+                  sc.pooling->serves_score() ? ", /score and /rerank" : "");
+    else if (sc.pooling)
       std::printf(
           "vllm.cpp embedding model (--runner pooling): %s, %d dimensions%s; serving "
-          "/v1/embeddings\n",
+          "/v1/embeddings, /score and /rerank\n",
           sc.pooling->source.c_str(), sc.pooling->hidden_size,
           sc.pooling->is_matryoshka ? ", Matryoshka" : "");
     if (const std::string& note = llm->model().packed_weights_note(); !note.empty())
