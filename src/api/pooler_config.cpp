@@ -243,6 +243,43 @@ void setup_classifier(PoolerSetup& s, const json& cfg, const model::CausalLM& m,
     s.use_sep_token = cfg["use_sep_token"].get<bool>();
 }
 
+// vLLM's get_sentence_transformers_chat_template_kwargs: a CrossEncoder folder whose one
+// Transformer module is a sequence classifier taking messages scores its pairs through a saved
+// chat template; its processing_kwargs.chat_template (restore_suffix dropped), else nullopt.
+std::optional<json> st_score_template(const fs::path& folder) {
+  const std::optional<json> st = read_json(folder / "config_sentence_transformers.json");
+  if (!st || !st->is_object() || st->value("model_type", json()) != "CrossEncoder")
+    return std::nullopt;
+  std::optional<json> modules = read_json(folder / "modules.json");
+  const fs::path tc_file = folder / "sentence_bert_config.json";
+  const std::optional<json> tc = read_json(tc_file);
+  if (modules && modules->is_object()) modules = modules->value("modules", json());
+  if (!modules || !modules->is_array() || modules->size() != 1 || !(*modules)[0].is_object())
+    return std::nullopt;
+  const json& m = (*modules)[0];
+  const std::string type = m.value("type", json()).is_string() ? m["type"].get<std::string>() : "";
+  if (type != "sentence_transformers.models.Transformer" &&
+      type != "sentence_transformers.base.modules.transformer.Transformer")
+    return std::nullopt;
+  if (m.contains("path") && m["path"].is_string() && !m["path"].get<std::string>().empty())
+    return std::nullopt;
+  if (!tc || !tc->is_object() || tc->value("transformer_task", json()) != "sequence-classification")
+    return std::nullopt;
+  const json modality = tc->value("modality_config", json());
+  if (!modality.is_object() || !modality.contains("message")) return std::nullopt;
+  const std::string where = tc_file.string() + " processing_kwargs.chat_template";
+  json pk = tc->value("processing_kwargs", json());
+  json kw = pk.is_object() ? pk.value("chat_template", json()) : json();
+  if (kw.is_null()) kw = json::object();
+  if (!kw.is_object()) fail(where + ": a JSON object is wanted");
+  kw.erase("restore_suffix");  // vLLM does not restore the template suffix after truncation
+  if (kw.contains("chat_template") && !kw["chat_template"].is_string())
+    fail(where + ": the chat template name must be a string");
+  for (const char* k : {"tokenize", "tools"})
+    if (kw.contains(k)) fail(where + ": unsupported setting '" + k + "'");
+  return kw;
+}
+
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -421,6 +458,21 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
   if (cfg.value("is_matryoshka", false) == true) s.is_matryoshka = true;
   if (classify) {
     setup_classifier(s, cfg, m, tok, (dir / "config.json").string());
+    if (is_folder)
+      if (std::optional<json> kw = st_score_template(dir)) {
+        const std::string name = kw->value("chat_template", std::string());
+        kw->erase("chat_template");
+        if (!name.empty() && name != "default")
+          fail((dir / "sentence_bert_config.json").string() + ": the named chat template '" + name +
+               "' is not supported (the tokenizer's default one is)");
+        if (!tok || tok->chat_template().empty())
+          fail((dir / "sentence_bert_config.json").string() +
+               ": The Sentence Transformers config declares message inputs, but the checkpoint "
+               "has no 'default' chat template.");
+        s.saved_score_template = true;
+        s.saved_score_kwargs = nlohmann::ordered_json::parse(kw->dump());
+        s.source += ", pairs through the saved chat template (Sentence Transformers)";
+      }
     s.source += ", " + std::to_string(s.num_labels) + " label" + (s.num_labels == 1 ? "" : "s");
   }
   return s;

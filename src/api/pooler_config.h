@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ struct PoolerSetup {
   // for checkpoints with a score head) or as one concatenated string (false: an LLM converted
   // into a reranker through classifier_from_token).
   bool use_sep_token = true;
+  // A Sentence Transformers CrossEncoder whose Transformer module takes messages: its pairs are
+  // rendered through the tokenizer's chat template with these saved kwargs (its
+  // processing_kwargs.chat_template), unless --chat-template names another.
+  bool saved_score_template = false;
+  nlohmann::ordered_json saved_score_kwargs = nlohmann::ordered_json::object();
   // Where each setting came from, for the start-up line.
   std::string source;
 

@@ -182,6 +182,56 @@ def test_qwen3_reranker_with_vllms_score_template(tmp_path):
         s.stop()
 
 
+def st_cross_encoder(tmp_path, template, processing):
+    """The tiny qwen3 laid out as a Sentence Transformers CrossEncoder whose Transformer module
+    takes messages: its pairs go through the tokenizer's chat template (here vLLM's Qwen3
+    reranker template) with the saved processing kwargs."""
+    d = tmp_path / "st_cross_encoder"
+    d.mkdir()
+    src = os.path.join(TINY, "qwen3")
+    for f in os.listdir(src):
+        if f != "tokenizer_config.json":
+            os.symlink(os.path.realpath(os.path.join(src, f)), d / f)
+    tc = json.load(open(os.path.join(src, "tokenizer_config.json")))
+    tc["chat_template"] = template
+    (d / "tokenizer_config.json").write_text(json.dumps(tc))
+    (d / "config_sentence_transformers.json").write_text(json.dumps({"model_type": "CrossEncoder"}))
+    (d / "modules.json").write_text(json.dumps([{
+        "idx": 0, "name": "0", "path": "",
+        "type": "sentence_transformers.base.modules.transformer.Transformer"}]))
+    (d / "sentence_bert_config.json").write_text(json.dumps({
+        "transformer_task": "sequence-classification",
+        "modality_config": {"message": {"method": "forward", "method_output_name": "logits"}},
+        "processing_kwargs": {"chat_template": processing}}))
+    return str(d)
+
+
+def test_sentence_transformers_cross_encoder_scores_through_its_saved_template(tmp_path):
+    g = golden("qwen3_reranker")
+    default_instruction = ("Given a web search query, retrieve relevant passages that answer "
+                           "the query")
+    folder = st_cross_encoder(tmp_path, g["template"]["text"],
+                              {"chat_template": "default", "restore_suffix": True,
+                               "instruction": "Judge the spelling"})
+    s = serve(folder, "--hf-overrides", RERANKER_OVERRIDES, log="st_cross_encoder")
+    try:
+        c = g["template_score"][0]
+        base = {"queries": c["query"], "documents": c["document"], "use_activation": False}
+        # The saved instruction is used...
+        code, _, r = s.request("/score", base)
+        assert code == 200, r
+        assert abs(r["data"][0]["score"] - c["logits"][0]) > 1e-3
+        # ... and a request's own wins over it: the template's default text gives the golden.
+        for extra in ({"instruction": default_instruction},
+                      {"chat_template_kwargs": {"instruction": default_instruction}}):
+            code, _, r = s.request("/score", {**base, **extra})
+            assert code == 200, r
+            np.testing.assert_allclose(r["data"][0]["score"], c["logits"][0], atol=2e-4)
+            assert r["usage"]["prompt_tokens"] == len(c["input_ids"])
+    finally:
+        s.stop()
+
+
 def test_classifier_refusals(tmp_path):
     import subprocess
     from conftest import _binary
@@ -196,7 +246,9 @@ def test_classifier_refusals(tmp_path):
                         "--prompt", "hi"], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "is a sequence classifier, served by `vllm serve`" in \
         r.stdout + r.stderr, r.stdout + r.stderr
+    named = st_cross_encoder(tmp_path, "{{ messages }}", {"chat_template": "rag"})
     for args, want in [
+        ([named, "--hf-overrides", RERANKER_OVERRIDES], "the named chat template 'rag'"),
         ([os.path.join(CLASSIFY, "qwen3_seqcls3"), "--runner", "generate"],
          "is a sequence classifier (a pooling model)"),
         ([qwen3, "--hf-overrides", '{"architectures": ["Qwen3ForSequenceClassification"]}'],

@@ -133,14 +133,16 @@ json serve_score(ServingContext& ctx, const ScoreRequest& r, const ScoreServeOpt
                             ") must be less than max_model_len (" + std::to_string(max_len) + ").",
                         k);
   const bool cross = pooler.task == PoolerSetup::Task::kClassify;
-  // Only a cross-encoder's score template reads an instruction: a bi-encoder embeds each text
-  // alone, and vLLM renders no template it was not given.
+  // A cross-encoder's score template: --chat-template, else a Sentence Transformers
+  // CrossEncoder's saved one (with its saved kwargs). Only a template reads an instruction: a
+  // bi-encoder embeds each text alone, and vLLM renders no template it was not given.
+  const bool saved = cross && !o.score_template && pooler.saved_score_template;
+  const bool templated = cross && (o.score_template || saved);
   const char* no_template = cross ? "this server has no score template (--chat-template)"
                                   : "an embedding model scores by cosine similarity, with no "
                                     "score template";
-  if (r.instruction && !(cross && o.score_template))
-    detail::unsupported("instruction", no_template);
-  if (!r.chat_template_kwargs.is_null() && !(cross && o.score_template))
+  if (r.instruction && !templated) detail::unsupported("instruction", no_template);
+  if (!r.chat_template_kwargs.is_null() && !templated)
     detail::unsupported("chat_template_kwargs", no_template);
 
   const LLM& llm = ctx.llm;
@@ -156,23 +158,33 @@ json serve_score(ServingContext& ctx, const ScoreRequest& r, const ScoreServeOpt
   };
   if (cross) {
     // One prompt per pair (vLLM's cross-encoder io_processor).
-    ojson kwargs = r.chat_template_kwargs.is_null() ? ojson::object() : r.chat_template_kwargs;
-    if (r.instruction && !kwargs.contains("instruction")) kwargs["instruction"] = *r.instruction;
+    ojson request_kwargs =
+        r.chat_template_kwargs.is_null() ? ojson::object() : r.chat_template_kwargs;
+    if (r.instruction && !request_kwargs.contains("instruction"))
+      request_kwargs["instruction"] = *r.instruction;
+    // The saved kwargs under the request's (vLLM's merge_kwargs).
+    ojson kwargs = saved ? pooler.saved_score_kwargs : ojson::object();
+    for (auto it = request_kwargs.begin(); it != request_kwargs.end(); ++it)
+      kwargs[it.key()] = it.value();
     for (const char* k : {"chat_template", "tools", "tokenize"})
       if (kwargs.contains(k))
         throw bad_request(std::string("chat_template_kwargs contains reserved keys that conflict "
                                       "with fixed scorer arguments: ") +
                               k,
                           "chat_template_kwargs");
+    // add_generation_prompt is a keyword of the template call, not a template variable.
+    const bool gen_prompt =
+        kwargs.contains("add_generation_prompt") && kwargs["add_generation_prompt"] == true;
+    kwargs.erase("add_generation_prompt");
     const tok::Tokenizer& tk = llm.tokenizer();
     for (size_t k = 0; k < r.documents.size(); ++k) {
       const std::string q = query_text(r.queries[r.queries.size() == 1 ? 0 : k]);
       const std::string d = doc_text(r.documents[k]);
-      if (o.score_template) {
+      if (templated) {
         ojson msgs = ojson::array();
         msgs.push_back({{"role", "query"}, {"content", q}});
         msgs.push_back({{"role", "document"}, {"content", d}});
-        const std::string text = llm.apply_chat_template(msgs, ojson(), false, kwargs);
+        const std::string text = llm.apply_chat_template(msgs, ojson(), gen_prompt, kwargs);
         prompts.push_back(encode_truncatable(llm, text, true, trunc, max_len, "documents"));
       } else if (pooler.use_sep_token) {
         // The tokenizer's pair encoding: both texts' tokens, with the special tokens of its pair
