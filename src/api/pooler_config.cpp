@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "model/causal_lm.h"
+#include "model/family.h"
 #include "model/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -280,10 +281,6 @@ std::optional<json> st_score_template(const fs::path& folder) {
   return kw;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 }  // namespace
 
 std::vector<float> PoolerSetup::classify(const std::vector<float>& pooled, bool activate) const {
@@ -306,6 +303,24 @@ std::vector<float> PoolerSetup::classify(const std::vector<float>& pooled, bool 
   return out;
 }
 
+void refuse_pooling_flags(const PoolerFlags& f, const char* command) {
+  const bool asks = f.runner == "pooling" || f.convert == "embed" || f.convert == "classify" ||
+                    f.task == "embed" || f.task == "embedding" || f.task == "classify" ||
+                    f.task == "score" || !f.pooler_config.empty();
+  if (asks)
+    fail(std::string(command) +
+         ": embedding (pooling) models are served by `vllm serve` (/v1/embeddings); --runner / "
+         "--convert / --task / --pooler-config ask for one");
+}
+
+void refuse_classifier(const char* command, const model::CausalLM& m) {
+  const std::string& arch = m.config().architecture;
+  if (model::is_sequence_classifier(arch))
+    fail(std::string(command) + ": " + arch +
+         " is a sequence classifier, served by `vllm serve` (/classify, /score, /rerank); it "
+         "generates no text");
+}
+
 std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::string& folder,
                                           const model::CausalLM& m, const tok::Tokenizer* tok) {
   std::string runner = flags.runner, convert = flags.convert;
@@ -325,7 +340,7 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
   const std::optional<StPooling> st = is_folder ? read_sentence_transformers(dir) : std::nullopt;
   // The architecture after --hf-overrides (the loader applied them to config.json).
   const std::string& arch = m.config().architecture;
-  const bool seq_cls = ends_with(arch, "ForSequenceClassification");
+  const bool seq_cls = model::is_sequence_classifier(arch);
   if (runner == "auto") {
     if (convert == "embed" || convert == "classify" || seq_cls)
       runner = "pooling";

@@ -90,4 +90,9 @@ std::optional<PoolerSetup> resolve_pooler(const PoolerFlags& flags, const std::s
                                           const model::CausalLM& m,
                                           const tok::Tokenizer* tok = nullptr);
 
+// For the commands that only generate (vllm generate, vllm bench): std::invalid_argument when
+// the flags ask for a pooling model, or (once loaded) when the model is a sequence classifier.
+void refuse_pooling_flags(const PoolerFlags& flags, const char* command);
+void refuse_classifier(const char* command, const model::CausalLM& m);
+
 }  // namespace vllm::api

@@ -75,6 +75,9 @@ struct ModelFamily {
 const std::vector<const ModelFamily*>& model_families();
 // `architecture`'s family; a *ForSequenceClassification class is its *ForCausalLM's.
 const ModelFamily* family_for_hf(const std::string& architecture);
+// A *ForSequenceClassification class: a decoder with a classifier head (score.weight) in place of
+// the LM head (vLLM's as_seq_cls_model).
+bool is_sequence_classifier(const std::string& architecture);
 const ModelFamily* family_for_gguf(const std::string& gguf_architecture);
 // "A, B, C": for error messages.
 std::string supported_hf_architectures();

@@ -89,7 +89,7 @@ engine::EngineConfig latency_config(Common& c, int64_t batch) {
 
 int bench_latency(Common& c, int64_t batch, int iters) {
   auto llm = api::LLM::load(c.model, latency_config(c, batch));
-  c.ef.refuse_classifier("vllm bench", llm->model().config().architecture);
+  api::refuse_classifier("vllm bench", llm->model());
   auto& engine = llm->engine();
   const auto& runner = engine.core().model_runner();
   std::vector<double> prefill_s, decode_s, host_us;
@@ -296,7 +296,7 @@ int bench_throughput(Common& c, int64_t num_prompts, const std::string& structur
     throw std::invalid_argument("--lora-path and --structured-output: one comparison at a time");
   c.ef.refuse_pooling("vllm bench");
   auto llm = api::LLM::load(c.model, c.ef.resolve());
-  c.ef.refuse_classifier("vllm bench", llm->model().config().architecture);
+  api::refuse_classifier("vllm bench", llm->model());
   llm->set_compact_json(c.ef.structured_outputs_compact_json());
   auto prompts = random_prompts(num_prompts, c.in_len, llm->model().config().vocab_size, 7);
   std::shared_ptr<const engine::so::CompiledGrammar> grammar;

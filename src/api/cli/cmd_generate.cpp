@@ -117,7 +117,7 @@ int cmd_generate(int argc, char** argv) {
 
   ef.refuse_pooling("vllm generate");
   auto llm = api::LLM::load(api::resolve_model(model_path).path, ef.resolve());
-  ef.refuse_classifier("vllm generate", llm->model().config().architecture);
+  api::refuse_classifier("vllm generate", llm->model());
   llm->set_compact_json(ef.structured_outputs_compact_json());
   const tok::Tokenizer& tok = llm->tokenizer();
   std::vector<Prompt> prompts;

@@ -193,9 +193,7 @@ struct EngineFlags {
   std::vector<CLI::Option*> lora_opts;  // the limits, which mean nothing without --enable-lora
   // --runner / --convert / --task / --pooler-config (serve resolves them: pooler_config.h).
   api::PoolerFlags pooler;
-  // api::resolve_pooler over these flags (and --hf-overrides' Matryoshka fields) for a loaded
-  // model; `folder` holds its Sentence Transformers files (ResolvedModel::folder), `tok` is the
-  // model's tokenizer (a classifier's classifier_from_token).
+  // api::resolve_pooler over these flags and --hf-overrides (`folder`: ResolvedModel::folder).
   std::optional<api::PoolerSetup> resolve_pooler(const std::string& folder,
                                                  const model::CausalLM& m,
                                                  const tok::Tokenizer* tok) const {
@@ -203,28 +201,8 @@ struct EngineFlags {
     f.hf_overrides = cfg.hf_overrides;
     return api::resolve_pooler(f, folder, m, tok);
   }
-  // For the commands that only generate, once the model is loaded: a sequence classifier (its
-  // score head in place of the LM head) is refused by name.
-  static void refuse_classifier(const char* command, const std::string& architecture) {
-    static const std::string kSeqCls = "ForSequenceClassification";
-    if (architecture.size() > kSeqCls.size() &&
-        architecture.compare(architecture.size() - kSeqCls.size(), kSeqCls.size(), kSeqCls) == 0)
-      throw std::invalid_argument(std::string(command) + ": " + architecture +
-                                  " is a sequence classifier, served by `vllm serve` (/classify, "
-                                  "/score, /rerank); it generates no text");
-  }
-  // For the commands that only generate: throws when the flags ask for an embedding model.
-  void refuse_pooling(const char* command) const {
-    const bool asks = pooler.runner == "pooling" || pooler.convert == "embed" ||
-                      pooler.convert == "classify" || pooler.task == "embed" ||
-                      pooler.task == "embedding" || pooler.task == "classify" ||
-                      pooler.task == "score" || !pooler.pooler_config.empty();
-    if (asks)
-      throw std::invalid_argument(std::string(command) +
-                                  ": embedding (pooling) models are served by `vllm serve` "
-                                  "(/v1/embeddings); --runner / --convert / --task / "
-                                  "--pooler-config ask for one");
-  }
+  // For the commands that only generate: throws when the flags ask for a pooling model.
+  void refuse_pooling(const char* command) const { api::refuse_pooling_flags(pooler, command); }
 
   void add(CLI::App& app) {
     app.add_option("--max-num-seqs", cfg.max_num_seqs, "requests in one batch at most");
@@ -331,9 +309,8 @@ struct EngineFlags {
                      "the tokenizer is always tokenizer.json's (or GGUF's)",
                      {"auto", "hf", "slow"});
     app.add_option("--runner", pooler.runner,
-                   "auto (pooling for a Sentence Transformers folder or a "
-                   "*ForSequenceClassification model, else generate), generate, or pooling: "
-                   "serve /v1/embeddings (or /classify), /score and /rerank")
+                   "auto (pooling for a Sentence Transformers folder or a classifier), generate, "
+                   "or pooling: /v1/embeddings (or /classify), /score and /rerank")
         ->check(CLI::IsMember({"auto", "generate", "pooling"}));
     app.add_option("--convert", pooler.convert,
                    "auto, none, embed or classify: serve a *ForCausalLM model's pooled hidden "

@@ -141,14 +141,12 @@ void parse_encoding(detail::Fields& f, EmbeddingRequest& r) {
   }
 }
 
-}  // namespace
-
-namespace {
 bool is_score_route(const std::string& path) {
   for (const char* p : {"/score", "/v1/score", "/rerank", "/v1/rerank", "/v2/rerank"})
     if (path == p) return true;
   return false;
 }
+
 }  // namespace
 
 bool is_pooling_route(const std::string& path) {
@@ -258,8 +256,8 @@ json pooling_list_response(const std::string& id, const std::string& model, json
                 {"prompt_tokens_details", nullptr}}}};
 }
 
-json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
-                      const EmbeddingServeOptions& o, const std::function<bool()>& client_gone) {
+json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r, const PoolingServeOptions& o,
+                      const std::function<bool()>& client_gone) {
   const PoolerSetup& pooler = *o.pooler;
   const bool classify = pooler.task == PoolerSetup::Task::kClassify;
   const char* task = classify ? "classify" : "embed";

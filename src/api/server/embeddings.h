@@ -83,12 +83,17 @@ std::optional<ApiError> route_refusal(const std::string& path, const PoolerSetup
 EmbeddingRequest parse_embedding_request(const ojson& body,
                                          PoolingApi api = PoolingApi::kEmbeddings);
 
-struct EmbeddingServeOptions {
+// How the server runs a pooling route's requests (/v1/embeddings, /pooling, /classify, /score,
+// /rerank).
+struct PoolingServeOptions {
   const PoolerSetup* pooler = nullptr;
   std::string model_name;  // the answer's `model`
   int32_t lora_id = 0;
   int32_t max_model_len = 0;
   bool trust_request_chat_template = false;
+  // A cross-encoder renders each (query, document) pair through the server's chat template
+  // (--chat-template was given).
+  bool score_template = false;
 };
 
 // Truncates each prompt (truncate_prompt_tokens) and checks it against `max_model_len`: a 400
@@ -112,7 +117,7 @@ std::vector<std::vector<float>> run_pooling(ServingContext& ctx,
 // cannot give), 503 when the engine is overloaded, 499 once `client_gone` says true (every
 // request aborted).
 nlohmann::json serve_embeddings(ServingContext& ctx, const EmbeddingRequest& r,
-                                const EmbeddingServeOptions& o,
+                                const PoolingServeOptions& o,
                                 const std::function<bool()>& client_gone);
 
 }  // namespace vllm::api

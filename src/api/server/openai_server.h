@@ -157,6 +157,9 @@ class OpenAIServer {
   void handle_rerank_api(const http::Request& req, http::Response& res) {
     handle_score(req, res, true);
   }
+  // What a pooling route's requests run with: the served model or LoRA adapter `model` names
+  // (check_model's 404 otherwise), the pooler, the limits.
+  PoolingServeOptions pooling_options(const std::optional<std::string>& model) const;
   // /score, /v1/score, or /rerank, /v1/rerank, /v2/rerank (`rerank`).
   void handle_score(const http::Request& req, http::Response& res, bool rerank);
   void handle_tokenize(const http::Request& req, http::Response& res);

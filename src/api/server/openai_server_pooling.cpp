@@ -23,15 +23,21 @@ void log_ignored(bool debug, const char* what, const std::vector<std::string>& i
 
 }  // namespace
 
-void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res,
-                                     PoolingApi api) {
-  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body), api);
-  EmbeddingServeOptions o;
-  o.lora_id = check_model(r.model);
-  o.model_name = o.lora_id ? *r.model : names_.front();
+PoolingServeOptions OpenAIServer::pooling_options(const std::optional<std::string>& model) const {
+  PoolingServeOptions o;
+  o.lora_id = check_model(model);
+  o.model_name = o.lora_id ? *model : names_.front();
   o.pooler = &*cfg_.pooling;
   o.max_model_len = engine_->config().max_model_len;
   o.trust_request_chat_template = cfg_.trust_request_chat_template;
+  o.score_template = cfg_.chat_template_given;
+  return o;
+}
+
+void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& res,
+                                     PoolingApi api) {
+  const EmbeddingRequest r = parse_embedding_request(parse_body(req.body), api);
+  const PoolingServeOptions o = pooling_options(r.model);
   log_ignored(cfg_.debug_log, api == PoolingApi::kClassify ? "classification" : "embeddings",
               r.ignored);
   send_json(res, serve_embeddings(*ctx_, r, o, [&req] { return req.client_gone(); }));
@@ -39,12 +45,7 @@ void OpenAIServer::handle_embeddings(const http::Request& req, http::Response& r
 
 void OpenAIServer::handle_score(const http::Request& req, http::Response& res, bool rerank) {
   const ScoreRequest r = parse_score_request(parse_body(req.body), rerank);
-  ScoreServeOptions o;
-  o.lora_id = check_model(r.model);
-  o.model_name = o.lora_id ? *r.model : names_.front();
-  o.pooler = &*cfg_.pooling;
-  o.max_model_len = engine_->config().max_model_len;
-  o.score_template = cfg_.chat_template_given;
+  const PoolingServeOptions o = pooling_options(r.model);
   log_ignored(cfg_.debug_log, rerank ? "rerank" : "score", r.ignored);
   send_json(res, serve_score(*ctx_, r, o, [&req] { return req.client_gone(); }));
 }

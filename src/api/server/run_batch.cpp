@@ -173,22 +173,18 @@ int run_batch(int argc, char** argv) {
         check_model(r.model);
         if (r.stream) throw bad_request("stream is not supported in batch files", "stream");
       };
+      PoolingServeOptions po_opts;
+      po_opts.pooler = pooling ? &*pooling : nullptr;
+      po_opts.model_name = served.front();
+      po_opts.max_model_len = io.max_model_len;
       if (url == "/v1/embeddings") {
         const EmbeddingRequest r = parse_embedding_request(body);
         check_model(r.model);
-        EmbeddingServeOptions o;
-        o.pooler = &*pooling;
-        o.model_name = served.front();
-        o.max_model_len = io.max_model_len;
-        p.embeddings = serve_embeddings(ctx, r, o, {});
+        p.embeddings = serve_embeddings(ctx, r, po_opts, {});
       } else if (score || rerank) {
         const ScoreRequest r = parse_score_request(body, rerank);
         check_model(r.model);
-        ScoreServeOptions o;
-        o.pooler = &*pooling;
-        o.model_name = served.front();
-        o.max_model_len = io.max_model_len;
-        p.embeddings = serve_score(ctx, r, o, {});
+        p.embeddings = serve_score(ctx, r, po_opts, {});
       } else if (url == "/v1/chat/completions") {
         ChatRequest r = parse_chat_request(body, po);
         check(r);

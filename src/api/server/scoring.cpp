@@ -122,7 +122,7 @@ ScoreRequest parse_score_request(const ojson& body, bool rerank) {
   return r;
 }
 
-json serve_score(ServingContext& ctx, const ScoreRequest& r, const ScoreServeOptions& o,
+json serve_score(ServingContext& ctx, const ScoreRequest& r, const PoolingServeOptions& o,
                  const std::function<bool()>& client_gone) {
   const PoolerSetup& pooler = *o.pooler;
   const int32_t max_len = o.max_model_len;
@@ -203,15 +203,12 @@ json serve_score(ServingContext& ctx, const ScoreRequest& r, const ScoreServeOpt
         prompts.push_back(encode_truncatable(llm, q + d, true, trunc, max_len, "documents"));
       }
     }
-  }
-  // Else every query and document once, queries first (vLLM's bi-encoder io_processor).
-  if (!cross)
-    for (const std::string& q : r.queries) {
+  } else {  // every query and document once, queries first (vLLM's bi-encoder io_processor)
+    for (const std::string& q : r.queries)
       prompts.push_back(encode_truncatable(llm, query_text(q), true, trunc, max_len, "query"));
-    }
-  if (!cross)
     for (const std::string& d : r.documents)
       prompts.push_back(encode_truncatable(llm, doc_text(d), true, trunc, max_len, "documents"));
+  }
   const int64_t prompt_tokens = check_pooling_prompts(prompts, trunc, max_len, "input");
 
   engine::SamplingParams sp;

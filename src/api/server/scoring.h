@@ -40,18 +40,9 @@ struct ScoreRequest : PoolingRequestBase {
 // `chat_template_kwargs` for a model that scores without one, mismatched input counts, ...).
 ScoreRequest parse_score_request(const ojson& body, bool rerank);
 
-struct ScoreServeOptions {
-  const PoolerSetup* pooler = nullptr;
-  std::string model_name;  // the answer's `model`
-  int32_t lora_id = 0;
-  int32_t max_model_len = 0;
-  // A cross-encoder renders each pair through the server's chat template (--chat-template).
-  bool score_template = false;
-};
-
 // Scores every pair and returns vLLM's ScoreResponse (rerank: RerankResponse, sorted by
 // relevance). ApiError as serve_embeddings.
-nlohmann::json serve_score(ServingContext& ctx, const ScoreRequest& r, const ScoreServeOptions& o,
+nlohmann::json serve_score(ServingContext& ctx, const ScoreRequest& r, const PoolingServeOptions& o,
                            const std::function<bool()>& client_gone);
 
 }  // namespace vllm::api

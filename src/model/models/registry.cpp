@@ -55,14 +55,20 @@ const std::vector<const ModelFamily*>& model_families() {
   return all;
 }
 
+namespace {
+const std::string kSeqCls = "ForSequenceClassification";
+}  // namespace
+
+bool is_sequence_classifier(const std::string& architecture) {
+  return architecture.size() > kSeqCls.size() &&
+         architecture.compare(architecture.size() - kSeqCls.size(), kSeqCls.size(), kSeqCls) == 0;
+}
+
 const ModelFamily* family_for_hf(const std::string& architecture) {
   // vLLM's as_seq_cls_model: a *ForSequenceClassification checkpoint is its *ForCausalLM
   // decoder with a classifier head (score.weight) in place of the LM head.
-  static const std::string kSeqCls = "ForSequenceClassification";
   const std::string arch =
-      architecture.size() > kSeqCls.size() &&
-              architecture.compare(architecture.size() - kSeqCls.size(), kSeqCls.size(), kSeqCls) ==
-                  0
+      is_sequence_classifier(architecture)
           ? architecture.substr(0, architecture.size() - kSeqCls.size()) + "ForCausalLM"
           : architecture;
   for (const ModelFamily* f : model_families())
